@@ -1,0 +1,249 @@
+//! Removing what log collectors put in front of a log line: journald, docker compose, `docker logs
+//! --timestamps`, kubectl `--prefix`, Markdown quote markers, SSE `data:` framing, llama-server's `-lv 4`
+//! elapsed-time prefix, ANSI colour codes and indentation.
+
+use std::borrow::Cow;
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+/// `Oct 29 10:00:00 host ollama[123]: ` (month names in any locale, including `de des. 03` in Catalan) or a
+/// bare `ollama[1773]: `; the identifier can be a container id.
+static JOURNALD: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"^(?:(?:\S+\s+){1,4}?\d{1,2}:\d{2}:\d{2}(?:\.\d+)?\s+\S+\s+)?[^\s\[\]]+\[\d+\]:(?:\s|$)",
+    )
+    .unwrap()
+});
+
+/// `docker logs --timestamps`: RFC 3339 with nanoseconds, then one space.
+static DOCKER_TIMESTAMP: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2}) ").unwrap()
+});
+
+/// docker compose: `ollama-1  | `, `ollama  | `.
+static COMPOSE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^[A-Za-z0-9][\w.-]*\s+\| ").unwrap());
+
+/// llama-server `-lv 4`: `0.00.163.006 I ` then an optional component tag (`cmn  `, `srv  `).
+static ELAPSED: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^\d+\.\d{2}\.\d{3}\.\d{3} [A-Z] (?:[a-z]{2,5}  +)?").unwrap());
+
+/// ANSI escape sequences (colours, cursor movement).
+static ANSI: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07").unwrap());
+
+/// What was in front of a line, so the joiner can tell an indented continuation from a record.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Stripped {
+    /// The line was indented (after any collector prefix).
+    pub indented: bool,
+}
+
+/// Remove ANSI escape sequences.
+pub fn strip_ansi(line: &str) -> Cow<'_, str> {
+    if line.contains('\x1b') {
+        ANSI.replace_all(line, "")
+    } else {
+        Cow::Borrowed(line)
+    }
+}
+
+/// Strip every collector prefix from a line (in any nesting order), returning the rest.
+pub fn strip_prefixes(mut line: &str) -> (&str, Stripped) {
+    let mut info = Stripped::default();
+    // Each pass removes one prefix; ten is more nesting than any real capture has.
+    for _ in 0..10 {
+        let before = line.len();
+        let trimmed = line.trim_start_matches([' ', '\t']);
+        if trimmed.len() != line.len() {
+            info.indented = true;
+            line = trimmed;
+        }
+        if let Some(rest) = line.strip_prefix('>') {
+            // Markdown quote marker from a pasted log (`> ` or a bare `>`).
+            if rest.is_empty() || rest.starts_with(' ') || rest.starts_with('>') {
+                line = rest.strip_prefix(' ').unwrap_or(rest);
+                info.indented = false;
+                continue;
+            }
+        }
+        if let Some(rest) = line.strip_prefix("data: ") {
+            line = rest;
+            continue;
+        }
+        if line.starts_with('[') {
+            if let Some(end) = line.find("] ") {
+                let inner = &line[1..end];
+                // `[33899] ` (a router's pid) or kubectl's `[pod/name/container] `.
+                if inner.bytes().all(|b| b.is_ascii_digit()) && !inner.is_empty()
+                    || inner.starts_with("pod/") && inner.matches('/').count() >= 2
+                {
+                    line = &line[end + 2..];
+                    continue;
+                }
+            }
+        }
+        let first = line.as_bytes().first().copied().unwrap_or(0);
+        if first.is_ascii_digit() {
+            if let Some(m) = DOCKER_TIMESTAMP.find(line) {
+                line = &line[m.end()..];
+                continue;
+            }
+            if let Some(m) = ELAPSED.find(line) {
+                line = &line[m.end()..];
+                continue;
+            }
+        }
+        if first.is_ascii_alphanumeric() {
+            // Cheap checks first: journald needs "]: " and compose needs " | " near the start.
+            let head = &line[..floor_char_boundary(line, 160)];
+            if head.contains("]:") {
+                if let Some(m) = JOURNALD.find(line) {
+                    line = &line[m.end()..];
+                    info.indented = false;
+                    continue;
+                }
+            }
+            if head.contains(" | ") && !line.starts_with("[GIN]") {
+                if let Some(m) = COMPOSE.find(line) {
+                    line = &line[m.end()..];
+                    info.indented = false;
+                    continue;
+                }
+            }
+        }
+        if line.len() == before {
+            break;
+        }
+    }
+    // llama.cpp progress dots printed without a newline glue onto the next line.
+    if line.starts_with("...") {
+        let rest = line.trim_start_matches('.');
+        if rest
+            .as_bytes()
+            .first()
+            .is_some_and(|b| b.is_ascii_alphabetic())
+        {
+            line = rest;
+        }
+    }
+    (line, info)
+}
+
+fn floor_char_boundary(s: &str, max: usize) -> usize {
+    if s.len() <= max {
+        return s.len();
+    }
+    let mut i = max;
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strip(line: &str) -> &str {
+        strip_prefixes(line).0
+    }
+
+    #[test]
+    fn journald_in_any_locale() {
+        // corpus 025, 032 (Catalan), 026 (container id as identifier), 030 (no date).
+        assert_eq!(
+            strip("Feb 10 17:39:08 debian ollama[1741]: llm_load_tensors: offloaded 37/49 layers to GPU"),
+            "llm_load_tensors: offloaded 37/49 layers to GPU"
+        );
+        assert_eq!(
+            strip("de des. 03 11:10:07 PC127 ollama[43993]: ggml_cuda_init: found 2 CUDA devices:"),
+            "ggml_cuda_init: found 2 CUDA devices:"
+        );
+        assert_eq!(
+            strip("Sep 30 17:45:54 dying-love 6f929011afab[1234]: llama_kv_cache_init:      CUDA0 KV buffer size = 12800.00 MiB"),
+            "llama_kv_cache_init:      CUDA0 KV buffer size = 12800.00 MiB"
+        );
+        assert_eq!(
+            strip("ollama[1773]: time=2024-11-10T21:32:56.205+08:00 level=WARN"),
+            "time=2024-11-10T21:32:56.205+08:00 level=WARN"
+        );
+    }
+
+    #[test]
+    fn journald_prefix_keeps_indentation_of_the_payload() {
+        let (rest, info) = strip_prefixes("de des. 03 11:10:07 PC127 ollama[43993]:   Device 0: Quadro P2200, compute capability 6.1");
+        assert_eq!(rest, "Device 0: Quadro P2200, compute capability 6.1");
+        assert!(info.indented);
+    }
+
+    #[test]
+    fn compose_with_and_without_colour() {
+        // corpus 018; colour codes as docker compose prints them on a TTY.
+        assert_eq!(
+            strip("ollama  | time=2025-01-16T04:29:50.395Z level=WARN"),
+            "time=2025-01-16T04:29:50.395Z level=WARN"
+        );
+        let coloured =
+            strip_ansi("\x1b[36mollama-1  |\x1b[0m llm_load_tensors: offloaded 1/62 layers to GPU");
+        assert_eq!(
+            strip(&coloured),
+            "llm_load_tensors: offloaded 1/62 layers to GPU"
+        );
+    }
+
+    #[test]
+    fn gin_lines_are_not_compose_lines() {
+        let gin =
+            "[GIN] 2025/07/24 - 18:29:06 | 200 |            0s |       127.0.0.1 | HEAD     \"/\"";
+        assert_eq!(strip(gin), gin);
+    }
+
+    #[test]
+    fn docker_timestamps_kubectl_and_quotes() {
+        assert_eq!(
+            strip("2025-01-16T04:29:50.741234567Z load_tensors: x"),
+            "load_tensors: x"
+        );
+        assert_eq!(
+            strip("[pod/ollama-0/ollama] load_tensors: x"),
+            "load_tensors: x"
+        );
+        assert_eq!(
+            strip("> llama_kv_cache_init:      Metal KV buffer size =  4608.00 MiB"),
+            "llama_kv_cache_init:      Metal KV buffer size =  4608.00 MiB"
+        );
+    }
+
+    #[test]
+    fn llama_server_elapsed_and_sse_prefixes() {
+        // corpus 044, peer vectors 316 and 317.
+        assert_eq!(
+            strip("0.00.874.514 I common_params_fit_impl: projected to use 6007 MiB"),
+            "common_params_fit_impl: projected to use 6007 MiB"
+        );
+        assert_eq!(
+            strip("0.00.165.102 I srv  llama_server: n_parallel is set to auto"),
+            "llama_server: n_parallel is set to auto"
+        );
+        assert_eq!(
+            strip("data: [33899] 0.14.275.751 I load_tensors:   CPU_Mapped model buffer size =  1288.28 MiB"),
+            "load_tensors:   CPU_Mapped model buffer size =  1288.28 MiB"
+        );
+        assert_eq!(strip("[44479] 0.12.132.473 I load_tensors:        ROCm0 model buffer size = 21297.21 MiB"), "load_tensors:        ROCm0 model buffer size = 21297.21 MiB");
+    }
+
+    #[test]
+    fn tabs_and_progress_dots() {
+        // peer vector 311 indents with two tabs.
+        assert_eq!(
+            strip("\t\ttime=2025-07-01T19:36:13.315Z level=INFO"),
+            "time=2025-07-01T19:36:13.315Z level=INFO"
+        );
+        assert_eq!(
+            strip(".......llama_new_context_with_model: n_ctx = 2048"),
+            "llama_new_context_with_model: n_ctx = 2048"
+        );
+    }
+}

@@ -1,0 +1,239 @@
+//! The buffer ledger of one load: which allocation lines count and which a later line replaced.
+//!
+//! llama.cpp can print the same buffer more than once in one load, for three different reasons, and each
+//! needs its own rule:
+//! - **fit probes** (llama-server `--fit`, Ollama's fit/alloc/commit): the whole sequence model → KV →
+//!   compute is printed again. A model-weights line that follows other kinds of lines opens a new *round*,
+//!   and a buffer printed in a later round replaces the one from an earlier round (Ollama's own rule: the
+//!   last value per component, buffer and kind wins; peer vectors 302, 303). A buffer printed only in an
+//!   earlier round (the output buffer in 303) stays.
+//! - **several buffers of one kind** inside a round (two KV caches for sliding-window models, peer vectors
+//!   314 and 317; weights split over two host buffers, corpus 025) are all real allocations: they add up.
+//! - **re-reservation** of a compute or output buffer inside a round (peer vector 316) replaces the earlier
+//!   size; the earlier sizes are kept as the buffer's bounds, since which one is live cannot be known.
+
+use crate::model::{device_of_buffer, is_host_buffer, Buffer, BufferKind, Quantity};
+
+#[derive(Debug, Clone)]
+struct Entry {
+    buffer: Buffer,
+    round: u32,
+}
+
+/// All buffers of one load, with the replacement rules applied as lines arrive.
+#[derive(Debug, Default, Clone)]
+pub struct BufferLedger {
+    entries: Vec<Entry>,
+    round: u32,
+    non_model_seen_in_round: bool,
+    /// Notes on duplicates, for the report.
+    pub notes: Vec<String>,
+}
+
+/// One allocation line, as the parser saw it.
+pub struct BufferLine<'a> {
+    pub component: &'a str,
+    pub buffer: &'a str,
+    pub kind: BufferKind,
+    pub size: Quantity,
+    pub line: u64,
+    pub projector: bool,
+}
+
+fn same_key(b: &Buffer, line: &BufferLine<'_>) -> bool {
+    b.component == line.component && b.buffer == line.buffer && b.kind == line.kind
+}
+
+impl BufferLedger {
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Record one allocation line.
+    pub fn add(&mut self, line: BufferLine<'_>) {
+        if line.kind == BufferKind::Model {
+            if self.non_model_seen_in_round {
+                self.round += 1;
+                self.non_model_seen_in_round = false;
+            }
+        } else {
+            self.non_model_seen_in_round = true;
+        }
+        let round = self.round;
+        // A later round replaces every earlier-round buffer of the same key.
+        self.entries
+            .retain(|e| !(e.round < round && same_key(&e.buffer, &line)));
+        let adds_up = matches!(
+            line.kind,
+            BufferKind::Model | BufferKind::Kv | BufferKind::Rs | BufferKind::Lora
+        );
+        if !adds_up {
+            if let Some(existing) = self
+                .entries
+                .iter_mut()
+                .find(|e| e.round == round && same_key(&e.buffer, &line))
+            {
+                let previous = existing.buffer.size;
+                existing.buffer.superseded.push(previous);
+                let all = existing
+                    .buffer
+                    .superseded
+                    .iter()
+                    .copied()
+                    .chain([line.size]);
+                let low = all.clone().map(|q| q.low).min().unwrap_or(line.size.low);
+                let high = all.map(|q| q.high).max().unwrap_or(line.size.high);
+                existing.buffer.size = Quantity::with_bounds(line.size.bytes, low, high);
+                existing.buffer.line = line.line;
+                return;
+            }
+        } else if self
+            .entries
+            .iter()
+            .any(|e| e.round == round && same_key(&e.buffer, &line))
+        {
+            self.notes.push(format!(
+                "line {}: a second {} {} buffer on {} in the same round; both are counted (separate allocations)",
+                line.line,
+                line.component,
+                line.kind.as_str(),
+                line.buffer
+            ));
+        }
+        self.entries.push(Entry {
+            buffer: Buffer {
+                device: device_of_buffer(line.buffer),
+                buffer: line.buffer.to_string(),
+                kind: line.kind,
+                host: is_host_buffer(line.buffer),
+                size: line.size,
+                line: line.line,
+                component: line.component.to_string(),
+                projector: line.projector,
+                superseded: Vec::new(),
+            },
+            round,
+        });
+    }
+
+    /// Replace-by-key for sources that print one line per buffer and may repeat it whole (the Ollama
+    /// engine's `model weights`/`compute graph` lines, the memory summary): the last value wins.
+    pub fn set_last(&mut self, line: BufferLine<'_>) {
+        self.entries.retain(|e| !same_key(&e.buffer, &line));
+        self.entries.push(Entry {
+            buffer: Buffer {
+                device: device_of_buffer(line.buffer),
+                buffer: line.buffer.to_string(),
+                kind: line.kind,
+                host: is_host_buffer(line.buffer),
+                size: line.size,
+                line: line.line,
+                component: line.component.to_string(),
+                projector: line.projector,
+                superseded: Vec::new(),
+            },
+            round: self.round,
+        });
+    }
+
+    /// The buffers that count, in the order they were first printed.
+    pub fn into_buffers(self) -> Vec<Buffer> {
+        let mut entries = self.entries;
+        entries.sort_by_key(|e| e.buffer.line);
+        entries.into_iter().map(|e| e.buffer).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::MIB;
+
+    fn mib(x: f64) -> Quantity {
+        let hundredths = (x * 100.0).round() as u128;
+        Quantity::from_decimal(hundredths, 2, MIB).unwrap()
+    }
+
+    fn add(
+        l: &mut BufferLedger,
+        component: &str,
+        buffer: &str,
+        kind: BufferKind,
+        size: f64,
+        line: u64,
+    ) {
+        l.add(BufferLine {
+            component,
+            buffer,
+            kind,
+            size: mib(size),
+            line,
+            projector: false,
+        });
+    }
+
+    #[test]
+    fn a_second_round_replaces_the_probe() {
+        // peer vector 302 (first five lines).
+        let mut l = BufferLedger::default();
+        add(
+            &mut l,
+            "load_tensors",
+            "CUDA0",
+            BufferKind::Model,
+            1000.0,
+            1,
+        );
+        add(&mut l, "llama_kv_cache", "CUDA0", BufferKind::Kv, 2000.0, 2);
+        add(
+            &mut l,
+            "load_tensors",
+            "CUDA0",
+            BufferKind::Model,
+            1100.0,
+            5,
+        );
+        add(&mut l, "llama_kv_cache", "CUDA0", BufferKind::Kv, 2200.0, 6);
+        let b = l.into_buffers();
+        assert_eq!(b.len(), 2);
+        assert_eq!(b[0].size, mib(1100.0));
+        assert_eq!(b[1].size, mib(2200.0));
+    }
+
+    #[test]
+    fn two_kv_caches_in_one_round_add_up() {
+        // peer vector 314: non-SWA and SWA caches on the CPU.
+        let mut l = BufferLedger::default();
+        add(&mut l, "llama_kv_cache", "CPU", BufferKind::Kv, 13824.0, 3);
+        add(&mut l, "llama_kv_cache", "CPU", BufferKind::Kv, 40.5, 6);
+        let total = Quantity::sum(l.into_buffers().iter().map(|b| b.size)).unwrap();
+        assert_eq!(total, mib(13824.0).add(mib(40.5)));
+    }
+
+    #[test]
+    fn re_reserved_compute_keeps_the_last_with_bounds() {
+        // peer vector 316: Meta() compute 384.95 then 324.02 MiB.
+        let mut l = BufferLedger::default();
+        add(
+            &mut l,
+            "sched_reserve",
+            "Meta()",
+            BufferKind::Compute,
+            384.95,
+            5,
+        );
+        add(
+            &mut l,
+            "sched_reserve",
+            "Meta()",
+            BufferKind::Compute,
+            324.02,
+            9,
+        );
+        let b = l.into_buffers();
+        assert_eq!(b.len(), 1);
+        assert_eq!(b[0].size.bytes, mib(324.02).bytes);
+        assert_eq!(b[0].size.high, mib(384.95).high);
+        assert_eq!(b[0].superseded, vec![mib(384.95)]);
+    }
+}

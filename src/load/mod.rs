@@ -1,0 +1,364 @@
+//! Splitting a stream of events into model loads.
+//!
+//! A load opens at its first start line (the estimate, `starting llama server`/`starting runner`, `loading
+//! model`) and ends at `llama runner started in …`, a failure, a server restart, or the next load's start.
+//! Lines of a load whose start the log does not show open a *partial* load. The server's GPU inventory
+//! (`inference compute`) and version are kept across loads until the server restarts. The tokenizer's
+//! vocab-only model load is not a load. Loads are handed out as soon as they are complete, so memory is
+//! bounded by one load, not by the log.
+
+mod buffers;
+mod builder;
+
+use crate::model::{BufferKind, Load};
+use crate::parse::event::{Event, EventKind, GpuInfo, SummaryPhase};
+
+pub use buffers::{BufferLedger, BufferLine};
+pub use builder::parse_version;
+use builder::{LoadBuilder, Phase};
+
+/// Groups events into loads.
+pub struct Assembler {
+    path: String,
+    version: Option<String>,
+    inventory: Vec<(GpuInfo, u64)>,
+    /// Runner device lines seen while no load was open; they belong to the next load.
+    pending_devices: Vec<(GpuInfo, u64)>,
+    current: Option<LoadBuilder>,
+}
+
+impl Assembler {
+    pub fn new(path: &str) -> Self {
+        Assembler {
+            path: path.to_string(),
+            version: None,
+            inventory: Vec::new(),
+            pending_devices: Vec::new(),
+            current: None,
+        }
+    }
+
+    fn open(&mut self, line: u64, clean: bool, done: &mut impl FnMut(Load)) -> &mut LoadBuilder {
+        if let Some(previous) = self.current.take() {
+            done(previous.finish("the next load started"));
+        }
+        let mut b = LoadBuilder::new(&self.path, line, clean);
+        b.version = self.version.clone();
+        b.inventory = self.inventory.clone();
+        b.devices = std::mem::take(&mut self.pending_devices);
+        self.current.insert(b)
+    }
+
+    /// The open load, or a new partial one when none is open (or the open one has ended).
+    fn ongoing(&mut self, line: u64, done: &mut impl FnMut(Load)) -> &mut LoadBuilder {
+        let reopen = match &self.current {
+            None => true,
+            Some(b) => b.phase == Phase::Ended,
+        };
+        if reopen {
+            return self.open(line, false, done);
+        }
+        self.current.as_mut().expect("checked above")
+    }
+
+    /// Feed one event; completed loads are passed to `done`.
+    pub fn push(&mut self, event: Event, mut done: impl FnMut(Load)) {
+        let line = event.line;
+        let done = &mut done;
+        match event.kind {
+            EventKind::ServerStart { version } => {
+                if let Some(previous) = self.current.take() {
+                    done(previous.finish("the server restarted"));
+                }
+                self.version = version;
+                self.inventory.clear();
+                self.pending_devices.clear();
+                return;
+            }
+            EventKind::InferenceCompute(gpu) => {
+                self.inventory
+                    .retain(|(g, _)| g.id.is_none() || g.id != gpu.id);
+                self.inventory.push((gpu, line));
+                return;
+            }
+            EventKind::Known | EventKind::VocabOnly => return,
+            EventKind::CudaDevice(gpu) => {
+                match &mut self.current {
+                    Some(b) if b.phase < Phase::Ended => {
+                        if b.devices.iter().any(|(d, _)| d.index == gpu.index) {
+                            b.devices.clear();
+                        }
+                        b.devices.push((gpu, line));
+                        b.touch(line);
+                    }
+                    _ => {
+                        if self
+                            .pending_devices
+                            .iter()
+                            .any(|(d, _)| d.index == gpu.index)
+                        {
+                            self.pending_devices.clear();
+                        }
+                        self.pending_devices.push((gpu, line));
+                    }
+                }
+                return;
+            }
+            _ => {}
+        }
+        match event.kind {
+            EventKind::Estimate(e) => {
+                let replace = matches!(&self.current, Some(b) if b.phase < Phase::RunnerStarted);
+                let b = if replace {
+                    self.current.as_mut().expect("checked")
+                } else {
+                    self.open(line, true, done)
+                };
+                b.touch(line);
+                if b.estimate
+                    .as_ref()
+                    .is_some_and(|(old, _)| old.form != "eviction")
+                    && e.form != "eviction"
+                {
+                    b.notes.push(format!(
+                        "line {line}: the estimate was printed again; the later one is used"
+                    ));
+                }
+                if !(e.form == "eviction" && b.estimate.is_some()) {
+                    b.estimate = Some((*e, line));
+                }
+                b.advance(Phase::Estimated);
+            }
+            EventKind::RunnerStart(cmd) => {
+                let attach = matches!(&self.current, Some(b) if b.phase < Phase::RunnerStarted);
+                let b = if attach {
+                    self.current.as_mut().expect("checked")
+                } else {
+                    self.open(line, true, done)
+                };
+                b.touch(line);
+                if cmd.llama_server {
+                    b.llama_engine_hint = true;
+                }
+                b.runner = Some((*cmd, line));
+                b.started_cleanly = true;
+                b.advance(Phase::RunnerStarted);
+            }
+            EventKind::LoadingModel { layers, requested } => {
+                let attach = matches!(&self.current, Some(b) if b.phase < Phase::Ended && b.loading_model.is_none() && b.phase <= Phase::RunnerStarted);
+                let b = if attach {
+                    self.current.as_mut().expect("checked")
+                } else {
+                    self.open(line, true, done)
+                };
+                b.touch(line);
+                b.loading_model = Some((layers, requested, line));
+                b.started_cleanly = true;
+                b.advance(Phase::RunnerStarted);
+            }
+            EventKind::GpuMemory(gpu) => {
+                let b = self.ongoing(line, done);
+                b.touch(line);
+                b.gpu_memory.retain(|(g, _)| g.id != gpu.id);
+                b.gpu_memory.push((gpu, line));
+            }
+            EventKind::LoadRequest { operation, fields } => {
+                let b = self.ongoing(line, done);
+                b.touch(line);
+                b.load_requests.push((operation, fields, line));
+                b.advance(Phase::RunnerOutput);
+            }
+            EventKind::EngineStart { ollama } => {
+                let b = self.ongoing(line, done);
+                b.touch(line);
+                if ollama {
+                    b.ollama_engine_hint = true;
+                } else {
+                    b.llama_engine_hint = true;
+                }
+                b.advance(Phase::RunnerOutput);
+            }
+            EventKind::Offloaded { done: d, total } => {
+                let b = self.ongoing(line, done);
+                b.touch(line);
+                b.offloaded = Some((d, total));
+                b.seen_offloaded = true;
+                b.advance(Phase::RunnerOutput);
+            }
+            EventKind::Buffer {
+                component,
+                buffer,
+                kind,
+                size,
+                projector,
+            } => {
+                let b = self.ongoing(line, done);
+                b.touch(line);
+                b.ledger.add(BufferLine {
+                    component: &component,
+                    buffer: &buffer,
+                    kind,
+                    size,
+                    line,
+                    projector,
+                });
+                b.llama_engine_hint = true;
+                b.mark_source("llama.cpp");
+                b.advance(Phase::RunnerOutput);
+            }
+            EventKind::EngineWeights { buffer, size } | EventKind::EngineGraph { buffer, size } => {
+                let is_graph = matches!(event.rule.as_ref(), "ollama.engine.compute-graph");
+                let kind = if is_graph {
+                    BufferKind::Compute
+                } else {
+                    BufferKind::Model
+                };
+                let b = self.ongoing(line, done);
+                b.touch(line);
+                b.ledger.set_last(BufferLine {
+                    component: "ollama-engine",
+                    buffer: &buffer,
+                    kind,
+                    size,
+                    line,
+                    projector: false,
+                });
+                b.ollama_engine_hint = true;
+                b.mark_source("ollama-engine");
+                b.advance(Phase::RunnerOutput);
+            }
+            EventKind::MemorySummary {
+                part,
+                device,
+                size,
+                phase,
+            } => {
+                let b = self.ongoing(line, done);
+                b.touch(line);
+                let actual = match phase {
+                    SummaryPhase::Actual => true,
+                    SummaryPhase::Estimate => false,
+                    SummaryPhase::ByPosition => b.seen_offloaded,
+                };
+                if actual {
+                    b.add_summary_actual(part, &device, size, line);
+                    b.ollama_engine_hint = true;
+                    b.advance(Phase::RunnerOutput);
+                } else {
+                    b.add_summary_estimate(part, &device, size, line);
+                    b.advance(Phase::Estimated);
+                }
+            }
+            EventKind::MemoryTotal { size, phase } => {
+                let b = self.ongoing(line, done);
+                b.touch(line);
+                let actual = match phase {
+                    SummaryPhase::Actual => true,
+                    SummaryPhase::Estimate => false,
+                    SummaryPhase::ByPosition => b.seen_offloaded,
+                };
+                if actual {
+                    b.summary_actual_total = Some((size, line));
+                } else {
+                    b.summary_estimate_total = Some((size, line));
+                }
+            }
+            EventKind::Breakdown(row) => {
+                let b = self.ongoing(line, done);
+                b.touch(line);
+                b.add_breakdown(*row, line);
+                b.llama_engine_hint = true;
+                b.advance(Phase::RunnerOutput);
+            }
+            EventKind::FitProjection { used, free } => {
+                let b = self.ongoing(line, done);
+                b.touch(line);
+                b.fit_projection = Some((used, free, line));
+                b.llama_engine_hint = true;
+            }
+            EventKind::FitDevice {
+                device,
+                layers,
+                used,
+                free: _,
+            } => {
+                let b = self.ongoing(line, done);
+                b.touch(line);
+                b.fit_devices.retain(|f| f.0 != device);
+                b.fit_devices.push((device, layers, used, line));
+                b.llama_engine_hint = true;
+            }
+            EventKind::KvParams { cells, type_k } => {
+                let b = self.ongoing(line, done);
+                b.touch(line);
+                b.kv_cells = cells.or(b.kv_cells);
+                b.kv_type = type_k.or(b.kv_type.take());
+            }
+            EventKind::ContextParam { key, value } => {
+                let b = self.ongoing(line, done);
+                b.touch(line);
+                b.context_params.push((key, value));
+            }
+            EventKind::ProjectorSize { graph, size } => {
+                let b = self.ongoing(line, done);
+                b.touch(line);
+                let kind = if graph {
+                    BufferKind::Compute
+                } else {
+                    BufferKind::Model
+                };
+                b.ledger.set_last(BufferLine {
+                    component: "clip",
+                    buffer: "projector",
+                    kind,
+                    size,
+                    line,
+                    projector: true,
+                });
+            }
+            EventKind::ModelHeader { architecture } => {
+                if let Some(b) = self.current.as_mut().filter(|b| b.phase < Phase::Ended) {
+                    b.touch(line);
+                    b.architecture = architecture;
+                }
+            }
+            EventKind::RunnerStarted => {
+                if let Some(b) = self.current.as_mut() {
+                    b.touch(line);
+                    b.advance(Phase::Ended);
+                }
+            }
+            EventKind::LoadFailed {
+                message,
+                out_of_memory,
+            } => match self.current.as_mut() {
+                Some(b) if b.phase == Phase::Ended => {
+                    b.notes
+                        .push(format!("line {line}: after the load completed: {message}"));
+                }
+                Some(b) => {
+                    b.touch(line);
+                    if b.failure.is_none() || out_of_memory {
+                        b.failure = Some((message, line));
+                    }
+                }
+                None => {
+                    let b = self.open(line, false, done);
+                    b.failure = Some((message, line));
+                }
+            },
+            EventKind::ServerStart { .. }
+            | EventKind::InferenceCompute(_)
+            | EventKind::CudaDevice(_)
+            | EventKind::Known
+            | EventKind::VocabOnly => unreachable!("handled above"),
+        }
+    }
+
+    /// End of input: hand out the last load.
+    pub fn finish(&mut self, mut done: impl FnMut(Load)) {
+        if let Some(b) = self.current.take() {
+            done(b.finish("the log ends first"));
+        }
+    }
+}

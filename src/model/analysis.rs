@@ -1,0 +1,47 @@
+//! The result of reading a set of inputs: one summary per input and every load found.
+
+use serde::Serialize;
+
+use super::load::Load;
+
+/// A line no rule recognised that looks like it is about memory.
+#[derive(Debug, Clone, Serialize)]
+pub struct UnrecognizedLine {
+    pub line: u64,
+    pub text: String,
+}
+
+/// A problem with an input that did not stop vramdiff from reading the rest.
+#[derive(Debug, Clone, Serialize)]
+pub struct InputWarning {
+    /// Line number, when the problem is on a line.
+    pub line: Option<u64>,
+    pub message: String,
+}
+
+/// What vramdiff made of one input.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct InputSummary {
+    pub path: String,
+    /// Physical lines read.
+    pub lines: u64,
+    /// Logical lines a grammar rule recognised.
+    pub recognized_lines: u64,
+    /// Lines that look like memory lines (sizes, buffers, VRAM) but that no rule recognised.
+    pub unrecognized_memory_lines: u64,
+    /// Physical lines joined onto the line before them (re-wrapped pastes).
+    pub joined_lines: u64,
+    /// The unrecognised memory lines themselves (only with `--show-unrecognized`; at most 10,000).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unrecognized: Vec<UnrecognizedLine>,
+    pub warnings: Vec<InputWarning>,
+    /// The input could not be read (to the end, or at all).
+    pub error: Option<String>,
+}
+
+/// Everything read from a set of inputs.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Analysis {
+    pub inputs: Vec<InputSummary>,
+    pub loads: Vec<Load>,
+}

@@ -1,0 +1,222 @@
+//! One model load as vramdiff understands it: where it is in the log, what the runner was asked to do, what
+//! Ollama estimated, and what was actually allocated.
+//!
+//! These types are the public JSON contract (schema_version 1, see `report::json`). Field names are stable;
+//! new fields may be added, none renamed or removed.
+
+use serde::Serialize;
+
+use super::quantity::Quantity;
+use super::reconciled::{ComponentRow, DeviceRow};
+
+/// Where a load sits in its input.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct LoadSource {
+    pub path: String,
+    pub first_line: u64,
+    pub last_line: u64,
+    /// The log starts or ends in the middle of this load (no start line seen, or cut before it finished).
+    pub partial: bool,
+    /// Why the load is partial, in words; empty when it is not.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub partial_reasons: Vec<String>,
+}
+
+/// Which runner executed the load.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Engine {
+    /// llama.cpp (Ollama's llama runner, or plain llama-server).
+    Llama,
+    /// Ollama's own Go engine (`--ollama-engine`).
+    Ollama,
+    #[default]
+    Unknown,
+}
+
+/// The model file the load used.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ModelRef {
+    pub path: Option<String>,
+    pub blob: Option<String>,
+    /// Architecture from the model header (`architecture=gemma3`), when printed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub architecture: Option<String>,
+}
+
+/// Runner settings, from whichever line of the era carries them.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Settings {
+    /// Total context as the runner prints it (num_ctx × parallel).
+    pub ctx_size: Option<i64>,
+    pub batch_size: Option<i64>,
+    pub parallel: Option<i64>,
+    pub gpu_layers: Option<i64>,
+    pub kv_cache_type: Option<String>,
+    pub flash_attention: Option<bool>,
+}
+
+/// A GPU the log describes for this load.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Gpu {
+    /// `GPU-<uuid>` where printed, else the index as text.
+    pub id: String,
+    pub library: Option<String>,
+    pub name: Option<String>,
+    pub compute: Option<String>,
+    pub total: Option<Quantity>,
+    pub available: Option<Quantity>,
+    /// Line the GPU was described on.
+    pub line: u64,
+}
+
+/// Ollama's layer counts from the estimate line.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Layers {
+    pub requested: Option<i64>,
+    pub model: Option<i64>,
+    pub offload: Option<i64>,
+    /// Per-GPU layer counts (`layers.split`); empty when the line leaves it empty.
+    pub split: Vec<i64>,
+}
+
+/// One device's share of a per-device estimate.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct DeviceEstimate {
+    pub device: String,
+    pub weights: Option<Quantity>,
+    pub kv: Option<Quantity>,
+    pub graph: Option<Quantity>,
+    pub total: Option<Quantity>,
+    pub layers: Option<i64>,
+}
+
+/// What Ollama (or llama-server's `--fit`) estimated before loading.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Estimate {
+    pub library: Option<String>,
+    pub layers: Layers,
+    pub available: Vec<Quantity>,
+    pub gpu_overhead: Option<Quantity>,
+    pub required_full: Option<Quantity>,
+    pub required_partial: Option<Quantity>,
+    pub kv: Option<Quantity>,
+    pub allocations: Vec<Quantity>,
+    pub weights_total: Option<Quantity>,
+    pub weights_repeating: Option<Quantity>,
+    pub weights_nonrepeating: Option<Quantity>,
+    pub graph_full: Option<Quantity>,
+    pub graph_partial: Option<Quantity>,
+    pub projector_weights: Option<Quantity>,
+    pub projector_graph: Option<Quantity>,
+    pub per_device: Vec<DeviceEstimate>,
+    /// Which line shape the estimate came from (`offload-e4`, `memory-summary`, `fit-projection`, …).
+    pub form: String,
+    /// How `memory.weights.*` must be read for this era (`blocks+kv` before v0.6.1, `blocks` after).
+    pub weights_semantics: String,
+    /// Line numbers the estimate was read from.
+    pub lines: Vec<u64>,
+}
+
+/// What kind of buffer an allocation line reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BufferKind {
+    Model,
+    Kv,
+    Compute,
+    Output,
+    Rs,
+    Lora,
+}
+
+impl BufferKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BufferKind::Model => "model",
+            BufferKind::Kv => "kv",
+            BufferKind::Compute => "compute",
+            BufferKind::Output => "output",
+            BufferKind::Rs => "rs",
+            BufferKind::Lora => "lora",
+        }
+    }
+}
+
+/// One allocation the runner reported.
+#[derive(Debug, Clone, Serialize)]
+pub struct Buffer {
+    /// Device the memory is on: a GPU name (`CUDA0`) or `CPU` for host memory.
+    pub device: String,
+    /// The buffer name as printed (`CUDA_Host`, `CPU_Mapped`, `Metal_Mapped`).
+    pub buffer: String,
+    pub kind: BufferKind,
+    pub host: bool,
+    pub size: Quantity,
+    pub line: u64,
+    /// The printing function (`load_tensors`, `llama_context`, `ollama-engine`, `clip`).
+    pub component: String,
+    /// True when the buffer belongs to the vision projector (clip/mllama) rather than the text model.
+    pub projector: bool,
+    /// Other values the same (device, kind) printed in the same reserve round; the size is the last one.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub superseded: Vec<Quantity>,
+}
+
+/// One device row of llama.cpp's memory breakdown table (MiB integers).
+#[derive(Debug, Clone, Serialize)]
+pub struct BreakdownRow {
+    pub device: String,
+    /// The device description in parentheses, when printed (`RTX 5090`).
+    pub name: Option<String>,
+    pub total: Option<Quantity>,
+    pub free: Option<Quantity>,
+    #[serde(rename = "self")]
+    pub self_: Quantity,
+    pub model: Quantity,
+    pub context: Quantity,
+    pub compute: Quantity,
+    /// Signed bytes; may be negative (a projection larger than the card) and is null when the printed value
+    /// was an unsigned underflow.
+    pub unaccounted: Option<i64>,
+    /// The printed `unaccounted` could not be a real amount (negative or underflowed).
+    pub unaccounted_suspect: bool,
+    pub line: u64,
+}
+
+/// What the runner actually allocated.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Actual {
+    pub buffers: Vec<Buffer>,
+    pub breakdown: Vec<BreakdownRow>,
+    pub offloaded_layers: Option<i64>,
+    pub total_layers: Option<i64>,
+    pub failed: bool,
+    /// The failure message, when the load failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
+    /// Where the buffers came from: `llama.cpp`, `ollama-engine`, `memory-summary`, `breakdown`.
+    pub sources: Vec<String>,
+    /// The runner's own total (`msg="total memory"` after the load), when printed.
+    pub reported_total: Option<Quantity>,
+}
+
+/// A load, reconciled.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Load {
+    pub source: LoadSource,
+    pub engine: Engine,
+    pub model: ModelRef,
+    pub settings: Settings,
+    pub gpus: Vec<Gpu>,
+    pub estimate: Option<Estimate>,
+    pub actual: Actual,
+    pub components: Vec<ComponentRow>,
+    pub devices: Vec<DeviceRow>,
+    /// Ollama's version when the log printed it (`Listening on … (version 0.9.6)`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ollama_version: Option<String>,
+    /// Things vramdiff noticed while reading this load that a reader should know (duplicate lines, …).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}

@@ -1,0 +1,19 @@
+//! The vocabulary every stage speaks: quantities with bounds, devices, loads and reconciled rows.
+//! Plain data, no I/O and no parsing; every other stage imports from here.
+
+pub mod analysis;
+pub mod device;
+pub mod load;
+pub mod quantity;
+pub mod reconciled;
+
+pub use analysis::{Analysis, InputSummary, InputWarning, UnrecognizedLine};
+pub use device::{
+    device_for_library, device_of_buffer, device_sort_key, is_host_buffer, HOST_DEVICE,
+};
+pub use load::{
+    Actual, BreakdownRow, Buffer, BufferKind, DeviceEstimate, Engine, Estimate, Gpu, Layers, Load,
+    LoadSource, ModelRef, Settings,
+};
+pub use quantity::{human, Ordering3, Quantity, GIB, KIB, MIB, TIB};
+pub use reconciled::{Component, ComponentRow, DeviceRow, Verdict};

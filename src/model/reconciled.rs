@@ -1,0 +1,96 @@
+//! The rows a reconciliation produces: one per component and one per device, each with its verdict.
+
+use serde::Serialize;
+
+use super::quantity::{Ordering3, Quantity};
+
+/// The outcome of comparing an estimate with reality.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    /// The intervals overlap: the gap is inside the rounding of the printed numbers.
+    Match,
+    /// The estimate is larger than reality beyond rounding.
+    Over,
+    /// The estimate is smaller than reality beyond rounding.
+    Under,
+    /// One side is missing.
+    Unknown,
+}
+
+impl Verdict {
+    /// Compare an estimate with an actual figure.
+    pub fn judge(estimated: Option<&Quantity>, actual: Option<&Quantity>) -> Verdict {
+        match (estimated, actual) {
+            (Some(e), Some(a)) => match e.compare(a) {
+                Ordering3::Overlap => Verdict::Match,
+                Ordering3::Above => Verdict::Over,
+                Ordering3::Below => Verdict::Under,
+            },
+            _ => Verdict::Unknown,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Match => "match",
+            Verdict::Over => "over",
+            Verdict::Under => "under",
+            Verdict::Unknown => "unknown",
+        }
+    }
+}
+
+/// The memory components vramdiff reconciles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Component {
+    WeightsGpu,
+    WeightsHost,
+    Kv,
+    Graph,
+    Projector,
+}
+
+impl Component {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Component::WeightsGpu => "weights_gpu",
+            Component::WeightsHost => "weights_host",
+            Component::Kv => "kv",
+            Component::Graph => "graph",
+            Component::Projector => "projector",
+        }
+    }
+}
+
+/// Estimate against actual for one component, summed over devices.
+#[derive(Debug, Clone, Serialize)]
+pub struct ComponentRow {
+    pub component: Component,
+    pub estimated: Option<Quantity>,
+    /// The estimate terms summed, in words (`memory.weights.repeating + memory.weights.nonrepeating`).
+    pub estimated_from: String,
+    pub actual: Option<Quantity>,
+    /// The buffers summed, in words.
+    pub actual_from: String,
+    pub delta: Option<Quantity>,
+    pub verdict: Verdict,
+    /// Log lines the row rests on.
+    pub lines: Vec<u64>,
+}
+
+/// Estimate against actual for one device.
+#[derive(Debug, Clone, Serialize)]
+pub struct DeviceRow {
+    pub device: String,
+    pub estimated: Option<Quantity>,
+    pub estimated_from: String,
+    pub actual: Option<Quantity>,
+    pub actual_from: String,
+    pub delta: Option<Quantity>,
+    pub verdict: Verdict,
+    /// True for the host (CPU) row.
+    pub host: bool,
+    pub lines: Vec<u64>,
+}

@@ -1,0 +1,70 @@
+//! Applying a grammar to a line: the anchor prefilter picks candidate rules, their regexes run in
+//! precedence order, and the first match yields its fields (named groups, constants, logfmt pairs).
+
+use crate::grammar::{Grammar, Rule};
+
+use super::values::parse_logfmt;
+
+/// Fields extracted from one line, in extraction order: named regex groups, constants, then logfmt pairs.
+#[derive(Debug, Default, Clone)]
+pub struct Fields {
+    pairs: Vec<(String, String)>,
+}
+
+impl Fields {
+    /// The first value of a field.
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.pairs
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// Every field, in order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.pairs.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+}
+
+/// Try one rule on a line; on a match return its fields.
+pub fn apply(rule: &Rule, line: &str) -> Option<Fields> {
+    let caps = rule.regex.captures(line)?;
+    let mut pairs = Vec::new();
+    for name in rule.regex.capture_names().flatten() {
+        if let Some(m) = caps.name(name) {
+            pairs.push((name.to_string(), m.as_str().to_string()));
+        }
+    }
+    pairs.extend(rule.set.iter().cloned());
+    if rule.logfmt {
+        for (key, value) in parse_logfmt(line) {
+            let key = match &rule.key_prefix {
+                Some(prefix) => match key.strip_prefix(prefix.as_str()) {
+                    Some(stripped) => stripped.to_string(),
+                    None => continue,
+                },
+                None => key,
+            };
+            pairs.push((key, value));
+        }
+    }
+    for (from, to) in &rule.rename {
+        for pair in pairs.iter_mut().filter(|p| &p.0 == from) {
+            pair.0 = to.clone();
+        }
+    }
+    Some(Fields { pairs })
+}
+
+/// The first rule that matches `line`, with its fields; `candidates` is reused scratch space.
+pub fn classify<'g>(
+    grammar: &'g Grammar,
+    line: &str,
+    candidates: &mut Vec<usize>,
+) -> Option<(&'g Rule, Fields)> {
+    grammar.candidates(line, candidates);
+    candidates.iter().find_map(|&i| {
+        let rule = &grammar.rules[i];
+        apply(rule, line).map(|fields| (rule, fields))
+    })
+}

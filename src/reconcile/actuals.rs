@@ -1,0 +1,108 @@
+//! What the runner actually allocated, per component and per device, from buffer lines or, where a
+//! llama-server load printed no buffer lines, from its memory breakdown table.
+
+use crate::model::{device_sort_key, Actual, Buffer, BufferKind, Quantity, HOST_DEVICE};
+
+/// An actual figure and the words that say what was summed.
+#[derive(Debug, Clone)]
+pub struct Sum {
+    pub value: Option<Quantity>,
+    pub from: String,
+    pub lines: Vec<u64>,
+}
+
+fn describe(buffers: &[&Buffer]) -> String {
+    let mut parts: Vec<String> = buffers
+        .iter()
+        .map(|b| format!("{} {}", b.buffer, crate::model::human(b.size.bytes)))
+        .collect();
+    if parts.len() > 6 {
+        let more = parts.len() - 5;
+        parts.truncate(5);
+        parts.push(format!("… {more} more"));
+    }
+    parts.join(" + ")
+}
+
+/// Sum the buffers that satisfy `keep`; the description names each buffer.
+pub fn sum_buffers(actual: &Actual, what: &str, keep: impl Fn(&Buffer) -> bool) -> Sum {
+    let picked: Vec<&Buffer> = actual.buffers.iter().filter(|b| keep(b)).collect();
+    if picked.is_empty() {
+        return Sum {
+            value: None,
+            from: format!("no {what} lines in the log"),
+            lines: Vec::new(),
+        };
+    }
+    Sum {
+        value: Quantity::sum(picked.iter().map(|b| b.size)),
+        from: format!("{what}: {}", describe(&picked)),
+        lines: picked.iter().map(|b| b.line).collect(),
+    }
+}
+
+/// Sum a column of the breakdown table over the rows that satisfy `keep`.
+pub fn sum_breakdown(
+    actual: &Actual,
+    what: &str,
+    column: impl Fn(&crate::model::BreakdownRow) -> Quantity,
+    keep: impl Fn(&crate::model::BreakdownRow) -> bool,
+) -> Sum {
+    let rows: Vec<_> = actual.breakdown.iter().filter(|r| keep(r)).collect();
+    if rows.is_empty() {
+        return Sum {
+            value: None,
+            from: format!("no {what} in the memory breakdown"),
+            lines: Vec::new(),
+        };
+    }
+    Sum {
+        value: Quantity::sum(rows.iter().map(|r| column(r))),
+        from: format!(
+            "{what} from the memory breakdown table ({})",
+            rows.iter()
+                .map(|r| r.device.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        lines: rows.iter().map(|r| r.line).collect(),
+    }
+}
+
+/// True when the load has buffer lines (then the breakdown table is only a cross-check).
+pub fn has_buffers(actual: &Actual) -> bool {
+    !actual.buffers.is_empty()
+}
+
+pub fn is_kv(b: &Buffer) -> bool {
+    matches!(b.kind, BufferKind::Kv | BufferKind::Rs)
+}
+
+/// Every device that holds an actual allocation, GPUs first.
+pub fn devices(actual: &Actual) -> Vec<String> {
+    let mut names: Vec<String> = actual.buffers.iter().map(|b| b.device.clone()).collect();
+    if actual.buffers.is_empty() {
+        names.extend(actual.breakdown.iter().map(|r| r.device.clone()));
+    }
+    names.sort_by_key(|d| device_sort_key(d));
+    names.dedup();
+    names
+}
+
+/// All memory on one device.
+pub fn device_total(actual: &Actual, device: &str) -> Sum {
+    if has_buffers(actual) {
+        sum_buffers(actual, "buffers", |b| b.device == device)
+    } else {
+        sum_breakdown(
+            actual,
+            "self (model + context + compute)",
+            |r| r.self_,
+            |r| r.device == device,
+        )
+    }
+}
+
+pub fn is_host_device(device: &str) -> bool {
+    device == HOST_DEVICE
+}

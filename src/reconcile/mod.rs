@@ -1,0 +1,324 @@
+//! Reconciliation: a load's estimate against its actual allocations, per component and per device, with a
+//! verdict that respects the rounding of both sides. Pure functions of a [`Load`].
+
+mod actuals;
+mod terms;
+
+use crate::model::{
+    device_sort_key, BufferKind, Component, ComponentRow, DeviceRow, Load, Quantity, Verdict,
+    HOST_DEVICE,
+};
+
+use actuals::{has_buffers, is_kv, sum_breakdown, sum_buffers, Sum};
+use terms::Term;
+
+fn row(component: Component, est: Term, act: Sum, mut lines: Vec<u64>) -> ComponentRow {
+    let delta = match (est.value, act.value) {
+        (Some(e), Some(a)) => Some(a.sub(e)),
+        _ => None,
+    };
+    lines.extend(act.lines);
+    lines.sort_unstable();
+    lines.dedup();
+    ComponentRow {
+        component,
+        verdict: Verdict::judge(est.value.as_ref(), act.value.as_ref()),
+        estimated: est.value,
+        estimated_from: est.from,
+        actual: act.value,
+        actual_from: act.from,
+        delta,
+        lines,
+    }
+}
+
+fn components(load: &Load) -> Vec<ComponentRow> {
+    let Some(e) = &load.estimate else {
+        // Without an estimate there is nothing to compare, but the actual side is still worth a row each.
+        return actual_only(load);
+    };
+    let a = &load.actual;
+    let buffers = has_buffers(a);
+    let est_lines = e.lines.clone();
+    let pick = |from_buffers: Sum, from_breakdown: Sum| {
+        if buffers {
+            from_buffers
+        } else {
+            from_breakdown
+        }
+    };
+
+    let weights_gpu = pick(
+        sum_buffers(a, "GPU weight buffers", |b| {
+            b.kind == BufferKind::Model && !b.host && !b.projector
+        }),
+        sum_breakdown(a, "model on GPUs", |r| r.model, |r| r.device != HOST_DEVICE),
+    );
+    let mut weights_host = pick(
+        sum_buffers(a, "host weight buffers", |b| {
+            b.kind == BufferKind::Model && b.host && !b.projector
+        }),
+        sum_breakdown(
+            a,
+            "model on the host",
+            |r| r.model,
+            |r| r.device == HOST_DEVICE,
+        ),
+    );
+    if weights_host.value.is_some() {
+        weights_host.from.push_str(" (host memory, not VRAM)");
+    }
+    let kv = pick(
+        sum_buffers(a, "KV/RS buffers on all devices", is_kv),
+        sum_breakdown(a, "context on all devices", |r| r.context, |_| true),
+    );
+    let graph = pick(
+        sum_buffers(a, "GPU compute buffers", |b| {
+            b.kind == BufferKind::Compute && !b.host && !b.projector
+        }),
+        sum_breakdown(
+            a,
+            "compute on GPUs",
+            |r| r.compute,
+            |r| r.device != HOST_DEVICE,
+        ),
+    );
+    let mut graph = graph;
+    let host_compute = sum_buffers(a, "host compute buffers", |b| {
+        b.kind == BufferKind::Compute && b.host
+    });
+    if graph.value.is_some() {
+        if let Some(h) = host_compute.value {
+            graph.from.push_str(&format!(
+                "; host compute buffers ({}) not counted: host memory",
+                crate::model::human(h.bytes)
+            ));
+        }
+    }
+    let mut rows = vec![
+        row(
+            Component::WeightsGpu,
+            terms::weights_gpu(e, load.engine),
+            weights_gpu,
+            est_lines.clone(),
+        ),
+        row(
+            Component::WeightsHost,
+            terms::weights_host(e),
+            weights_host,
+            est_lines.clone(),
+        ),
+        row(Component::Kv, terms::kv(e), kv, est_lines.clone()),
+        row(
+            Component::Graph,
+            terms::graph(e, load.engine),
+            graph,
+            est_lines.clone(),
+        ),
+    ];
+    let projector_actual = sum_buffers(a, "projector (clip) buffers", |b| b.projector);
+    if let Some(est) = terms::projector(e) {
+        let act = if projector_actual.value.is_some() {
+            projector_actual
+        } else if load.engine == crate::model::Engine::Ollama {
+            Sum {
+                value: None,
+                from: "no separate lines: the Ollama engine loads the projector with the model, inside weights_gpu and graph"
+                    .to_string(),
+                lines: Vec::new(),
+            }
+        } else {
+            projector_actual
+        };
+        rows.push(row(Component::Projector, est, act, est_lines));
+    } else if projector_actual.value.is_some() {
+        rows.push(row(
+            Component::Projector,
+            Term {
+                value: None,
+                from: "the estimate line has no projector terms".to_string(),
+            },
+            projector_actual,
+            Vec::new(),
+        ));
+    }
+    rows
+}
+
+fn actual_only(load: &Load) -> Vec<ComponentRow> {
+    if load.actual.buffers.is_empty() && load.actual.breakdown.is_empty() {
+        return Vec::new();
+    }
+    let none = || Term {
+        value: None,
+        from: "no estimate in the log for this load".to_string(),
+    };
+    let a = &load.actual;
+    let buffers = has_buffers(a);
+    let pick = |from_buffers: Sum, from_breakdown: Sum| {
+        if buffers {
+            from_buffers
+        } else {
+            from_breakdown
+        }
+    };
+    vec![
+        row(
+            Component::WeightsGpu,
+            none(),
+            pick(
+                sum_buffers(a, "GPU weight buffers", |b| {
+                    b.kind == BufferKind::Model && !b.host && !b.projector
+                }),
+                sum_breakdown(a, "model on GPUs", |r| r.model, |r| r.device != HOST_DEVICE),
+            ),
+            Vec::new(),
+        ),
+        row(
+            Component::WeightsHost,
+            none(),
+            pick(
+                sum_buffers(a, "host weight buffers", |b| {
+                    b.kind == BufferKind::Model && b.host && !b.projector
+                }),
+                sum_breakdown(
+                    a,
+                    "model on the host",
+                    |r| r.model,
+                    |r| r.device == HOST_DEVICE,
+                ),
+            ),
+            Vec::new(),
+        ),
+        row(
+            Component::Kv,
+            none(),
+            pick(
+                sum_buffers(a, "KV/RS buffers on all devices", is_kv),
+                sum_breakdown(a, "context", |r| r.context, |_| true),
+            ),
+            Vec::new(),
+        ),
+        row(
+            Component::Graph,
+            none(),
+            pick(
+                sum_buffers(a, "GPU compute buffers", |b| {
+                    b.kind == BufferKind::Compute && !b.host && !b.projector
+                }),
+                sum_breakdown(
+                    a,
+                    "compute on GPUs",
+                    |r| r.compute,
+                    |r| r.device != HOST_DEVICE,
+                ),
+            ),
+            Vec::new(),
+        ),
+    ]
+}
+
+fn devices(load: &Load) -> Vec<DeviceRow> {
+    let a = &load.actual;
+    let mut names = actuals::devices(a);
+    if let Some(e) = &load.estimate {
+        names.extend(e.per_device.iter().map(|d| d.device.clone()));
+    }
+    names.sort_by_key(|d| device_sort_key(d));
+    names.dedup();
+    let kv_missing = load
+        .estimate
+        .as_ref()
+        .and_then(|e| e.kv)
+        .filter(|kv| kv.high > 0)
+        .filter(|_| has_buffers(a) && !a.buffers.iter().any(is_kv) && a.breakdown.is_empty());
+    names
+        .into_iter()
+        .map(|device| {
+            let host = actuals::is_host_device(&device);
+            let est = match &load.estimate {
+                Some(e) if host => {
+                    let t = terms::host(e);
+                    match e
+                        .per_device
+                        .iter()
+                        .find(|d| d.device == device)
+                        .and_then(|d| d.total)
+                    {
+                        Some(total) => Term {
+                            value: Some(total),
+                            from: t.from,
+                        },
+                        None => t,
+                    }
+                }
+                Some(e) => match e.per_device.iter().find(|d| d.device == device) {
+                    Some(d) => Term {
+                        value: d.total,
+                        from: if e.form.starts_with("offload-") {
+                            let i = e
+                                .per_device
+                                .iter()
+                                .position(|x| x.device == device)
+                                .unwrap_or(0);
+                            format!(
+                                "memory.required.allocations[{i}] (the estimator's GPU #{})",
+                                i + 1
+                            )
+                        } else {
+                            format!("{} for {device}", e.form)
+                        },
+                    },
+                    None => Term {
+                        value: None,
+                        from: format!("the estimate charges nothing to {device}"),
+                    },
+                },
+                None => Term {
+                    value: None,
+                    from: "no estimate in the log for this load".to_string(),
+                },
+            };
+            let mut act = actuals::device_total(a, &device);
+            if let (Some(kv), Some(value), false) = (kv_missing, act.value, host) {
+                // The log has no KV lines at all (the Ollama engine before v0.11.5 printed none): the device's
+                // share of the KV cache is unknown, between nothing and the whole estimate.
+                act.value = Some(Quantity::with_bounds(
+                    value.bytes,
+                    value.low,
+                    value.high.saturating_add(kv.high),
+                ));
+                act.from
+                    .push_str("; KV cache not logged: bounded by [0, memory.required.kv]");
+            }
+            let mut lines: Vec<u64> = load
+                .estimate
+                .as_ref()
+                .map(|e| e.lines.clone())
+                .unwrap_or_default();
+            lines.extend(act.lines.iter().copied());
+            lines.sort_unstable();
+            lines.dedup();
+            DeviceRow {
+                verdict: Verdict::judge(est.value.as_ref(), act.value.as_ref()),
+                delta: match (est.value, act.value) {
+                    (Some(e), Some(a)) => Some(a.sub(e)),
+                    _ => None,
+                },
+                device,
+                estimated: est.value,
+                estimated_from: est.from,
+                actual: act.value,
+                actual_from: act.from,
+                host,
+                lines,
+            }
+        })
+        .collect()
+}
+
+/// Fill a load's component and device rows.
+pub fn reconcile(load: &mut Load) {
+    load.components = components(load);
+    load.devices = devices(load);
+}

@@ -1,0 +1,247 @@
+//! What an estimate says about each component, with the terms it was summed from.
+//!
+//! Ollama's single-line estimate names totals, not per-component figures, and their meaning drifted across
+//! versions (see `../shared/docs/ollama-log-formats.md` §1.2 and §2). This module is the one place that turns
+//! those totals into like-for-like figures, and says in words which terms it used.
+
+use crate::model::{Engine, Estimate, Quantity, HOST_DEVICE};
+
+/// An estimated figure and the words that say how it was obtained.
+#[derive(Debug, Clone)]
+pub struct Term {
+    pub value: Option<Quantity>,
+    pub from: String,
+}
+
+impl Term {
+    fn none(from: impl Into<String>) -> Term {
+        Term {
+            value: None,
+            from: from.into(),
+        }
+    }
+}
+
+/// Layer bookkeeping of a single-line estimate.
+struct Offload {
+    /// Repeating blocks in the model (`layers.model` − 1 for the output layer).
+    blocks: i64,
+    /// Layers placed on GPUs, counting the output layer.
+    offload: i64,
+    /// Every layer (and the output) went to the GPUs.
+    full: bool,
+    /// GPUs that received at least one layer.
+    gpus_used: i64,
+}
+
+fn offload(e: &Estimate) -> Option<Offload> {
+    let model = e.layers.model?;
+    let offload = e.layers.offload?;
+    let gpus_used = if offload == 0 {
+        0
+    } else if e.layers.split.is_empty() {
+        1
+    } else {
+        e.layers.split.iter().filter(|&&n| n > 0).count() as i64
+    };
+    Some(Offload {
+        blocks: (model - 1).max(1),
+        offload,
+        full: offload >= model,
+        gpus_used,
+    })
+}
+
+fn is_single_line(e: &Estimate) -> bool {
+    e.form.starts_with("offload-")
+}
+
+/// Block weights without KV, whatever the era's `memory.weights.*` meant.
+fn block_weights(e: &Estimate) -> Option<(Quantity, &'static str)> {
+    if e.weights_semantics == "blocks+kv" {
+        // Before v0.6.1, weights.total summed each block's weights *and* its KV share.
+        Some((
+            e.weights_total?.sub(e.kv?),
+            "(memory.weights.total − memory.required.kv)",
+        ))
+    } else {
+        Some((e.weights_repeating?, "memory.weights.repeating"))
+    }
+}
+
+/// Weights the estimate places on GPUs.
+pub fn weights_gpu(e: &Estimate, engine: Engine) -> Term {
+    if !is_single_line(e) {
+        let sum = Quantity::sum(
+            e.per_device
+                .iter()
+                .filter(|d| d.device != HOST_DEVICE)
+                .filter_map(|d| d.weights),
+        );
+        return Term {
+            value: sum,
+            from: "Σ per-device \"model weights\" on GPUs".to_string(),
+        };
+    }
+    let (Some(o), Some((blocks, blocks_from)), Some(nonrep)) =
+        (offload(e), block_weights(e), e.weights_nonrepeating)
+    else {
+        return Term::none("the estimate line does not carry the weight terms");
+    };
+    if o.offload == 0 {
+        return Term {
+            value: Some(Quantity::exact(0)),
+            from: "no layer offloaded (layers.offload=0)".to_string(),
+        };
+    }
+    if !o.full {
+        let on_gpu = o.offload.min(o.blocks);
+        return Term {
+            value: Some(blocks.scale(on_gpu, o.blocks)),
+            from: format!(
+                "{blocks_from} × {on_gpu}/{} blocks offloaded (pro-rata: blocks differ in size)",
+                o.blocks
+            ),
+        };
+    }
+    let mut value = blocks.add(nonrep);
+    let mut from = format!("{blocks_from} + memory.weights.nonrepeating");
+    if engine == Engine::Ollama {
+        if let Some(p) = e.projector_weights {
+            value = value.add(p);
+            from.push_str(" + projector.weights (the Ollama engine loads vision tensors into the weight buffers)");
+        }
+    }
+    Term {
+        value: Some(value),
+        from,
+    }
+}
+
+/// Weights the estimate leaves in host memory.
+pub fn weights_host(e: &Estimate) -> Term {
+    if !is_single_line(e) {
+        let sum = e
+            .per_device
+            .iter()
+            .find(|d| d.device == HOST_DEVICE)
+            .and_then(|d| d.weights);
+        return Term {
+            value: sum,
+            from: "per-device \"model weights\" on CPU".to_string(),
+        };
+    }
+    let (Some(o), Some((blocks, blocks_from))) = (offload(e), block_weights(e)) else {
+        return Term::none("the estimate line does not carry the weight terms");
+    };
+    if o.full {
+        return Term::none(
+            "not estimated: with every layer offloaded the estimate charges no host memory",
+        );
+    }
+    let off = o.blocks - o.offload.min(o.blocks);
+    let mut value = blocks.scale(off, o.blocks);
+    let mut from = format!(
+        "{blocks_from} × {off}/{} blocks left on the CPU (pro-rata)",
+        o.blocks
+    );
+    if let Some(nonrep) = e.weights_nonrepeating {
+        value = value.add(nonrep);
+        from.push_str(" + memory.weights.nonrepeating (output layer not offloaded)");
+    }
+    Term {
+        value: Some(value),
+        from,
+    }
+}
+
+/// The KV cache over all layers, GPU and CPU.
+pub fn kv(e: &Estimate) -> Term {
+    if is_single_line(e) {
+        return Term {
+            value: e.kv,
+            from: "memory.required.kv (all layers)".to_string(),
+        };
+    }
+    let sum = Quantity::sum(e.per_device.iter().filter_map(|d| d.kv));
+    Term {
+        value: sum,
+        from: "Σ per-device \"kv cache\"".to_string(),
+    }
+}
+
+/// The compute graph charged to GPUs.
+pub fn graph(e: &Estimate, engine: Engine) -> Term {
+    if !is_single_line(e) {
+        let sum = Quantity::sum(
+            e.per_device
+                .iter()
+                .filter(|d| d.device != HOST_DEVICE)
+                .filter_map(|d| d.graph),
+        );
+        return Term {
+            value: sum,
+            from: "Σ per-device \"compute graph\" on GPUs".to_string(),
+        };
+    }
+    let Some(o) = offload(e) else {
+        return Term::none("the estimate line does not carry layer counts");
+    };
+    let (per_gpu, name) = if o.full {
+        (e.graph_full, "memory.graph.full")
+    } else {
+        (e.graph_partial, "memory.graph.partial")
+    };
+    let Some(per_gpu) = per_gpu else {
+        return Term::none(format!("{name} missing from the estimate line"));
+    };
+    let gpus = if o.gpus_used == 1 { "GPU" } else { "GPUs" };
+    let mut value = per_gpu.times(o.gpus_used);
+    let mut from = format!("{name} × {} {gpus} holding layers", o.gpus_used);
+    if engine == Engine::Ollama && o.full {
+        if let Some(p) = e.projector_graph {
+            value = value.add(p);
+            from.push_str(" + projector.graph (charged with the output layer)");
+        }
+    }
+    Term {
+        value: Some(value),
+        from,
+    }
+}
+
+/// The vision projector (weights + graph), when the estimate has one.
+pub fn projector(e: &Estimate) -> Option<Term> {
+    match (e.projector_weights, e.projector_graph) {
+        (None, None) => None,
+        (w, g) => Some(Term {
+            value: Quantity::sum([w, g].into_iter().flatten()),
+            from: "projector.weights + projector.graph".to_string(),
+        }),
+    }
+}
+
+/// Host memory the estimate charges: what overflowed to the CPU in a partial offload.
+pub fn host(e: &Estimate) -> Term {
+    if !is_single_line(e) {
+        let total = e
+            .per_device
+            .iter()
+            .find(|d| d.device == HOST_DEVICE)
+            .and_then(|d| d.total);
+        return Term {
+            value: total,
+            from: "per-device figures on CPU".to_string(),
+        };
+    }
+    match (offload(e), e.required_full, e.required_partial) {
+        (Some(o), Some(full), Some(partial)) if !o.full => Term {
+            value: Some(full.sub(partial)),
+            from: "memory.required.full − memory.required.partial (what overflowed to the CPU)"
+                .to_string(),
+        },
+        _ => Term::none(
+            "not estimated: the estimate charges host memory only for layers it cannot offload",
+        ),
+    }
+}
