@@ -166,6 +166,7 @@ pub fn analyze_stream(
     let (s, d, a) = (&mut summary, &mut dropped_warnings, &mut assembler);
     framer.finish(|n, text| handle(n, text, s, d, a));
     summary.joined_lines = framer.joined_lines;
+    summary.discovered_gpus = assembler.discovered().to_vec();
     assembler.finish(&mut on_load);
     if dropped_warnings > 0 {
         summary.warnings.push(InputWarning {

@@ -234,19 +234,7 @@ impl LoadBuilder {
     }
 
     fn gpus(&self) -> Vec<Gpu> {
-        let to_gpu = |g: &GpuInfo, line: u64| Gpu {
-            id: g
-                .id
-                .clone()
-                .or(g.index.map(|i| i.to_string()))
-                .unwrap_or_default(),
-            library: g.library.clone(),
-            name: g.name.clone(),
-            compute: g.compute.clone(),
-            total: g.total,
-            available: g.available,
-            line,
-        };
+        let to_gpu = gpu_from_info;
         let inventory: Vec<&(GpuInfo, u64)> = self
             .inventory
             .iter()
@@ -268,6 +256,8 @@ impl LoadBuilder {
                     if let Some((g, _)) = found {
                         gpu.id = g.id.clone().unwrap_or(gpu.id);
                         gpu.library = g.library.clone();
+                        gpu.driver = g.driver.clone();
+                        gpu.variant = g.variant.clone();
                         gpu.total = g.total;
                         gpu.available = g.available;
                         if gpu.compute.is_none() {
@@ -560,4 +550,23 @@ pub fn parse_version(text: &str) -> Option<(u32, u32, u32)> {
         parts.next()??,
         parts.next().flatten().unwrap_or(0),
     ))
+}
+
+/// A GPU description as the report shows it.
+pub fn gpu_from_info(g: &GpuInfo, line: u64) -> Gpu {
+    Gpu {
+        id: g
+            .id
+            .clone()
+            .or(g.index.map(|i| i.to_string()))
+            .unwrap_or_default(),
+        library: g.library.clone(),
+        name: g.name.clone(),
+        compute: g.compute.clone(),
+        driver: g.driver.clone(),
+        variant: g.variant.clone(),
+        total: g.total,
+        available: g.available,
+        line,
+    }
 }

@@ -25,6 +25,8 @@ pub struct Assembler {
     /// Runner device lines seen while no load was open; they belong to the next load.
     pending_devices: Vec<(GpuInfo, u64)>,
     current: Option<LoadBuilder>,
+    /// Every GPU `inference compute` lines described, in order.
+    discovered: Vec<crate::model::Gpu>,
 }
 
 impl Assembler {
@@ -35,6 +37,7 @@ impl Assembler {
             inventory: Vec::new(),
             pending_devices: Vec::new(),
             current: None,
+            discovered: Vec::new(),
         }
     }
 
@@ -108,7 +111,10 @@ impl Assembler {
         }
         match event.kind {
             EventKind::Estimate(e) => {
-                let replace = matches!(&self.current, Some(b) if b.phase < Phase::RunnerStarted);
+                // v0.11.5+ prints the estimate after `starting runner`; earlier eras print it before. Either
+                // way it belongs to the open load until the runner has printed its own output.
+                let replace = matches!(&self.current, Some(b) if b.phase < Phase::RunnerOutput
+                    && (b.estimate.is_none() || b.phase < Phase::RunnerStarted));
                 let b = if replace {
                     self.current.as_mut().expect("checked")
                 } else {
@@ -122,6 +128,11 @@ impl Assembler {
                 {
                     b.notes.push(format!(
                         "line {line}: the estimate was printed again; the later one is used"
+                    ));
+                }
+                if e.truncated {
+                    b.notes.push(format!(
+                        "line {line}: the estimate line is cut short; figures after the cut are missing"
                     ));
                 }
                 if !(e.form == "eviction" && b.estimate.is_some()) {
@@ -353,6 +364,11 @@ impl Assembler {
             | EventKind::Known
             | EventKind::VocabOnly => unreachable!("handled above"),
         }
+    }
+
+    /// The GPUs the server discovered (`inference compute`), across the whole input.
+    pub fn discovered(&self) -> &[crate::model::Gpu] {
+        &self.discovered
     }
 
     /// End of input: hand out the last load.

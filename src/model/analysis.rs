@@ -35,6 +35,8 @@ pub struct InputSummary {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unrecognized: Vec<UnrecognizedLine>,
     pub warnings: Vec<InputWarning>,
+    /// GPUs the server discovered (`inference compute` lines), in the order printed.
+    pub discovered_gpus: Vec<super::load::Gpu>,
     /// The input could not be read (to the end, or at all).
     pub error: Option<String>,
 }

@@ -64,6 +64,12 @@ pub struct Gpu {
     pub library: Option<String>,
     pub name: Option<String>,
     pub compute: Option<String>,
+    /// Driver version as discovery printed it (`12.7`), when printed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub driver: Option<String>,
+    /// Runner variant (`v12`), when printed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub variant: Option<String>,
     pub total: Option<Quantity>,
     pub available: Option<Quantity>,
     /// Line the GPU was described on.

@@ -92,6 +92,8 @@ pub fn build(event: &str, fields: &Fields) -> Result<EventKind, BuildError> {
                 library: opt_text(fields, "library"),
                 name: opt_text(fields, "name"),
                 compute: opt_text(fields, "compute"),
+                driver: opt_text(fields, "driver"),
+                variant: opt_text(fields, "variant"),
                 total: opt_size(fields, "total"),
                 available: opt_size(fields, "available"),
             };
@@ -128,7 +130,9 @@ pub fn build(event: &str, fields: &Fields) -> Result<EventKind, BuildError> {
             index: opt_int(fields, "index"),
             library: opt_text(fields, "library"),
             name: opt_text(fields, "name"),
-            compute: opt_text(fields, "compute"),
+            compute: opt_text(fields, "compute").or(opt_text(fields, "gfx")),
+            driver: None,
+            variant: None,
             total: None,
             available: None,
         }),
@@ -255,6 +259,8 @@ fn estimate(fields: &Fields) -> Result<EstimateLine, BuildError> {
         && e.kv.is_none()
         && e.weights_total.is_none()
         && e.graph_full.is_none()
+        && e.projector_weights.is_none()
+        && e.available.is_empty()
     {
         return Err("estimate line carries no memory figure".to_string());
     }

@@ -52,6 +52,8 @@ pub struct GpuInfo {
     pub library: Option<String>,
     pub name: Option<String>,
     pub compute: Option<String>,
+    pub driver: Option<String>,
+    pub variant: Option<String>,
     pub total: Option<Quantity>,
     pub available: Option<Quantity>,
 }

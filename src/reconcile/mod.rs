@@ -32,21 +32,30 @@ fn row(component: Component, est: Term, act: Sum, mut lines: Vec<u64>) -> Compon
     }
 }
 
+/// Buffer lines when the load has them, else the breakdown table, else nothing (said in words).
+fn pick_source(actual: &crate::model::Actual, from_buffers: Sum, from_breakdown: Sum) -> Sum {
+    if has_buffers(actual) {
+        from_buffers
+    } else if !actual.breakdown.is_empty() {
+        from_breakdown
+    } else {
+        Sum {
+            value: None,
+            from: "no allocation lines in the log for this load".to_string(),
+            lines: Vec::new(),
+        }
+    }
+}
+
 fn components(load: &Load) -> Vec<ComponentRow> {
     let Some(e) = &load.estimate else {
         // Without an estimate there is nothing to compare, but the actual side is still worth a row each.
         return actual_only(load);
     };
     let a = &load.actual;
-    let buffers = has_buffers(a);
     let est_lines = e.lines.clone();
-    let pick = |from_buffers: Sum, from_breakdown: Sum| {
-        if buffers {
-            from_buffers
-        } else {
-            from_breakdown
-        }
-    };
+    let pick =
+        |from_buffers: Sum, from_breakdown: Sum| pick_source(a, from_buffers, from_breakdown);
 
     let weights_gpu = pick(
         sum_buffers(a, "GPU weight buffers", |b| {
@@ -154,14 +163,8 @@ fn actual_only(load: &Load) -> Vec<ComponentRow> {
         from: "no estimate in the log for this load".to_string(),
     };
     let a = &load.actual;
-    let buffers = has_buffers(a);
-    let pick = |from_buffers: Sum, from_breakdown: Sum| {
-        if buffers {
-            from_buffers
-        } else {
-            from_breakdown
-        }
-    };
+    let pick =
+        |from_buffers: Sum, from_breakdown: Sum| pick_source(a, from_buffers, from_breakdown);
     vec![
         row(
             Component::WeightsGpu,
