@@ -103,7 +103,7 @@ pub fn analyze_stream(
         match parser.parse_line(number, text) {
             LineOutcome::Event(event) => {
                 summary.recognized_lines += 1;
-                assembler.push(event, &mut on_load);
+                assembler.push(*event, &mut on_load);
             }
             LineOutcome::Unrecognized { memory_like } => {
                 if memory_like {

@@ -1,1 +1,12 @@
-//! Integration tests.
+//! The integration test binary: end-to-end runs of the real `vramdiff`, golden reports, the corpus and the
+//! peer vectors, the JSON contract, and every grammar rule against its own examples.
+
+mod util;
+
+mod cli;
+mod corpus;
+mod founding_case;
+mod golden;
+mod grammar_examples;
+mod json_contract;
+mod peer_vectors;

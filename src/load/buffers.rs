@@ -207,7 +207,7 @@ mod tests {
         add(&mut l, "llama_kv_cache", "CPU", BufferKind::Kv, 13824.0, 3);
         add(&mut l, "llama_kv_cache", "CPU", BufferKind::Kv, 40.5, 6);
         let total = Quantity::sum(l.into_buffers().iter().map(|b| b.size)).unwrap();
-        assert_eq!(total, mib(13824.0).add(mib(40.5)));
+        assert_eq!(total, mib(13824.0).plus(mib(40.5)));
     }
 
     #[test]

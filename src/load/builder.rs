@@ -33,6 +33,13 @@ pub struct SummaryEntry {
     pub line: u64,
 }
 
+/// One `load request` line: its operation (`fit`, `alloc`, `commit`) and its fields.
+#[derive(Debug, Clone)]
+pub struct LoadRequestSeen {
+    pub operation: String,
+    pub fields: Vec<(String, String)>,
+}
+
 /// Everything seen of one load so far.
 #[derive(Debug, Default)]
 pub struct LoadBuilder {
@@ -49,7 +56,7 @@ pub struct LoadBuilder {
     pub llama_engine_hint: bool,
     pub runner: Option<(RunnerCommand, u64)>,
     pub loading_model: Option<(Option<i64>, Option<i64>, u64)>,
-    pub load_requests: Vec<(String, Vec<(String, String)>, u64)>,
+    pub load_requests: Vec<LoadRequestSeen>,
     pub context_params: Vec<(String, String)>,
     pub kv_cells: Option<i64>,
     pub kv_type: Option<String>,
@@ -152,11 +159,11 @@ impl LoadBuilder {
         });
     }
 
-    fn commit_request(&self) -> Option<&(String, Vec<(String, String)>, u64)> {
+    fn commit_request(&self) -> Option<&LoadRequestSeen> {
         self.load_requests
             .iter()
             .rev()
-            .find(|(op, _, _)| op == "commit")
+            .find(|r| r.operation == "commit")
             .or_else(|| self.load_requests.last())
     }
 
@@ -166,9 +173,8 @@ impl LoadBuilder {
             Engine::Ollama
         } else if self.llama_engine_hint
             || self.runner.as_ref().is_some_and(|(c, _)| c.llama_server)
+            || (self.runner.is_some() && !self.ledger.is_empty())
         {
-            Engine::Llama
-        } else if self.runner.is_some() && !self.ledger.is_empty() {
             Engine::Llama
         } else {
             Engine::Unknown
@@ -178,7 +184,7 @@ impl LoadBuilder {
     fn settings(&self) -> Settings {
         let request = self
             .commit_request()
-            .map(|(_, f, _)| f.as_slice())
+            .map(|r| r.fields.as_slice())
             .unwrap_or(&[]);
         let req = |name: &str| {
             request

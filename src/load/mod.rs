@@ -79,6 +79,7 @@ impl Assembler {
                 return;
             }
             EventKind::InferenceCompute(gpu) => {
+                self.discovered.push(builder::gpu_from_info(&gpu, line));
                 self.inventory
                     .retain(|(g, _)| g.id.is_none() || g.id != gpu.id);
                 self.inventory.push((gpu, line));
@@ -176,7 +177,8 @@ impl Assembler {
             EventKind::LoadRequest { operation, fields } => {
                 let b = self.ongoing(line, done);
                 b.touch(line);
-                b.load_requests.push((operation, fields, line));
+                b.load_requests
+                    .push(builder::LoadRequestSeen { operation, fields });
                 b.advance(Phase::RunnerOutput);
             }
             EventKind::EngineStart { ollama } => {

@@ -30,7 +30,7 @@ const MEMORY_WORDS: &[&str] = &[
 /// What became of one line.
 #[derive(Debug)]
 pub enum LineOutcome {
-    Event(Event),
+    Event(Box<Event>),
     /// No rule matched.
     Unrecognized {
         memory_like: bool,
@@ -107,11 +107,11 @@ impl Parser {
                 continue;
             };
             return match build::build(&rule.event, &fields) {
-                Ok(kind) => LineOutcome::Event(Event {
+                Ok(kind) => LineOutcome::Event(Box::new(Event {
                     line: number,
                     rule: self.rule_ids[index].clone(),
                     kind,
-                }),
+                })),
                 Err(reason) => LineOutcome::Malformed {
                     rule: rule.id.clone(),
                     reason,

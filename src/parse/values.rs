@@ -55,6 +55,16 @@ pub fn size(input: &str) -> IResult<&str, Quantity> {
     let (rest, (mantissa, scale)) = decimal(input)?;
     let (rest, _) = space0(rest)?;
     let (rest, unit) = unit(rest)?;
+    if unit == 1 && scale == 0 {
+        // `%d B`: a whole number of bytes is exact.
+        return match i64::try_from(mantissa) {
+            Ok(b) => Ok((rest, Quantity::exact(b))),
+            Err(_) => Err(nom::Err::Failure(nom::error::Error::new(
+                input,
+                nom::error::ErrorKind::TooLarge,
+            ))),
+        };
+    }
     match Quantity::from_decimal(mantissa, scale, unit) {
         Some(q) => Ok((rest, q)),
         None => Err(nom::Err::Failure(nom::error::Error::new(
@@ -246,15 +256,18 @@ pub fn parse_gpu_layers(text: &str) -> Option<(i64, Vec<GpuLayerShare>)> {
         return Some((0, Vec::new()));
     }
     let (rest, total) = signed_int(t).ok()?;
-    let inner = rest.trim().strip_prefix('[')?.strip_suffix(']')?;
     let share = (
         preceded(tag("ID:"), take_while(|c: char| c != ' ')),
         preceded((space1, tag("Layers:")), signed_int),
         opt(delimited(char('('), is_not(")"), char(')'))),
     );
-    let (_, shares) = all_consuming(separated_list0(space1, share))
+    // A pasted or cut line may end inside the list: keep the total and whatever shares are complete.
+    let inner = rest.trim().strip_prefix('[').unwrap_or("");
+    let inner = inner.strip_suffix(']').unwrap_or(inner);
+    let shares = separated_list0(space1, share)
         .parse(inner.trim())
-        .ok()?;
+        .map(|(_, s)| s)
+        .unwrap_or_default();
     Some((
         total,
         shares
@@ -361,5 +374,10 @@ mod tests {
             vec![20, 17]
         );
         assert_eq!(parse_gpu_layers("[]").unwrap(), (0, vec![]));
+        // 032 is cut right after the second "ID:".
+        let (total, shares) =
+            parse_gpu_layers("37[ID:GPU-d5703024-26e4-303b-8104-7d33cce0eeb1 Layers:20(0..19) ID:")
+                .unwrap();
+        assert_eq!((total, shares.len()), (37, 1));
     }
 }

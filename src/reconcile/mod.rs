@@ -14,7 +14,7 @@ use terms::Term;
 
 fn row(component: Component, est: Term, act: Sum, mut lines: Vec<u64>) -> ComponentRow {
     let delta = match (est.value, act.value) {
-        (Some(e), Some(a)) => Some(a.sub(e)),
+        (Some(e), Some(a)) => Some(a.minus(e)),
         _ => None,
     };
     lines.extend(act.lines);
@@ -305,7 +305,7 @@ fn devices(load: &Load) -> Vec<DeviceRow> {
             DeviceRow {
                 verdict: Verdict::judge(est.value.as_ref(), act.value.as_ref()),
                 delta: match (est.value, act.value) {
-                    (Some(e), Some(a)) => Some(a.sub(e)),
+                    (Some(e), Some(a)) => Some(a.minus(e)),
                     _ => None,
                 },
                 device,

@@ -61,7 +61,7 @@ fn block_weights(e: &Estimate) -> Option<(Quantity, &'static str)> {
     if e.weights_semantics == "blocks+kv" {
         // Before v0.6.1, weights.total summed each block's weights *and* its KV share.
         Some((
-            e.weights_total?.sub(e.kv?),
+            e.weights_total?.minus(e.kv?),
             "(memory.weights.total − memory.required.kv)",
         ))
     } else {
@@ -104,11 +104,11 @@ pub fn weights_gpu(e: &Estimate, engine: Engine) -> Term {
             ),
         };
     }
-    let mut value = blocks.add(nonrep);
+    let mut value = blocks.plus(nonrep);
     let mut from = format!("{blocks_from} + memory.weights.nonrepeating");
     if engine == Engine::Ollama {
         if let Some(p) = e.projector_weights {
-            value = value.add(p);
+            value = value.plus(p);
             from.push_str(" + projector.weights (the Ollama engine loads vision tensors into the weight buffers)");
         }
     }
@@ -146,7 +146,7 @@ pub fn weights_host(e: &Estimate) -> Term {
         o.blocks
     );
     if let Some(nonrep) = e.weights_nonrepeating {
-        value = value.add(nonrep);
+        value = value.plus(nonrep);
         from.push_str(" + memory.weights.nonrepeating (output layer not offloaded)");
     }
     Term {
@@ -200,7 +200,7 @@ pub fn graph(e: &Estimate, engine: Engine) -> Term {
     let mut from = format!("{name} × {} {gpus} holding layers", o.gpus_used);
     if engine == Engine::Ollama && o.full {
         if let Some(p) = e.projector_graph {
-            value = value.add(p);
+            value = value.plus(p);
             from.push_str(" + projector.graph (charged with the output layer)");
         }
     }
@@ -236,7 +236,7 @@ pub fn host(e: &Estimate) -> Term {
     }
     match (offload(e), e.required_full, e.required_partial) {
         (Some(o), Some(full), Some(partial)) if !o.full => Term {
-            value: Some(full.sub(partial)),
+            value: Some(full.minus(partial)),
             from: "memory.required.full − memory.required.partial (what overflowed to the CPU)"
                 .to_string(),
         },

@@ -1,0 +1,237 @@
+//! Every file of ../shared/corpus is read without error, with the number of loads checked by eye against
+//! the log, and the figures of representative loads pinned.
+
+use crate::util::{analyze, corpus, mib};
+use vramdiff::model::{Component, Engine, Verdict, GIB};
+
+/// (file prefix, loads) — checked by reading each log.
+const LOADS: &[(&str, usize)] = &[
+    ("001", 1),
+    ("002", 1),
+    ("004", 1),
+    ("005", 1),
+    ("008", 1),
+    ("009", 1),
+    ("011", 1),
+    ("012", 1),
+    ("014", 1),
+    ("015", 1),
+    ("016", 1),
+    ("018", 1),
+    ("020", 1),
+    ("022", 2),
+    ("024", 1),
+    ("025", 1),
+    ("026", 1),
+    ("028", 1),
+    ("030", 1),
+    ("032", 1),
+    ("034", 1),
+    ("036", 1),
+    ("038", 0),
+    ("039", 0),
+    ("040", 0),
+    ("042", 1),
+    ("043", 1),
+    ("044", 1),
+    ("101", 0),
+    ("102", 0),
+    ("103", 0),
+    ("104", 0),
+    ("105", 0),
+    ("106", 0),
+    ("201", 1),
+];
+
+fn corpus_file(prefix: &str) -> std::path::PathBuf {
+    for dir in ["raw", "exact"] {
+        for entry in std::fs::read_dir(corpus().join(dir)).unwrap() {
+            let path = entry.unwrap().path();
+            if path
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with(prefix)
+            {
+                return path;
+            }
+        }
+    }
+    panic!("no corpus file {prefix}");
+}
+
+#[test]
+fn every_corpus_file_reads_without_error_with_the_loads_counted_by_eye() {
+    let mut seen = 0;
+    for dir in ["raw", "exact"] {
+        for entry in std::fs::read_dir(corpus().join(dir)).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            let a = analyze(&[&path]);
+            assert!(
+                a.inputs[0].error.is_none(),
+                "{name}: {:?}",
+                a.inputs[0].error
+            );
+            let want = LOADS
+                .iter()
+                .find(|(p, _)| name.starts_with(p))
+                .unwrap_or_else(|| panic!("{name} not in LOADS"))
+                .1;
+            assert_eq!(a.loads.len(), want, "{name}");
+            seen += 1;
+        }
+    }
+    assert_eq!(seen, LOADS.len());
+}
+
+#[test]
+fn llama_engine_full_offload_t4_001() {
+    let a = analyze(&[&corpus_file("001")]);
+    let load = &a.loads[0];
+    assert_eq!(load.engine, Engine::Llama);
+    let graph = load
+        .components
+        .iter()
+        .find(|c| c.component == Component::Graph)
+        .unwrap();
+    // memory.graph.full="560.0 MiB" against CUDA0 compute buffer 560.00 MiB.
+    assert_eq!(graph.actual.unwrap().bytes, mib(560.0));
+    assert_eq!(graph.verdict, Verdict::Match);
+    let kv = load
+        .components
+        .iter()
+        .find(|c| c.component == Component::Kv)
+        .unwrap();
+    assert_eq!(kv.actual.unwrap().bytes, mib(1024.0));
+    assert_eq!(kv.verdict, Verdict::Match);
+    // v0.3.x weights semantics: blocks = weights.total − kv.
+    assert_eq!(
+        load.estimate.as_ref().unwrap().weights_semantics,
+        "blocks+kv"
+    );
+    assert_eq!(load.settings.ctx_size, Some(8192));
+}
+
+#[test]
+fn metal_partial_offload_008() {
+    let a = analyze(&[&corpus_file("008")]);
+    let load = &a.loads[0];
+    assert_eq!(load.actual.offloaded_layers, Some(20));
+    let kv = load
+        .components
+        .iter()
+        .find(|c| c.component == Component::Kv)
+        .unwrap();
+    // Metal 10000 + CPU 8000 MiB against memory.required.kv 17.6 GiB.
+    assert_eq!(kv.actual.unwrap().bytes, mib(18000.0));
+    assert_eq!(kv.verdict, Verdict::Match);
+    assert_eq!(load.settings.ctx_size, Some(128000));
+}
+
+#[test]
+fn e8_estimate_after_starting_runner_stays_in_one_load_012() {
+    let a = analyze(&[&corpus_file("012")]);
+    assert_eq!(a.loads.len(), 1);
+    let load = &a.loads[0];
+    assert!(!load.source.partial);
+    assert_eq!(load.estimate.as_ref().unwrap().layers.split, vec![37]);
+    let w = load
+        .components
+        .iter()
+        .find(|c| c.component == Component::WeightsGpu)
+        .unwrap();
+    assert_eq!(w.verdict, Verdict::Match); // 58.6 + 1.1 GiB estimated, 59.8 GiB actual
+    let rocm = load.devices.iter().find(|d| d.device == "ROCm0").unwrap();
+    assert_eq!(rocm.verdict, Verdict::Over); // 62.4 GiB estimated, 60.4 GiB actual
+}
+
+#[test]
+fn memory_summary_after_commit_is_the_actual_009() {
+    let a = analyze(&[&corpus_file("009")]);
+    let load = &a.loads[0];
+    assert!(load.estimate.is_none());
+    assert_eq!(load.engine, Engine::Ollama);
+    assert_eq!(load.settings.ctx_size, Some(32768));
+    assert_eq!(load.settings.flash_attention, Some(true));
+    assert_eq!(
+        load.actual.reported_total.unwrap().bytes,
+        (51.9 * GIB as f64).round() as i64
+    );
+    let cuda = load.devices.iter().find(|d| d.device == "CUDA0").unwrap();
+    // 19.9 GiB weights + 1.1 GiB KV + 884.1 MiB graph
+    let want = (19.9 * GIB as f64).round() as i64 + (1.1 * GIB as f64).round() as i64 + mib(884.1);
+    assert_eq!(cuda.actual.unwrap().bytes, want);
+}
+
+#[test]
+fn duplicate_weight_buffers_are_both_counted_and_noted_025() {
+    let a = analyze(&[&corpus_file("025")]);
+    let load = &a.loads[0];
+    let cuda: i64 = load
+        .actual
+        .buffers
+        .iter()
+        .filter(|b| b.device == "CUDA0")
+        .map(|b| b.size.bytes)
+        .sum();
+    assert_eq!(cuda, mib(2845.92) + mib(2920.17));
+    assert!(load
+        .notes
+        .iter()
+        .any(|n| n.contains("second") && n.contains("CUDA0")));
+    assert!(load.source.partial);
+}
+
+#[test]
+fn llama_server_last_breakdown_table_wins_042() {
+    let a = analyze(&[&corpus_file("042")]);
+    let load = &a.loads[0];
+    assert_eq!(load.actual.breakdown.len(), 3);
+    let cuda1 = load
+        .actual
+        .breakdown
+        .iter()
+        .find(|r| r.device == "CUDA1")
+        .unwrap();
+    assert_eq!(cuda1.self_.bytes, mib(21070.0));
+    assert_eq!(cuda1.unaccounted, Some(-19827 * 1048576));
+    assert!(cuda1.unaccounted_suspect);
+    let host = load
+        .actual
+        .breakdown
+        .iter()
+        .find(|r| r.device == "CPU")
+        .unwrap();
+    assert!(host.total.is_none());
+}
+
+#[test]
+fn catalan_journald_and_two_gpu_fit_request_032() {
+    let a = analyze(&[&corpus_file("032")]);
+    let load = &a.loads[0];
+    assert_eq!(load.gpus.len(), 2);
+    assert_eq!(load.gpus[0].id, "GPU-d5703024-26e4-303b-8104-7d33cce0eeb1");
+    assert_eq!(load.settings.gpu_layers, Some(37));
+}
+
+#[test]
+fn rewrapped_four_gpu_estimate_015() {
+    let a = analyze(&[&corpus_file("015")]);
+    let e = a.loads[0].estimate.as_ref().unwrap();
+    assert_eq!(e.layers.split, vec![11, 11, 11, 11]);
+    assert_eq!(e.available.len(), 4);
+    assert_eq!(a.loads[0].settings.flash_attention, Some(true));
+}
+
+#[test]
+fn projector_first_in_e6_and_cut_line_030() {
+    let a = analyze(&[&corpus_file("030")]);
+    let e = a.loads[0].estimate.as_ref().unwrap();
+    assert_eq!(
+        e.projector_weights.unwrap().bytes,
+        (1.8 * GIB as f64).round() as i64
+    );
+    assert!(e.available.is_empty(), "memory.available was cut mid-key");
+    assert!(a.loads[0].notes.iter().any(|n| n.contains("cut short")));
+}

@@ -1,0 +1,113 @@
+//! The project's founding case (two Tesla K80 dies, gemma3:12b, estimate 11.9 GiB split 1,48): the report must
+//! compare like with like and say which estimate terms it summed.
+
+use crate::util::{analyze, mib, root};
+use vramdiff::model::{Component, Engine, Load, Verdict, GIB};
+
+fn founding() -> Load {
+    let a = analyze(&[&root().join("sample-logs/founding-k80-gemma3-12b.log")]);
+    assert_eq!(a.loads.len(), 1);
+    a.loads.into_iter().next().unwrap()
+}
+
+fn component(load: &Load, c: Component) -> &vramdiff::model::ComponentRow {
+    load.components
+        .iter()
+        .find(|r| r.component == c)
+        .expect("component row")
+}
+
+#[test]
+fn load_header_is_read() {
+    let load = founding();
+    assert!(!load.source.partial);
+    assert_eq!(load.engine, Engine::Ollama);
+    assert_eq!(load.settings.ctx_size, Some(4096));
+    assert_eq!(load.settings.batch_size, Some(512));
+    assert_eq!(load.settings.parallel, Some(1));
+    assert_eq!(load.gpus.len(), 2);
+    assert!(load
+        .gpus
+        .iter()
+        .all(|g| g.name.as_deref() == Some("Tesla K80") && g.compute.as_deref() == Some("3.7")));
+    let e = load.estimate.as_ref().unwrap();
+    assert_eq!(e.layers.split, vec![1, 48]);
+    assert_eq!(e.layers.model, Some(49));
+    assert_eq!(e.allocations.len(), 2);
+}
+
+#[test]
+fn gpu_weights_match_repeating_plus_nonrepeating_plus_projector() {
+    let load = founding();
+    let w = component(&load, Component::WeightsGpu);
+    assert_eq!(w.verdict, Verdict::Match);
+    assert!(w
+        .estimated_from
+        .contains("memory.weights.repeating + memory.weights.nonrepeating + projector.weights"));
+    // 136.7 MiB + 7.4 GiB
+    let actual = w.actual.unwrap();
+    assert_eq!(
+        actual.bytes,
+        (136.7 * 1048576.0f64).round() as i64 + (7.4 * GIB as f64).round() as i64
+    );
+}
+
+#[test]
+fn cpu_weight_buffer_is_host_memory_not_an_underestimate() {
+    let load = founding();
+    let host = component(&load, Component::WeightsHost);
+    assert_eq!(host.actual.unwrap().bytes, (787.5 * 1048576.0f64) as i64);
+    assert!(host.actual_from.contains("host memory, not VRAM"));
+    assert!(
+        load.components.iter().all(|c| c.verdict != Verdict::Under),
+        "no false underestimate"
+    );
+}
+
+#[test]
+fn graph_is_charged_per_gpu_plus_projector_and_is_over() {
+    let load = founding();
+    let g = component(&load, Component::Graph);
+    assert_eq!(g.verdict, Verdict::Over);
+    assert!(g
+        .estimated_from
+        .contains("memory.graph.full × 2 GPUs holding layers + projector.graph"));
+    // 1.3 GiB × 2 + 1.0 GiB
+    assert_eq!(
+        g.estimated.unwrap().bytes,
+        (1.3 * GIB as f64).round() as i64 * 2 + GIB
+    );
+    // 85.8 MiB + 1.1 GiB ≈ 1.19 GiB (within the 1.1 GiB rounding)
+    let a = g.actual.unwrap();
+    assert!(a.low <= (1.19 * GIB as f64) as i64 && (1.19 * GIB as f64) as i64 <= a.high);
+}
+
+#[test]
+fn kv_has_no_actual_line_and_is_unknown() {
+    let load = founding();
+    let kv = component(&load, Component::Kv);
+    assert_eq!(kv.verdict, Verdict::Unknown);
+    assert_eq!(kv.estimated.unwrap().bytes, mib(736.0));
+    assert!(kv.actual.is_none());
+}
+
+#[test]
+fn allocations_against_per_device_buffer_sums() {
+    let load = founding();
+    let d0 = load.devices.iter().find(|d| d.device == "CUDA0").unwrap();
+    let d1 = load.devices.iter().find(|d| d.device == "CUDA1").unwrap();
+    assert_eq!(
+        d0.estimated.unwrap().bytes,
+        (3.3 * GIB as f64).round() as i64
+    );
+    assert_eq!(
+        d1.estimated.unwrap().bytes,
+        (8.6 * GIB as f64).round() as i64
+    );
+    // GPU0 holds one layer: 136.7 + 85.8 = 222.5 MiB of buffers against 3.3 GiB estimated.
+    assert_eq!(d0.actual.unwrap().bytes, mib(136.7) + mib(85.8));
+    assert_eq!(d0.verdict, Verdict::Over);
+    assert_eq!(d1.verdict, Verdict::Match);
+    let host = load.devices.iter().find(|d| d.host).unwrap();
+    assert_eq!(host.actual.unwrap().bytes, mib(787.5) + mib(7.5));
+}

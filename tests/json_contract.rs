@@ -1,0 +1,328 @@
+//! The JSON contract (schema_version 1) pinned by strict deserialisation: every field vramdiff writes must
+//! be declared here (`deny_unknown_fields`), and every contract field must be present. Renaming or removing
+//! a field breaks this test; adding one means adding it here, on purpose.
+
+#![allow(dead_code)]
+
+use serde::Deserialize;
+
+use crate::util::{root, run};
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Report {
+    schema_version: u64,
+    tool: Tool,
+    inputs: Vec<Input>,
+    loads: Vec<Load>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Tool {
+    name: String,
+    version: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Input {
+    path: String,
+    lines: u64,
+    recognized_lines: u64,
+    unrecognized_memory_lines: u64,
+    joined_lines: u64,
+    #[serde(default)]
+    unrecognized: Vec<Unrecognized>,
+    warnings: Vec<Warning>,
+    error: Option<String>,
+    discovered_gpus: Vec<Gpu>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Unrecognized {
+    line: u64,
+    text: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Warning {
+    line: Option<u64>,
+    message: String,
+}
+
+#[derive(Deserialize, Clone, Copy)]
+#[serde(deny_unknown_fields)]
+struct Q {
+    bytes: i64,
+    low: i64,
+    high: i64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Load {
+    source: Source,
+    engine: Engine,
+    model: Model,
+    settings: Settings,
+    gpus: Vec<Gpu>,
+    estimate: Option<Estimate>,
+    actual: Actual,
+    components: Vec<ComponentRow>,
+    devices: Vec<DeviceRow>,
+    #[serde(default)]
+    ollama_version: Option<String>,
+    #[serde(default)]
+    notes: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum Engine {
+    Llama,
+    Ollama,
+    Unknown,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Source {
+    path: String,
+    first_line: u64,
+    last_line: u64,
+    partial: bool,
+    #[serde(default)]
+    partial_reasons: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Model {
+    path: Option<String>,
+    blob: Option<String>,
+    #[serde(default)]
+    architecture: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Settings {
+    ctx_size: Option<i64>,
+    batch_size: Option<i64>,
+    parallel: Option<i64>,
+    gpu_layers: Option<i64>,
+    kv_cache_type: Option<String>,
+    flash_attention: Option<bool>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Gpu {
+    id: String,
+    library: Option<String>,
+    name: Option<String>,
+    compute: Option<String>,
+    #[serde(default)]
+    driver: Option<String>,
+    #[serde(default)]
+    variant: Option<String>,
+    total: Option<Q>,
+    available: Option<Q>,
+    line: u64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Layers {
+    requested: Option<i64>,
+    model: Option<i64>,
+    offload: Option<i64>,
+    split: Vec<i64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DeviceEstimate {
+    device: String,
+    weights: Option<Q>,
+    kv: Option<Q>,
+    graph: Option<Q>,
+    total: Option<Q>,
+    layers: Option<i64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Estimate {
+    library: Option<String>,
+    layers: Layers,
+    available: Vec<Q>,
+    gpu_overhead: Option<Q>,
+    required_full: Option<Q>,
+    required_partial: Option<Q>,
+    kv: Option<Q>,
+    allocations: Vec<Q>,
+    weights_total: Option<Q>,
+    weights_repeating: Option<Q>,
+    weights_nonrepeating: Option<Q>,
+    graph_full: Option<Q>,
+    graph_partial: Option<Q>,
+    projector_weights: Option<Q>,
+    projector_graph: Option<Q>,
+    per_device: Vec<DeviceEstimate>,
+    form: String,
+    weights_semantics: String,
+    lines: Vec<u64>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum Kind {
+    Model,
+    Kv,
+    Compute,
+    Output,
+    Rs,
+    Lora,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Buffer {
+    device: String,
+    buffer: String,
+    kind: Kind,
+    host: bool,
+    size: Q,
+    line: u64,
+    component: String,
+    projector: bool,
+    #[serde(default)]
+    superseded: Vec<Q>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Breakdown {
+    device: String,
+    name: Option<String>,
+    total: Option<Q>,
+    free: Option<Q>,
+    #[serde(rename = "self")]
+    self_: Q,
+    model: Q,
+    context: Q,
+    compute: Q,
+    unaccounted: Option<i64>,
+    unaccounted_suspect: bool,
+    line: u64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Actual {
+    buffers: Vec<Buffer>,
+    breakdown: Vec<Breakdown>,
+    offloaded_layers: Option<i64>,
+    total_layers: Option<i64>,
+    failed: bool,
+    #[serde(default)]
+    failure: Option<String>,
+    sources: Vec<String>,
+    reported_total: Option<Q>,
+}
+
+#[derive(Deserialize, PartialEq, Debug)]
+#[serde(rename_all = "lowercase")]
+enum Verdict {
+    Match,
+    Over,
+    Under,
+    Unknown,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum Component {
+    WeightsGpu,
+    WeightsHost,
+    Kv,
+    Graph,
+    Projector,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ComponentRow {
+    component: Component,
+    estimated: Option<Q>,
+    estimated_from: String,
+    actual: Option<Q>,
+    actual_from: String,
+    delta: Option<Q>,
+    verdict: Verdict,
+    lines: Vec<u64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DeviceRow {
+    device: String,
+    estimated: Option<Q>,
+    estimated_from: String,
+    actual: Option<Q>,
+    actual_from: String,
+    delta: Option<Q>,
+    verdict: Verdict,
+    host: bool,
+    lines: Vec<u64>,
+}
+
+fn bounded(q: &Q) {
+    assert!(
+        q.low <= q.bytes && q.bytes <= q.high,
+        "quantity out of order: {} {} {}",
+        q.low,
+        q.bytes,
+        q.high
+    );
+}
+
+#[test]
+fn every_sample_report_follows_the_contract() {
+    let mut files: Vec<String> = std::fs::read_dir(root().join("sample-logs"))
+        .unwrap()
+        .map(|e| format!("sample-logs/{}", e.unwrap().file_name().to_string_lossy()))
+        .filter(|n| !n.ends_with("README.md"))
+        .collect();
+    files.sort();
+    let mut args = vec!["--format", "json", "--show-unrecognized"];
+    args.extend(files.iter().map(String::as_str));
+    let out = run(&args, b"");
+    let report: Report = serde_json::from_slice(&out.stdout).expect("output follows the contract");
+    assert_eq!(report.schema_version, 1);
+    assert_eq!(report.tool.name, "vramdiff");
+    assert_eq!(report.inputs.len(), files.len());
+    assert!(report.loads.len() >= 25);
+    for load in &report.loads {
+        for row in &load.components {
+            row.estimated
+                .iter()
+                .chain(&row.actual)
+                .chain(&row.delta)
+                .for_each(bounded);
+            if let (Some(e), Some(a), Some(d)) = (row.estimated, row.actual, row.delta) {
+                assert_eq!(d.bytes, a.bytes - e.bytes, "delta = actual − estimated");
+            }
+            if row.estimated.is_none() || row.actual.is_none() {
+                assert_eq!(row.verdict, Verdict::Unknown);
+            }
+        }
+        for b in &load.actual.buffers {
+            bounded(&b.size);
+        }
+    }
+}

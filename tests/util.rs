@@ -1,0 +1,56 @@
+//! Shared helpers: where things are, and how to run vramdiff.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use vramdiff::app::{self, Options};
+use vramdiff::model::{Analysis, MIB};
+
+/// The crate root (tests run with it as the working directory).
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `../shared/corpus`, beside the checkout (as in CI).
+pub fn corpus() -> PathBuf {
+    root().join("../shared/corpus")
+}
+
+/// Run the real binary with `args`, feeding `stdin`.
+pub fn run(args: &[&str], stdin: &[u8]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_vramdiff"))
+        .args(args)
+        .current_dir(root())
+        .env_remove("RUST_BACKTRACE")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("vramdiff runs");
+    {
+        let mut input = child.stdin.take().expect("stdin");
+        // The child may exit before reading everything (an error case); a broken pipe here is fine.
+        let _ = input.write_all(stdin);
+    }
+    child.wait_with_output().expect("vramdiff finishes")
+}
+
+/// Analyse files through the library, as the binary does.
+pub fn analyze(paths: &[&Path]) -> Analysis {
+    let paths: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+    app::analyze(&paths, &Options::default()).expect("built-in grammar loads")
+}
+
+/// MiB with two decimals, as llama.cpp prints them, to bytes.
+pub fn mib(x: f64) -> i64 {
+    (x * MIB as f64).round() as i64
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
