@@ -194,3 +194,20 @@ fn empty_input_reports_no_load_and_exits_0() {
     assert_eq!(out.status.code(), Some(0));
     assert!(stdout(&out).contains("No model load found."));
 }
+
+#[test]
+fn a_breakdown_table_that_adds_up_is_the_actual() {
+    // Shape of corpus 042's rows, figures of a table printed after the load (free already reduced by self).
+    let log = "common_memory_breakdown_print: | memory breakdown [MiB] | total    free     self   model   context   compute    unaccounted |\n\
+common_memory_breakdown_print: |   - CUDA0 (RTX 5090)   | 32606 = 26000 + ( 6100 =  4000 +    1500 +     600) +         506 |\n\
+common_memory_breakdown_print: |   - Host               |                    700 =   500 +       0 +     200                |\n";
+    let out = run(&["--format", "json"], log.as_bytes());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = v["loads"][0]["actual"]["breakdown"].as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[0]["self"]["bytes"], 6100i64 * 1048576);
+    assert_eq!(rows[0]["unaccounted"], 506i64 * 1048576);
+    assert_eq!(rows[0]["unaccounted_suspect"], false);
+    let devices = v["loads"][0]["devices"].as_array().unwrap();
+    assert_eq!(devices[0]["actual"]["bytes"], 6100i64 * 1048576);
+}

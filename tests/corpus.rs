@@ -184,26 +184,22 @@ fn duplicate_weight_buffers_are_both_counted_and_noted_025() {
 }
 
 #[test]
-fn llama_server_last_breakdown_table_wins_042() {
+fn llama_server_fit_probe_tables_are_projections_042_043() {
+    // 042: both tables have free + self > total (negative unaccounted): fit probes, read as the estimate.
     let a = analyze(&[&corpus_file("042")]);
     let load = &a.loads[0];
-    assert_eq!(load.actual.breakdown.len(), 3);
-    let cuda1 = load
-        .actual
-        .breakdown
-        .iter()
-        .find(|r| r.device == "CUDA1")
-        .unwrap();
-    assert_eq!(cuda1.self_.bytes, mib(21070.0));
-    assert_eq!(cuda1.unaccounted, Some(-19827 * 1048576));
-    assert!(cuda1.unaccounted_suspect);
-    let host = load
-        .actual
-        .breakdown
-        .iter()
-        .find(|r| r.device == "CPU")
-        .unwrap();
-    assert!(host.total.is_none());
+    assert!(load.actual.breakdown.is_empty());
+    let e = load.estimate.as_ref().unwrap();
+    assert_eq!(e.form, "breakdown-projection");
+    let cuda1 = e.per_device.iter().find(|d| d.device == "CUDA1").unwrap();
+    assert_eq!(cuda1.total.unwrap().bytes, mib(21070.0)); // the last probe
+    assert_eq!(cuda1.kv.unwrap().bytes, mib(18432.0));
+    // 043: 24770 MiB "self" on a 7807 MiB card is a projection, never an underestimate.
+    let a = analyze(&[&corpus_file("043")]);
+    let load = &a.loads[0];
+    assert!(load.actual.breakdown.is_empty());
+    assert_eq!(load.estimate.as_ref().unwrap().per_device[0].total.unwrap().bytes, mib(5658.0));
+    assert!(load.devices.iter().all(|d| d.verdict != Verdict::Under));
 }
 
 #[test]

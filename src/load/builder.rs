@@ -6,12 +6,15 @@
 
 use crate::model::{
     device_for_library, device_sort_key, Actual, BreakdownRow, BufferKind, DeviceEstimate, Engine,
-    Estimate, Gpu, Layers, Load, LoadSource, ModelRef, Quantity, Settings, HOST_DEVICE,
+    Estimate, Gpu, Layers, Load, LoadSource, ModelRef, Quantity, Settings, HOST_DEVICE, MIB,
 };
 use crate::parse::event::{BreakdownLine, EstimateLine, GpuInfo, RunnerCommand, SummaryPart};
 use crate::parse::values::{parse_gpu_layers, parse_int};
 
 use super::buffers::{BufferLedger, BufferLine};
+
+/// Breakdown tables kept per load (fit probing prints one per probe).
+const MAX_TABLES: usize = 16;
 
 /// How far a load has progressed, as far as the log shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
@@ -68,8 +71,11 @@ pub struct LoadBuilder {
     pub fit_devices: Vec<(String, Option<i64>, Quantity, u64)>,
     pub ledger: BufferLedger,
     pub summary_actual_total: Option<(Quantity, u64)>,
+    /// Memory breakdown tables in print order (at most the last [`MAX_TABLES`]).
+    pub breakdown_tables: Vec<Vec<(BreakdownLine, u64)>>,
+    /// Resolved at the end: the last table that is an allocation, and the last that is a projection.
     pub breakdown: Vec<(BreakdownLine, u64)>,
-    pub breakdown_tables: u32,
+    pub breakdown_projection: Vec<(BreakdownLine, u64)>,
     pub offloaded: Option<(i64, i64)>,
     pub seen_offloaded: bool,
     pub failure: Option<(String, u64)>,
@@ -104,19 +110,50 @@ impl LoadBuilder {
         }
     }
 
-    /// Add one row of a memory breakdown table; a row for a device already in the table opens a new table,
-    /// and only the last table counts (earlier ones are fit probes).
+    /// Add one row of a memory breakdown table; a row for a device already in the current table opens a new
+    /// table (llama-server prints one per fit probe and one after the load).
     pub fn add_breakdown(&mut self, row: BreakdownLine, line: u64) {
-        if self.breakdown.is_empty() || self.breakdown.iter().any(|(r, _)| r.device == row.device) {
-            if !self.breakdown.is_empty() {
-                self.notes.push(format!(
-                    "line {line}: memory breakdown printed again; the earlier table (a fit probe) is replaced"
-                ));
+        let opens = self
+            .breakdown_tables
+            .last()
+            .is_none_or(|t| t.iter().any(|(r, _)| r.device == row.device));
+        if opens {
+            if self.breakdown_tables.len() == MAX_TABLES {
+                self.breakdown_tables.remove(0);
             }
-            self.breakdown.clear();
-            self.breakdown_tables += 1;
+            self.breakdown_tables.push(Vec::new());
         }
-        self.breakdown.push((row, line));
+        if let Some(table) = self.breakdown_tables.last_mut() {
+            table.push((row, line));
+        }
+    }
+
+    /// Split the tables into the allocation (the last table whose figures add up) and the projection (the
+    /// last table where `free + self` exceeds `total`: free memory was measured before `self` was
+    /// allocated, so `self` is what a fit probe would need, not what was taken).
+    fn resolve_breakdown(&mut self) {
+        let is_projection = |t: &Vec<(BreakdownLine, u64)>| {
+            t.iter()
+                .any(|(r, _)| r.unaccounted_suspect && r.unaccounted.is_none_or(|u| u <= -2 * MIB))
+        };
+        let tables = std::mem::take(&mut self.breakdown_tables);
+        let count = tables.len();
+        for table in tables {
+            let first = table.first().map(|(_, l)| *l).unwrap_or(0);
+            if is_projection(&table) {
+                self.notes.push(format!(
+                    "line {first}: memory breakdown with free + self > total: a fit projection, read as an estimate"
+                ));
+                self.breakdown_projection = table;
+            } else {
+                self.breakdown = table;
+            }
+        }
+        if count > 1 {
+            self.notes.push(format!(
+                "{count} memory breakdown tables printed; the last of each kind is used"
+            ));
+        }
     }
 
     pub fn add_summary_actual(
@@ -433,7 +470,35 @@ impl LoadBuilder {
                 ..Estimate::default()
             });
         }
-        if !self.fit_devices.is_empty() || self.fit_projection.is_some() {
+        if !self.fit_devices.is_empty()
+            || self.fit_projection.is_some()
+            || !self.breakdown_projection.is_empty()
+        {
+            if self.fit_devices.is_empty() && self.fit_projection.is_none() {
+                let per_device = self
+                    .breakdown_projection
+                    .iter()
+                    .map(|(r, _)| DeviceEstimate {
+                        device: if r.device == "Host" {
+                            HOST_DEVICE.to_string()
+                        } else {
+                            r.device.clone()
+                        },
+                        weights: Some(r.model),
+                        kv: Some(r.context),
+                        graph: Some(r.compute),
+                        total: Some(r.self_),
+                        layers: None,
+                    })
+                    .collect();
+                return Some(Estimate {
+                    per_device,
+                    form: "breakdown-projection".to_string(),
+                    weights_semantics: "per-device".to_string(),
+                    lines: self.breakdown_projection.iter().map(|(_, l)| *l).collect(),
+                    ..Estimate::default()
+                });
+            }
             let per_device = self
                 .fit_devices
                 .iter()
@@ -471,6 +536,7 @@ impl LoadBuilder {
         if self.phase < Phase::Ended && self.failure.is_none() {
             reasons.push(format!("the load was not seen to finish ({ended_by})"));
         }
+        self.resolve_breakdown();
         let engine = self.engine();
         let settings = self.settings();
         let gpus = self.gpus();
