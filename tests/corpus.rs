@@ -198,7 +198,13 @@ fn llama_server_fit_probe_tables_are_projections_042_043() {
     let a = analyze(&[&corpus_file("043")]);
     let load = &a.loads[0];
     assert!(load.actual.breakdown.is_empty());
-    assert_eq!(load.estimate.as_ref().unwrap().per_device[0].total.unwrap().bytes, mib(5658.0));
+    assert_eq!(
+        load.estimate.as_ref().unwrap().per_device[0]
+            .total
+            .unwrap()
+            .bytes,
+        mib(5658.0)
+    );
     assert!(load.devices.iter().all(|d| d.verdict != Verdict::Under));
 }
 

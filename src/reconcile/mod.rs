@@ -227,7 +227,11 @@ fn devices(load: &Load) -> Vec<DeviceRow> {
     if let Some(e) = &load.estimate {
         names.extend(e.per_device.iter().map(|d| d.device.clone()));
     }
-    if load.estimate.as_ref().is_some_and(|e| terms::host(e).value.is_some()) {
+    if load
+        .estimate
+        .as_ref()
+        .is_some_and(|e| terms::host(e).value.is_some())
+    {
         names.push(HOST_DEVICE.to_string());
     }
     names.sort_by_key(|d| device_sort_key(d));
