@@ -44,6 +44,20 @@ fn same_key(b: &Buffer, line: &BufferLine<'_>) -> bool {
     b.component == line.component && b.buffer == line.buffer && b.kind == line.kind
 }
 
+fn new_buffer(line: &BufferLine<'_>) -> Buffer {
+    Buffer {
+        device: device_of_buffer(line.buffer),
+        buffer: line.buffer.to_string(),
+        kind: line.kind,
+        host: is_host_buffer(line.buffer),
+        size: line.size,
+        line: line.line,
+        component: line.component.to_string(),
+        projector: line.projector,
+        superseded: Vec::new(),
+    }
+}
+
 impl BufferLedger {
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
@@ -101,17 +115,7 @@ impl BufferLedger {
             ));
         }
         self.entries.push(Entry {
-            buffer: Buffer {
-                device: device_of_buffer(line.buffer),
-                buffer: line.buffer.to_string(),
-                kind: line.kind,
-                host: is_host_buffer(line.buffer),
-                size: line.size,
-                line: line.line,
-                component: line.component.to_string(),
-                projector: line.projector,
-                superseded: Vec::new(),
-            },
+            buffer: new_buffer(&line),
             round,
         });
     }
@@ -121,17 +125,7 @@ impl BufferLedger {
     pub fn set_last(&mut self, line: BufferLine<'_>) {
         self.entries.retain(|e| !same_key(&e.buffer, &line));
         self.entries.push(Entry {
-            buffer: Buffer {
-                device: device_of_buffer(line.buffer),
-                buffer: line.buffer.to_string(),
-                kind: line.kind,
-                host: is_host_buffer(line.buffer),
-                size: line.size,
-                line: line.line,
-                component: line.component.to_string(),
-                projector: line.projector,
-                superseded: Vec::new(),
-            },
+            buffer: new_buffer(&line),
             round: self.round,
         });
     }

@@ -17,6 +17,16 @@ pub use buffers::{BufferLedger, BufferLine};
 pub use builder::parse_version;
 use builder::{LoadBuilder, Phase};
 
+/// Whether a memory-summary line is the actual: said by the rule, else by position (after the runner
+/// reported `offloaded N/M layers`, the summary describes what it allocated).
+fn is_actual(phase: SummaryPhase, load: &LoadBuilder) -> bool {
+    match phase {
+        SummaryPhase::Actual => true,
+        SummaryPhase::Estimate => false,
+        SummaryPhase::ByPosition => load.seen_offloaded,
+    }
+}
+
 /// Groups events into loads.
 pub struct Assembler {
     path: String,
@@ -248,11 +258,7 @@ impl Assembler {
             } => {
                 let b = self.ongoing(line, done);
                 b.touch(line);
-                let actual = match phase {
-                    SummaryPhase::Actual => true,
-                    SummaryPhase::Estimate => false,
-                    SummaryPhase::ByPosition => b.seen_offloaded,
-                };
+                let actual = is_actual(phase, b);
                 if actual {
                     b.add_summary_actual(part, &device, size, line);
                     b.ollama_engine_hint = true;
@@ -265,11 +271,7 @@ impl Assembler {
             EventKind::MemoryTotal { size, phase } => {
                 let b = self.ongoing(line, done);
                 b.touch(line);
-                let actual = match phase {
-                    SummaryPhase::Actual => true,
-                    SummaryPhase::Estimate => false,
-                    SummaryPhase::ByPosition => b.seen_offloaded,
-                };
+                let actual = is_actual(phase, b);
                 if actual {
                     b.summary_actual_total = Some((size, line));
                 } else {

@@ -48,12 +48,19 @@ fn pick_source(actual: &crate::model::Actual, from_buffers: Sum, from_breakdown:
 }
 
 fn components(load: &Load) -> Vec<ComponentRow> {
-    let Some(e) = &load.estimate else {
-        // Without an estimate there is nothing to compare, but the actual side is still worth a row each.
-        return actual_only(load);
-    };
     let a = &load.actual;
-    let est_lines = e.lines.clone();
+    let e = load.estimate.as_ref();
+    if e.is_none() && a.buffers.is_empty() && a.breakdown.is_empty() {
+        return Vec::new();
+    }
+    // Without an estimate there is nothing to compare, but the actual side is still worth a row each.
+    let estimated = |term: &dyn Fn(&crate::model::Estimate) -> Term| {
+        e.map(term).unwrap_or_else(|| Term {
+            value: None,
+            from: "no estimate in the log for this load".to_string(),
+        })
+    };
+    let est_lines = e.map(|e| e.lines.clone()).unwrap_or_default();
     let pick =
         |from_buffers: Sum, from_breakdown: Sum| pick_source(a, from_buffers, from_breakdown);
 
@@ -81,7 +88,7 @@ fn components(load: &Load) -> Vec<ComponentRow> {
         sum_buffers(a, "KV/RS buffers on all devices", is_kv),
         sum_breakdown(a, "context on all devices", |r| r.context, |_| true),
     );
-    let graph = pick(
+    let mut graph = pick(
         sum_buffers(a, "GPU compute buffers", |b| {
             b.kind == BufferKind::Compute && !b.host && !b.projector
         }),
@@ -92,133 +99,64 @@ fn components(load: &Load) -> Vec<ComponentRow> {
             |r| r.device != HOST_DEVICE,
         ),
     );
-    let mut graph = graph;
     let host_compute = sum_buffers(a, "host compute buffers", |b| {
         b.kind == BufferKind::Compute && b.host
     });
-    if graph.value.is_some() {
-        if let Some(h) = host_compute.value {
-            graph.from.push_str(&format!(
-                "; host compute buffers ({}) not counted: host memory",
-                crate::model::human(h.bytes)
-            ));
-        }
+    if let (Some(_), Some(h)) = (graph.value, host_compute.value) {
+        graph.from.push_str(&format!(
+            "; host compute buffers ({}) not counted: host memory",
+            crate::model::human(h.bytes)
+        ));
     }
+    let engine = load.engine;
     let mut rows = vec![
         row(
             Component::WeightsGpu,
-            terms::weights_gpu(e, load.engine),
+            estimated(&|e| terms::weights_gpu(e, engine)),
             weights_gpu,
             est_lines.clone(),
         ),
         row(
             Component::WeightsHost,
-            terms::weights_host(e),
+            estimated(&terms::weights_host),
             weights_host,
             est_lines.clone(),
         ),
-        row(Component::Kv, terms::kv(e), kv, est_lines.clone()),
+        row(Component::Kv, estimated(&terms::kv), kv, est_lines.clone()),
         row(
             Component::Graph,
-            terms::graph(e, load.engine),
+            estimated(&|e| terms::graph(e, engine)),
             graph,
             est_lines.clone(),
         ),
     ];
     let projector_actual = sum_buffers(a, "projector (clip) buffers", |b| b.projector);
-    if let Some(est) = terms::projector(e) {
-        let act = if projector_actual.value.is_some() {
-            projector_actual
-        } else if load.engine == crate::model::Engine::Ollama {
-            Sum {
-                value: None,
-                from: "no separate lines: the Ollama engine loads the projector with the model, inside weights_gpu and graph"
-                    .to_string(),
-                lines: Vec::new(),
-            }
-        } else {
-            projector_actual
-        };
-        rows.push(row(Component::Projector, est, act, est_lines));
-    } else if projector_actual.value.is_some() {
-        rows.push(row(
+    match e.and_then(terms::projector) {
+        Some(est) => {
+            let act = if projector_actual.value.is_none() && engine == crate::model::Engine::Ollama
+            {
+                Sum {
+                    value: None,
+                    from: "no separate lines: the Ollama engine loads the projector with the model, inside weights_gpu and graph".to_string(),
+                    lines: Vec::new(),
+                }
+            } else {
+                projector_actual
+            };
+            rows.push(row(Component::Projector, est, act, est_lines));
+        }
+        None if projector_actual.value.is_some() => rows.push(row(
             Component::Projector,
-            Term {
+            estimated(&|_| Term {
                 value: None,
-                from: "the estimate line has no projector terms".to_string(),
-            },
+                from: "the estimate has no projector terms".to_string(),
+            }),
             projector_actual,
             Vec::new(),
-        ));
+        )),
+        None => {}
     }
     rows
-}
-
-fn actual_only(load: &Load) -> Vec<ComponentRow> {
-    if load.actual.buffers.is_empty() && load.actual.breakdown.is_empty() {
-        return Vec::new();
-    }
-    let none = || Term {
-        value: None,
-        from: "no estimate in the log for this load".to_string(),
-    };
-    let a = &load.actual;
-    let pick =
-        |from_buffers: Sum, from_breakdown: Sum| pick_source(a, from_buffers, from_breakdown);
-    vec![
-        row(
-            Component::WeightsGpu,
-            none(),
-            pick(
-                sum_buffers(a, "GPU weight buffers", |b| {
-                    b.kind == BufferKind::Model && !b.host && !b.projector
-                }),
-                sum_breakdown(a, "model on GPUs", |r| r.model, |r| r.device != HOST_DEVICE),
-            ),
-            Vec::new(),
-        ),
-        row(
-            Component::WeightsHost,
-            none(),
-            pick(
-                sum_buffers(a, "host weight buffers", |b| {
-                    b.kind == BufferKind::Model && b.host && !b.projector
-                }),
-                sum_breakdown(
-                    a,
-                    "model on the host",
-                    |r| r.model,
-                    |r| r.device == HOST_DEVICE,
-                ),
-            ),
-            Vec::new(),
-        ),
-        row(
-            Component::Kv,
-            none(),
-            pick(
-                sum_buffers(a, "KV/RS buffers on all devices", is_kv),
-                sum_breakdown(a, "context", |r| r.context, |_| true),
-            ),
-            Vec::new(),
-        ),
-        row(
-            Component::Graph,
-            none(),
-            pick(
-                sum_buffers(a, "GPU compute buffers", |b| {
-                    b.kind == BufferKind::Compute && !b.host && !b.projector
-                }),
-                sum_breakdown(
-                    a,
-                    "compute on GPUs",
-                    |r| r.compute,
-                    |r| r.device != HOST_DEVICE,
-                ),
-            ),
-            Vec::new(),
-        ),
-    ]
 }
 
 fn devices(load: &Load) -> Vec<DeviceRow> {
