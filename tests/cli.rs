@@ -150,10 +150,8 @@ fn show_unrecognized_lists_memory_lines_no_rule_knows() {
 
 #[test]
 fn grammar_dir_adds_a_fork_line_without_a_rebuild() {
-    let dir = std::env::temp_dir().join(format!("vramdiff-cli-grammar-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(
-        dir.join("60-fork.toml"),
+    let dir = crate::util::grammar_dir(
+        "cli-grammar",
         r#"format = 1
 [[rule]]
 id = "fork.weights"
@@ -165,8 +163,7 @@ set = { component = "fork", kind = "model" }
 line = "fork weights on CUDA0: 10.00 MiB"
 expect = { buffer = "CUDA0" }
 "#,
-    )
-    .unwrap();
+    );
     let grammar_dir = dir.display().to_string();
     let out = run(
         &["--format", "json", "--grammar-dir", &grammar_dir],

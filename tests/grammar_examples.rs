@@ -64,10 +64,8 @@ fn every_rule_matches_its_examples_with_the_expected_fields() {
 
 #[test]
 fn an_override_dir_replaces_a_builtin_file_and_adds_rules() {
-    let dir = std::env::temp_dir().join(format!("vramdiff-grammar-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(
-        dir.join("60-fork.toml"),
+    let dir = crate::util::grammar_dir(
+        "grammar",
         r#"format = 1
 [[rule]]
 id = "fork.vram"
@@ -78,8 +76,7 @@ regex = 'fork vram'
 line = "fork vram 12"
 expect = {}
 "#,
-    )
-    .unwrap();
+    );
     let g = grammar::load(Some(&dir)).expect("override loads");
     assert!(g.rules.iter().any(|r| r.id == "fork.vram"));
     std::fs::write(dir.join("60-fork.toml"), "format = 2\n").unwrap();

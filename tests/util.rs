@@ -54,3 +54,11 @@ pub fn stdout(o: &Output) -> String {
 pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
+
+/// A fresh temporary grammar folder holding one file, `60-fork.toml`, with `toml` as its text.
+pub fn grammar_dir(tag: &str, toml: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("vramdiff-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("60-fork.toml"), toml).unwrap();
+    dir
+}

@@ -470,35 +470,7 @@ impl LoadBuilder {
                 ..Estimate::default()
             });
         }
-        if !self.fit_devices.is_empty()
-            || self.fit_projection.is_some()
-            || !self.breakdown_projection.is_empty()
-        {
-            if self.fit_devices.is_empty() && self.fit_projection.is_none() {
-                let per_device = self
-                    .breakdown_projection
-                    .iter()
-                    .map(|(r, _)| DeviceEstimate {
-                        device: if r.device == "Host" {
-                            HOST_DEVICE.to_string()
-                        } else {
-                            r.device.clone()
-                        },
-                        weights: Some(r.model),
-                        kv: Some(r.context),
-                        graph: Some(r.compute),
-                        total: Some(r.self_),
-                        layers: None,
-                    })
-                    .collect();
-                return Some(Estimate {
-                    per_device,
-                    form: "breakdown-projection".to_string(),
-                    weights_semantics: "per-device".to_string(),
-                    lines: self.breakdown_projection.iter().map(|(_, l)| *l).collect(),
-                    ..Estimate::default()
-                });
-            }
+        if !self.fit_devices.is_empty() || self.fit_projection.is_some() {
             let per_device = self
                 .fit_devices
                 .iter()
@@ -519,6 +491,27 @@ impl LoadBuilder {
                 form: "fit-projection".to_string(),
                 weights_semantics: "per-device".to_string(),
                 lines,
+                ..Estimate::default()
+            });
+        }
+        if !self.breakdown_projection.is_empty() {
+            let per_device = self
+                .breakdown_projection
+                .iter()
+                .map(|(r, _)| DeviceEstimate {
+                    device: r.device.clone(),
+                    weights: Some(r.model),
+                    kv: Some(r.context),
+                    graph: Some(r.compute),
+                    total: Some(r.self_),
+                    layers: None,
+                })
+                .collect();
+            return Some(Estimate {
+                per_device,
+                form: "breakdown-projection".to_string(),
+                weights_semantics: "per-device".to_string(),
+                lines: self.breakdown_projection.iter().map(|(_, l)| *l).collect(),
                 ..Estimate::default()
             });
         }
@@ -546,11 +539,7 @@ impl LoadBuilder {
             .breakdown
             .iter()
             .map(|(r, line)| BreakdownRow {
-                device: if r.device == "Host" {
-                    HOST_DEVICE.to_string()
-                } else {
-                    r.device.clone()
-                },
+                device: r.device.clone(),
                 name: r.name.clone(),
                 total: r.total,
                 free: r.free,

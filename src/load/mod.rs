@@ -229,13 +229,7 @@ impl Assembler {
                 b.mark_source("llama.cpp");
                 b.advance(Phase::RunnerOutput);
             }
-            EventKind::EngineWeights { buffer, size } | EventKind::EngineGraph { buffer, size } => {
-                let is_graph = matches!(event.rule.as_ref(), "ollama.engine.compute-graph");
-                let kind = if is_graph {
-                    BufferKind::Compute
-                } else {
-                    BufferKind::Model
-                };
+            EventKind::EngineBuffer { buffer, kind, size } => {
                 let b = self.ongoing(line, done);
                 b.touch(line);
                 b.ledger.set_last(BufferLine {

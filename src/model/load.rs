@@ -34,6 +34,16 @@ pub enum Engine {
     Unknown,
 }
 
+impl Engine {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Engine::Llama => "llama",
+            Engine::Ollama => "ollama",
+            Engine::Unknown => "unknown",
+        }
+    }
+}
+
 /// The model file the load used.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct ModelRef {

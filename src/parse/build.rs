@@ -158,12 +158,13 @@ pub fn build(event: &str, fields: &Fields) -> Result<EventKind, BuildError> {
                 projector: fields.get("projector") == Some("true"),
             }
         }
-        "engine_weights" => EventKind::EngineWeights {
+        "engine_weights" | "engine_graph" => EventKind::EngineBuffer {
             buffer: need(fields, "buffer")?.to_string(),
-            size: size_of(fields, "size")?,
-        },
-        "engine_graph" => EventKind::EngineGraph {
-            buffer: need(fields, "buffer")?.to_string(),
+            kind: if event == "engine_graph" {
+                BufferKind::Compute
+            } else {
+                BufferKind::Model
+            },
             size: size_of(fields, "size")?,
         },
         "memory_summary" => EventKind::MemorySummary {
@@ -284,7 +285,11 @@ fn breakdown(fields: &Fields) -> Result<BreakdownLine, BuildError> {
         },
     };
     Ok(BreakdownLine {
-        device: need(fields, "device")?.trim().to_string(),
+        // The breakdown's `Host` row is host memory: give it the host row's name everywhere downstream.
+        device: match need(fields, "device")?.trim() {
+            "Host" => crate::model::HOST_DEVICE.to_string(),
+            other => other.to_string(),
+        },
         name: opt_text(fields, "name"),
         total: fields.get("total").and_then(parse_mib_integer),
         free: fields.get("free").and_then(parse_mib_integer),

@@ -136,10 +136,13 @@ pub enum EventKind {
         size: Quantity,
         projector: bool,
     },
-    /// Ollama engine `msg="model weights" buffer=…`.
-    EngineWeights { buffer: String, size: Quantity },
-    /// Ollama engine `msg="compute graph" backend=… buffer_type=…`.
-    EngineGraph { buffer: String, size: Quantity },
+    /// Ollama engine `msg="model weights" buffer=…` (kind model) or
+    /// `msg="compute graph" backend=… buffer_type=…` (kind compute).
+    EngineBuffer {
+        buffer: String,
+        kind: BufferKind,
+        size: Quantity,
+    },
     /// `msg="model weights"|"kv cache"|"compute graph" device=… size=…`.
     MemorySummary {
         part: SummaryPart,

@@ -79,10 +79,7 @@ fn header(out: &mut String, index: usize, load: &Load) {
         s.first_line,
         s.last_line,
         sanitize(&model),
-        serde_json::to_value(load.engine)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_default(),
+        load.engine.as_str(),
         load.ollama_version
             .as_ref()
             .map(|v| format!("  Ollama {}", sanitize(v)))
