@@ -6,6 +6,7 @@ pub mod device;
 pub mod load;
 pub mod quantity;
 pub mod reconciled;
+pub mod snapshot;
 
 pub use analysis::{Analysis, InputSummary, InputWarning, UnrecognizedLine};
 pub use device::{
@@ -17,3 +18,4 @@ pub use load::{
 };
 pub use quantity::{human, Ordering3, Quantity, GIB, KIB, MIB, TIB};
 pub use reconciled::{Component, ComponentRow, DeviceRow, Verdict};
+pub use snapshot::{normalize_bus_id, SmiFormat, SmiGpu, SmiProcess, Snapshot};
