@@ -10,7 +10,7 @@ use crate::util::{root, run};
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Report {
+pub(crate) struct Report {
     schema_version: u64,
     tool: Tool,
     inputs: Vec<Input>,
@@ -55,15 +55,15 @@ struct Warning {
 
 #[derive(Deserialize, Clone, Copy)]
 #[serde(deny_unknown_fields)]
-struct Q {
-    bytes: i64,
-    low: i64,
-    high: i64,
+pub(crate) struct Q {
+    pub bytes: i64,
+    pub low: i64,
+    pub high: i64,
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Load {
+pub(crate) struct Load {
     source: Source,
     engine: Engine,
     model: Model,
@@ -73,6 +73,7 @@ struct Load {
     actual: Actual,
     components: Vec<ComponentRow>,
     devices: Vec<DeviceRow>,
+    observed: Vec<ObservedRow>,
     #[serde(default)]
     ollama_version: Option<String>,
     #[serde(default)]
@@ -131,6 +132,8 @@ struct Gpu {
     variant: Option<String>,
     total: Option<Q>,
     available: Option<Q>,
+    #[serde(default)]
+    bus_id: Option<String>,
     line: u64,
 }
 
@@ -279,6 +282,43 @@ struct DeviceRow {
     verdict: Verdict,
     host: bool,
     lines: Vec<u64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ObservedRow {
+    pub device: String,
+    pub gpu_id: Option<String>,
+    pub join: Join,
+    pub name: Option<String>,
+    pub used: Option<Q>,
+    pub total: Option<Q>,
+    pub baseline: Option<Q>,
+    pub estimated: Option<Q>,
+    pub buffers: Option<Q>,
+    pub runner_process: Option<Q>,
+    pub other_processes: Option<Q>,
+    pub unattributed: Option<Q>,
+    pub unattributed_from: String,
+    pub capture: CaptureRef,
+    pub lines: Vec<u64>,
+}
+
+#[derive(Deserialize, Debug, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum Join {
+    Uuid,
+    Bus,
+    Index,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct CaptureRef {
+    pub path: String,
+    pub line: u64,
+    pub format: String,
+    pub timestamp: Option<String>,
 }
 
 fn bounded(q: &Q) {

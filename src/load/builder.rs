@@ -303,6 +303,7 @@ impl LoadBuilder {
                         gpu.variant = g.variant.clone();
                         gpu.total = g.total;
                         gpu.available = g.available;
+                        gpu.bus_id = g.bus_id.clone().or(gpu.bus_id);
                         if gpu.compute.is_none() {
                             gpu.compute = g.compute.clone();
                         }
@@ -596,6 +597,7 @@ impl LoadBuilder {
             },
             components: Vec::new(),
             devices: Vec::new(),
+            observed: Vec::new(),
             ollama_version: self.version,
             notes: self.notes,
         }
@@ -628,6 +630,7 @@ pub fn gpu_from_info(g: &GpuInfo, line: u64) -> Gpu {
         variant: g.variant.clone(),
         total: g.total,
         available: g.available,
+        bus_id: g.bus_id.clone(),
         line,
     }
 }

@@ -6,6 +6,7 @@
 
 use serde::Serialize;
 
+use super::observed::ObservedRow;
 use super::quantity::Quantity;
 use super::reconciled::{ComponentRow, DeviceRow};
 
@@ -82,6 +83,9 @@ pub struct Gpu {
     pub variant: Option<String>,
     pub total: Option<Quantity>,
     pub available: Option<Quantity>,
+    /// PCI bus id (`pci_id=`, v0.12.4+), normalised like nvidia-smi's; joins the GPU to nvidia-smi captures.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bus_id: Option<String>,
     /// Line the GPU was described on.
     pub line: u64,
 }
@@ -229,6 +233,8 @@ pub struct Load {
     pub actual: Actual,
     pub components: Vec<ComponentRow>,
     pub devices: Vec<DeviceRow>,
+    /// The load's GPUs as an nvidia-smi/rocm-smi capture saw them; empty without a capture.
+    pub observed: Vec<ObservedRow>,
     /// Ollama's version when the log printed it (`Listening on … (version 0.9.6)`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ollama_version: Option<String>,

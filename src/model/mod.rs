@@ -4,6 +4,7 @@
 pub mod analysis;
 pub mod device;
 pub mod load;
+pub mod observed;
 pub mod quantity;
 pub mod reconciled;
 pub mod snapshot;
@@ -16,6 +17,7 @@ pub use load::{
     Actual, BreakdownRow, Buffer, BufferKind, DeviceEstimate, Engine, Estimate, Gpu, Layers, Load,
     LoadSource, ModelRef, Settings,
 };
+pub use observed::{CaptureRef, GpuJoin, ObservedRow};
 pub use quantity::{human, Ordering3, Quantity, GIB, KIB, MIB, TIB};
 pub use reconciled::{Component, ComponentRow, DeviceRow, Verdict};
 pub use snapshot::{normalize_bus_id, SmiFormat, SmiGpu, SmiProcess, Snapshot};

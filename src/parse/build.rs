@@ -6,7 +6,7 @@ use super::matcher::Fields;
 use super::values::{
     parse_go_struct, parse_int, parse_int_list, parse_mib_integer, parse_size, parse_size_list,
 };
-use crate::model::BufferKind;
+use crate::model::{normalize_bus_id, BufferKind};
 
 /// The event kinds a grammar rule may name, with the fields each requires.
 pub const EVENT_KINDS: &[(&str, &[&str])] = &[
@@ -96,6 +96,7 @@ pub fn build(event: &str, fields: &Fields) -> Result<EventKind, BuildError> {
                 variant: opt_text(fields, "variant"),
                 total: opt_size(fields, "total"),
                 available: opt_size(fields, "available"),
+                bus_id: opt_text(fields, "pci_id").and_then(|t| normalize_bus_id(&t)),
             };
             if event == "gpu_memory" {
                 EventKind::GpuMemory(gpu)
@@ -135,6 +136,7 @@ pub fn build(event: &str, fields: &Fields) -> Result<EventKind, BuildError> {
             variant: None,
             total: None,
             available: None,
+            bus_id: None,
         }),
         "offloaded" => EventKind::Offloaded {
             done: parse_int(need(fields, "done")?).ok_or("bad layer count")?,

@@ -56,6 +56,8 @@ pub struct GpuInfo {
     pub variant: Option<String>,
     pub total: Option<Quantity>,
     pub available: Option<Quantity>,
+    /// PCI bus id (`pci_id=` from v0.12.4 discovery), normalised.
+    pub bus_id: Option<String>,
 }
 
 /// The `estimate` line's fields, by canonical key.

@@ -2,6 +2,7 @@
 //! verdict that respects the rounding of both sides. Pure functions of a [`Load`].
 
 mod actuals;
+pub mod observed;
 mod terms;
 
 use crate::model::{

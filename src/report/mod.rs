@@ -3,6 +3,7 @@
 
 pub mod json;
 pub mod table;
+pub mod tables;
 pub mod text;
 
 use crate::model::Analysis;

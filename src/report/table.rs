@@ -50,12 +50,13 @@ impl Table {
             out.push_str(&pad);
             let mut parts = Vec::new();
             for (i, cell) in cells.iter().enumerate() {
+                let cell = super::sanitize(cell);
                 let width = widths.get(i).copied().unwrap_or(0);
                 let fill = width.saturating_sub(cell.chars().count());
                 let last = i + 1 == cells.len();
                 parts.push(match self.align.get(i) {
                     Some(Align::Right) => format!("{}{}", " ".repeat(fill), cell),
-                    _ if last => cell.clone(),
+                    _ if last => cell.to_string(),
                     _ => format!("{}{}", cell, " ".repeat(fill)),
                 });
             }

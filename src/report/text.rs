@@ -3,60 +3,12 @@
 
 use std::fmt::Write;
 
-use super::table::{Align, Table};
+use super::tables::{self, lines, q};
 use super::{sanitize, ReportOptions, Reporter};
-use crate::model::{human, Analysis, Load, Quantity, Verdict};
+use crate::model::{human, Analysis, Load};
 
 pub struct TextReporter {
     pub options: ReportOptions,
-}
-
-fn q(q: Option<Quantity>) -> String {
-    q.map(|q| human(q.bytes)).unwrap_or_else(|| "–".to_string())
-}
-
-/// A delta with its range: `-10.5 MiB (-61.2 MiB … +40.1 MiB)`.
-pub fn delta(d: Option<Quantity>) -> String {
-    match d {
-        None => "–".to_string(),
-        Some(d) => {
-            let signed = |v: i64| {
-                if v > 0 {
-                    format!("+{}", human(v))
-                } else {
-                    human(v)
-                }
-            };
-            format!(
-                "{} ({} … {})",
-                signed(d.bytes),
-                signed(d.low),
-                signed(d.high)
-            )
-        }
-    }
-}
-
-pub fn verdict_word(v: Verdict) -> &'static str {
-    match v {
-        Verdict::Match => "match (within rounding)",
-        Verdict::Over => "over (estimate larger)",
-        Verdict::Under => "UNDER (estimate smaller)",
-        Verdict::Unknown => "unknown",
-    }
-}
-
-fn lines(lines: &[u64]) -> String {
-    if lines.is_empty() {
-        return String::new();
-    }
-    let shown: Vec<String> = lines.iter().take(8).map(|l| l.to_string()).collect();
-    let more = if lines.len() > 8 {
-        format!(" +{}", lines.len() - 8)
-    } else {
-        String::new()
-    };
-    format!("{}{more}", shown.join(","))
 }
 
 fn header(out: &mut String, index: usize, load: &Load) {
@@ -170,81 +122,19 @@ fn header(out: &mut String, index: usize, load: &Load) {
 
 fn load_section(out: &mut String, index: usize, load: &Load) {
     header(out, index, load);
-    if !load.components.is_empty() {
-        let mut t = Table::new(&[
-            ("component", Align::Left),
-            ("estimated", Align::Right),
-            ("actual", Align::Right),
-            ("delta (range)", Align::Right),
-            ("verdict", Align::Left),
-        ]);
-        for c in &load.components {
-            t.push(vec![
-                c.component.as_str().to_string(),
-                q(c.estimated),
-                q(c.actual),
-                delta(c.delta),
-                verdict_word(c.verdict).to_string(),
-            ]);
-        }
+    for section in tables::sections(load) {
         out.push('\n');
-        out.push_str(&t.to_text(2));
-        for c in &load.components {
-            let _ = writeln!(
-                out,
-                "    {}: estimated = {}",
-                c.component.as_str(),
-                sanitize(&c.estimated_from)
-            );
-            let _ = writeln!(
-                out,
-                "    {:width$}  actual = {}",
-                "",
-                sanitize(&c.actual_from),
-                width = c.component.as_str().len()
-            );
-        }
-    }
-    if !load.devices.is_empty() {
-        let mut t = Table::new(&[
-            ("device", Align::Left),
-            ("estimated", Align::Right),
-            ("actual", Align::Right),
-            ("delta (range)", Align::Right),
-            ("verdict", Align::Left),
-            ("lines", Align::Left),
-        ]);
-        for d in &load.devices {
-            let name = if d.host {
-                format!("{} (host)", d.device)
-            } else {
-                d.device.clone()
-            };
-            t.push(vec![
-                sanitize(&name).into_owned(),
-                q(d.estimated),
-                q(d.actual),
-                delta(d.delta),
-                verdict_word(d.verdict).to_string(),
-                lines(&d.lines),
-            ]);
-        }
-        out.push('\n');
-        out.push_str(&t.to_text(2));
-        for d in &load.devices {
-            let _ = writeln!(
-                out,
-                "    {}: estimated = {}",
-                sanitize(&d.device),
-                sanitize(&d.estimated_from)
-            );
-            let _ = writeln!(
-                out,
-                "    {:width$}  actual = {}",
-                "",
-                sanitize(&d.actual_from),
-                width = d.device.chars().count()
-            );
+        out.push_str(&section.table.to_text(2));
+        for e in &section.explanations {
+            let subject = sanitize(&e.subject);
+            for (i, (key, text)) in e.parts.iter().enumerate() {
+                if i == 0 {
+                    let _ = writeln!(out, "    {subject}: {key} = {}", sanitize(text));
+                } else {
+                    let pad = subject.chars().count();
+                    let _ = writeln!(out, "    {:pad$}  {key} = {}", "", sanitize(text));
+                }
+            }
         }
     }
     for note in &load.notes {

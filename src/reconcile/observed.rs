@@ -1,0 +1,362 @@
+//! Reconcile a load with what nvidia-smi (or rocm-smi) saw: join each of the load's devices to a GPU of a
+//! capture, and split the GPU's used memory into the runner's buffers, the rest of the runner process (CUDA
+//! context, workspaces), other processes and whatever an idle capture already showed.
+//!
+//! Choosing *which* capture belongs to a load is separate from the arithmetic: [`pick_in_log`] for captures
+//! pasted into the log around the load, [`pick_in_series`] for a capture file given with `--smi`.
+
+use crate::model::{
+    CaptureRef, GpuJoin, Load, ObservedRow, Quantity, SmiGpu, SmiProcess, Snapshot, MIB,
+};
+
+/// The captures chosen for one load.
+#[derive(Debug, Clone, Copy)]
+pub struct Observation<'a> {
+    /// The input the captures were read from.
+    pub path: &'a str,
+    /// The capture taken while the model was loaded.
+    pub loaded: &'a Snapshot,
+    /// A process table taken with it, when `loaded` has none (`--query-compute-apps` printed separately).
+    pub processes: Option<&'a [SmiProcess]>,
+    /// A capture taken before the load (idle baseline), when there is one.
+    pub idle: Option<&'a Snapshot>,
+}
+
+/// Process names that are Ollama's or llama.cpp's runner: the memory they hold is the load's.
+const RUNNER_NAMES: &[&str] = &[
+    "ollama_llama_server",
+    "ollama",
+    "llama-server",
+    "llama_server",
+    "ollama_runner",
+];
+
+/// True when a process table's name is the runner (path and `.exe` stripped; names cut with `...` match on
+/// their prefix).
+pub fn is_runner_process(name: &str) -> bool {
+    let base = name.trim().rsplit(['/', '\\']).next().unwrap_or("");
+    let base = base.strip_suffix(".exe").unwrap_or(base);
+    // `ollama runner --model …` when the table shows arguments.
+    let base = base.split_whitespace().next().unwrap_or("");
+    match base.strip_suffix("...") {
+        Some(prefix) if prefix.len() >= 4 => RUNNER_NAMES.iter().any(|n| n.starts_with(prefix)),
+        Some(_) => false,
+        None => RUNNER_NAMES.contains(&base),
+    }
+}
+
+/// Among the captures of the load's own input, the one taken while it was loaded and an idle one before it.
+///
+/// `snapshots` are in input order; the load spans `first..=last` lines and the next load in the same input
+/// starts at `next_first`. The loaded capture is the one with the most memory in use among those after the
+/// load's last line and before the next load (the moment the model was certainly resident); the idle capture
+/// is the last one before the load's first line.
+pub fn pick_in_log(
+    snapshots: &[Snapshot],
+    first: u64,
+    last: u64,
+    next_first: Option<u64>,
+) -> Option<(usize, Option<usize>)> {
+    let after = |s: &Snapshot| s.line > last && next_first.is_none_or(|n| s.line < n);
+    let loaded = peak(snapshots, after)?;
+    let idle = snapshots
+        .iter()
+        .rposition(|s| s.end_line < first && !s.gpus.is_empty());
+    Some((loaded, idle))
+}
+
+/// In a capture file with no link to log lines, the capture with the most memory in use is the loaded one,
+/// and an earlier capture is an idle baseline when it shows no runner process (or, without a process table,
+/// when it lacks at least 90 % of the load's buffers on every GPU — checked by [`observe`]).
+pub fn pick_in_series(snapshots: &[Snapshot]) -> Option<(usize, Option<usize>)> {
+    let loaded = peak(snapshots, |_| true)?;
+    let idle = (0..loaded).find(|&i| !snapshots[i].gpus.is_empty());
+    Some((loaded, idle))
+}
+
+fn peak(snapshots: &[Snapshot], keep: impl Fn(&Snapshot) -> bool) -> Option<usize> {
+    let used = |s: &Snapshot| {
+        s.gpus
+            .iter()
+            .filter_map(|g| g.used)
+            .map(|q| q.bytes)
+            .sum::<i64>()
+    };
+    snapshots
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| !s.gpus.is_empty() && keep(s))
+        // The first of equal peaks: the earliest moment the model was fully resident.
+        .max_by(|(ia, a), (ib, b)| used(a).cmp(&used(b)).then(ib.cmp(ia)))
+        .map(|(i, _)| i)
+}
+
+/// The GPU of `snapshot` a device of the load runs on, and how they were matched.
+fn join<'s>(load: &Load, device: &str, snapshot: &'s Snapshot) -> Option<(&'s SmiGpu, GpuJoin)> {
+    let position = device_position(device)?;
+    let gpus: Vec<&SmiGpu> = snapshot.gpus.iter().filter(|g| !g.mig).collect();
+    let log_gpu = load.gpus.get(position);
+    if let Some(id) = log_gpu
+        .map(|g| g.id.as_str())
+        .filter(|id| id.starts_with("GPU-"))
+    {
+        if let Some(g) = gpus
+            .iter()
+            .find(|g| g.uuid.as_deref().is_some_and(|u| same_uuid(u, id)))
+        {
+            return Some((g, GpuJoin::Uuid));
+        }
+    }
+    if let Some(bus) = log_gpu.and_then(|g| g.bus_id.as_deref()) {
+        if let Some(g) = gpus.iter().find(|g| g.bus_id.as_deref() == Some(bus)) {
+            return Some((g, GpuJoin::Bus));
+        }
+    }
+    // Both sides name their GPUs and none matched: this capture is of other GPUs; do not guess.
+    let log_uuid = log_gpu.is_some_and(|g| g.id.starts_with("GPU-"));
+    let log_bus = log_gpu.is_some_and(|g| g.bus_id.is_some());
+    if (log_uuid && gpus.iter().any(|g| g.uuid.is_some()))
+        || (log_bus && gpus.iter().any(|g| g.bus_id.is_some()))
+    {
+        return None;
+    }
+    let by_index = gpus
+        .iter()
+        .find(|g| g.index == Some(position as u32))
+        .or_else(|| gpus.get(position).filter(|g| g.index.is_none()));
+    by_index.map(|g| (*g, GpuJoin::Index))
+}
+
+/// UUIDs compare case-insensitively; ROCm discovery prints a shortened id (`GPU-9abb57639fa80c50`), so a prefix
+/// of at least 12 hex digits matches.
+fn same_uuid(a: &str, b: &str) -> bool {
+    let norm = |s: &str| s.trim().to_ascii_lowercase().replace('-', "");
+    let (a, b) = (norm(a), norm(b));
+    let (short, long) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+    short.len() >= 15 && long.starts_with(&short)
+}
+
+fn process_on(p: &SmiProcess, g: &SmiGpu) -> bool {
+    let eq = |a: &Option<String>, b: &Option<String>| a.is_some() && a == b;
+    let uuid = match (&p.gpu_uuid, &g.uuid) {
+        (Some(a), Some(b)) => Some(same_uuid(a, b)),
+        _ => None,
+    };
+    uuid.or_else(|| {
+        (p.gpu_bus_id.is_some() && g.bus_id.is_some()).then(|| eq(&p.gpu_bus_id, &g.bus_id))
+    })
+    .or_else(|| p.gpu_index.zip(g.index).map(|(a, b)| a == b))
+    .unwrap_or(false)
+}
+
+/// The runner's and the other processes' memory on one GPU; `None` each when the table cannot say.
+fn split_processes(
+    processes: &[SmiProcess],
+    gpu: &SmiGpu,
+) -> (Option<Quantity>, Option<Quantity>, Vec<u64>) {
+    let on_gpu: Vec<&SmiProcess> = processes.iter().filter(|p| process_on(p, gpu)).collect();
+    if processes.is_empty() || on_gpu.iter().any(|p| p.used.is_none()) {
+        return (None, None, on_gpu.iter().map(|p| p.line).collect());
+    }
+    let sum = |runner: bool| {
+        Quantity::sum(
+            on_gpu
+                .iter()
+                .filter(|p| is_runner_process(&p.name) == runner)
+                .filter_map(|p| p.used),
+        )
+        .unwrap_or(Quantity::exact(0))
+    };
+    let lines = on_gpu
+        .iter()
+        .filter(|p| is_runner_process(&p.name))
+        .map(|p| p.line)
+        .collect();
+    (Some(sum(true)), Some(sum(false)), lines)
+}
+
+/// Fill `load.observed` from a capture, and note on the load what a reader must know about the join.
+pub fn observe(load: &mut Load, observation: Observation<'_>) {
+    let Observation {
+        path,
+        loaded,
+        processes,
+        idle,
+    } = observation;
+    let processes = loaded.processes.as_deref().or(processes);
+    let capture = CaptureRef {
+        path: path.to_string(),
+        line: loaded.line,
+        format: loaded.format,
+        timestamp: loaded.timestamp.clone(),
+    };
+    let mut rows = Vec::new();
+    let mut index_joined = false;
+    for device in load.devices.iter().filter(|d| !d.host) {
+        let Some((gpu, join)) = join(load, &device.device, loaded) else {
+            continue;
+        };
+        index_joined |= join == GpuJoin::Index;
+        let idle_gpu = idle.and_then(|s| join_same(gpu, s));
+        let (runner, others, mut lines) = match processes {
+            Some(p) => split_processes(p, gpu),
+            None => (None, None, Vec::new()),
+        };
+        let buffers = device.actual;
+        // An idle capture only counts when the load's buffers were not yet there.
+        let baseline = idle_gpu.and_then(|g| g.used).filter(|b| {
+            let (Some(used), Some(buffers)) = (gpu.used, buffers) else {
+                return false;
+            };
+            used.bytes - b.bytes >= buffers.bytes / 10 * 9
+        });
+        let (unattributed, unattributed_from) = match (runner, buffers) {
+            (Some(r), Some(b)) if r.bytes > 0 => (
+                Some(r.minus(b)),
+                "runner process memory − the runner's buffers".to_string(),
+            ),
+            (_, Some(b)) => match (gpu.used, baseline) {
+                (Some(u), Some(base)) => (
+                    Some(u.minus(base).minus(b)),
+                    "used − idle baseline − the runner's buffers".to_string(),
+                ),
+                (Some(u), None) => (
+                    Some(u.minus(b)),
+                    "used − the runner's buffers (no idle capture: includes the driver's own use and other processes)"
+                        .to_string(),
+                ),
+                _ => (None, "the capture has no used figure for this GPU".to_string()),
+            },
+            (_, None) => (None, "no buffer lines for this device in the log".to_string()),
+        };
+        lines.push(gpu.line);
+        lines.sort_unstable();
+        lines.dedup();
+        let log_id = load.gpus.iter().map(|g| g.id.as_str()).find(|id| {
+            id.starts_with("GPU-") && gpu.uuid.as_deref().is_some_and(|u| same_uuid(u, id))
+        });
+        rows.push(ObservedRow {
+            device: device.device.clone(),
+            gpu_id: gpu.uuid.clone().or(log_id.map(str::to_string)).or_else(|| {
+                device_position(&device.device)
+                    .and_then(|p| load.gpus.get(p))
+                    .map(|g| g.id.clone())
+                    .filter(|id| id.starts_with("GPU-"))
+            }),
+            join,
+            name: gpu.name.clone(),
+            used: gpu.used,
+            total: gpu.total,
+            baseline,
+            estimated: device.estimated,
+            buffers,
+            runner_process: runner,
+            other_processes: others,
+            unattributed,
+            unattributed_from,
+            capture: capture.clone(),
+            lines,
+        });
+    }
+    if index_joined {
+        let names: Vec<&str> = loaded
+            .gpus
+            .iter()
+            .filter_map(|g| g.name.as_deref())
+            .collect();
+        let mixed = names.windows(2).any(|w| w[0] != w[1]);
+        load.notes.push(if mixed {
+            format!(
+                "nvidia-smi capture {path}:{} matched to the runner's devices by index only, on mixed cards: nvidia-smi numbers GPUs in PCI bus order, CUDA fastest-first unless CUDA_DEVICE_ORDER=PCI_BUS_ID; capture with --query-gpu=index,uuid,memory.used,memory.total to join by UUID",
+                loaded.line
+            )
+        } else {
+            format!(
+                "nvidia-smi capture {path}:{} matched to the runner's devices by index (identical cards, no UUID in the capture)",
+                loaded.line
+            )
+        });
+    }
+    if rows.is_empty() && !load.devices.iter().all(|d| d.host) {
+        load.notes.push(format!(
+            "nvidia-smi capture {path}:{} lists no GPU that matches this load's devices",
+            loaded.line
+        ));
+    }
+    if processes.is_some_and(|p| p.is_empty()) && !rows.is_empty() {
+        load.notes.push(format!(
+            "nvidia-smi capture {path}:{} shows no processes although memory is in use (a container without the host's PID namespace?): memory is not attributed to processes",
+            loaded.line
+        ));
+    }
+    load.observed = rows;
+}
+
+fn device_position(device: &str) -> Option<usize> {
+    device
+        .trim_start_matches(|c: char| !c.is_ascii_digit())
+        .parse()
+        .ok()
+}
+
+/// The same physical GPU in another capture of the same series (UUID, bus id, else index).
+fn join_same<'s>(gpu: &SmiGpu, other: &'s Snapshot) -> Option<&'s SmiGpu> {
+    other
+        .gpus
+        .iter()
+        .find(|g| g.uuid.is_some() && g.uuid == gpu.uuid)
+        .or_else(|| {
+            other
+                .gpus
+                .iter()
+                .find(|g| g.bus_id.is_some() && g.bus_id == gpu.bus_id)
+        })
+        .or_else(|| {
+            other
+                .gpus
+                .iter()
+                .find(|g| g.index.is_some() && g.index == gpu.index)
+        })
+}
+
+/// nvidia-smi prints whole MiB: a figure read from it is ±0.5 MiB.
+pub fn mib(n: u64) -> Quantity {
+    Quantity::from_decimal(n as u128, 0, MIB).unwrap_or(Quantity::exact(0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runner_process_names_from_real_tables() {
+        assert!(is_runner_process("/usr/local/bin/ollama"));
+        assert!(is_runner_process("ollama.exe"));
+        assert!(is_runner_process("./build/bin/llama-server"));
+        assert!(is_runner_process(
+            "C:\\Program Files\\Ollama\\ollama_llama_server.exe"
+        ));
+        assert!(is_runner_process(
+            "/tmp/ollama1234/runners/cuda_v11/ollama_llama_se..."
+        ));
+        assert!(!is_runner_process("/usr/lib/xorg/Xorg"));
+        assert!(!is_runner_process("python3"));
+        assert!(!is_runner_process("..."));
+    }
+
+    #[test]
+    fn uuid_prefixes_match_only_when_long_enough() {
+        assert!(same_uuid(
+            "GPU-7c3a1f52-9e04-2b6d-4a81-d05e3c9b6f27",
+            "gpu-7C3A1F52-9e04-2b6d-4a81-d05e3c9b6f27"
+        ));
+        assert!(same_uuid(
+            "GPU-9abb57639fa80c50",
+            "GPU-9abb5763-9fa8-0c50-1111-222233334444"
+        ));
+        assert!(!same_uuid(
+            "GPU-7c3a",
+            "GPU-7c3a1f52-9e04-2b6d-4a81-d05e3c9b6f27"
+        ));
+    }
+}

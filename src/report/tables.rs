@@ -1,0 +1,221 @@
+//! The tables of a load's report, built once and rendered by every human-readable reporter (text, Markdown):
+//! components, devices, and what nvidia-smi observed. Cells hold the raw text (log text included); each
+//! renderer makes it safe for its medium.
+
+use super::table::{Align, Table};
+use crate::model::{human, Load, Quantity, Verdict};
+
+/// How a row's figures were obtained, in words: `subject: key = text` for each part.
+#[derive(Debug, Clone)]
+pub struct Explanation {
+    pub subject: String,
+    pub parts: Vec<(&'static str, String)>,
+}
+
+/// A table with the explanations printed under it.
+#[derive(Debug, Clone)]
+pub struct Section {
+    /// Short title (Markdown headings use it; the text report does not).
+    pub title: &'static str,
+    pub table: Table,
+    pub explanations: Vec<Explanation>,
+}
+
+/// A quantity as a human size, `–` when absent.
+pub fn q(q: Option<Quantity>) -> String {
+    q.map(|q| human(q.bytes)).unwrap_or_else(|| "–".to_string())
+}
+
+/// A delta with its range: `-10.5 MiB (-61.2 MiB … +40.1 MiB)`.
+pub fn delta(d: Option<Quantity>) -> String {
+    match d {
+        None => "–".to_string(),
+        Some(d) => format!(
+            "{} ({} … {})",
+            signed(d.bytes),
+            signed(d.low),
+            signed(d.high)
+        ),
+    }
+}
+
+/// A size with an explicit sign for positive values.
+pub fn signed(v: i64) -> String {
+    if v > 0 {
+        format!("+{}", human(v))
+    } else {
+        human(v)
+    }
+}
+
+pub fn verdict_word(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Match => "match (within rounding)",
+        Verdict::Over => "over (estimate larger)",
+        Verdict::Under => "UNDER (estimate smaller)",
+        Verdict::Unknown => "unknown",
+    }
+}
+
+/// Line numbers, at most eight of them.
+pub fn lines(lines: &[u64]) -> String {
+    if lines.is_empty() {
+        return String::new();
+    }
+    let shown: Vec<String> = lines.iter().take(8).map(|l| l.to_string()).collect();
+    let more = if lines.len() > 8 {
+        format!(" +{}", lines.len() - 8)
+    } else {
+        String::new()
+    };
+    format!("{}{more}", shown.join(","))
+}
+
+fn components(load: &Load) -> Option<Section> {
+    if load.components.is_empty() {
+        return None;
+    }
+    let mut table = Table::new(&[
+        ("component", Align::Left),
+        ("estimated", Align::Right),
+        ("actual", Align::Right),
+        ("delta (range)", Align::Right),
+        ("verdict", Align::Left),
+    ]);
+    let mut explanations = Vec::new();
+    for c in &load.components {
+        table.push(vec![
+            c.component.as_str().to_string(),
+            q(c.estimated),
+            q(c.actual),
+            delta(c.delta),
+            verdict_word(c.verdict).to_string(),
+        ]);
+        explanations.push(Explanation {
+            subject: c.component.as_str().to_string(),
+            parts: vec![
+                ("estimated", c.estimated_from.clone()),
+                ("actual", c.actual_from.clone()),
+            ],
+        });
+    }
+    Some(Section {
+        title: "Components",
+        table,
+        explanations,
+    })
+}
+
+fn devices(load: &Load) -> Option<Section> {
+    if load.devices.is_empty() {
+        return None;
+    }
+    let mut table = Table::new(&[
+        ("device", Align::Left),
+        ("estimated", Align::Right),
+        ("actual", Align::Right),
+        ("delta (range)", Align::Right),
+        ("verdict", Align::Left),
+        ("lines", Align::Left),
+    ]);
+    let mut explanations = Vec::new();
+    for d in &load.devices {
+        let name = if d.host {
+            format!("{} (host)", d.device)
+        } else {
+            d.device.clone()
+        };
+        table.push(vec![
+            name,
+            q(d.estimated),
+            q(d.actual),
+            delta(d.delta),
+            verdict_word(d.verdict).to_string(),
+            lines(&d.lines),
+        ]);
+        explanations.push(Explanation {
+            subject: d.device.clone(),
+            parts: vec![
+                ("estimated", d.estimated_from.clone()),
+                ("actual", d.actual_from.clone()),
+            ],
+        });
+    }
+    Some(Section {
+        title: "Devices",
+        table,
+        explanations,
+    })
+}
+
+fn observed(load: &Load) -> Option<Section> {
+    if load.observed.is_empty() {
+        return None;
+    }
+    let mut table = Table::new(&[
+        ("device", Align::Left),
+        ("GPU (join)", Align::Left),
+        ("estimated", Align::Right),
+        ("buffers", Align::Right),
+        ("observed used / total", Align::Right),
+        ("runner proc", Align::Right),
+        ("other procs", Align::Right),
+        ("unattributed (range)", Align::Right),
+        ("lines", Align::Left),
+    ]);
+    let mut explanations = Vec::new();
+    for o in &load.observed {
+        let gpu = o
+            .name
+            .clone()
+            .or_else(|| o.gpu_id.clone())
+            .unwrap_or_else(|| "GPU".to_string());
+        table.push(vec![
+            o.device.clone(),
+            format!("{gpu} ({})", o.join.as_str()),
+            q(o.estimated),
+            q(o.buffers),
+            format!("{} / {}", q(o.used), q(o.total)),
+            q(o.runner_process),
+            q(o.other_processes),
+            delta(o.unattributed),
+            lines(&o.lines),
+        ]);
+        let mut parts = vec![("unattributed", o.unattributed_from.clone())];
+        if let Some(b) = o.baseline {
+            parts.push(("idle baseline", human(b.bytes)));
+        }
+        let capture = &o.capture;
+        parts.push((
+            "capture",
+            format!(
+                "{}:{} ({}{})",
+                capture.path,
+                capture.line,
+                capture.format.as_str(),
+                capture
+                    .timestamp
+                    .as_ref()
+                    .map(|t| format!(", {t}"))
+                    .unwrap_or_default()
+            ),
+        ));
+        explanations.push(Explanation {
+            subject: o.device.clone(),
+            parts,
+        });
+    }
+    Some(Section {
+        title: "Observed (nvidia-smi)",
+        table,
+        explanations,
+    })
+}
+
+/// Every table of a load, in report order.
+pub fn sections(load: &Load) -> Vec<Section> {
+    [components(load), devices(load), observed(load)]
+        .into_iter()
+        .flatten()
+        .collect()
+}
