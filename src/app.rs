@@ -7,6 +7,7 @@
 
 use std::path::PathBuf;
 
+use crate::checks::CheckConfig;
 use crate::frame::Framer;
 use crate::grammar;
 use crate::load::Assembler;
@@ -25,6 +26,14 @@ const MAX_WARNINGS: usize = 1_000;
 pub struct Options {
     pub grammar_dir: Option<PathBuf>,
     pub keep_unrecognized: bool,
+    pub checks: CheckConfig,
+}
+
+/// The last stages for a load whose evidence is complete: replay, findings, suggestions.
+pub fn conclude(load: &mut crate::model::Load, config: &CheckConfig) {
+    load.whatif = crate::replay::replay(load, &crate::replay::Changes::default());
+    load.findings = crate::checks::run(load, config);
+    load.suggestions = crate::checks::suggest::suggest(load);
 }
 
 /// Errors that stop vramdiff before it reads any input.
@@ -62,6 +71,9 @@ pub fn analyze(paths: &[String], options: &Options) -> Result<Analysis, SetupErr
             },
         };
         analysis.inputs.push(summary);
+    }
+    for load in &mut analysis.loads {
+        conclude(load, &options.checks);
     }
     Ok(analysis)
 }

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Parser, ValueEnum};
+use clap::{Args as ClapArgs, Parser, Subcommand, ValueEnum};
 
 /// Output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -13,26 +13,176 @@ pub enum FormatArg {
     Json,
 }
 
+/// Finding severity for `--fail-on`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SeverityArg {
+    Info,
+    Warning,
+    Error,
+    /// Never exit 1 because of findings.
+    Never,
+}
+
 /// Reconcile Ollama's GPU memory estimate with what llama.cpp actually allocated, per component and per GPU.
 #[derive(Debug, Parser)]
 #[command(
     name = "vramdiff",
     version,
-    after_help = "Examples:\n  journalctl -u ollama --no-pager | vramdiff\n  vramdiff server.log\n  vramdiff --format json server.log > report.json\n\nExit status: 0 ok, 2 error (bad usage, an input that could not be read)."
+    args_conflicts_with_subcommands = true,
+    after_help = "Examples:\n  journalctl -u ollama --no-pager | vramdiff\n  vramdiff server.log\n  vramdiff --format json server.log > report.json\n  vramdiff whatif server.log --gpu-count 1\n\nExit status: 0 ok, 1 a finding at or above --fail-on (default: error), 2 error (bad usage, an input that could not be read)."
 )]
 pub struct Args {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
+    #[command(flatten)]
+    pub report: ReportArgs,
+}
+
+/// The subcommands besides the default report.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Replay Ollama's layer placement with the estimate's and with the measured figures, optionally changed.
+    Whatif(WhatifArgs),
+}
+
+/// What every analysis reads and how it judges.
+#[derive(Debug, Clone, ClapArgs)]
+pub struct InputArgs {
     /// Log files to read; '-' or nothing reads standard input.
     pub files: Vec<String>,
-
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = FormatArg::Text)]
-    pub format: FormatArg,
 
     /// A folder of grammar files (*.toml) that add to or replace the built-in ones of the same name.
     #[arg(long, value_name = "DIR")]
     pub grammar_dir: Option<PathBuf>,
 
+    /// `overestimate` fires when the estimate exceeds reality by more than this percentage …
+    #[arg(long, value_name = "PCT", default_value_t = 10)]
+    pub over_percent: i64,
+
+    /// … and by more than this size (e.g. 256MiB, 1.5GiB, or bytes).
+    #[arg(long, value_name = "SIZE", default_value = "256MiB", value_parser = parse_size_arg)]
+    pub over_min: i64,
+
+    /// `unattributed-memory` fires when nvidia-smi shows at least this much beyond a GPU's buffers.
+    #[arg(long, value_name = "SIZE", default_value = "1GiB", value_parser = parse_size_arg)]
+    pub unattributed_min: i64,
+}
+
+/// The default command: the report.
+#[derive(Debug, Clone, ClapArgs)]
+pub struct ReportArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = FormatArg::Text)]
+    pub format: FormatArg,
+
     /// List the lines that look like memory lines but that no grammar rule understood.
     #[arg(long)]
     pub show_unrecognized: bool,
+
+    /// Exit 1 when a finding of this severity or above is present (for CI).
+    #[arg(long, value_enum, value_name = "SEVERITY", default_value_t = SeverityArg::Error)]
+    pub fail_on: SeverityArg,
+}
+
+/// `vramdiff whatif`.
+#[derive(Debug, Clone, ClapArgs)]
+pub struct WhatifArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+
+    /// Use only these GPUs (positions in the estimate's list, as CUDA numbers them for the runner: 0,1).
+    #[arg(long, value_delimiter = ',', conflicts_with = "gpu_count")]
+    pub gpus: Option<Vec<usize>>,
+
+    /// Use only the N GPUs with the most free memory.
+    #[arg(long, value_name = "N")]
+    pub gpu_count: Option<usize>,
+
+    /// Context per slot (num_ctx).
+    #[arg(long, value_name = "N")]
+    pub ctx: Option<i64>,
+
+    /// Parallel slots (OLLAMA_NUM_PARALLEL).
+    #[arg(long, value_name = "N")]
+    pub parallel: Option<i64>,
+
+    /// OLLAMA_GPU_OVERHEAD (e.g. 512MiB).
+    #[arg(long, value_name = "SIZE", value_parser = parse_size_arg)]
+    pub gpu_overhead: Option<i64>,
+
+    /// Multiply the estimate's graph by X (ollama37's OLLAMA_GRAPH_SAFETY_MULTIPLIER, relative to the log).
+    #[arg(long, value_name = "X", value_parser = parse_multiplier)]
+    pub graph_multiplier: Option<f64>,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = FormatArg::Text)]
+    pub format: FormatArg,
+}
+
+/// `512MiB`, `1.5 GiB`, `2G`, or a byte count.
+pub fn parse_size_arg(text: &str) -> Result<i64, String> {
+    let t = text.trim();
+    if let Ok(bytes) = t.parse::<i64>() {
+        return if bytes >= 0 {
+            Ok(bytes)
+        } else {
+            Err("a size cannot be negative".into())
+        };
+    }
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let value: f64 = number
+        .parse()
+        .map_err(|_| format!("'{text}' is not a size (try 512MiB or 1.5GiB)"))?;
+    let unit = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1.0,
+        "k" | "kb" | "kib" => 1024.0,
+        "m" | "mb" | "mib" => 1024.0 * 1024.0,
+        "g" | "gb" | "gib" => 1024.0 * 1024.0 * 1024.0,
+        "t" | "tb" | "tib" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
+        other => {
+            return Err(format!(
+                "unknown unit '{other}' (use B, KiB, MiB, GiB, TiB)"
+            ))
+        }
+    };
+    let bytes = value * unit;
+    if !bytes.is_finite() || bytes > i64::MAX as f64 / 2.0 {
+        return Err(format!("'{text}' is too large"));
+    }
+    Ok(bytes.round() as i64)
+}
+
+fn parse_multiplier(text: &str) -> Result<f64, String> {
+    let m: f64 = text
+        .parse()
+        .map_err(|_| format!("'{text}' is not a number"))?;
+    if m.is_finite() && m > 0.0 && m <= 100.0 {
+        Ok(m)
+    } else {
+        Err("the multiplier must be a number above 0 and at most 100".into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_as_users_type_them() {
+        assert_eq!(parse_size_arg("512MiB"), Ok(512 << 20));
+        assert_eq!(parse_size_arg("1.5 GiB"), Ok(3 << 29));
+        assert_eq!(parse_size_arg("2G"), Ok(2 << 30));
+        assert_eq!(parse_size_arg("1048576"), Ok(1 << 20));
+        assert!(parse_size_arg("-5").is_err());
+        assert!(parse_size_arg("12 parsecs").is_err());
+        assert!(parse_size_arg("1e400GiB").is_err());
+        assert!(parse_size_arg("99999999999999TiB").is_err());
+    }
 }

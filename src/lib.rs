@@ -7,6 +7,7 @@
 //! share; `app` wires them together for the command line.
 
 pub mod app;
+pub mod checks;
 pub mod cli;
 pub mod frame;
 pub mod grammar;
@@ -14,5 +15,6 @@ pub mod load;
 pub mod model;
 pub mod parse;
 pub mod reconcile;
+pub mod replay;
 pub mod report;
 pub mod source;

@@ -1,4 +1,5 @@
-//! The `vramdiff` binary: parse arguments, run the analysis, write the report, exit 0 or 2.
+//! The `vramdiff` binary: parse arguments, run the analysis, write the report, and exit 0 (ok), 1 (a finding
+//! at or above `--fail-on`) or 2 (an error).
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -6,46 +7,54 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use vramdiff::app::{self, Options};
-use vramdiff::cli::{Args, FormatArg};
+use vramdiff::checks::CheckConfig;
+use vramdiff::cli::{Args, Command, FormatArg, InputArgs, SeverityArg};
+use vramdiff::model::{Analysis, Severity};
+use vramdiff::replay::Changes;
 use vramdiff::report::{self, Format, ReportOptions};
 
-fn main() -> ExitCode {
-    let args = Args::parse();
-    let files = if args.files.is_empty() {
+fn options(input: &InputArgs, keep_unrecognized: bool) -> Options {
+    Options {
+        grammar_dir: input.grammar_dir.clone(),
+        keep_unrecognized,
+        checks: CheckConfig {
+            over_percent: input.over_percent,
+            over_bytes: input.over_min,
+            unattributed_bytes: input.unattributed_min,
+        },
+    }
+}
+
+fn files(input: &InputArgs) -> Vec<String> {
+    if input.files.is_empty() {
         vec!["-".to_string()]
     } else {
-        args.files.clone()
-    };
-    let options = Options {
-        grammar_dir: args.grammar_dir.clone(),
-        keep_unrecognized: args.show_unrecognized,
-    };
-    let analysis = match app::analyze(&files, &options) {
-        Ok(a) => a,
-        Err(e) => {
-            eprintln!("vramdiff: {e}");
-            return ExitCode::from(2);
-        }
-    };
-    let format = match args.format {
+        input.files.clone()
+    }
+}
+
+fn format(arg: FormatArg) -> Format {
+    match arg {
         FormatArg::Text => Format::Text,
         FormatArg::Json => Format::Json,
-    };
-    let bytes = report::reporter(
-        format,
-        ReportOptions {
-            show_unrecognized: args.show_unrecognized,
-        },
-    )
-    .render(&analysis);
-    let mut stdout = std::io::stdout().lock();
-    if let Err(e) = stdout.write_all(&bytes).and_then(|_| stdout.flush()) {
-        if e.kind() == std::io::ErrorKind::BrokenPipe {
-            return ExitCode::SUCCESS;
-        }
-        eprintln!("vramdiff: cannot write the report: {e}");
-        return ExitCode::from(2);
     }
+}
+
+/// Write the report; `Err` carries the exit code when that fails (a closed pipe is not a failure).
+fn write(bytes: &[u8]) -> Result<(), ExitCode> {
+    let mut stdout = std::io::stdout().lock();
+    match stdout.write_all(bytes).and_then(|_| stdout.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Err(ExitCode::SUCCESS),
+        Err(e) => {
+            eprintln!("vramdiff: cannot write the report: {e}");
+            Err(ExitCode::from(2))
+        }
+    }
+}
+
+/// 2 when an input could not be read, after naming it on stderr.
+fn input_errors(analysis: &Analysis) -> bool {
     let mut failed = false;
     for input in &analysis.inputs {
         if let Some(e) = &input.error {
@@ -53,9 +62,74 @@ fn main() -> ExitCode {
             failed = true;
         }
     }
-    if failed {
+    failed
+}
+
+fn analyze(files: &[String], options: &Options) -> Result<Analysis, ExitCode> {
+    app::analyze(files, options).map_err(|e| {
+        eprintln!("vramdiff: {e}");
         ExitCode::from(2)
-    } else {
-        ExitCode::SUCCESS
+    })
+}
+
+fn run(args: Args) -> Result<ExitCode, ExitCode> {
+    match args.command {
+        Some(Command::Whatif(w)) => {
+            let mut analysis = analyze(&files(&w.input), &options(&w.input, false))?;
+            let changes = Changes {
+                gpus: w.gpus.clone(),
+                gpu_count: w.gpu_count,
+                ctx: w.ctx,
+                parallel: w.parallel,
+                gpu_overhead: w.gpu_overhead,
+                graph_multiplier: w.graph_multiplier,
+            };
+            for load in &mut analysis.loads {
+                load.whatif = vramdiff::replay::replay(load, &changes);
+            }
+            write(&report::whatif::render(&analysis, format(w.format)))?;
+            Ok(if input_errors(&analysis) {
+                ExitCode::from(2)
+            } else {
+                ExitCode::SUCCESS
+            })
+        }
+        None => {
+            let r = args.report;
+            let analysis = analyze(&files(&r.input), &options(&r.input, r.show_unrecognized))?;
+            let bytes = report::reporter(
+                format(r.format),
+                ReportOptions {
+                    show_unrecognized: r.show_unrecognized,
+                },
+            )
+            .render(&analysis);
+            write(&bytes)?;
+            if input_errors(&analysis) {
+                return Ok(ExitCode::from(2));
+            }
+            let threshold = match r.fail_on {
+                SeverityArg::Info => Some(Severity::Info),
+                SeverityArg::Warning => Some(Severity::Warning),
+                SeverityArg::Error => Some(Severity::Error),
+                SeverityArg::Never => None,
+            };
+            let gate = threshold.is_some_and(|t| {
+                analysis
+                    .loads
+                    .iter()
+                    .flat_map(|l| &l.findings)
+                    .any(|f| f.severity >= t)
+            });
+            Ok(if gate {
+                ExitCode::from(1)
+            } else {
+                ExitCode::SUCCESS
+            })
+        }
     }
+}
+
+fn main() -> ExitCode {
+    run(Args::parse()).unwrap_or_else(|code| code)
 }

@@ -598,6 +598,9 @@ impl LoadBuilder {
             components: Vec::new(),
             devices: Vec::new(),
             observed: Vec::new(),
+            findings: Vec::new(),
+            whatif: None,
+            suggestions: Vec::new(),
             ollama_version: self.version,
             notes: self.notes,
         }

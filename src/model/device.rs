@@ -46,6 +46,18 @@ pub fn device_for_library(library: &str, index: usize) -> String {
     }
 }
 
+/// The position of a runner device among the load's GPUs: `CUDA1` → 1, `Metal` → 0; `None` for the host.
+pub fn device_position(device: &str) -> Option<usize> {
+    if device == HOST_DEVICE {
+        return None;
+    }
+    let digits = device.trim_start_matches(|c: char| !c.is_ascii_digit());
+    if digits.is_empty() {
+        return Some(0);
+    }
+    digits.parse().ok()
+}
+
 /// Order devices for display: GPUs by backend and index, the host row last.
 pub fn device_sort_key(name: &str) -> (u8, String, u64) {
     if name == HOST_DEVICE {

@@ -6,9 +6,11 @@
 
 use serde::Serialize;
 
+use super::finding::{Finding, Suggestion};
 use super::observed::ObservedRow;
 use super::quantity::Quantity;
 use super::reconciled::{ComponentRow, DeviceRow};
+use super::whatif::WhatIf;
 
 /// Where a load sits in its input.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -235,6 +237,12 @@ pub struct Load {
     pub devices: Vec<DeviceRow>,
     /// The load's GPUs as an nvidia-smi/rocm-smi capture saw them; empty without a capture.
     pub observed: Vec<ObservedRow>,
+    /// What vramdiff concludes, most severe first.
+    pub findings: Vec<Finding>,
+    /// The placement replay; `null` when the log lacks the figures it needs.
+    pub whatif: Option<WhatIf>,
+    /// Settings to try, with their expected effect.
+    pub suggestions: Vec<Suggestion>,
     /// Ollama's version when the log printed it (`Listening on … (version 0.9.6)`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ollama_version: Option<String>,

@@ -3,16 +3,20 @@
 
 pub mod analysis;
 pub mod device;
+pub mod finding;
 pub mod load;
 pub mod observed;
 pub mod quantity;
 pub mod reconciled;
 pub mod snapshot;
+pub mod whatif;
 
 pub use analysis::{Analysis, InputSummary, InputWarning, UnrecognizedLine};
 pub use device::{
-    device_for_library, device_of_buffer, device_sort_key, is_host_buffer, HOST_DEVICE,
+    device_for_library, device_of_buffer, device_position, device_sort_key, is_host_buffer,
+    HOST_DEVICE,
 };
+pub use finding::{Finding, Severity, Suggestion};
 pub use load::{
     Actual, BreakdownRow, Buffer, BufferKind, DeviceEstimate, Engine, Estimate, Gpu, Layers, Load,
     LoadSource, ModelRef, Settings,
@@ -21,3 +25,4 @@ pub use observed::{CaptureRef, GpuJoin, ObservedRow};
 pub use quantity::{human, Ordering3, Quantity, GIB, KIB, MIB, TIB};
 pub use reconciled::{Component, ComponentRow, DeviceRow, Verdict};
 pub use snapshot::{normalize_bus_id, SmiFormat, SmiGpu, SmiProcess, Snapshot};
+pub use whatif::{EstimateReplay, MeasuredReplay, PlacedGpu, Placement, ReplayFigures, WhatIf};

@@ -3,7 +3,7 @@
 
 mod actuals;
 pub mod observed;
-mod terms;
+pub(crate) mod terms;
 
 use crate::model::{
     device_sort_key, BufferKind, Component, ComponentRow, DeviceRow, Load, Quantity, Verdict,

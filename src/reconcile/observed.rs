@@ -6,7 +6,8 @@
 //! pasted into the log around the load, [`pick_in_series`] for a capture file given with `--smi`.
 
 use crate::model::{
-    CaptureRef, GpuJoin, Load, ObservedRow, Quantity, SmiGpu, SmiProcess, Snapshot, MIB,
+    device_position, CaptureRef, GpuJoin, Load, ObservedRow, Quantity, SmiGpu, SmiProcess,
+    Snapshot, MIB,
 };
 
 /// The captures chosen for one load.
@@ -290,13 +291,6 @@ pub fn observe(load: &mut Load, observation: Observation<'_>) {
         ));
     }
     load.observed = rows;
-}
-
-fn device_position(device: &str) -> Option<usize> {
-    device
-        .trim_start_matches(|c: char| !c.is_ascii_digit())
-        .parse()
-        .ok()
 }
 
 /// The same physical GPU in another capture of the same series (UUID, bus id, else index).

@@ -52,12 +52,12 @@ fn offload(e: &Estimate) -> Option<Offload> {
     })
 }
 
-fn is_single_line(e: &Estimate) -> bool {
+pub(crate) fn is_single_line(e: &Estimate) -> bool {
     e.form.starts_with("offload-")
 }
 
 /// Block weights without KV, whatever the era's `memory.weights.*` meant.
-fn block_weights(e: &Estimate) -> Option<(Quantity, &'static str)> {
+pub(crate) fn block_weights(e: &Estimate) -> Option<(Quantity, &'static str)> {
     if e.weights_semantics == "blocks+kv" {
         // Before v0.6.1, weights.total summed each block's weights *and* its KV share.
         Some((

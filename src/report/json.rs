@@ -22,18 +22,27 @@ pub const SCHEMA_VERSION: u64 = 1;
 
 pub struct JsonReporter;
 
+/// A JSON document with the version header and the given top-level fields, keys sorted.
+pub fn document(body: Value) -> Vec<u8> {
+    // serde_json's map is a BTreeMap (no `preserve_order`), so going through Value sorts every key.
+    let mut value = json!({
+        "schema_version": SCHEMA_VERSION,
+        "tool": {"name": "vramdiff", "version": env!("CARGO_PKG_VERSION")},
+    });
+    if let (Some(map), Value::Object(body)) = (value.as_object_mut(), body) {
+        map.extend(body);
+    }
+    let mut out = serde_json::to_vec_pretty(&value)
+        .unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}").into_bytes());
+    out.push(b'\n');
+    out
+}
+
 impl Reporter for JsonReporter {
     fn render(&self, analysis: &Analysis) -> Vec<u8> {
-        // serde_json's map is a BTreeMap (no `preserve_order`), so going through Value sorts every key.
-        let value: Value = json!({
-            "schema_version": SCHEMA_VERSION,
-            "tool": {"name": "vramdiff", "version": env!("CARGO_PKG_VERSION")},
+        document(json!({
             "inputs": analysis.inputs,
             "loads": analysis.loads,
-        });
-        let mut out = serde_json::to_vec_pretty(&value)
-            .unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}").into_bytes());
-        out.push(b'\n');
-        out
+        }))
     }
 }

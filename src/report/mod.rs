@@ -5,6 +5,7 @@ pub mod json;
 pub mod table;
 pub mod tables;
 pub mod text;
+pub mod whatif;
 
 use crate::model::Analysis;
 

@@ -137,6 +137,47 @@ fn load_section(out: &mut String, index: usize, load: &Load) {
             }
         }
     }
+    if let Some(w) = &load.whatif {
+        out.push('\n');
+        super::whatif::summary(out, w);
+    }
+    if !load.findings.is_empty() {
+        out.push('\n');
+        let _ = writeln!(out, "  findings:");
+        for f in &load.findings {
+            let mut refs = Vec::new();
+            if let Some(d) = &f.device {
+                refs.push(d.clone());
+            }
+            if let Some(c) = &f.component {
+                refs.push(c.clone());
+            }
+            if !f.lines.is_empty() {
+                refs.push(format!("lines {}", lines(&f.lines)));
+            }
+            let _ = writeln!(
+                out,
+                "  {:7} {}: {}{}",
+                f.severity.as_str(),
+                f.code,
+                sanitize(&f.message),
+                if refs.is_empty() {
+                    String::new()
+                } else {
+                    format!(" [{}]", sanitize(&refs.join(", ")))
+                }
+            );
+            let _ = writeln!(out, "          hint: {}", sanitize(&f.hint));
+        }
+    }
+    if !load.suggestions.is_empty() {
+        out.push('\n');
+        let _ = writeln!(out, "  try:");
+        for s in &load.suggestions {
+            let _ = writeln!(out, "    {}", sanitize(&s.setting));
+            let _ = writeln!(out, "      {}", sanitize(&s.effect));
+        }
+    }
     for note in &load.notes {
         let _ = writeln!(out, "  note: {}", sanitize(note));
     }

@@ -1,0 +1,35 @@
+//! `incomplete-load`: the log starts or ends in the middle of the load, so some figures are missing.
+
+use super::{finding, CheckDef, Context};
+use crate::model::{Finding, Severity};
+
+pub const DEF: CheckDef = CheckDef {
+    code: "incomplete-load",
+    summary: "the log starts or ends mid-load; what is known is reported",
+    run: check,
+};
+
+fn check(cx: &Context, out: &mut Vec<Finding>) {
+    let s = &cx.load.source;
+    if !s.partial || cx.load.actual.failed {
+        return;
+    }
+    // A log that only starts mid-load (an excerpt) still shows the outcome; one that ends mid-load does not.
+    let unfinished = s
+        .partial_reasons
+        .iter()
+        .any(|r| r.contains("not seen to finish"));
+    out.push(finding(
+        DEF.code,
+        if unfinished {
+            Severity::Warning
+        } else {
+            Severity::Info
+        },
+        format!("incomplete load: {}", s.partial_reasons.join("; ")),
+        "capture the whole log from the load request to \"llama runner started\" to reconcile every component",
+        vec![s.first_line, s.last_line],
+        None,
+        None,
+    ));
+}

@@ -1,0 +1,50 @@
+//! `load-failed`: the runner crashed or reported an allocation failure; what was read before is still shown.
+
+use super::{finding, CheckDef, Context};
+use crate::model::{Finding, Severity};
+
+pub const DEF: CheckDef = CheckDef {
+    code: "load-failed",
+    summary:
+        "the load failed (crash, out of memory); the figures read before the failure are reported",
+    run: check,
+};
+
+fn check(cx: &Context, out: &mut Vec<Finding>) {
+    let a = &cx.load.actual;
+    let Some(failure) = a.failure.as_ref().filter(|_| a.failed) else {
+        return;
+    };
+    let line = failure
+        .strip_prefix("line ")
+        .and_then(|r| r.split(':').next())
+        .and_then(|n| n.parse().ok());
+    let oom = is_out_of_memory(failure);
+    out.push(finding(
+        DEF.code,
+        Severity::Error,
+        format!("the load failed: {failure}"),
+        if oom {
+            "out of memory: lower num_ctx or num_gpu, or reserve room with OLLAMA_GPU_OVERHEAD"
+        } else {
+            "read the runner's last lines before the failure; the figures above are what it allocated"
+        },
+        line.into_iter().collect(),
+        None,
+        None,
+    ));
+}
+
+/// True when a failure message is an allocation failure.
+pub fn is_out_of_memory(message: &str) -> bool {
+    let m = message.to_ascii_lowercase();
+    [
+        "out of memory",
+        "cudamalloc failed",
+        "failed to allocate",
+        "oom",
+        "insufficient memory",
+    ]
+    .iter()
+    .any(|k| m.contains(k))
+}

@@ -1,0 +1,148 @@
+//! Findings: the checks that turn a reconciled load (and its replay) into conclusions a user can act on.
+//!
+//! One check per file, each a `pub fn check(cx: &Context, out: &mut Vec<Finding>)` with a stable code, listed
+//! in [`REGISTRY`]. A check fires only when its premise is in the log (the figures it needs are there); it
+//! says nothing otherwise. [`suggest`] turns findings and the replay into settings to try.
+
+mod cpu_offload_with_free_vram;
+mod graph_charged_per_gpu;
+mod host_not_vram;
+mod incomplete_load;
+mod kv_mismatch;
+mod load_failed;
+mod needless_split;
+mod overestimate;
+mod projector_double_counted;
+mod rounding_limited;
+pub mod suggest;
+mod unattributed_memory;
+mod underestimate;
+
+use crate::model::{
+    human, BufferKind, Component, ComponentRow, Finding, Load, Quantity, Severity, GIB, MIB,
+};
+
+/// Thresholds the user can set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CheckConfig {
+    /// `overestimate` fires when the estimate exceeds reality by more than this percentage …
+    pub over_percent: i64,
+    /// … and by more than this many bytes.
+    pub over_bytes: i64,
+    /// `unattributed-memory` fires when nvidia-smi shows at least this much beyond the buffers on a GPU.
+    pub unattributed_bytes: i64,
+}
+
+impl Default for CheckConfig {
+    fn default() -> Self {
+        CheckConfig {
+            over_percent: 10,
+            over_bytes: 256 * MIB,
+            unattributed_bytes: GIB,
+        }
+    }
+}
+
+/// What a check sees.
+pub struct Context<'a> {
+    pub load: &'a Load,
+    pub config: &'a CheckConfig,
+}
+
+impl Context<'_> {
+    pub fn component(&self, c: Component) -> Option<&ComponentRow> {
+        self.load.components.iter().find(|r| r.component == c)
+    }
+
+    /// Line numbers of the estimate.
+    pub fn estimate_lines(&self) -> Vec<u64> {
+        self.load
+            .estimate
+            .as_ref()
+            .map(|e| e.lines.clone())
+            .unwrap_or_default()
+    }
+
+    /// The sum of a device's buffers of one kind, with the lines they came from.
+    pub fn device_buffers(&self, device: &str, kind: BufferKind) -> Option<(Quantity, Vec<u64>)> {
+        let buffers: Vec<_> = self
+            .load
+            .actual
+            .buffers
+            .iter()
+            .filter(|b| b.device == device && b.kind == kind && !b.host)
+            .collect();
+        let sum = Quantity::sum(buffers.iter().map(|b| b.size))?;
+        Some((sum, buffers.iter().map(|b| b.line).collect()))
+    }
+
+    /// The estimate is larger than reality by more than the configured margin (beyond rounding).
+    pub fn clearly_over(&self, estimated: Quantity, actual: Quantity) -> bool {
+        let gap = estimated.low - actual.high;
+        gap > self.config.over_bytes && gap * 100 > estimated.bytes * self.config.over_percent
+    }
+}
+
+/// Build a finding.
+#[allow(clippy::too_many_arguments)]
+pub fn finding(
+    code: &'static str,
+    severity: Severity,
+    message: String,
+    hint: &str,
+    mut lines: Vec<u64>,
+    device: Option<&str>,
+    component: Option<&str>,
+) -> Finding {
+    lines.sort_unstable();
+    lines.dedup();
+    Finding {
+        code,
+        severity,
+        message,
+        hint: hint.to_string(),
+        lines,
+        device: device.map(str::to_string),
+        component: component.map(str::to_string),
+    }
+}
+
+/// A check: its stable code, what it looks for, and the function.
+pub struct CheckDef {
+    pub code: &'static str,
+    pub summary: &'static str,
+    pub run: fn(&Context, &mut Vec<Finding>),
+}
+
+/// Every check, in the order their findings are listed for equal severity.
+pub const REGISTRY: &[CheckDef] = &[
+    load_failed::DEF,
+    incomplete_load::DEF,
+    underestimate::DEF,
+    needless_split::DEF,
+    cpu_offload_with_free_vram::DEF,
+    graph_charged_per_gpu::DEF,
+    projector_double_counted::DEF,
+    kv_mismatch::DEF,
+    overestimate::DEF,
+    unattributed_memory::DEF,
+    host_not_vram::DEF,
+    rounding_limited::DEF,
+];
+
+/// Run every check on a load: findings sorted most severe first (registry order within a severity).
+pub fn run(load: &Load, config: &CheckConfig) -> Vec<Finding> {
+    let cx = Context { load, config };
+    let mut findings = Vec::new();
+    for def in REGISTRY {
+        (def.run)(&cx, &mut findings);
+    }
+    // Stable sort keeps registry order inside a severity.
+    findings.sort_by(|a, b| b.severity.cmp(&a.severity));
+    findings
+}
+
+/// `1.30 GiB`.
+pub fn size(q: Quantity) -> String {
+    human(q.bytes)
+}

@@ -1,0 +1,303 @@
+//! Suggestions: concrete settings to try, derived from a load's findings and its placement replay, each with
+//! the effect the replay or the measured figures predict.
+
+use crate::model::{device_position, human, Component, Finding, Load, Suggestion, MIB};
+use crate::replay::{replay, Changes};
+
+fn has(findings: &[Finding], code: &str) -> bool {
+    findings.iter().any(|f| f.code == code)
+}
+
+/// Round up to a multiple of 64 MiB, the way one would type the setting.
+fn round_up(bytes: i64) -> i64 {
+    let step = 64 * MIB;
+    (bytes.max(0) + step - 1) / step * step
+}
+
+fn env_bytes(bytes: i64) -> String {
+    format!("{}", bytes)
+}
+
+/// The GPU ids (UUID where the log printed one) of a set of devices, for CUDA_VISIBLE_DEVICES.
+fn visible_devices(load: &Load, devices: &[&str]) -> String {
+    devices
+        .iter()
+        .map(|d| {
+            device_position(d)
+                .and_then(|i| load.gpus.get(i).map(|g| (i, g)))
+                .map(|(i, g)| {
+                    if g.id.starts_with("GPU-") {
+                        g.id.clone()
+                    } else {
+                        i.to_string()
+                    }
+                })
+                .unwrap_or_else(|| d.to_string())
+        })
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+fn needless_split(load: &Load, out: &mut Vec<Suggestion>) {
+    let Some(m) = load.whatif.as_ref().and_then(|w| w.measured.as_ref()) else {
+        return;
+    };
+    let used: Vec<&str> = m
+        .placement
+        .gpus
+        .iter()
+        .filter(|g| g.layers > 0)
+        .map(|g| g.device.as_str())
+        .collect();
+    out.push(Suggestion {
+        setting: format!("CUDA_VISIBLE_DEVICES={}", visible_devices(load, &used)),
+        effect: format!(
+            "the model on {} only: by the measured sizes {}",
+            used.join(", "),
+            m.verdict
+        ),
+        because: vec!["needless-split"],
+    });
+    // With the GPUs pinned, would the estimate itself still offload layers?
+    let positions: Vec<usize> = used.iter().filter_map(|d| device_position(d)).collect();
+    let pinned = Changes {
+        gpus: Some(positions.clone()),
+        ..Changes::default()
+    };
+    let Some(est) = replay(load, &pinned).and_then(|w| w.estimate) else {
+        return;
+    };
+    let p = &est.placement;
+    if !p.fully_offloaded() {
+        out.push(Suggestion {
+            setting: format!("num_gpu={}", p.total),
+            effect: format!(
+                "forces all {} layers onto the pinned GPU{}: the estimate alone would place only {} of them there",
+                p.total,
+                if used.len() == 1 { "" } else { "s" },
+                p.offloaded
+            ),
+            because: vec!["needless-split"],
+        });
+        graph_multiplier(load, &pinned, out);
+    }
+}
+
+/// For ollama37 logs (Kepler GPUs only run on that fork): the graph multiplier that lets the estimate place the
+/// whole model on the pinned GPUs, if the measured compute buffers stay under it.
+fn graph_multiplier(load: &Load, pinned: &Changes, out: &mut Vec<Suggestion>) {
+    let kepler = load
+        .gpus
+        .iter()
+        .any(|g| g.compute.as_deref().is_some_and(|c| c.starts_with("3.")));
+    if !kepler {
+        return;
+    }
+    let (Some(e), Some(graph)) = (
+        load.estimate.as_ref(),
+        load.components
+            .iter()
+            .find(|c| c.component == Component::Graph),
+    ) else {
+        return;
+    };
+    let (Some(logged), Some(measured)) = (e.graph_full, graph.actual) else {
+        return;
+    };
+    // The largest fraction of the logged graph (in 5 % steps) with which the estimate fits.
+    let fits = |percent: i64| {
+        let changes = Changes {
+            graph_multiplier: Some(percent as f64 / 100.0),
+            ..pinned.clone()
+        };
+        replay(load, &changes)
+            .and_then(|w| w.estimate)
+            .is_some_and(|r| r.placement.fully_offloaded())
+    };
+    let Some(percent) = (1..=19).rev().map(|k| k * 5).find(|&p| fits(p)) else {
+        return;
+    };
+    let graph_then = logged.bytes * percent / 100;
+    if graph_then < measured.high {
+        return;
+    }
+    out.push(Suggestion {
+        setting: format!(
+            "OLLAMA_GRAPH_SAFETY_MULTIPLIER={:.2}",
+            2.5 * percent as f64 / 100.0
+        ),
+        effect: format!(
+            "ollama37 only, {percent} % of the multiplier in effect (default 2.5; scale yours by {:.2} if you set one): the graph estimate becomes {} per GPU (measured compute buffers: {} in all) and the estimate places every layer on the pinned GPU",
+            percent as f64 / 100.0,
+            human(graph_then),
+            human(measured.bytes)
+        ),
+        because: vec!["needless-split", "graph-charged-per-gpu"],
+    });
+}
+
+fn cpu_offload(load: &Load, out: &mut Vec<Suggestion>) {
+    let Some(m) = load.whatif.as_ref().and_then(|w| w.measured.as_ref()) else {
+        return;
+    };
+    out.push(Suggestion {
+        setting: format!("num_gpu={}", m.placement.offloaded),
+        effect: format!(
+            "{} of {} layers on the GPUs by the measured sizes, {} to spare on the tightest",
+            m.placement.offloaded,
+            m.placement.total,
+            human(m.margin.max(0))
+        ),
+        because: vec!["cpu-offload-with-free-vram"],
+    });
+    let used = load
+        .estimate
+        .as_ref()
+        .map(|e| e.layers.split.iter().filter(|&&n| n > 0).count().max(1))
+        .unwrap_or(1);
+    if load.gpus.len() > used {
+        out.push(Suggestion {
+            setting: "OLLAMA_SCHED_SPREAD=1".to_string(),
+            effect: format!(
+                "spreads the model over all {} GPUs instead of {used}",
+                load.gpus.len()
+            ),
+            because: vec!["cpu-offload-with-free-vram"],
+        });
+    }
+}
+
+fn overhead(load: &Load, findings: &[Finding], out: &mut Vec<Suggestion>) {
+    let mut need = 0i64;
+    let mut reasons = Vec::new();
+    let mut because = Vec::new();
+    for d in &load.devices {
+        if let (Some(e), Some(a), false) = (d.estimated, d.actual, d.host) {
+            if a.low > e.high && has(findings, "underestimate") {
+                need = need.max(a.high - e.low);
+                reasons.push(format!(
+                    "{} exceeds its estimate by up to {}",
+                    d.device,
+                    human(a.high - e.low)
+                ));
+                because.push("underestimate");
+            }
+        }
+    }
+    let floor = crate::replay::figures::minimum_memory(
+        load.estimate.as_ref().and_then(|e| e.library.as_deref()),
+    );
+    if has(findings, "unattributed-memory") {
+        for o in &load.observed {
+            if let Some(u) = o.unattributed {
+                if u.high > floor {
+                    need = need.max(u.high - floor);
+                    reasons.push(format!(
+                        "{} holds {} beyond its buffers, {} more than Ollama's per-GPU minimum",
+                        o.device,
+                        human(u.bytes),
+                        human(u.high - floor)
+                    ));
+                    because.push("unattributed-memory");
+                }
+            }
+        }
+    }
+    if need <= 0 {
+        return;
+    }
+    because.dedup();
+    let reserve = round_up(need);
+    out.push(Suggestion {
+        setting: format!("OLLAMA_GPU_OVERHEAD={}", env_bytes(reserve)),
+        effect: format!(
+            "reserves {} on every GPU, covering what the estimate misses: {}",
+            human(reserve),
+            reasons.join("; ")
+        ),
+        because,
+    });
+}
+
+fn context_and_batch(load: &Load, findings: &[Finding], out: &mut Vec<Suggestion>) {
+    let kv = load
+        .components
+        .iter()
+        .find(|c| c.component == Component::Kv);
+    let oom = has(findings, "load-failed")
+        && load
+            .actual
+            .failure
+            .as_deref()
+            .is_some_and(super::load_failed::is_out_of_memory);
+    let kv_under = findings
+        .iter()
+        .any(|f| f.code == "kv-mismatch" && f.severity >= crate::model::Severity::Warning);
+    if oom || kv_under {
+        if let (Some(ctx), Some(kv)) = (
+            load.settings.ctx_size,
+            kv.and_then(|k| k.actual.or(k.estimated)),
+        ) {
+            let parallel = load.settings.parallel.unwrap_or(1).max(1);
+            let per_slot = ctx / parallel;
+            if per_slot >= 2048 {
+                out.push(Suggestion {
+                    setting: format!("num_ctx={}", per_slot / 2),
+                    effect: format!(
+                        "halves the KV cache, {} → about {}",
+                        human(kv.bytes),
+                        human(kv.bytes / 2)
+                    ),
+                    because: if oom {
+                        vec!["load-failed"]
+                    } else {
+                        vec!["kv-mismatch"]
+                    },
+                });
+            }
+        }
+    }
+    let graph_under = findings
+        .iter()
+        .any(|f| f.code == "underestimate" && f.component.as_deref() == Some("graph"));
+    if oom || graph_under {
+        if let (Some(batch), Some(graph)) = (
+            load.settings.batch_size,
+            load.components
+                .iter()
+                .find(|c| c.component == Component::Graph)
+                .and_then(|g| g.actual),
+        ) {
+            if batch >= 128 {
+                out.push(Suggestion {
+                    setting: format!("num_batch={}", batch / 2),
+                    effect: format!(
+                        "the compute buffers grow with the batch: about {} → {}",
+                        human(graph.bytes),
+                        human(graph.bytes / 2)
+                    ),
+                    because: if oom {
+                        vec!["load-failed"]
+                    } else {
+                        vec!["underestimate"]
+                    },
+                });
+            }
+        }
+    }
+}
+
+/// Settings to try for a load, from its findings and replay.
+pub fn suggest(load: &Load) -> Vec<Suggestion> {
+    let findings = &load.findings;
+    let mut out = Vec::new();
+    if has(findings, "needless-split") {
+        needless_split(load, &mut out);
+    }
+    if has(findings, "cpu-offload-with-free-vram") {
+        cpu_offload(load, &mut out);
+    }
+    overhead(load, findings, &mut out);
+    context_and_batch(load, findings, &mut out);
+    out
+}

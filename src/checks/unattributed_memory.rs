@@ -1,0 +1,34 @@
+//! `unattributed-memory`: nvidia-smi shows much more in use on a GPU than the runner's buffers account for
+//! (CUDA context, cuBLAS workspaces, staging buffers), per GPU.
+
+use super::{finding, size, CheckDef, Context};
+use crate::model::{Finding, Severity};
+
+pub const DEF: CheckDef = CheckDef {
+    code: "unattributed-memory",
+    summary: "nvidia-smi shows much more than the buffers on a GPU (context, runtime), with the per-GPU figure",
+    run: check,
+};
+
+fn check(cx: &Context, out: &mut Vec<Finding>) {
+    for o in &cx.load.observed {
+        let Some(u) = o.unattributed else { continue };
+        if u.low < cx.config.unattributed_bytes {
+            continue;
+        }
+        out.push(finding(
+            DEF.code,
+            Severity::Warning,
+            format!(
+                "{}: nvidia-smi shows {} beyond the runner's buffers ({})",
+                o.device,
+                size(u),
+                o.unattributed_from
+            ),
+            "the estimate's per-GPU minimum does not cover this; reserve it with OLLAMA_GPU_OVERHEAD or find the other allocation (KV cache not logged? another process?)",
+            o.lines.clone(),
+            Some(&o.device),
+            None,
+        ));
+    }
+}

@@ -1,0 +1,83 @@
+//! `underestimate`: reality exceeds the estimate beyond rounding, on a component or a GPU: the placement
+//! trusted too small a figure and the load risks running out of memory.
+
+use super::load_failed::is_out_of_memory;
+use super::{finding, size, CheckDef, Context};
+use crate::model::{device_position, Finding, Severity, Verdict};
+
+pub const DEF: CheckDef = CheckDef {
+    code: "underestimate",
+    summary: "actual exceeds estimated beyond rounding (risk of out-of-memory); error past the GPU's capacity or after an OOM",
+    run: check,
+};
+
+const HINT: &str = "reserve the gap with OLLAMA_GPU_OVERHEAD, or lower num_ctx / num_batch so the estimate keeps a margin";
+
+fn check(cx: &Context, out: &mut Vec<Finding>) {
+    let load = cx.load;
+    let oom = load.actual.failed && load.actual.failure.as_deref().is_some_and(is_out_of_memory);
+    for c in load
+        .components
+        .iter()
+        .filter(|c| c.verdict == Verdict::Under)
+    {
+        let (Some(e), Some(a)) = (c.estimated, c.actual) else {
+            continue;
+        };
+        out.push(finding(
+            DEF.code,
+            if oom {
+                Severity::Error
+            } else {
+                Severity::Warning
+            },
+            format!(
+                "{}: actual {} exceeds the estimate {} by {} (beyond rounding)",
+                c.component.as_str(),
+                size(a),
+                size(e),
+                size(a.minus(e))
+            ),
+            HINT,
+            c.lines.clone(),
+            None,
+            Some(c.component.as_str()),
+        ));
+    }
+    for d in load
+        .devices
+        .iter()
+        .filter(|d| d.verdict == Verdict::Under && !d.host)
+    {
+        let (Some(e), Some(a)) = (d.estimated, d.actual) else {
+            continue;
+        };
+        let capacity = device_position(&d.device)
+            .and_then(|i| load.gpus.get(i))
+            .and_then(|g| g.total);
+        let over_capacity = capacity.is_some_and(|t| a.low > t.high);
+        let mut message = format!(
+            "{}: actual {} exceeds the estimate {} by {} (beyond rounding)",
+            d.device,
+            size(a),
+            size(e),
+            size(a.minus(e))
+        );
+        if let (true, Some(t)) = (over_capacity, capacity) {
+            message.push_str(&format!(", more than the GPU's {}", size(t)));
+        }
+        out.push(finding(
+            DEF.code,
+            if over_capacity || oom {
+                Severity::Error
+            } else {
+                Severity::Warning
+            },
+            message,
+            HINT,
+            d.lines.clone(),
+            Some(&d.device),
+            None,
+        ));
+    }
+}

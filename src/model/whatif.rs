@@ -1,0 +1,103 @@
+//! The placement replay's result: where Ollama's layer placement puts the layers with the estimate's own
+//! figures (does it reproduce the log?) and with the measured ones (what would reality have allowed?).
+
+use serde::Serialize;
+
+/// One GPU's outcome in a replayed placement.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PlacedGpu {
+    pub device: String,
+    /// Free memory the placement could use.
+    pub free: i64,
+    pub layers: i64,
+    /// Everything charged to the GPU (minimum/context, buffer layer, layers, output, projector, graph).
+    pub allocation: i64,
+}
+
+/// One replayed placement.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Placement {
+    pub gpus: Vec<PlacedGpu>,
+    /// Layers placed on GPUs, the output "layer" included (Ollama's `layers.offload`).
+    pub offloaded: i64,
+    /// Layers of the model, the output included (Ollama's `layers.model`).
+    pub total: i64,
+    /// Bytes that did not fit on any GPU (left to the CPU).
+    pub overflow: i64,
+}
+
+impl Placement {
+    /// Per-GPU layer counts (`layers.split`).
+    pub fn split(&self) -> Vec<i64> {
+        self.gpus.iter().map(|g| g.layers).collect()
+    }
+
+    pub fn fully_offloaded(&self) -> bool {
+        self.offloaded >= self.total
+    }
+
+    /// GPUs that received at least one layer.
+    pub fn used_gpus(&self) -> usize {
+        self.gpus.iter().filter(|g| g.layers > 0).count()
+    }
+}
+
+/// The figures a replay ran on, so a reader can check them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ReplayFigures {
+    /// Weights of one repeating block.
+    pub layer_weights: i64,
+    /// KV cache of one block.
+    pub layer_kv: i64,
+    pub blocks: i64,
+    /// Output layer (plus, for the Ollama engine, the vision projector's weights and graph).
+    pub output: i64,
+    /// Charged to the first GPU (llama-engine projector weights).
+    pub first_gpu_extra: i64,
+    /// Compute graph charged to every GPU holding a layer when every layer is on a GPU.
+    pub graph: i64,
+    /// Compute graph charged instead when some layers stay on the CPU.
+    pub graph_partial: i64,
+    /// Per-GPU floor: Ollama's MinimumMemory in the estimate replay, the measured CUDA context in the
+    /// measured one.
+    pub per_gpu_floor: i64,
+    /// OLLAMA_GPU_OVERHEAD.
+    pub gpu_overhead: i64,
+    /// Whether one layer is held back as a buffer on every GPU (the estimator does; reality does not).
+    pub layer_buffer: bool,
+    /// Where each figure came from, in words.
+    pub from: Vec<String>,
+}
+
+/// The replay with the estimate's figures, and how it compares with what the log printed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct EstimateReplay {
+    pub figures: ReplayFigures,
+    /// The layer distribution the replay used (`round-robin` upstream, `fill-first` as the log suggests).
+    pub strategy: String,
+    pub placement: Placement,
+    /// The log's `layers.split` equals the replay's; `None` when the log has none.
+    pub split_agrees: Option<bool>,
+    /// Every logged `memory.required.allocations` entry overlaps the replay's range; `None` without them.
+    pub allocations_agree: Option<bool>,
+}
+
+/// The replay with measured figures, on the fewest GPUs that hold the whole model.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MeasuredReplay {
+    pub figures: ReplayFigures,
+    pub placement: Placement,
+    /// Free memory left on the tightest used GPU (negative: it does not fit).
+    pub margin: i64,
+    /// `fits on 1 GPU (CUDA1), 1.3 GiB to spare` / `needs CPU offload of 4 layers`.
+    pub verdict: String,
+}
+
+/// Everything the replay found for one load.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct WhatIf {
+    /// What-if changes applied on top of the log (`ctx 8192`, `gpus 0`), empty for a plain replay.
+    pub changes: Vec<String>,
+    pub estimate: Option<EstimateReplay>,
+    pub measured: Option<MeasuredReplay>,
+}

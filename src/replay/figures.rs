@@ -1,0 +1,274 @@
+//! The figures a replay runs on: derived from the estimate line (per-layer sizes are its totals divided by the
+//! block count, since the log has no per-tensor sizes), or from the measured buffers and nvidia-smi.
+
+use crate::model::{human, Component, Engine, Estimate, Load, Quantity, ReplayFigures, GIB, MIB};
+use crate::reconcile::terms::{block_weights, is_single_line};
+
+/// Ollama's per-GPU `MinimumMemory` (gpu/gpu.go): CUDA and ROCm 457 MiB, Metal 512 MiB.
+pub fn minimum_memory(library: Option<&str>) -> i64 {
+    match library.map(str::to_ascii_lowercase).as_deref() {
+        Some("metal") => 512 * MIB,
+        _ => 457 * MIB,
+    }
+}
+
+/// What the user asked to change before replaying.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Changes {
+    /// Use only these of the load's GPUs (by position in the estimate's list).
+    pub gpus: Option<Vec<usize>>,
+    /// Use only the N GPUs with the most free memory.
+    pub gpu_count: Option<usize>,
+    /// Context per slot (`num_ctx`).
+    pub ctx: Option<i64>,
+    pub parallel: Option<i64>,
+    /// `OLLAMA_GPU_OVERHEAD` in bytes.
+    pub gpu_overhead: Option<i64>,
+    /// ollama37's `OLLAMA_GRAPH_SAFETY_MULTIPLIER` applied to the estimate's graph.
+    pub graph_multiplier: Option<f64>,
+}
+
+impl Changes {
+    /// The changes in words, for the report.
+    pub fn describe(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if let Some(g) = &self.gpus {
+            let list: Vec<String> = g.iter().map(|i| i.to_string()).collect();
+            out.push(format!("gpus {}", list.join(",")));
+        }
+        if let Some(n) = self.gpu_count {
+            out.push(format!("gpu-count {n}"));
+        }
+        if let Some(c) = self.ctx {
+            out.push(format!("ctx {c}"));
+        }
+        if let Some(p) = self.parallel {
+            out.push(format!("parallel {p}"));
+        }
+        if let Some(o) = self.gpu_overhead {
+            out.push(format!("gpu-overhead {}", human(o)));
+        }
+        if let Some(m) = self.graph_multiplier {
+            out.push(format!("graph-multiplier {m}"));
+        }
+        out
+    }
+
+    /// How much the context changes the KV cache (and, approximately, the graph): new total / logged total.
+    fn context_factor(&self, load: &Load) -> Option<(i64, i64)> {
+        if self.ctx.is_none() && self.parallel.is_none() {
+            return None;
+        }
+        let total = load.settings.ctx_size?;
+        let parallel = load.settings.parallel.unwrap_or(1).max(1);
+        let per_slot = total / parallel;
+        let new_total = self.ctx.unwrap_or(per_slot) * self.parallel.unwrap_or(parallel);
+        Some((new_total, total.max(1)))
+    }
+}
+
+/// Which end of each printed figure's rounding interval to use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum End {
+    Low,
+    Nominal,
+    High,
+}
+
+impl End {
+    fn of(self, q: Quantity) -> i64 {
+        match self {
+            End::Low => q.low,
+            End::Nominal => q.bytes,
+            End::High => q.high,
+        }
+    }
+}
+
+fn scale(v: i64, (num, den): (i64, i64)) -> i64 {
+    Quantity::exact(v).scale(num, den).bytes
+}
+
+/// Figures from a single-line estimate (`msg=offload`/`offload to …`); `None` for other estimate forms or when
+/// the line lacks a term the placement needs.
+pub fn from_estimate(load: &Load, changes: &Changes, end: End) -> Option<ReplayFigures> {
+    let e = load.estimate.as_ref()?;
+    if !is_single_line(e) {
+        return None;
+    }
+    let blocks = e.layers.model? - 1;
+    if blocks < 1 {
+        return None;
+    }
+    let (block_total, block_from) = block_weights(e)?;
+    let v = |q: Quantity| end.of(q);
+    let mut from = vec![format!("layer weights = {block_from} / {blocks} blocks")];
+    let mut layer_kv = e.kv.map(v).unwrap_or(0) / blocks;
+    from.push("layer KV = memory.required.kv / blocks".to_string());
+    let mut output = v(e.weights_nonrepeating?);
+    from.push("output = memory.weights.nonrepeating".to_string());
+    let mut first_gpu_extra = 0;
+    let projector = e.projector_weights.map(v).unwrap_or(0);
+    if load.engine == Engine::Ollama {
+        output += projector + e.projector_graph.map(v).unwrap_or(0);
+        if projector > 0 {
+            from.push(
+                "+ projector.weights + projector.graph with the output (Ollama engine)".into(),
+            );
+        }
+    } else if projector > 0 {
+        first_gpu_extra = projector;
+        from.push("projector.weights on the first GPU (llama engine)".into());
+    }
+    let mut graph = e.graph_full.map(v)?;
+    let mut graph_partial = e.graph_partial.map(v).unwrap_or(graph);
+    from.push("graph = memory.graph.full (partial: memory.graph.partial)".to_string());
+    if let Some(factor) = changes.context_factor(load) {
+        layer_kv = scale(layer_kv, factor);
+        graph = scale(graph, factor);
+        graph_partial = scale(graph_partial, factor);
+        from.push(format!(
+            "KV and graph × {}/{} for the new context (graph: linear, an upper bound with flash attention)",
+            factor.0, factor.1
+        ));
+    }
+    if let Some(m) = changes.graph_multiplier {
+        let m = (m * 1000.0).round() as i64;
+        graph = scale(graph, (m, 1000));
+        graph_partial = scale(graph_partial, (m, 1000));
+        from.push(format!("graph × {} (graph multiplier)", m as f64 / 1000.0));
+    }
+    let library = e.library.as_deref();
+    Some(ReplayFigures {
+        layer_weights: v(block_total) / blocks,
+        layer_kv,
+        blocks,
+        output,
+        first_gpu_extra,
+        graph,
+        graph_partial,
+        per_gpu_floor: minimum_memory(library),
+        gpu_overhead: changes.gpu_overhead.or(e.gpu_overhead.map(v)).unwrap_or(0),
+        layer_buffer: true,
+        from,
+    })
+}
+
+fn component(load: &Load, c: Component) -> Option<&crate::model::ComponentRow> {
+    load.components.iter().find(|r| r.component == c)
+}
+
+/// Figures from what the runner really allocated, scaled from the estimate's shape: per-layer weights are the
+/// estimate's times the measured/estimated weight ratio; KV and graph are the measured totals; the per-GPU
+/// floor is the CUDA context nvidia-smi measured (else Ollama's MinimumMemory), and no layer is held back.
+pub fn measured(load: &Load, changes: &Changes) -> Option<ReplayFigures> {
+    let base = from_estimate(load, &Changes::default(), End::Nominal)?;
+    let e: &Estimate = load.estimate.as_ref()?;
+    let mut from = Vec::new();
+    let weights = component(load, Component::WeightsGpu)?;
+    let (ratio_num, ratio_den) = match (weights.actual, weights.estimated) {
+        (Some(a), Some(est)) if est.bytes > 0 && a.bytes > 0 => {
+            from.push(format!(
+                "weights: estimate's per-layer sizes × measured/estimated GPU weights ({} / {})",
+                human(a.bytes),
+                human(est.bytes)
+            ));
+            (a.bytes, est.bytes)
+        }
+        _ => {
+            from.push("weights: the estimate's (no weight buffers measured)".into());
+            (1, 1)
+        }
+    };
+    let blocks = base.blocks;
+    let layer_weights = scale(base.layer_weights, (ratio_num, ratio_den));
+    let nonrep = e.weights_nonrepeating.map(|q| q.bytes).unwrap_or(0);
+    let mut output = scale(nonrep, (ratio_num, ratio_den));
+    let mut first_gpu_extra = 0;
+    let projector = component(load, Component::Projector);
+    let projector_weights = e.projector_weights.map(|q| q.bytes).unwrap_or(0);
+    if load.engine == Engine::Ollama {
+        // The Ollama engine loads vision tensors with the weights and runs the vision graph in the compute
+        // buffers, so both are inside the measured weights and graph.
+        output += scale(projector_weights, (ratio_num, ratio_den));
+    } else if let Some(p) = projector.and_then(|p| p.actual.or(p.estimated)) {
+        first_gpu_extra = p.bytes;
+        from.push(format!("projector: {} on the first GPU", human(p.bytes)));
+    }
+    let kv_total = match component(load, Component::Kv).and_then(|r| r.actual) {
+        Some(kv) => {
+            from.push(format!("KV: measured {}", human(kv.bytes)));
+            kv.bytes
+        }
+        None => {
+            let kv = e.kv.map(|q| q.bytes).unwrap_or(0);
+            from.push(format!(
+                "KV: the estimate's {} (no KV buffer line)",
+                human(kv)
+            ));
+            kv
+        }
+    };
+    let mut layer_kv = kv_total / blocks;
+    let mut graph = match component(load, Component::Graph).and_then(|r| r.actual) {
+        Some(g) => {
+            from.push(format!(
+                "graph: all measured GPU compute buffers, {} (charged once per GPU used)",
+                human(g.bytes)
+            ));
+            g.bytes
+        }
+        None => {
+            from.push("graph: the estimate's (no compute buffer line)".into());
+            base.graph
+        }
+    };
+    if let Some(factor) = changes.context_factor(load) {
+        layer_kv = scale(layer_kv, factor);
+        graph = scale(graph, factor);
+        from.push(format!(
+            "KV and graph × {}/{} for the new context",
+            factor.0, factor.1
+        ));
+    }
+    let context = load
+        .observed
+        .iter()
+        .filter_map(|o| o.unattributed)
+        .map(|q| q.bytes)
+        .filter(|&b| b > 0 && b < 4 * GIB)
+        .min();
+    let per_gpu_floor = match context {
+        Some(c) => {
+            from.push(format!(
+                "per-GPU floor: CUDA context measured by nvidia-smi, {} (the smallest unattributed figure)",
+                human(c)
+            ));
+            c
+        }
+        None => {
+            let m = minimum_memory(e.library.as_deref());
+            from.push(format!(
+                "per-GPU floor: Ollama's MinimumMemory {} (no nvidia-smi capture; a K80 context measured ≈553 MiB)",
+                human(m)
+            ));
+            m
+        }
+    };
+    Some(ReplayFigures {
+        layer_weights,
+        layer_kv,
+        blocks,
+        output,
+        first_gpu_extra,
+        graph,
+        graph_partial: graph,
+        per_gpu_floor,
+        gpu_overhead: changes
+            .gpu_overhead
+            .or(e.gpu_overhead.map(|q| q.bytes))
+            .unwrap_or(0),
+        layer_buffer: false,
+        from,
+    })
+}

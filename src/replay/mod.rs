@@ -1,0 +1,170 @@
+//! Placement replay ("what if"): run Ollama's layer placement again, once with the estimate's own figures (does
+//! vramdiff understand the estimate? it must reproduce the logged split) and once with the measured figures
+//! (what would the same rules have done with the real sizes?), optionally with the user's changes.
+
+pub mod figures;
+pub mod placement;
+
+use crate::model::{
+    device_for_library, human, EstimateReplay, Load, MeasuredReplay, Placement, Quantity, WhatIf,
+};
+pub use figures::Changes;
+use figures::End;
+use placement::{place, GpuSpace};
+
+/// The GPUs the estimate placed on, in its order, with their free memory at that end of the rounding.
+fn gpus(load: &Load, changes: &Changes, end: End) -> Vec<GpuSpace> {
+    let Some(e) = load.estimate.as_ref() else {
+        return Vec::new();
+    };
+    let library = e
+        .library
+        .clone()
+        .or_else(|| load.gpus.first().and_then(|g| g.library.clone()))
+        .unwrap_or_else(|| "cuda".to_string());
+    let free: Vec<Quantity> = if e.available.is_empty() {
+        load.gpus
+            .iter()
+            .filter_map(|g| g.available.or(g.total))
+            .collect()
+    } else {
+        e.available.clone()
+    };
+    let pick = |q: Quantity| match end {
+        End::Low => q.low,
+        End::Nominal => q.bytes,
+        End::High => q.high,
+    };
+    let mut all: Vec<(usize, GpuSpace)> = free
+        .iter()
+        .enumerate()
+        .map(|(i, q)| {
+            (
+                i,
+                GpuSpace {
+                    device: device_for_library(&library, i),
+                    free: pick(*q),
+                },
+            )
+        })
+        .collect();
+    if let Some(keep) = &changes.gpus {
+        all.retain(|(i, _)| keep.contains(i));
+    }
+    if let Some(n) = changes.gpu_count {
+        let mut by_free = all.clone();
+        by_free.sort_by(|a, b| b.1.free.cmp(&a.1.free).then(a.0.cmp(&b.0)));
+        let chosen: Vec<usize> = by_free.iter().take(n).map(|(i, _)| *i).collect();
+        all.retain(|(i, _)| chosen.contains(i));
+    }
+    all.into_iter().map(|(_, g)| g).collect()
+}
+
+fn max_layers(load: &Load) -> Option<i64> {
+    load.estimate
+        .as_ref()
+        .and_then(|e| e.layers.requested)
+        .filter(|&n| n >= 0)
+}
+
+fn estimate_replay(load: &Load, changes: &Changes) -> Option<EstimateReplay> {
+    let e = load.estimate.as_ref()?;
+    let runs: Vec<Placement> = [End::Low, End::Nominal, End::High]
+        .into_iter()
+        .map(|end| {
+            let f = figures::from_estimate(load, changes, end)?;
+            Some(place(&gpus(load, changes, end), &f, max_layers(load)))
+        })
+        .collect::<Option<Vec<_>>>()?;
+    let figures = figures::from_estimate(load, changes, End::Nominal)?;
+    let unchanged = changes.gpus.is_none() && changes.gpu_count.is_none();
+    let split_agrees = (unchanged && !e.layers.split.is_empty())
+        .then(|| runs.iter().any(|p| p.split() == e.layers.split));
+    let allocations_agree = (unchanged && e.allocations.len() == runs[1].gpus.len()).then(|| {
+        e.allocations.iter().enumerate().all(|(i, logged)| {
+            let values = runs.iter().map(|p| p.gpus[i].allocation);
+            let (lo, hi) = (values.clone().min().unwrap_or(0), values.max().unwrap_or(0));
+            // Each replayed figure is itself a sum of rounded terms: the three runs bound it.
+            lo <= logged.high && logged.low <= hi
+        })
+    });
+    Some(EstimateReplay {
+        figures,
+        strategy: "round-robin (upstream v0.7.1+)".to_string(),
+        placement: runs[1].clone(),
+        split_agrees,
+        allocations_agree,
+    })
+}
+
+/// Free memory left on the tightest GPU that holds a layer.
+fn margin(p: &Placement, overhead: i64) -> i64 {
+    p.gpus
+        .iter()
+        .filter(|g| g.layers > 0)
+        .map(|g| g.free - overhead - g.allocation)
+        .min()
+        .unwrap_or(0)
+}
+
+fn measured_replay(load: &Load, changes: &Changes) -> Option<MeasuredReplay> {
+    let f = figures::measured(load, changes)?;
+    let mut by_free = gpus(load, changes, End::Nominal);
+    if by_free.is_empty() {
+        return None;
+    }
+    by_free.sort_by(|a, b| b.free.cmp(&a.free));
+    // The fewest GPUs first (what ollama37 does; upstream tries one GPU, then all).
+    for k in 1..=by_free.len() {
+        let p = place(&by_free[..k], &f, None);
+        if p.fully_offloaded() {
+            let m = margin(&p, f.gpu_overhead);
+            let used: Vec<String> = p
+                .gpus
+                .iter()
+                .filter(|g| g.layers > 0)
+                .map(|g| format!("{} {} of {}", g.device, human(g.allocation), human(g.free)))
+                .collect();
+            let verdict = format!(
+                "fits on {k} GPU{} ({}), {} to spare on the tightest",
+                if k == 1 { "" } else { "s" },
+                used.join("; "),
+                human(m)
+            );
+            return Some(MeasuredReplay {
+                figures: f,
+                placement: p,
+                margin: m,
+                verdict,
+            });
+        }
+    }
+    let p = place(&by_free, &f, None);
+    let m = margin(&p, f.gpu_overhead);
+    let verdict = format!(
+        "needs CPU offload of {} of {} layers even by the measured sizes ({} left to the CPU)",
+        p.total - p.offloaded,
+        p.total,
+        human(p.overflow)
+    );
+    Some(MeasuredReplay {
+        figures: f,
+        placement: p,
+        margin: m,
+        verdict,
+    })
+}
+
+/// Replay a load's placement; `None` when the log lacks the estimate figures the placement needs.
+pub fn replay(load: &Load, changes: &Changes) -> Option<WhatIf> {
+    let estimate = estimate_replay(load, changes);
+    let measured = measured_replay(load, changes);
+    if estimate.is_none() && measured.is_none() {
+        return None;
+    }
+    Some(WhatIf {
+        changes: changes.describe(),
+        estimate,
+        measured,
+    })
+}

@@ -1,0 +1,159 @@
+//! The placement replay in words: per load the replayed placement with the estimate's figures (and whether it
+//! reproduces the log), and the verdict with the measured figures. Used by the main report (a summary) and by
+//! `vramdiff whatif` (everything, or JSON).
+
+use std::fmt::Write;
+
+use super::table::{Align, Table};
+use super::{json, sanitize, Format};
+use crate::model::{human, Analysis, Placement, ReplayFigures, WhatIf};
+
+fn agreement(v: Option<bool>) -> &'static str {
+    match v {
+        Some(true) => "reproduced",
+        Some(false) => "NOT reproduced",
+        None => "not in the log",
+    }
+}
+
+fn placement_table(p: &Placement) -> Table {
+    let mut t = Table::new(&[
+        ("device", Align::Left),
+        ("layers", Align::Right),
+        ("allocation", Align::Right),
+        ("free", Align::Right),
+    ]);
+    for g in &p.gpus {
+        t.push(vec![
+            g.device.clone(),
+            g.layers.to_string(),
+            human(g.allocation),
+            human(g.free),
+        ]);
+    }
+    t
+}
+
+fn figures(out: &mut String, f: &ReplayFigures) {
+    let _ = writeln!(
+        out,
+        "      per layer {} weights + {} KV × {} blocks, output {}, graph {} per GPU, floor {} per GPU{}",
+        human(f.layer_weights),
+        human(f.layer_kv),
+        f.blocks,
+        human(f.output),
+        human(f.graph),
+        human(f.per_gpu_floor),
+        if f.layer_buffer { ", one layer held back per GPU" } else { "" }
+    );
+    for from in &f.from {
+        let _ = writeln!(out, "      {}", sanitize(from));
+    }
+}
+
+/// The short form inside the main text report.
+pub fn summary(out: &mut String, w: &WhatIf) {
+    if let Some(e) = &w.estimate {
+        let split: Vec<String> = e.placement.split().iter().map(|n| n.to_string()).collect();
+        let _ = writeln!(
+            out,
+            "  replay with the estimate's figures: split {}, {}/{} layers; logged split {}, allocations {}",
+            split.join(","),
+            e.placement.offloaded,
+            e.placement.total,
+            agreement(e.split_agrees),
+            agreement(e.allocations_agree)
+        );
+    }
+    if let Some(m) = &w.measured {
+        let _ = writeln!(
+            out,
+            "  replay with the measured figures: {}",
+            sanitize(&m.verdict)
+        );
+    }
+}
+
+fn detailed(out: &mut String, w: &WhatIf) {
+    if !w.changes.is_empty() {
+        let _ = writeln!(out, "  changes: {}", w.changes.join(", "));
+    }
+    match &w.estimate {
+        Some(e) => {
+            let _ = writeln!(
+                out,
+                "  with the estimate's figures ({}): {}/{} layers on GPUs, {} left to the CPU; logged split {}, allocations {}",
+                e.strategy,
+                e.placement.offloaded,
+                e.placement.total,
+                human(e.placement.overflow),
+                agreement(e.split_agrees),
+                agreement(e.allocations_agree)
+            );
+            out.push_str(&placement_table(&e.placement).to_text(4));
+            figures(out, &e.figures);
+        }
+        None => {
+            let _ = writeln!(
+                out,
+                "  with the estimate's figures: the log has no single-line estimate to replay"
+            );
+        }
+    }
+    match &w.measured {
+        Some(m) => {
+            let _ = writeln!(out, "  with the measured figures: {}", sanitize(&m.verdict));
+            out.push_str(&placement_table(&m.placement).to_text(4));
+            figures(out, &m.figures);
+        }
+        None => {
+            let _ = writeln!(
+                out,
+                "  with the measured figures: not enough measured figures to replay"
+            );
+        }
+    }
+}
+
+/// `vramdiff whatif` output.
+pub fn render(analysis: &Analysis, format: Format) -> Vec<u8> {
+    if format == Format::Json {
+        let loads: Vec<serde_json::Value> = analysis
+            .loads
+            .iter()
+            .map(|l| {
+                serde_json::json!({
+                    "source": l.source,
+                    "whatif": l.whatif,
+                })
+            })
+            .collect();
+        return json::document(serde_json::json!({ "loads": loads }));
+    }
+    let mut out = String::new();
+    for (i, load) in analysis.loads.iter().enumerate() {
+        let s = &load.source;
+        let _ = writeln!(
+            out,
+            "Load {}: {} lines {}–{}",
+            i + 1,
+            sanitize(&s.path),
+            s.first_line,
+            s.last_line
+        );
+        match &load.whatif {
+            Some(w) => detailed(&mut out, w),
+            None => {
+                let _ = writeln!(
+                    out,
+                    "  no replay: the log has no estimate with per-layer figures for this load"
+                );
+            }
+        }
+        out.push('\n');
+    }
+    if analysis.loads.is_empty() {
+        out.push_str("No model load found.\n");
+    }
+    out.into_bytes()
+}
