@@ -15,4 +15,5 @@ pub mod model;
 pub mod parse;
 pub mod reconcile;
 pub mod report;
+pub mod smi;
 pub mod source;
