@@ -200,7 +200,7 @@ impl SmiScanner {
                 }
                 true
             }
-            b'{' if self.file || line.contains("\"card") => {
+            b'{' if self.file || line.starts_with("{\"card") || line.starts_with("{ \"card") => {
                 let mut j = rocm::Json::new(number);
                 let step = j.feed(number, line, emit);
                 self.state = State::RocmJson(j);

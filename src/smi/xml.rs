@@ -5,6 +5,8 @@
 //! * a document whose DOCTYPE declares entities (`<!ENTITY`, internal subset) is refused with a warning —
 //!   no billion laughs, no external entities; the real `<!DOCTYPE nvidia_smi_log SYSTEM "nvsmi_device_v12.dtd">`
 //!   is fine because nothing is ever fetched;
+//! * inside a log, a line that cannot be part of nvidia-smi's XML (not blank, not indented, not starting with
+//!   `<` or `]`) ends the capture as cut, so a document that never closes cannot swallow the log;
 //! * entity references are never expanded beyond the five predefined ones and numeric character
 //!   references; any other `&name;` is kept as literal text;
 //! * the buffered document is capped at [`MAX_DOCUMENT_BYTES`]; a longer one is cut there (the part read is
@@ -59,7 +61,8 @@ impl Xml {
     pub(super) fn feed(&mut self, number: u64, line: &str, emit: &mut impl FnMut(SmiItem)) -> Step {
         if self.in_log && number != self.start {
             let first = line.as_bytes().first().copied();
-            if !matches!(first, None | Some(b' ' | b'\t' | b'<')) {
+            // `]>` closes a DOCTYPE's internal subset (which is refused, but still part of the document).
+            if !matches!(first, None | Some(b' ' | b'\t' | b'<' | b']')) {
                 return Step::Rejected;
             }
         }
