@@ -221,7 +221,8 @@ fn smi_105_xml_a100_mig_instances_beside_the_parent() {
     assert_mib(parent.reserved, 605);
     for (i, m) in s.gpus[1..].iter().enumerate() {
         assert!(m.mig);
-        assert_eq!(m.mig_device, Some(i as u32));
+        assert_eq!((m.index, m.mig_device), (Some(0), Some(i as u32)));
+        assert_eq!(m.name.as_deref(), Some("NVIDIA A100-SXM4-40GB"));
         assert_eq!(m.bus_id, parent.bus_id);
         assert_gpu(m, 19, 19968);
     }

@@ -3,8 +3,8 @@
 //! Columns are named by the header (`memory.used [MiB]`; the compute-apps header says `used_gpu_memory`
 //! where the query said `used_memory`) or, for headerless output in a capture file, by the field list the
 //! user passes. Any order and subset of fields works; `[N/A]` / `[Not Supported]` cells read as missing.
-//! `nvidia-smi -l N` repeats the rows: a new snapshot starts when a GPU (or process) key repeats or the
-//! `timestamp` column changes.
+//! `nvidia-smi -l N` repeats the rows: a new snapshot starts when a GPU (or process) key repeats (not on a
+//! mere `timestamp` change: the rows of one reading carry per-GPU stamps that differ by milliseconds).
 
 use super::{is_not_available, mib, text, whole, SmiItem, Step};
 use crate::model::{normalize_bus_id, SmiFormat, SmiGpu, SmiProcess, Snapshot};
@@ -237,11 +237,10 @@ impl Csv {
         } else {
             format!("{:?}/{:?}/{:?}", gpu.index, gpu.uuid, gpu.bus_id)
         };
-        let new_time = self
-            .snap
-            .as_ref()
-            .is_some_and(|s| timestamp.is_some() && s.timestamp != timestamp);
-        if new_time || self.keys.contains(&key) {
+        // Only a repeated key starts a new reading: nvidia-smi stamps each GPU's row when it reads that GPU,
+        // so the rows of one reading can differ by milliseconds (or straddle a second) and a timestamp change
+        // alone would split one reading into one snapshot per GPU. The snapshot keeps its first row's stamp.
+        if self.keys.contains(&key) {
             self.flush(emit);
         }
         self.keys.push(key);
@@ -383,6 +382,25 @@ mod tests {
         assert_eq!((s[0].line, s[0].end_line), (1, 3));
         assert_eq!((s[1].line, s[1].end_line), (4, 5));
         assert_eq!(s[1].gpus[1].used, None);
+    }
+
+    #[test]
+    fn loop_with_timestamps_splits_on_repeated_gpus_not_on_milliseconds() {
+        let items = run(
+            "timestamp, index, memory.used [MiB], memory.total [MiB]",
+            &[
+                "2025/07/20 09:44:10.998, 0, 617 MiB, 11441 MiB",
+                "2025/07/20 09:44:11.001, 1, 9866 MiB, 11441 MiB",
+                "2025/07/20 09:44:16.002, 0, 617 MiB, 11441 MiB",
+                "2025/07/20 09:44:16.004, 1, 14 MiB, 11441 MiB",
+            ],
+        );
+        let s = snapshots(&items);
+        assert_eq!(s.len(), 2);
+        assert_eq!(s[0].timestamp.as_deref(), Some("2025/07/20 09:44:10.998"));
+        assert_eq!(s[0].gpus.len(), 2);
+        assert_eq!(s[1].timestamp.as_deref(), Some("2025/07/20 09:44:16.002"));
+        assert_eq!(s[1].gpus[1].used.unwrap().bytes, 14 * MIB);
     }
 
     #[test]

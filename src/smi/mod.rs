@@ -310,6 +310,20 @@ fn is_date_line(line: &str) -> bool {
         && digits(year)
 }
 
+/// MIG instances are listed before the parent's minor number (`-q`, XML): give them the parent's identity
+/// once the parent's block is complete.
+fn adopt_parent(parent: &crate::model::SmiGpu, migs: &mut [crate::model::SmiGpu]) {
+    for m in migs {
+        m.index = m.index.or(parent.index);
+        if m.name.is_none() {
+            m.name.clone_from(&parent.name);
+        }
+        if m.bus_id.is_none() {
+            m.bus_id.clone_from(&parent.bus_id);
+        }
+    }
+}
+
 /// True for the placeholders nvidia-smi prints for a missing value.
 fn is_not_available(text: &str) -> bool {
     let t = text.trim();

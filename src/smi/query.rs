@@ -213,6 +213,7 @@ impl Query {
     fn flush_gpu(&mut self) {
         self.flush_process();
         if let Some(g) = self.gpu.take() {
+            super::adopt_parent(&g, &mut self.migs);
             self.snap.gpus.push(g);
             self.snap.gpus.append(&mut self.migs);
         }
@@ -326,6 +327,46 @@ GPU 00000000:07:00.0
         );
         assert_eq!(p.used.unwrap().bytes, 9863 * MIB);
         assert_eq!(p.gpu_bus_id.as_deref(), Some("00000000:07:00.0"));
+    }
+
+    #[test]
+    fn mig_device_blocks_are_separate_entries() {
+        // `-q` shape of a MIG-enabled GPU (nesting as in the XML of corpus 105), BAR1 again not read.
+        let items = run("GPU 00000000:00:04.0
+    Product Name                          : NVIDIA A100-SXM4-40GB
+    MIG devices
+        MIG Device
+            Index                         : 0
+            GPU Instance ID               : 1
+            FB Memory Usage
+                Total                     : 19968 MiB
+                Reserved                  : 0 MiB
+                Used                      : 19 MiB
+                Free                      : 19948 MiB
+            BAR1 Memory Usage
+                Total                     : 32767 MiB
+                Used                      : 0 MiB
+    Minor Number                          : 0
+    FB Memory Usage
+        Total                             : 40960 MiB
+        Reserved                          : 605 MiB
+        Used                              : 38 MiB
+        Free                              : 40315 MiB
+    Processes                             : None
+");
+        let SmiItem::Snapshot(s) = &items[0] else {
+            panic!("{items:?}")
+        };
+        assert_eq!(s.gpus.len(), 2);
+        assert!(!s.gpus[0].mig);
+        assert_eq!(s.gpus[0].used.unwrap().bytes, 38 * MIB);
+        assert_eq!(s.gpus[0].index, Some(0));
+        let m = &s.gpus[1];
+        assert!(m.mig);
+        assert_eq!((m.index, m.mig_device), (Some(0), Some(0)));
+        assert_eq!(m.used.unwrap().bytes, 19 * MIB);
+        assert_eq!(m.total.unwrap().bytes, 19968 * MIB);
+        assert_eq!(m.name.as_deref(), Some("NVIDIA A100-SXM4-40GB"));
     }
 
     #[test]

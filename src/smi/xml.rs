@@ -281,6 +281,7 @@ fn parse(doc: &str, first: u64, last: u64, emit: &mut impl FnMut(SmiItem)) -> Op
                     ("driver_version", ["nvidia_smi_log", ..]) => snap.driver_version = text(v),
                     ("gpu", ["nvidia_smi_log", ..]) => {
                         if let Some(g) = gpu.take() {
+                            super::adopt_parent(&g, &mut migs);
                             snap.gpus.push(g);
                             snap.gpus.append(&mut migs);
                         }
@@ -336,6 +337,7 @@ fn parse(doc: &str, first: u64, last: u64, emit: &mut impl FnMut(SmiItem)) -> Op
     }
     // A cut document: keep the GPU that was open.
     if let Some(g) = gpu.take() {
+        super::adopt_parent(&g, &mut migs);
         snap.gpus.push(g);
         snap.gpus.append(&mut migs);
     }
