@@ -17,4 +17,5 @@ pub mod parse;
 pub mod reconcile;
 pub mod replay;
 pub mod report;
+pub mod smi;
 pub mod source;

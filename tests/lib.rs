@@ -1,5 +1,6 @@
 //! The integration test binary: end-to-end runs of the real `vramdiff`, golden reports, the corpus and the
-//! peer vectors, the JSON contract, and every grammar rule against its own examples.
+//! peer vectors, the JSON contract, every grammar rule against its own examples, and the nvidia-smi/rocm-smi
+//! capture parsers on the real captures.
 
 mod util;
 
@@ -10,3 +11,4 @@ mod golden;
 mod grammar_examples;
 mod json_contract;
 mod peer_vectors;
+mod smi;

@@ -62,3 +62,28 @@ pub fn grammar_dir(tag: &str, toml: &str) -> PathBuf {
     std::fs::write(dir.join("60-fork.toml"), toml).unwrap();
     dir
 }
+
+/// Run an smi scanner over `text` line by line (line endings already stripped, numbered from 1), then
+/// finish it. Returns everything it emitted, and which lines it claimed.
+pub fn scan_smi(
+    mut scanner: vramdiff::smi::SmiScanner,
+    text: &str,
+) -> (Vec<vramdiff::smi::SmiItem>, Vec<u64>) {
+    let mut items = Vec::new();
+    let mut claimed = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let number = i as u64 + 1;
+        if scanner.feed(number, line, &mut |it| items.push(it)) {
+            claimed.push(number);
+        }
+    }
+    scanner.finish(&mut |it| items.push(it));
+    (items, claimed)
+}
+
+/// A capture in `sample-logs/`, scanned as a `--smi` file.
+pub fn scan_smi_sample(name: &str) -> Vec<vramdiff::smi::SmiItem> {
+    let text =
+        std::fs::read_to_string(root().join("sample-logs").join(name)).expect("sample exists");
+    scan_smi(vramdiff::smi::SmiScanner::capture_file(None), &text).0
+}

@@ -62,8 +62,12 @@ pub struct SmiGpu {
     /// `-q`/XML `Reserved` (driver-reserved, ≥ 510 drivers), when printed.
     pub reserved: Option<Quantity>,
     pub free: Option<Quantity>,
-    /// True for a MIG instance row rather than a whole GPU.
+    /// True for a MIG instance row rather than a whole GPU. Its memory is part of the parent GPU's (listed
+    /// separately with `mig: false`), so sum either the whole GPUs or the MIG instances, never both.
     pub mig: bool,
+    /// For a MIG instance: its device index within the parent GPU (table `MIG Dev`, `-q`/XML `Index`); the
+    /// other identity fields (`index`, `name`, `bus_id`) are the parent's. `None` for a whole GPU.
+    pub mig_device: Option<u32>,
     /// Line the GPU's memory figure was read from.
     pub line: u64,
 }
