@@ -11,13 +11,17 @@ use crate::checks::CheckConfig;
 use crate::frame::Framer;
 use crate::grammar;
 use crate::load::Assembler;
-use crate::model::{Analysis, InputSummary, InputWarning, UnrecognizedLine};
+use crate::model::{Analysis, InputRole, InputSummary, InputWarning, UnrecognizedLine};
 use crate::parse::{LineOutcome, Parser};
+use crate::reconcile::observed::{attach_capture_file, attach_in_log};
 use crate::reconcile::reconcile;
+use crate::smi::{SmiItem, SmiScanner};
 use crate::source::{self, LineReader, PhysicalLine, MAX_LINE_BYTES};
 
 /// At most this many unrecognised lines are kept per input for `--show-unrecognized`.
 pub const MAX_KEPT_UNRECOGNIZED: usize = 10_000;
+/// At most this many captures are kept per input (an `nvidia-smi -l 1` left running for a day has 86,400).
+const MAX_CAPTURES: usize = 10_000;
 /// At most this many warnings are kept per input; the rest are counted.
 const MAX_WARNINGS: usize = 1_000;
 
@@ -27,6 +31,10 @@ pub struct Options {
     pub grammar_dir: Option<PathBuf>,
     pub keep_unrecognized: bool,
     pub checks: CheckConfig,
+    /// nvidia-smi / rocm-smi capture files (`--smi`), applied to the last load read.
+    pub smi: Vec<String>,
+    /// The `--query-gpu=` field list for headerless CSV captures.
+    pub smi_fields: Option<String>,
 }
 
 /// The last stages for a load whose evidence is complete: replay, findings, suggestions.
@@ -72,10 +80,93 @@ pub fn analyze(paths: &[String], options: &Options) -> Result<Analysis, SetupErr
         };
         analysis.inputs.push(summary);
     }
+    for path in &options.smi {
+        let mut summary = read_capture_file(path, options.smi_fields.as_deref());
+        if !summary.captures.is_empty()
+            && attach_capture_file(&mut analysis.loads, &summary.captures, &summary.path).is_none()
+        {
+            summary.warnings.push(InputWarning {
+                line: None,
+                message: "no model load was read to compare this capture with; its GPUs are listed under captures".to_string(),
+            });
+        }
+        analysis.inputs.push(summary);
+    }
     for load in &mut analysis.loads {
         conclude(load, &options.checks);
     }
     Ok(analysis)
+}
+
+/// Read a `--smi` file: every line belongs to a capture.
+fn read_capture_file(path: &str, fields: Option<&str>) -> InputSummary {
+    let mut summary = InputSummary {
+        path: path.to_string(),
+        role: InputRole::Capture,
+        ..InputSummary::default()
+    };
+    let input = match source::open(path) {
+        Ok(input) => input,
+        Err(e) => {
+            summary.error = Some(e.to_string());
+            return summary;
+        }
+    };
+    summary.path = input.name.clone();
+    let mut lines = LineReader::new(input.reader);
+    let mut physical = PhysicalLine::default();
+    let mut framer = Framer::new();
+    let mut scanner = SmiScanner::capture_file(fields);
+    let mut dropped = 0u64;
+    let mut items = Vec::new();
+    loop {
+        match lines.next_line(&mut physical) {
+            Ok(true) => {}
+            Ok(false) => break,
+            Err(e) => {
+                summary.error = Some(format!("read error after line {}: {e}", summary.lines));
+                break;
+            }
+        }
+        summary.lines = physical.number;
+        framer.push(physical.number, &physical.bytes, |n, text| {
+            if scanner.feed(n, text, &mut |item| items.push(item)) {
+                summary.recognized_lines += 1;
+            }
+        });
+    }
+    framer.finish(|n, text| {
+        if scanner.feed(n, text, &mut |item| items.push(item)) {
+            summary.recognized_lines += 1;
+        }
+    });
+    scanner.finish(&mut |item| items.push(item));
+    for item in items {
+        take_smi_item(&mut summary, &mut dropped, item);
+    }
+    if summary.captures.is_empty() && summary.error.is_none() {
+        warn(
+            &mut summary,
+            &mut dropped,
+            None,
+            "no nvidia-smi or rocm-smi capture found in this file".to_string(),
+        );
+    }
+    summary
+}
+
+/// File a scanner's output on the input: snapshots as captures, warnings as warnings.
+fn take_smi_item(summary: &mut InputSummary, dropped: &mut u64, item: SmiItem) {
+    match item {
+        SmiItem::Snapshot(s) => {
+            if summary.captures.len() < MAX_CAPTURES {
+                summary.captures.push(s);
+            } else {
+                *dropped += 1;
+            }
+        }
+        SmiItem::Warning { line, message } => warn(summary, dropped, Some(line), message),
+    }
 }
 
 fn warn(summary: &mut InputSummary, dropped: &mut u64, line: Option<u64>, message: String) {
@@ -103,6 +194,8 @@ pub fn analyze_stream(
     let mut framer = Framer::new();
     let mut assembler = Assembler::new(name);
     let mut dropped_warnings = 0u64;
+    let mut scanner = SmiScanner::in_log();
+    let first_load = loads.len();
     let mut on_load = |mut load: crate::model::Load| {
         reconcile(&mut load);
         loads.push(load);
@@ -112,6 +205,13 @@ pub fn analyze_stream(
                       summary: &mut InputSummary,
                       dropped: &mut u64,
                       assembler: &mut Assembler| {
+        // A pasted nvidia-smi capture: its lines are the scanner's, not the grammar's.
+        if scanner.feed(number, text, &mut |item| {
+            take_smi_item(summary, dropped, item)
+        }) {
+            summary.recognized_lines += 1;
+            return;
+        }
         match parser.parse_line(number, text) {
             LineOutcome::Event(event) => {
                 summary.recognized_lines += 1;
@@ -180,6 +280,9 @@ pub fn analyze_stream(
     summary.joined_lines = framer.joined_lines;
     summary.discovered_gpus = assembler.discovered().to_vec();
     assembler.finish(&mut on_load);
+    let (s, d) = (&mut summary, &mut dropped_warnings);
+    scanner.finish(&mut |item| take_smi_item(s, d, item));
+    attach_in_log(&mut loads[first_load..], &summary.captures, name);
     if dropped_warnings > 0 {
         summary.warnings.push(InputWarning {
             line: None,

@@ -56,6 +56,15 @@ pub struct InputArgs {
     #[arg(long, value_name = "DIR")]
     pub grammar_dir: Option<PathBuf>,
 
+    /// An nvidia-smi or rocm-smi capture taken while the model was loaded (table, -q, -q -x, --query-gpu or
+    /// --query-compute-apps CSV, rocm-smi); repeatable. Applied to the last load read.
+    #[arg(long, value_name = "FILE")]
+    pub smi: Vec<String>,
+
+    /// The --query-gpu= field list of a headerless (noheader) CSV capture, e.g. index,memory.used,memory.total.
+    #[arg(long, value_name = "FIELDS")]
+    pub smi_fields: Option<String>,
+
     /// `overestimate` fires when the estimate exceeds reality by more than this percentage …
     #[arg(long, value_name = "PCT", default_value_t = 10)]
     pub over_percent: i64,

@@ -22,6 +22,8 @@ fn options(input: &InputArgs, keep_unrecognized: bool) -> Options {
             over_bytes: input.over_min,
             unattributed_bytes: input.unattributed_min,
         },
+        smi: input.smi.clone(),
+        smi_fields: input.smi_fields.clone(),
     }
 }
 

@@ -14,13 +14,26 @@ fn samples() -> Vec<String> {
     names
 }
 
+/// `sample-logs/<stem>.nvidia-smi.txt` for `<stem>.log`, when it exists.
+pub fn paired_capture(name: &str) -> Option<String> {
+    let stem = name.strip_suffix(".log")?;
+    let capture = format!("sample-logs/{stem}.nvidia-smi.txt");
+    root().join(&capture).exists().then_some(capture)
+}
+
 fn check(format: &str, extension: &str) {
     let update =
         std::env::var_os("VRAMDIFF_UPDATE_REPORTS").is_some() && std::env::var_os("CI").is_none();
     let mut mismatched = Vec::new();
     for name in samples() {
         let input = format!("sample-logs/{name}");
-        let out = run(&["--format", format, &input], b"");
+        let mut args = vec!["--format", format, "--fail-on", "never", &input];
+        // A log with a capture beside it (`<stem>.nvidia-smi.txt`) is reported with that capture.
+        let capture = paired_capture(&name);
+        if let Some(c) = &capture {
+            args.extend(["--smi", c.as_str()]);
+        }
+        let out = run(&args, b"");
         assert_eq!(
             out.status.code(),
             Some(0),

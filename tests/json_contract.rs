@@ -37,6 +37,56 @@ struct Input {
     warnings: Vec<Warning>,
     error: Option<String>,
     discovered_gpus: Vec<Gpu>,
+    role: Role,
+    #[serde(default)]
+    captures: Vec<Snapshot>,
+}
+
+#[derive(Deserialize, Debug, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum Role {
+    Log,
+    Capture,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Snapshot {
+    pub format: String,
+    pub line: u64,
+    pub end_line: u64,
+    pub timestamp: Option<String>,
+    pub driver_version: Option<String>,
+    pub gpus: Vec<SmiGpu>,
+    pub processes: Option<Vec<SmiProcess>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct SmiGpu {
+    pub index: Option<u32>,
+    pub name: Option<String>,
+    pub uuid: Option<String>,
+    pub bus_id: Option<String>,
+    pub used: Option<Q>,
+    pub total: Option<Q>,
+    pub reserved: Option<Q>,
+    pub free: Option<Q>,
+    pub mig: bool,
+    pub mig_device: Option<u32>,
+    pub line: u64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct SmiProcess {
+    pub gpu_index: Option<u32>,
+    pub gpu_uuid: Option<String>,
+    pub gpu_bus_id: Option<String>,
+    pub pid: Option<u32>,
+    pub name: String,
+    pub used: Option<Q>,
+    pub line: u64,
 }
 
 #[derive(Deserialize)]
@@ -74,6 +124,9 @@ pub(crate) struct Load {
     components: Vec<ComponentRow>,
     devices: Vec<DeviceRow>,
     observed: Vec<ObservedRow>,
+    findings: Vec<Finding>,
+    whatif: Option<WhatIf>,
+    suggestions: Vec<Suggestion>,
     #[serde(default)]
     ollama_version: Option<String>,
     #[serde(default)]
@@ -321,6 +374,95 @@ pub(crate) struct CaptureRef {
     pub timestamp: Option<String>,
 }
 
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Finding {
+    pub code: String,
+    pub severity: Severity,
+    pub message: String,
+    pub hint: String,
+    pub lines: Vec<u64>,
+    pub device: Option<String>,
+    pub component: Option<String>,
+}
+
+#[derive(Deserialize, Debug, PartialEq, Eq, PartialOrd, Ord, Clone, Copy)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum Severity {
+    Info,
+    Warning,
+    Error,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Suggestion {
+    pub setting: String,
+    pub effect: String,
+    pub because: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct WhatIf {
+    pub changes: Vec<String>,
+    pub estimate: Option<EstimateReplay>,
+    pub measured: Option<MeasuredReplay>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct EstimateReplay {
+    pub figures: ReplayFigures,
+    pub strategy: String,
+    pub placement: Placement,
+    pub split_agrees: Option<bool>,
+    pub allocations_agree: Option<bool>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct MeasuredReplay {
+    pub figures: ReplayFigures,
+    pub placement: Placement,
+    pub margin: i64,
+    pub verdict: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ReplayFigures {
+    pub layer_weights: i64,
+    pub layer_kv: i64,
+    pub blocks: i64,
+    pub output: i64,
+    pub first_gpu_extra: i64,
+    pub graph: i64,
+    pub graph_partial: i64,
+    pub per_gpu_floor: i64,
+    pub gpu_overhead: i64,
+    pub layer_buffer: bool,
+    pub from: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Placement {
+    pub gpus: Vec<PlacedGpu>,
+    pub offloaded: i64,
+    pub total: i64,
+    pub overflow: i64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct PlacedGpu {
+    pub device: String,
+    pub free: i64,
+    pub layers: i64,
+    pub allocation: i64,
+}
+
 fn bounded(q: &Q) {
     assert!(
         q.low <= q.bytes && q.bytes <= q.high,
@@ -339,15 +481,46 @@ fn every_sample_report_follows_the_contract() {
         .filter(|n| !n.ends_with("README.md"))
         .collect();
     files.sort();
-    let mut args = vec!["--format", "json", "--show-unrecognized"];
+    let smi = "sample-logs/founding-k80-gemma3-12b.nvidia-smi.txt";
+    let mut args = vec!["--format", "json", "--show-unrecognized", "--smi", smi];
     args.extend(files.iter().map(String::as_str));
     let out = run(&args, b"");
     let report: Report = serde_json::from_slice(&out.stdout).expect("output follows the contract");
     assert_eq!(report.schema_version, 1);
     assert_eq!(report.tool.name, "vramdiff");
-    assert_eq!(report.inputs.len(), files.len());
+    assert_eq!(
+        report.inputs.len(),
+        files.len() + 1,
+        "the --smi file is an input too"
+    );
+    assert_eq!(report.inputs.last().unwrap().role, Role::Capture);
     assert!(report.loads.len() >= 25);
+    let observed: Vec<&ObservedRow> = report.loads.iter().flat_map(|l| &l.observed).collect();
+    assert_eq!(
+        observed.len(),
+        4,
+        "the founding load's two GPUs, twice: --smi and the CI log's own capture"
+    );
+    for o in &observed {
+        [
+            o.used,
+            o.total,
+            o.buffers,
+            o.estimated,
+            o.runner_process,
+            o.unattributed,
+        ]
+        .iter()
+        .flatten()
+        .for_each(bounded);
+    }
+    let captures: usize = report.inputs.iter().map(|i| i.captures.len()).sum();
+    assert!(captures >= 10, "every sample capture parses: {captures}");
     for load in &report.loads {
+        for f in &load.findings {
+            assert!(!f.code.is_empty() && !f.message.is_empty() && !f.hint.is_empty());
+        }
+
         for row in &load.components {
             row.estimated
                 .iter()

@@ -10,5 +10,6 @@ mod founding_case;
 mod golden;
 mod grammar_examples;
 mod json_contract;
+mod observed;
 mod peer_vectors;
 mod smi;

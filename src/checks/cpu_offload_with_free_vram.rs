@@ -23,10 +23,12 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
         // Everything on GPU, or the user asked for exactly this many layers.
         return;
     }
-    if !cx
+    // Premise: the runner's weight buffers were measured, otherwise the replay only repeats the estimate.
+    let measured_weights = cx
         .component(Component::WeightsGpu)
-        .is_some_and(|r| r.actual.is_some_and(|a| a.bytes > 0))
-    {
+        .and_then(|r| r.actual)
+        .is_some_and(|a| a.bytes > 0);
+    if !measured_weights {
         return;
     }
     let Some(m) = load.whatif.as_ref().and_then(|w| w.measured.as_ref()) else {

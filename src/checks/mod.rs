@@ -138,7 +138,7 @@ pub fn run(load: &Load, config: &CheckConfig) -> Vec<Finding> {
         (def.run)(&cx, &mut findings);
     }
     // Stable sort keeps registry order inside a severity.
-    findings.sort_by(|a, b| b.severity.cmp(&a.severity));
+    findings.sort_by_key(|f| std::cmp::Reverse(f.severity));
     findings
 }
 

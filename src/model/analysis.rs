@@ -3,6 +3,7 @@
 use serde::Serialize;
 
 use super::load::Load;
+use super::snapshot::Snapshot;
 
 /// A line no rule recognised that looks like it is about memory.
 #[derive(Debug, Clone, Serialize)]
@@ -19,10 +20,23 @@ pub struct InputWarning {
     pub message: String,
 }
 
+/// What an input is to vramdiff.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum InputRole {
+    /// A server or CI log (which may contain captures too).
+    #[default]
+    Log,
+    /// A GPU monitor capture file given with `--smi`.
+    Capture,
+}
+
 /// What vramdiff made of one input.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct InputSummary {
     pub path: String,
+    /// `log` for a log, `capture` for a file given with `--smi`.
+    pub role: InputRole,
     /// Physical lines read.
     pub lines: u64,
     /// Logical lines a grammar rule recognised.
@@ -37,6 +51,9 @@ pub struct InputSummary {
     pub warnings: Vec<InputWarning>,
     /// GPUs the server discovered (`inference compute` lines), in the order printed.
     pub discovered_gpus: Vec<super::load::Gpu>,
+    /// nvidia-smi / rocm-smi captures found in the input, in input order (a time series).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub captures: Vec<Snapshot>,
     /// The input could not be read (to the end, or at all).
     pub error: Option<String>,
 }

@@ -11,7 +11,7 @@ pub mod reconciled;
 pub mod snapshot;
 pub mod whatif;
 
-pub use analysis::{Analysis, InputSummary, InputWarning, UnrecognizedLine};
+pub use analysis::{Analysis, InputRole, InputSummary, InputWarning, UnrecognizedLine};
 pub use device::{
     device_for_library, device_of_buffer, device_position, device_sort_key, is_host_buffer,
     HOST_DEVICE,

@@ -92,6 +92,67 @@ fn peak(snapshots: &[Snapshot], keep: impl Fn(&Snapshot) -> bool) -> Option<usiz
         .map(|(i, _)| i)
 }
 
+/// A process-only capture (`--query-compute-apps`) next to the chosen one, for its process table.
+fn neighbour_processes(snapshots: &[Snapshot], loaded: usize) -> Option<&[SmiProcess]> {
+    [loaded + 1, loaded.wrapping_sub(1)]
+        .into_iter()
+        .filter_map(|i| snapshots.get(i))
+        .find(|s| s.gpus.is_empty())
+        .and_then(|s| s.processes.as_deref())
+}
+
+/// Attach the captures pasted into a log to the loads read from that log.
+pub fn attach_in_log(loads: &mut [Load], snapshots: &[Snapshot], path: &str) {
+    let starts: Vec<u64> = loads.iter().map(|l| l.source.first_line).collect();
+    for (i, load) in loads.iter_mut().enumerate() {
+        let next = starts.get(i + 1).copied();
+        let Some((loaded, idle)) = pick_in_log(
+            snapshots,
+            load.source.first_line,
+            load.source.last_line,
+            next,
+        ) else {
+            continue;
+        };
+        observe(
+            load,
+            Observation {
+                path,
+                loaded: &snapshots[loaded],
+                processes: neighbour_processes(snapshots, loaded),
+                idle: idle.map(|i| &snapshots[i]),
+            },
+        );
+    }
+}
+
+/// Attach a capture file (`--smi`) to the load that was resident when it was taken: the last load read.
+/// Returns the index of that load.
+pub fn attach_capture_file(
+    loads: &mut [Load],
+    snapshots: &[Snapshot],
+    path: &str,
+) -> Option<usize> {
+    let (loaded, idle) = pick_in_series(snapshots)?;
+    let index = loads.len().checked_sub(1)?;
+    let load = &mut loads[index];
+    observe(
+        load,
+        Observation {
+            path,
+            loaded: &snapshots[loaded],
+            processes: neighbour_processes(snapshots, loaded),
+            idle: idle.map(|i| &snapshots[i]),
+        },
+    );
+    if loads.len() > 1 {
+        loads[index].notes.push(format!(
+            "nvidia-smi capture {path} applied to this load, the last one read: a capture file carries no link to log lines"
+        ));
+    }
+    Some(index)
+}
+
 /// The GPU of `snapshot` a device of the load runs on, and how they were matched.
 fn join<'s>(load: &Load, device: &str, snapshot: &'s Snapshot) -> Option<(&'s SmiGpu, GpuJoin)> {
     let position = device_position(device)?;
@@ -245,7 +306,11 @@ pub fn observe(load: &mut Load, observation: Observation<'_>) {
                     .filter(|id| id.starts_with("GPU-"))
             }),
             join,
-            name: gpu.name.clone(),
+            name: gpu.name.clone().or_else(|| {
+                device_position(&device.device)
+                    .and_then(|p| load.gpus.get(p))
+                    .and_then(|g| g.name.clone())
+            }),
             used: gpu.used,
             total: gpu.total,
             baseline,

@@ -113,7 +113,7 @@ fn measured_replay(load: &Load, changes: &Changes) -> Option<MeasuredReplay> {
     if by_free.is_empty() {
         return None;
     }
-    by_free.sort_by(|a, b| b.free.cmp(&a.free));
+    by_free.sort_by_key(|g| std::cmp::Reverse(g.free));
     // The fewest GPUs first (what ollama37 does; upstream tries one GPU, then all).
     for k in 1..=by_free.len() {
         let p = place(&by_free[..k], &f, None);

@@ -26,6 +26,16 @@ pub fn q(q: Option<Quantity>) -> String {
     q.map(|q| human(q.bytes)).unwrap_or_else(|| "–".to_string())
 }
 
+/// A monitor's figure as the monitor prints it (`617 MiB`) when it is whole MiB, else a human size.
+pub fn smi(q: Option<Quantity>) -> String {
+    match q {
+        Some(q) if q.bytes % crate::model::MIB == 0 => {
+            format!("{} MiB", q.bytes / crate::model::MIB)
+        }
+        other => self::q(other),
+    }
+}
+
 /// A delta with its range: `-10.5 MiB (-61.2 MiB … +40.1 MiB)`.
 pub fn delta(d: Option<Quantity>) -> String {
     match d {
@@ -175,9 +185,9 @@ fn observed(load: &Load) -> Option<Section> {
             format!("{gpu} ({})", o.join.as_str()),
             q(o.estimated),
             q(o.buffers),
-            format!("{} / {}", q(o.used), q(o.total)),
-            q(o.runner_process),
-            q(o.other_processes),
+            format!("{} / {}", smi(o.used), smi(o.total)),
+            smi(o.runner_process),
+            smi(o.other_processes),
             delta(o.unattributed),
             lines(&o.lines),
         ]);
@@ -210,6 +220,77 @@ fn observed(load: &Load) -> Option<Section> {
         table,
         explanations,
     })
+}
+
+/// One capture's GPUs and, when it has a process table, their processes.
+pub fn capture(s: &crate::model::Snapshot) -> Table {
+    let mut table = Table::new(&[
+        ("GPU", Align::Left),
+        ("name", Align::Left),
+        ("bus / uuid", Align::Left),
+        ("used", Align::Right),
+        ("total", Align::Right),
+        ("processes", Align::Left),
+    ]);
+    for g in &s.gpus {
+        let key = if g.mig {
+            format!(
+                "{} MIG {}",
+                g.index.map(|i| i.to_string()).unwrap_or_default(),
+                g.mig_device.map(|i| i.to_string()).unwrap_or_default()
+            )
+        } else {
+            g.index.map(|i| i.to_string()).unwrap_or_else(|| "–".into())
+        };
+        let processes = match &s.processes {
+            None => "no table".to_string(),
+            Some(list) => {
+                let on: Vec<String> = list
+                    .iter()
+                    .filter(|p| {
+                        p.gpu_index.is_some() && p.gpu_index == g.index
+                            || p.gpu_uuid.is_some() && p.gpu_uuid == g.uuid
+                            || p.gpu_bus_id.is_some() && p.gpu_bus_id == g.bus_id
+                    })
+                    .map(|p| format!("{} {}", p.name, smi(p.used)))
+                    .collect();
+                if on.is_empty() {
+                    "none".to_string()
+                } else {
+                    on.join(", ")
+                }
+            }
+        };
+        table.push(vec![
+            key,
+            g.name.clone().unwrap_or_else(|| "–".into()),
+            g.bus_id
+                .clone()
+                .or_else(|| g.uuid.clone())
+                .unwrap_or_else(|| "–".into()),
+            smi(g.used),
+            smi(g.total),
+            processes,
+        ]);
+    }
+    if s.gpus.is_empty() {
+        for p in s.processes.iter().flatten() {
+            table.push(vec![
+                p.gpu_index
+                    .map(|i| i.to_string())
+                    .unwrap_or_else(|| "–".into()),
+                String::new(),
+                p.gpu_bus_id
+                    .clone()
+                    .or_else(|| p.gpu_uuid.clone())
+                    .unwrap_or_else(|| "–".into()),
+                String::new(),
+                String::new(),
+                format!("{} {}", p.name, smi(p.used)),
+            ]);
+        }
+    }
+    table
 }
 
 /// Every table of a load, in report order.

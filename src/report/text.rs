@@ -184,6 +184,38 @@ fn load_section(out: &mut String, index: usize, load: &Load) {
     out.push('\n');
 }
 
+/// At most this many captures of one input are listed in full; a long `nvidia-smi -l` series is summarised.
+const LISTED_CAPTURES: usize = 12;
+
+fn captures(out: &mut String, input: &crate::model::InputSummary) {
+    for snapshot in input.captures.iter().take(LISTED_CAPTURES) {
+        let _ = writeln!(
+            out,
+            "  capture at line {} ({}{}{}):",
+            snapshot.line,
+            snapshot.format.as_str(),
+            snapshot
+                .timestamp
+                .as_deref()
+                .map(|t| format!(", {}", sanitize(t)))
+                .unwrap_or_default(),
+            snapshot
+                .driver_version
+                .as_deref()
+                .map(|d| format!(", driver {}", sanitize(d)))
+                .unwrap_or_default()
+        );
+        out.push_str(&tables::capture(snapshot).to_text(4));
+    }
+    if input.captures.len() > LISTED_CAPTURES {
+        let _ = writeln!(
+            out,
+            "  … {} more captures (--format json lists them all)",
+            input.captures.len() - LISTED_CAPTURES
+        );
+    }
+}
+
 impl Reporter for TextReporter {
     fn render(&self, analysis: &Analysis) -> Vec<u8> {
         let mut out = String::new();
@@ -214,6 +246,7 @@ impl Reporter for TextReporter {
                 loads,
                 if loads == 1 { "" } else { "s" }
             );
+            captures(&mut out, input);
             if let Some(e) = &input.error {
                 let _ = writeln!(out, "  error: {}", sanitize(e));
             }

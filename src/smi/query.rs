@@ -73,6 +73,10 @@ impl Query {
             return Step::Took;
         }
         let indent = line.len() - line.trim_start_matches([' ', '\t']).len();
+        let is_gpu_header = line.starts_with("GPU ") && normalize_bus_id(&line[4..]).is_some();
+        if indent == 0 && self.gpu.is_some() && !is_gpu_header {
+            return self.feed_flat(number, line);
+        }
         if indent == 0 {
             if let Some(bus) = line.strip_prefix("GPU ").and_then(normalize_bus_id) {
                 self.flush_gpu();
@@ -119,6 +123,37 @@ impl Query {
                 self.stack.push((indent, name));
             }
             Some((key, value)) => self.value(number, key, value),
+        }
+        Step::Took
+    }
+
+    /// A line of a GPU block whose indentation was lost (log collectors and the framer strip leading blanks):
+    /// a header opens a first-level section, the GPU-level keys vramdiff reads close it, and any other key
+    /// belongs to the open section.
+    fn feed_flat(&mut self, number: u64, line: &str) -> Step {
+        /// Keys printed directly under `GPU …` that vramdiff reads.
+        const GPU_LEVEL: &[&str] = &["Product Name", "GPU UUID", "Minor Number", "Processes"];
+        self.snap.end_line = number;
+        match split_key_value(line) {
+            None => {
+                let name = line.trim().to_string();
+                let nested_mig = name == "MIG Device"
+                    && self.stack.first().is_some_and(|(_, n)| n == "MIG devices");
+                if nested_mig {
+                    self.stack.truncate(1);
+                    // Reuse the indented path's bookkeeping for a MIG device.
+                    return self.feed(number, &format!("        {name}"));
+                }
+                self.stack.clear();
+                self.stack.push((4, name));
+            }
+            Some((key, value)) => {
+                if GPU_LEVEL.contains(&key) && !(key == "Processes" && value.is_empty()) {
+                    self.stack.clear();
+                }
+                let (key, value) = (key.to_string(), value.to_string());
+                self.value(number, &key, &value);
+            }
         }
         Step::Took
     }
