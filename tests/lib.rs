@@ -6,6 +6,7 @@ mod util;
 
 mod cli;
 mod corpus;
+mod findings;
 mod founding_case;
 mod golden;
 mod grammar_examples;

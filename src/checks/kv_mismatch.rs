@@ -39,9 +39,25 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
             causes.push(format!("the KV cache is quantised ({t})"));
         }
     }
-    if let (Some(ctx), Some(p)) = (load.settings.ctx_size, load.settings.parallel) {
-        if p > 1 {
-            causes.push(format!("the context {ctx} is shared by {p} parallel slots"));
+    // Bits per element against an f16 estimate: q8_0 is 8.5, q4_0 4.5, f32 32.
+    let ratio = a.bytes as f64 / e.bytes.max(1) as f64;
+    for (cache, bits) in [("q8_0", 8.5), ("q4_0", 4.5), ("f32", 32.0)] {
+        let expected = bits / 16.0;
+        if (ratio / expected - 1.0).abs() < 0.03 {
+            causes.push(format!(
+                "actual/estimate = {ratio:.3}, what a {cache} KV cache gives against an f16 estimate"
+            ));
+        }
+    }
+    if let (Some(p), Some(ctx)) = (
+        load.settings.parallel.filter(|&p| p > 1),
+        load.settings.ctx_size,
+    ) {
+        let p = p as f64;
+        if (ratio / p - 1.0).abs() < 0.03 || (ratio * p - 1.0).abs() < 0.03 {
+            causes.push(format!(
+                "actual/estimate = {ratio:.3} ≈ the {p} parallel slots: one side counts context {ctx} per slot, the other in total"
+            ));
         }
     }
     let direction = if kv.verdict == Verdict::Under {

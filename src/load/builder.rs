@@ -79,6 +79,8 @@ pub struct LoadBuilder {
     pub offloaded: Option<(i64, i64)>,
     pub seen_offloaded: bool,
     pub failure: Option<(String, u64)>,
+    /// The failure recorded is an out-of-memory one.
+    pub failure_oom: bool,
     pub notes: Vec<String>,
     pub actual_sources: Vec<&'static str>,
 }

@@ -347,13 +347,16 @@ impl Assembler {
                 }
                 Some(b) => {
                     b.touch(line);
-                    if b.failure.is_none() || out_of_memory {
+                    // The first failure, unless a later line is the out-of-memory that explains it.
+                    if b.failure.is_none() || out_of_memory && !b.failure_oom {
                         b.failure = Some((message, line));
+                        b.failure_oom = out_of_memory;
                     }
                 }
                 None => {
                     let b = self.open(line, false, done);
                     b.failure = Some((message, line));
+                    b.failure_oom = out_of_memory;
                 }
             },
             EventKind::ServerStart { .. }

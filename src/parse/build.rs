@@ -210,7 +210,9 @@ pub fn build(event: &str, fields: &Fields) -> Result<EventKind, BuildError> {
         "vocab_only" => EventKind::VocabOnly,
         "runner_started" => EventKind::RunnerStarted,
         "load_failed" => {
-            let message = opt_text(fields, "message").unwrap_or_default();
+            let message = opt_text(fields, "message")
+                .or_else(|| opt_text(fields, "rest"))
+                .unwrap_or_default();
             let lower = message.to_ascii_lowercase();
             EventKind::LoadFailed {
                 out_of_memory: lower.contains("out of memory")
