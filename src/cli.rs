@@ -127,9 +127,21 @@ pub struct WhatifArgs {
     #[arg(long, value_name = "X", value_parser = parse_multiplier)]
     pub graph_multiplier: Option<f64>,
 
+    /// Let a scheduler pick the GPUs for the estimate replay, instead of the GPUs the log used: `upstream`
+    /// tries each single GPU then all, `ollama37` the fewest GPUs first.
+    #[arg(long, value_enum)]
+    pub scheduler: Option<SchedulerArg>,
+
     /// Output format.
     #[arg(long, value_enum, default_value_t = FormatArg::Text)]
     pub format: FormatArg,
+}
+
+/// `--scheduler`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SchedulerArg {
+    Upstream,
+    Ollama37,
 }
 
 /// `512MiB`, `1.5 GiB`, `2G`, or a byte count.

@@ -8,9 +8,9 @@ use clap::Parser;
 
 use vramdiff::app::{self, Options};
 use vramdiff::checks::CheckConfig;
-use vramdiff::cli::{Args, Command, FormatArg, InputArgs, SeverityArg};
+use vramdiff::cli::{Args, Command, FormatArg, InputArgs, SchedulerArg, SeverityArg};
 use vramdiff::model::{Analysis, Severity};
-use vramdiff::replay::Changes;
+use vramdiff::replay::{Changes, Scheduler};
 use vramdiff::report::{self, Format, ReportOptions};
 
 fn options(input: &InputArgs, keep_unrecognized: bool) -> Options {
@@ -85,6 +85,10 @@ fn run(args: Args) -> Result<ExitCode, ExitCode> {
                 parallel: w.parallel,
                 gpu_overhead: w.gpu_overhead,
                 graph_multiplier: w.graph_multiplier,
+                scheduler: w.scheduler.map(|s| match s {
+                    SchedulerArg::Upstream => Scheduler::Upstream,
+                    SchedulerArg::Ollama37 => Scheduler::FewestFirst,
+                }),
             };
             for load in &mut analysis.loads {
                 load.whatif = vramdiff::replay::replay(load, &changes);

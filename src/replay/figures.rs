@@ -26,6 +26,8 @@ pub struct Changes {
     pub gpu_overhead: Option<i64>,
     /// ollama37's `OLLAMA_GRAPH_SAFETY_MULTIPLIER` applied to the estimate's graph.
     pub graph_multiplier: Option<f64>,
+    /// Let a scheduler choose the GPUs (instead of replaying on the GPUs the log used).
+    pub scheduler: Option<super::placement::Scheduler>,
 }
 
 impl Changes {
@@ -50,6 +52,9 @@ impl Changes {
         }
         if let Some(m) = self.graph_multiplier {
             out.push(format!("graph-multiplier {m}"));
+        }
+        if let Some(s) = self.scheduler {
+            out.push(s.describe().to_string());
         }
         out
     }
@@ -165,21 +170,20 @@ pub fn measured(load: &Load, changes: &Changes) -> Option<ReplayFigures> {
     let base = from_estimate(load, &Changes::default(), End::Nominal)?;
     let e: &Estimate = load.estimate.as_ref()?;
     let mut from = Vec::new();
+    // Without measured weights there is nothing measured to replay.
     let weights = component(load, Component::WeightsGpu)?;
-    let (ratio_num, ratio_den) = match (weights.actual, weights.estimated) {
-        (Some(a), Some(est)) if est.bytes > 0 && a.bytes > 0 => {
-            from.push(format!(
-                "weights: estimate's per-layer sizes × measured/estimated GPU weights ({} / {})",
-                human(a.bytes),
-                human(est.bytes)
-            ));
-            (a.bytes, est.bytes)
-        }
-        _ => {
-            from.push("weights: the estimate's (no weight buffers measured)".into());
-            (1, 1)
-        }
+    let (Some(a), Some(est)) = (weights.actual, weights.estimated) else {
+        return None;
     };
+    if a.bytes <= 0 || est.bytes <= 0 {
+        return None;
+    }
+    from.push(format!(
+        "weights: estimate's per-layer sizes × measured/estimated GPU weights ({} / {})",
+        human(a.bytes),
+        human(est.bytes)
+    ));
+    let (ratio_num, ratio_den) = (a.bytes, est.bytes);
     let blocks = base.blocks;
     let layer_weights = scale(base.layer_weights, (ratio_num, ratio_den));
     let nonrep = e.weights_nonrepeating.map(|q| q.bytes).unwrap_or(0);

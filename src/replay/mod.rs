@@ -10,7 +10,8 @@ use crate::model::{
 };
 pub use figures::Changes;
 use figures::End;
-use placement::{place, GpuSpace};
+pub use placement::Scheduler;
+use placement::{place, schedule, GpuSpace};
 
 /// The GPUs the estimate placed on, in its order, with their free memory at that end of the rounding.
 fn gpus(load: &Load, changes: &Changes, end: End) -> Vec<GpuSpace> {
@@ -77,7 +78,7 @@ fn estimate_replay(load: &Load, changes: &Changes) -> Option<EstimateReplay> {
         })
         .collect::<Option<Vec<_>>>()?;
     let figures = figures::from_estimate(load, changes, End::Nominal)?;
-    let unchanged = changes.gpus.is_none() && changes.gpu_count.is_none();
+    let unchanged = *changes == Changes::default();
     let split_agrees = (unchanged && !e.layers.split.is_empty())
         .then(|| runs.iter().any(|p| p.split() == e.layers.split));
     let allocations_agree = (unchanged && e.allocations.len() == runs[1].gpus.len()).then(|| {
@@ -88,10 +89,25 @@ fn estimate_replay(load: &Load, changes: &Changes) -> Option<EstimateReplay> {
             lo <= logged.high && logged.low <= hi
         })
     });
+    let (placement, strategy) = match changes.scheduler {
+        Some(s) => (
+            schedule(
+                &gpus(load, changes, End::Nominal),
+                &figures,
+                max_layers(load),
+                s,
+            ),
+            format!("round-robin (upstream v0.7.1+), {}", s.describe()),
+        ),
+        None => (
+            runs[1].clone(),
+            "round-robin (upstream v0.7.1+) on the GPUs the log used".to_string(),
+        ),
+    };
     Some(EstimateReplay {
         figures,
-        strategy: "round-robin (upstream v0.7.1+)".to_string(),
-        placement: runs[1].clone(),
+        strategy,
+        placement,
         split_agrees,
         allocations_agree,
     })

@@ -105,6 +105,46 @@ pub fn place(gpus: &[GpuSpace], f: &ReplayFigures, max_layers: Option<i64>) -> P
     }
 }
 
+/// Which GPU sets the scheduler offers the estimator before it settles for all of them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scheduler {
+    /// Upstream `pickBestFullFitByLibrary`: each single GPU (most free first), then all of them.
+    Upstream,
+    /// ollama37: the fewest GPUs first (1, 2, … most free first).
+    FewestFirst,
+}
+
+impl Scheduler {
+    pub fn describe(self) -> &'static str {
+        match self {
+            Scheduler::Upstream => "upstream scheduler: one GPU, else all",
+            Scheduler::FewestFirst => "ollama37 scheduler: fewest GPUs first",
+        }
+    }
+}
+
+/// Place on the first GPU set the scheduler tries that holds every layer, else on all GPUs (partial offload).
+pub fn schedule(
+    gpus: &[GpuSpace],
+    f: &ReplayFigures,
+    max_layers: Option<i64>,
+    scheduler: Scheduler,
+) -> Placement {
+    let mut by_free = gpus.to_vec();
+    by_free.sort_by_key(|g| std::cmp::Reverse(g.free));
+    let sets: Vec<Vec<GpuSpace>> = match scheduler {
+        Scheduler::Upstream => by_free.iter().map(|g| vec![g.clone()]).collect(),
+        Scheduler::FewestFirst => (1..by_free.len()).map(|k| by_free[..k].to_vec()).collect(),
+    };
+    for set in sets {
+        let p = place(&set, f, max_layers);
+        if p.fully_offloaded() {
+            return p;
+        }
+    }
+    place(&by_free, f, max_layers)
+}
+
 /// The estimator's inner loop: try `gpus[index % j]` for j = len … 1, dropping a GPU from the list when the
 /// layer does not fit on it.
 fn try_place(
@@ -174,6 +214,17 @@ mod tests {
         assert_eq!(p.gpus[0].layers, 10);
         assert_eq!(p.offloaded, 10);
         assert_eq!(p.overflow, 200 * MIB);
+    }
+
+    #[test]
+    fn schedulers_differ_on_three_gpus_when_two_suffice() {
+        let gpus = [gpu("CUDA0", 2000), gpu("CUDA1", 2000), gpu("CUDA2", 2000)];
+        // No single GPU holds 10 × 110 + 200 MiB with its floor and graph; two do.
+        let upstream = schedule(&gpus, &figures(), None, Scheduler::Upstream);
+        assert_eq!(upstream.gpus.len(), 3, "upstream jumps from one GPU to all");
+        let fork = schedule(&gpus, &figures(), None, Scheduler::FewestFirst);
+        assert_eq!(fork.gpus.len(), 2);
+        assert!(fork.fully_offloaded());
     }
 
     #[test]

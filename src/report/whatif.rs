@@ -8,10 +8,11 @@ use super::table::{Align, Table};
 use super::{json, sanitize, Format};
 use crate::model::{human, Analysis, Placement, ReplayFigures, WhatIf};
 
-fn agreement(v: Option<bool>) -> &'static str {
+fn agreement(v: Option<bool>, changed: bool) -> &'static str {
     match v {
         Some(true) => "reproduced",
         Some(false) => "NOT reproduced",
+        None if changed => "not compared (what-if changes)",
         None => "not in the log",
     }
 }
@@ -61,8 +62,8 @@ pub fn summary(out: &mut String, w: &WhatIf) {
             split.join(","),
             e.placement.offloaded,
             e.placement.total,
-            agreement(e.split_agrees),
-            agreement(e.allocations_agree)
+            agreement(e.split_agrees, !w.changes.is_empty()),
+            agreement(e.allocations_agree, !w.changes.is_empty())
         );
     }
     if let Some(m) = &w.measured {
@@ -87,8 +88,8 @@ fn detailed(out: &mut String, w: &WhatIf) {
                 e.placement.offloaded,
                 e.placement.total,
                 human(e.placement.overflow),
-                agreement(e.split_agrees),
-                agreement(e.allocations_agree)
+                agreement(e.split_agrees, !w.changes.is_empty()),
+                agreement(e.allocations_agree, !w.changes.is_empty())
             );
             out.push_str(&placement_table(&e.placement).to_text(4));
             figures(out, &e.figures);
