@@ -11,6 +11,8 @@ pub enum FormatArg {
     Text,
     /// The versioned JSON contract (schema_version 1).
     Json,
+    /// GitHub-flavoured Markdown, for issues and `$GITHUB_STEP_SUMMARY`.
+    Markdown,
 }
 
 /// Finding severity for `--fail-on`.
@@ -91,6 +93,10 @@ pub struct ReportArgs {
     /// List the lines that look like memory lines but that no grammar rule understood.
     #[arg(long)]
     pub show_unrecognized: bool,
+
+    /// Write PNG charts of every load into this folder (created if missing) and print their paths on stderr.
+    #[arg(long, value_name = "DIR")]
+    pub chart: Option<PathBuf>,
 
     /// Exit 1 when a finding of this severity or above is present (for CI).
     #[arg(long, value_enum, value_name = "SEVERITY", default_value_t = SeverityArg::Error)]

@@ -11,7 +11,8 @@ use vramdiff::checks::CheckConfig;
 use vramdiff::cli::{Args, Command, FormatArg, InputArgs, SchedulerArg, SeverityArg};
 use vramdiff::model::{Analysis, Severity};
 use vramdiff::replay::{Changes, Scheduler};
-use vramdiff::report::{self, Format, ReportOptions};
+use vramdiff::report::chart;
+use vramdiff::report::{self, ChartLink, Format, ReportOptions};
 
 fn options(input: &InputArgs, keep_unrecognized: bool) -> Options {
     Options {
@@ -39,6 +40,7 @@ fn format(arg: FormatArg) -> Format {
     match arg {
         FormatArg::Text => Format::Text,
         FormatArg::Json => Format::Json,
+        FormatArg::Markdown => Format::Markdown,
     }
 }
 
@@ -65,6 +67,42 @@ fn input_errors(analysis: &Analysis) -> bool {
         }
     }
     failed
+}
+
+/// Render every load's charts into `dir`; returns the paths written, per load, for the report to link.
+fn write_charts(
+    dir: &std::path::Path,
+    analysis: &Analysis,
+) -> Result<Vec<Vec<ChartLink>>, ExitCode> {
+    let fail = |what: String| {
+        eprintln!("vramdiff: {what}");
+        ExitCode::from(2)
+    };
+    std::fs::create_dir_all(dir).map_err(|e| {
+        fail(format!(
+            "cannot create the chart folder {}: {e}",
+            dir.display()
+        ))
+    })?;
+    let mut links = Vec::new();
+    for (i, load) in analysis.loads.iter().enumerate() {
+        let charts = chart::load_charts(load, i + 1)
+            .map_err(|e| fail(format!("chart of load {}: {e}", i + 1)))?;
+        let mut written = Vec::new();
+        for c in charts {
+            // The name is built from [A-Za-z0-9._-] only (chart::stem), so it stays inside `dir`.
+            let path = dir.join(&c.file_name);
+            std::fs::write(&path, &c.png)
+                .map_err(|e| fail(format!("cannot write {}: {e}", path.display())))?;
+            eprintln!("vramdiff: wrote {}", path.display());
+            written.push(ChartLink {
+                path: path.display().to_string(),
+                title: c.title,
+            });
+        }
+        links.push(written);
+    }
+    Ok(links)
 }
 
 fn analyze(files: &[String], options: &Options) -> Result<Analysis, ExitCode> {
@@ -103,10 +141,15 @@ fn run(args: Args) -> Result<ExitCode, ExitCode> {
         None => {
             let r = args.report;
             let analysis = analyze(&files(&r.input), &options(&r.input, r.show_unrecognized))?;
+            let charts = match &r.chart {
+                Some(dir) => write_charts(dir, &analysis)?,
+                None => Vec::new(),
+            };
             let bytes = report::reporter(
                 format(r.format),
                 ReportOptions {
                     show_unrecognized: r.show_unrecognized,
+                    charts,
                 },
             )
             .render(&analysis);

@@ -1,8 +1,9 @@
-//! Golden reports: `reports/` holds what vramdiff writes (text and JSON) for every file in `sample-logs/`.
-//! A test fails when a committed report differs from a fresh run of the real binary, byte for byte.
+//! Golden reports: `reports/` holds what vramdiff writes (text, JSON, Markdown and PNG charts) for every file in
+//! `sample-logs/`. A test fails when a committed report differs from a fresh run of the real binary, byte for
+//! byte (PNG too: the font is embedded, so the pixels do not depend on the machine).
 //! Regenerate with `VRAMDIFF_UPDATE_REPORTS=1 cargo test --test integration golden` and review the diff.
 
-use crate::util::{root, run, stdout};
+use crate::util::{root, run, run_in, stdout};
 
 fn samples() -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(root().join("sample-logs"))
@@ -21,9 +22,12 @@ pub fn paired_capture(name: &str) -> Option<String> {
     root().join(&capture).exists().then_some(capture)
 }
 
+fn updating() -> bool {
+    std::env::var_os("VRAMDIFF_UPDATE_REPORTS").is_some() && std::env::var_os("CI").is_none()
+}
+
 fn check(format: &str, extension: &str) {
-    let update =
-        std::env::var_os("VRAMDIFF_UPDATE_REPORTS").is_some() && std::env::var_os("CI").is_none();
+    let update = updating();
     let mut mismatched = Vec::new();
     for name in samples() {
         let input = format!("sample-logs/{name}");
@@ -64,6 +68,93 @@ fn text_reports_are_current() {
 #[test]
 fn json_reports_are_current() {
     check("json", "json");
+}
+
+/// Width and height from a PNG's IHDR chunk, after checking the signature.
+fn png_size(bytes: &[u8]) -> (u32, u32) {
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n", "PNG signature");
+    assert_eq!(&bytes[12..16], b"IHDR");
+    let be = |b: &[u8]| u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+    (be(&bytes[16..20]), be(&bytes[20..24]))
+}
+
+/// Markdown reports with their charts, run from `reports/` so the links (`charts/…`) work where they are read.
+#[test]
+fn markdown_reports_and_charts_are_current() {
+    let update = updating();
+    let reports = root().join("reports");
+    let charts = reports.join("charts");
+    // A sibling of reports/ (so `../sample-logs/…` resolves the same), git-ignored.
+    let scratch = root().join(format!(".scratch-reports-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&scratch);
+    let mut mismatched = Vec::new();
+    let mut produced = std::collections::BTreeSet::new();
+    for name in samples() {
+        let input = format!("../sample-logs/{name}");
+        let mut args = vec![
+            "--format",
+            "markdown",
+            "--fail-on",
+            "never",
+            "--chart",
+            "charts",
+            &input,
+        ];
+        let capture = paired_capture(&name).map(|c| format!("../{c}"));
+        if let Some(c) = &capture {
+            args.extend(["--smi", c.as_str()]);
+        }
+        // Charts go to a scratch copy of reports/ so a failing run leaves the committed ones alone.
+        std::fs::create_dir_all(&scratch).unwrap();
+        let out = run_in(&scratch, &args, b"");
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{input}: {}",
+            crate::util::stderr(&out)
+        );
+        let md = reports.join(format!("{name}.md"));
+        if update {
+            std::fs::write(&md, &out.stdout).unwrap();
+        } else if std::fs::read(&md).unwrap_or_default() != out.stdout {
+            mismatched.push(md.display().to_string());
+        }
+    }
+    let fresh = scratch.join("charts");
+    for entry in std::fs::read_dir(&fresh).into_iter().flatten() {
+        let entry = entry.unwrap();
+        let file = entry.file_name().to_string_lossy().into_owned();
+        let bytes = std::fs::read(entry.path()).unwrap();
+        assert_eq!(png_size(&bytes), (1000, 600), "{file}");
+        produced.insert(file.clone());
+        let committed = charts.join(&file);
+        if update {
+            std::fs::create_dir_all(&charts).unwrap();
+            std::fs::write(&committed, &bytes).unwrap();
+        } else if std::fs::read(&committed).unwrap_or_default() != bytes {
+            mismatched.push(committed.display().to_string());
+        }
+    }
+    assert!(
+        produced.len() >= 40,
+        "charts for every load: {}",
+        produced.len()
+    );
+    for entry in std::fs::read_dir(&charts).into_iter().flatten() {
+        let file = entry.unwrap().file_name().to_string_lossy().into_owned();
+        if !produced.contains(&file) {
+            if update {
+                std::fs::remove_file(charts.join(&file)).unwrap();
+            } else {
+                mismatched.push(format!("stale chart {file}"));
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&scratch);
+    assert!(
+        mismatched.is_empty(),
+        "reports differ from a fresh run (regenerate with VRAMDIFF_UPDATE_REPORTS=1 and review): {mismatched:?}"
+    );
 }
 
 #[test]

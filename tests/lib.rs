@@ -13,4 +13,5 @@ mod grammar_examples;
 mod json_contract;
 mod observed;
 mod peer_vectors;
+mod report_formats;
 mod smi;

@@ -19,9 +19,14 @@ pub fn corpus() -> PathBuf {
 
 /// Run the real binary with `args`, feeding `stdin`.
 pub fn run(args: &[&str], stdin: &[u8]) -> Output {
+    run_in(&root(), args, stdin)
+}
+
+/// Run the real binary in `dir`.
+pub fn run_in(dir: &Path, args: &[&str], stdin: &[u8]) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_vramdiff"))
         .args(args)
-        .current_dir(root())
+        .current_dir(dir)
         .env_remove("RUST_BACKTRACE")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

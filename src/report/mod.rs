@@ -1,7 +1,9 @@
 //! Reporters: an [`Analysis`] in, bytes out. One reporter per file behind the [`Reporter`] trait (as in
 //! hyperfine's `src/export/`); none of them does I/O, so the caller decides where the bytes go.
 
+pub mod chart;
 pub mod json;
+pub mod markdown;
 pub mod table;
 pub mod tables;
 pub mod text;
@@ -19,13 +21,24 @@ pub trait Reporter {
 pub enum Format {
     Text,
     Json,
+    Markdown,
+}
+
+/// A chart written beside the report, for reporters that can link it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChartLink {
+    /// The path as written (relative when `--chart` was relative).
+    pub path: String,
+    pub title: String,
 }
 
 /// Options every reporter may use.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct ReportOptions {
     /// List the unrecognised memory lines.
     pub show_unrecognized: bool,
+    /// Charts written for each load (by load index), when `--chart` was given.
+    pub charts: Vec<Vec<ChartLink>>,
 }
 
 /// The reporter for a format.
@@ -33,7 +46,38 @@ pub fn reporter(format: Format, options: ReportOptions) -> Box<dyn Reporter> {
     match format {
         Format::Text => Box::new(text::TextReporter { options }),
         Format::Json => Box::new(json::JsonReporter),
+        Format::Markdown => Box::new(markdown::MarkdownReporter { options }),
     }
+}
+
+/// Make text from a log safe inside Markdown: control characters become `?`, line breaks a space, and every
+/// character Markdown or HTML could read as markup is backslash-escaped (so a model name cannot open a link,
+/// a table cell, a heading or an HTML tag).
+pub fn md_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            // Parentheses, `#`, `+` and `!` only mean something at a line start or after `]`, which escaped
+            // text never gives them.
+            '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '|' | '~' | '&' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '\n' | '\r' => out.push(' '),
+            c if c.is_control() && c != '\t' => out.push('?'),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Text for a Markdown code span: control characters and backticks removed (a code span cannot be escaped).
+pub fn md_code(text: &str) -> String {
+    let clean: String = text
+        .chars()
+        .map(|c| if c.is_control() || c == '`' { ' ' } else { c })
+        .collect();
+    format!("`{}`", clean.trim())
 }
 
 /// Make text from a log safe to print: control characters (terminal escapes included) become `?`.

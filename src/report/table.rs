@@ -41,6 +41,28 @@ impl Table {
         w
     }
 
+    /// A GitHub-flavoured Markdown table; every cell escaped so log text cannot inject markup.
+    pub fn to_markdown(&self) -> String {
+        let row = |cells: &[String]| {
+            let escaped: Vec<String> = cells.iter().map(|c| super::md_escape(c)).collect();
+            format!("| {} |\n", escaped.join(" | "))
+        };
+        let mut out = row(&self.headers);
+        let rule: Vec<&str> = self
+            .align
+            .iter()
+            .map(|a| match a {
+                Align::Left => ":---",
+                Align::Right => "---:",
+            })
+            .collect();
+        out.push_str(&format!("| {} |\n", rule.join(" | ")));
+        for r in &self.rows {
+            out.push_str(&row(r));
+        }
+        out
+    }
+
     /// Aligned plain-text rendering, `indent` spaces in front of every line.
     pub fn to_text(&self, indent: usize) -> String {
         let widths = self.widths();

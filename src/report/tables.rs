@@ -81,6 +81,111 @@ pub fn lines(lines: &[u64]) -> String {
     format!("{}{more}", shown.join(","))
 }
 
+/// The model's name for a title: its architecture, else the start of its blob hash.
+pub fn model_name(load: &Load) -> String {
+    load.model
+        .architecture
+        .clone()
+        .or_else(|| {
+            load.model
+                .blob
+                .as_ref()
+                .map(|b| b.chars().take(19).collect())
+        })
+        .unwrap_or_else(|| "model unknown".to_string())
+}
+
+/// The facts under a load's title, as (label, text) pairs: GPUs, settings, estimate, actual, failure.
+pub fn facts(load: &Load) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = load
+        .source
+        .partial_reasons
+        .iter()
+        .map(|r| ("partial".to_string(), r.clone()))
+        .collect();
+    if !load.gpus.is_empty() {
+        let gpus: Vec<String> = load
+            .gpus
+            .iter()
+            .map(|g| {
+                let mut parts = vec![g.name.clone().unwrap_or_else(|| g.id.clone())];
+                if let Some(c) = &g.compute {
+                    parts.push(format!("compute {c}"));
+                }
+                if let Some(t) = g.total {
+                    parts.push(format!("{} total", human(t.bytes)));
+                }
+                if let Some(a) = g.available {
+                    parts.push(format!("{} free", human(a.bytes)));
+                }
+                parts.join(", ")
+            })
+            .collect();
+        out.push(("GPUs".to_string(), gpus.join("; ")));
+    }
+    let st = &load.settings;
+    let opt = |v: Option<i64>| v.map(|v| v.to_string()).unwrap_or_else(|| "–".to_string());
+    out.push((
+        "settings".to_string(),
+        format!(
+            "ctx {}, batch {}, parallel {}, gpu layers {}, kv cache {}, flash attention {}",
+            opt(st.ctx_size),
+            opt(st.batch_size),
+            opt(st.parallel),
+            opt(st.gpu_layers),
+            st.kv_cache_type.as_deref().unwrap_or("–"),
+            st.flash_attention
+                .map(|f| if f { "on" } else { "off" })
+                .unwrap_or("–")
+        ),
+    ));
+    match &load.estimate {
+        Some(e) => {
+            let layers = match (e.layers.offload, e.layers.model) {
+                (Some(o), Some(m)) => format!("{o}/{m} layers on GPU"),
+                _ => "layers not stated".to_string(),
+            };
+            let split = if e.layers.split.is_empty() {
+                String::new()
+            } else {
+                let split: Vec<String> = e.layers.split.iter().map(|n| n.to_string()).collect();
+                format!(", split {}", split.join(","))
+            };
+            out.push((
+                format!("estimate ({}, line {})", e.form, lines(&e.lines)),
+                format!(
+                    "{layers}{split}, required {} (VRAM {})",
+                    q(e.required_full),
+                    q(e.required_partial)
+                ),
+            ));
+        }
+        None => out.push((
+            "estimate".to_string(),
+            "none in the log for this load".to_string(),
+        )),
+    }
+    let a = &load.actual;
+    if let (Some(done), Some(total)) = (a.offloaded_layers, a.total_layers) {
+        out.push((
+            "actual".to_string(),
+            format!(
+                "{done}/{total} layers on GPU, from {}",
+                a.sources.join(", ")
+            ),
+        ));
+    } else if !a.sources.is_empty() {
+        out.push((
+            "actual".to_string(),
+            format!("from {}", a.sources.join(", ")),
+        ));
+    }
+    if let Some(f) = &a.failure {
+        out.push(("FAILED".to_string(), f.clone()));
+    }
+    out
+}
+
 fn components(load: &Load) -> Option<Section> {
     if load.components.is_empty() {
         return None;

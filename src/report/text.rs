@@ -3,9 +3,9 @@
 
 use std::fmt::Write;
 
-use super::tables::{self, lines, q};
+use super::tables::{self, lines};
 use super::{sanitize, ReportOptions, Reporter};
-use crate::model::{human, Analysis, Load};
+use crate::model::{Analysis, Load};
 
 pub struct TextReporter {
     pub options: ReportOptions,
@@ -13,110 +13,21 @@ pub struct TextReporter {
 
 fn header(out: &mut String, index: usize, load: &Load) {
     let s = &load.source;
-    let model = load
-        .model
-        .architecture
-        .clone()
-        .or_else(|| {
-            load.model
-                .blob
-                .as_ref()
-                .map(|b| b.chars().take(19).collect())
-        })
-        .unwrap_or_else(|| "model unknown".to_string());
     let _ = writeln!(
         out,
         "Load {index}: {} lines {}–{}  {}  engine {}{}",
         sanitize(&s.path),
         s.first_line,
         s.last_line,
-        sanitize(&model),
+        sanitize(&tables::model_name(load)),
         load.engine.as_str(),
         load.ollama_version
             .as_ref()
             .map(|v| format!("  Ollama {}", sanitize(v)))
             .unwrap_or_default()
     );
-    for reason in &s.partial_reasons {
-        let _ = writeln!(out, "  partial: {reason}");
-    }
-    if !load.gpus.is_empty() {
-        let gpus: Vec<String> = load
-            .gpus
-            .iter()
-            .map(|g| {
-                let mut parts = vec![g.name.clone().unwrap_or_else(|| g.id.clone())];
-                if let Some(c) = &g.compute {
-                    parts.push(format!("compute {c}"));
-                }
-                if let Some(t) = g.total {
-                    parts.push(format!("{} total", human(t.bytes)));
-                }
-                if let Some(a) = g.available {
-                    parts.push(format!("{} free", human(a.bytes)));
-                }
-                sanitize(&parts.join(", ")).into_owned()
-            })
-            .collect();
-        let _ = writeln!(out, "  GPUs: {}", gpus.join("; "));
-    }
-    let st = &load.settings;
-    let opt = |v: Option<i64>| v.map(|v| v.to_string()).unwrap_or_else(|| "–".to_string());
-    let _ =
-        writeln!(
-        out,
-        "  settings: ctx {}, batch {}, parallel {}, gpu layers {}, kv cache {}, flash attention {}",
-        opt(st.ctx_size),
-        opt(st.batch_size),
-        opt(st.parallel),
-        opt(st.gpu_layers),
-        st.kv_cache_type.as_deref().map(sanitize).unwrap_or("–".into()),
-        st.flash_attention.map(|f| if f { "on" } else { "off" }).unwrap_or("–")
-    );
-    match &load.estimate {
-        Some(e) => {
-            let layers = match (e.layers.offload, e.layers.model) {
-                (Some(o), Some(m)) => format!("{o}/{m} layers on GPU"),
-                _ => "layers not stated".to_string(),
-            };
-            let split = if e.layers.split.is_empty() {
-                String::new()
-            } else {
-                format!(
-                    ", split {}",
-                    e.layers
-                        .split
-                        .iter()
-                        .map(|n| n.to_string())
-                        .collect::<Vec<_>>()
-                        .join(",")
-                )
-            };
-            let _ = writeln!(
-                out,
-                "  estimate ({}, line {}): {layers}{split}, required {} (VRAM {})",
-                e.form,
-                lines(&e.lines),
-                q(e.required_full),
-                q(e.required_partial)
-            );
-        }
-        None => {
-            let _ = writeln!(out, "  estimate: none in the log for this load");
-        }
-    }
-    let a = &load.actual;
-    if let (Some(done), Some(total)) = (a.offloaded_layers, a.total_layers) {
-        let _ = writeln!(
-            out,
-            "  actual: {done}/{total} layers on GPU, from {}",
-            a.sources.join(", ")
-        );
-    } else if !a.sources.is_empty() {
-        let _ = writeln!(out, "  actual: from {}", a.sources.join(", "));
-    }
-    if let Some(f) = &a.failure {
-        let _ = writeln!(out, "  FAILED: {}", sanitize(f));
+    for (key, value) in tables::facts(load) {
+        let _ = writeln!(out, "  {key}: {}", sanitize(&value));
     }
 }
 

@@ -1,0 +1,404 @@
+//! The per-GPU chart: for every GPU of a load, stacked bars of what the estimate charged, what the runner's
+//! buffers hold and what nvidia-smi saw, by component, under a line at the GPU's capacity — so a needless
+//! split (a big estimate over almost nothing real) or a near-OOM is visible at a glance.
+
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use super::style::{
+    gib, CAPACITY, FLOOR, FONT, GRAPH, KV, OTHER, PROJECTOR, UNATTRIBUTED, WEIGHTS,
+};
+use super::ChartError;
+use crate::model::{device_position, human, BufferKind, DeviceRow, Load, Quantity};
+use crate::replay::figures::minimum_memory;
+
+/// A stack segment's meaning.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Segment {
+    Weights,
+    Kv,
+    Graph,
+    Projector,
+    Floor,
+    Layers,
+    Unattributed,
+    OtherProcesses,
+}
+
+impl Segment {
+    const ALL: [Segment; 8] = [
+        Segment::Weights,
+        Segment::Kv,
+        Segment::Graph,
+        Segment::Projector,
+        Segment::Layers,
+        Segment::Floor,
+        Segment::Unattributed,
+        Segment::OtherProcesses,
+    ];
+
+    fn color(self) -> RGBColor {
+        match self {
+            Segment::Weights => WEIGHTS,
+            Segment::Kv => KV,
+            Segment::Graph => GRAPH,
+            Segment::Projector => PROJECTOR,
+            Segment::Floor => FLOOR,
+            Segment::Layers => RGBColor(150, 180, 220),
+            Segment::Unattributed => UNATTRIBUTED,
+            Segment::OtherProcesses => OTHER,
+        }
+    }
+
+    fn label(self) -> &'static str {
+        match self {
+            Segment::Weights => "weights",
+            Segment::Kv => "KV cache",
+            Segment::Graph => "compute graph",
+            Segment::Projector => "vision projector",
+            Segment::Floor => "per-GPU minimum / measured context",
+            Segment::Layers => "layers: weights+KV+projector (estimate, not itemised per GPU)",
+            Segment::Unattributed => "unattributed (CUDA context, unlogged)",
+            Segment::OtherProcesses => "other processes",
+        }
+    }
+}
+
+type Stack = Vec<(Segment, i64)>;
+
+/// One GPU's bars (estimate, buffers, nvidia-smi) and the line drawn over them.
+type Group<'a> = (
+    &'a DeviceRow,
+    [Option<Stack>; 3],
+    Option<(Quantity, &'static str)>,
+);
+
+/// What the estimate charged to one device, by component where the log says so.
+fn estimated(load: &Load, row: &DeviceRow) -> Option<Stack> {
+    let e = load.estimate.as_ref()?;
+    let total = row.estimated?.bytes;
+    let itemised = e.per_device.iter().find(|d| {
+        d.device == row.device && (d.weights.is_some() || d.kv.is_some() || d.graph.is_some())
+    });
+    if let Some(d) = itemised {
+        let mut stack: Stack = [
+            (Segment::Weights, d.weights),
+            (Segment::Kv, d.kv),
+            (Segment::Graph, d.graph),
+        ]
+        .into_iter()
+        .filter_map(|(s, q)| q.map(|q| (s, q.bytes)))
+        .collect();
+        let known: i64 = stack.iter().map(|(_, b)| b).sum();
+        if total > known {
+            stack.push((Segment::Layers, total - known));
+        }
+        return Some(stack);
+    }
+    // A single-line estimate: the graph and the minimum are charged per GPU holding a layer; the rest is layers.
+    let position = device_position(&row.device)?;
+    let holds_layers = e.layers.split.get(position).is_none_or(|&n| n > 0);
+    let graph = if holds_layers {
+        e.graph_full.map(|q| q.bytes).unwrap_or(0).min(total)
+    } else {
+        0
+    };
+    let floor = minimum_memory(e.library.as_deref()).min(total - graph);
+    Some(vec![
+        (Segment::Graph, graph),
+        (Segment::Floor, floor),
+        (Segment::Layers, (total - graph - floor).max(0)),
+    ])
+}
+
+/// The runner's buffers on one device, by component.
+fn buffers(load: &Load, device: &str) -> Stack {
+    let mut sums = [0i64; 4];
+    for b in load
+        .actual
+        .buffers
+        .iter()
+        .filter(|b| b.device == device && !b.host)
+    {
+        let slot = if b.projector {
+            3
+        } else {
+            match b.kind {
+                BufferKind::Model | BufferKind::Lora => 0,
+                BufferKind::Kv | BufferKind::Rs => 1,
+                BufferKind::Compute | BufferKind::Output => 2,
+            }
+        };
+        sums[slot] += b.size.bytes;
+    }
+    [
+        Segment::Weights,
+        Segment::Kv,
+        Segment::Graph,
+        Segment::Projector,
+    ]
+    .into_iter()
+    .zip(sums)
+    .filter(|(_, b)| *b > 0)
+    .collect()
+}
+
+/// What nvidia-smi saw: the buffers, then what no log line accounts for, then other processes.
+fn observed(load: &Load, device: &str) -> Option<Stack> {
+    let o = load.observed.iter().find(|o| o.device == device)?;
+    let used = o.used?.bytes;
+    let mut stack = buffers(load, device);
+    let others = o.other_processes.map(|q| q.bytes).unwrap_or(0).max(0);
+    let buffered: i64 = stack.iter().map(|(_, b)| b).sum();
+    let residual = used - buffered - others;
+    if residual < 0 {
+        // The capture shows less than the buffers (taken mid-load?): show the used figure alone.
+        return Some(vec![(Segment::Unattributed, used)]);
+    }
+    stack.push((Segment::Unattributed, residual));
+    if others > 0 {
+        stack.push((Segment::OtherProcesses, others));
+    }
+    Some(stack)
+}
+
+/// When the measured replay fits the model on fewer GPUs than the log used: the whole model on that GPU, by
+/// the measured sizes (weights, KV, graph, the measured CUDA context).
+fn single_gpu_replay(load: &Load) -> Option<(String, Stack)> {
+    let m = load.whatif.as_ref()?.measured.as_ref()?;
+    let e = load.estimate.as_ref()?;
+    let used_in_log = e.layers.split.iter().filter(|&&n| n > 0).count();
+    let used = m
+        .placement
+        .gpus
+        .iter()
+        .filter(|g| g.layers > 0)
+        .collect::<Vec<_>>();
+    if used.len() != 1 || used_in_log < 2 || !m.placement.fully_offloaded() {
+        return None;
+    }
+    let f = &m.figures;
+    let stack = vec![
+        (
+            Segment::Weights,
+            f.layer_weights * f.blocks + f.output + f.first_gpu_extra,
+        ),
+        (Segment::Kv, f.layer_kv * f.blocks),
+        (Segment::Graph, f.graph),
+        (Segment::Floor, f.per_gpu_floor),
+    ];
+    Some((used[0].device.clone(), stack))
+}
+
+/// The line drawn over a GPU's bars: its capacity when known, else the free memory the estimate worked with.
+fn capacity(load: &Load, device: &str) -> Option<(Quantity, &'static str)> {
+    let position = device_position(device);
+    let gpu = position.and_then(|p| load.gpus.get(p));
+    load.observed
+        .iter()
+        .find(|o| o.device == device)
+        .and_then(|o| o.total)
+        .or_else(|| gpu.and_then(|g| g.total))
+        .map(|q| (q, "capacity"))
+        .or_else(|| {
+            let free = position
+                .and_then(|p| {
+                    load.estimate
+                        .as_ref()
+                        .and_then(|e| e.available.get(p).copied())
+                })
+                .or_else(|| gpu.and_then(|g| g.available))?;
+            Some((free, "free at load"))
+        })
+}
+
+pub fn draw<DB: DrawingBackend>(
+    root: &DrawingArea<DB, plotters::coord::Shift>,
+    title: &str,
+    load: &Load,
+) -> Result<(), ChartError>
+where
+    DB::ErrorType: 'static,
+{
+    let devices: Vec<&DeviceRow> = load.devices.iter().filter(|d| !d.host).collect();
+    let groups: Vec<Group> = devices
+        .iter()
+        .map(|d| {
+            let actual = buffers(load, &d.device);
+            (
+                *d,
+                [
+                    estimated(load, d),
+                    (!actual.is_empty()).then_some(actual),
+                    observed(load, &d.device),
+                ],
+                capacity(load, &d.device),
+            )
+        })
+        .collect();
+    let replay = single_gpu_replay(load);
+    let total = |s: &Stack| s.iter().map(|(_, b)| b).sum::<i64>();
+    let top = groups
+        .iter()
+        .flat_map(|(_, stacks, cap)| {
+            stacks
+                .iter()
+                .flatten()
+                .map(total)
+                .chain(cap.map(|(c, _)| c.bytes))
+        })
+        .max()
+        .unwrap_or(1 << 30);
+    let y_max = gib(top) * 1.45 + 0.05;
+    let n = (groups.len() + usize::from(replay.is_some())).max(1) as f64;
+    root.fill(&WHITE).map_err(ChartError::draw)?;
+    let mut chart = ChartBuilder::on(root)
+        .caption(title, (FONT, 22).into_font().style(FontStyle::Bold))
+        .margin(16)
+        .x_label_area_size(56)
+        .y_label_area_size(70)
+        .build_cartesian_2d(0f64..n, 0f64..y_max)
+        .map_err(ChartError::draw)?;
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .disable_x_axis()
+        .y_desc("GiB")
+        .label_style((FONT, 15))
+        .axis_desc_style((FONT, 16))
+        .draw()
+        .map_err(ChartError::draw)?;
+    const BAR_NAMES: [&str; 3] = ["estimate", "buffers", "nvidia-smi"];
+    let mut used_segments: Vec<Segment> = Vec::new();
+    let value_style =
+        TextStyle::from((FONT, 14).into_font()).pos(Pos::new(HPos::Center, VPos::Bottom));
+    let small = TextStyle::from((FONT, 13).into_font()).pos(Pos::new(HPos::Center, VPos::Top));
+    let right_style =
+        TextStyle::from((FONT, 14).into_font()).pos(Pos::new(HPos::Right, VPos::Bottom));
+    let device_style = TextStyle::from((FONT, 17).into_font().style(FontStyle::Bold))
+        .pos(Pos::new(HPos::Center, VPos::Top));
+    for (g, (row, stacks, cap)) in groups.iter().enumerate() {
+        for (b, stack) in stacks.iter().enumerate() {
+            let Some(stack) = stack else { continue };
+            let x0 = g as f64 + 0.08 + b as f64 * 0.29;
+            let x1 = x0 + 0.24;
+            let mut base = 0i64;
+            for (segment, bytes) in stack.iter().filter(|(_, b)| *b > 0) {
+                chart
+                    .draw_series(std::iter::once(Rectangle::new(
+                        [(x0, gib(base)), (x1, gib(base + bytes))],
+                        segment.color().filled(),
+                    )))
+                    .map_err(ChartError::draw)?;
+                if !used_segments.contains(segment) {
+                    used_segments.push(*segment);
+                }
+                base += bytes;
+            }
+            chart
+                .draw_series(std::iter::once(Text::new(
+                    human(base),
+                    ((x0 + x1) / 2.0, gib(base) + y_max * 0.01),
+                    value_style.clone(),
+                )))
+                .map_err(ChartError::draw)?;
+            let (px, py) = chart.backend_coord(&((x0 + x1) / 2.0, 0.0));
+            root.draw(&Text::new(BAR_NAMES[b], (px, py + 4), small.clone()))
+                .map_err(ChartError::draw)?;
+        }
+        if let Some((cap, word)) = cap {
+            let y = gib(cap.bytes);
+            chart
+                .draw_series(std::iter::once(PathElement::new(
+                    vec![(g as f64 + 0.03, y), (g as f64 + 0.97, y)],
+                    CAPACITY.stroke_width(3),
+                )))
+                .map_err(ChartError::draw)?;
+            chart
+                .draw_series(std::iter::once(Text::new(
+                    format!("{word} {}", human(cap.bytes)),
+                    (g as f64 + 0.97, y + y_max * 0.01),
+                    right_style.clone(),
+                )))
+                .map_err(ChartError::draw)?;
+        }
+        let (px, py) = chart.backend_coord(&(g as f64 + 0.5, 0.0));
+        root.draw(&Text::new(
+            row.device.clone(),
+            (px, py + 24),
+            device_style.clone(),
+        ))
+        .map_err(ChartError::draw)?;
+    }
+    if let Some((device, stack)) = &replay {
+        let g = groups.len() as f64;
+        let (x0, x1) = (g + 0.3, g + 0.7);
+        let mut base = 0i64;
+        for (segment, bytes) in stack.iter().filter(|(_, b)| *b > 0) {
+            chart
+                .draw_series(std::iter::once(Rectangle::new(
+                    [(x0, gib(base)), (x1, gib(base + bytes))],
+                    segment.color().filled(),
+                )))
+                .map_err(ChartError::draw)?;
+            if !used_segments.contains(segment) {
+                used_segments.push(*segment);
+            }
+            base += bytes;
+        }
+        chart
+            .draw_series(std::iter::once(Text::new(
+                human(base),
+                ((x0 + x1) / 2.0, gib(base) + y_max * 0.01),
+                value_style.clone(),
+            )))
+            .map_err(ChartError::draw)?;
+        if let Some((cap, word)) = capacity(load, device) {
+            let y = gib(cap.bytes);
+            chart
+                .draw_series(std::iter::once(PathElement::new(
+                    vec![(g + 0.03, y), (g + 0.97, y)],
+                    CAPACITY.stroke_width(3),
+                )))
+                .map_err(ChartError::draw)?;
+            chart
+                .draw_series(std::iter::once(Text::new(
+                    format!("{word} {}", human(cap.bytes)),
+                    (g + 0.97, y + y_max * 0.01),
+                    right_style.clone(),
+                )))
+                .map_err(ChartError::draw)?;
+        }
+        let (px, py) = chart.backend_coord(&(g + 0.5, 0.0));
+        root.draw(&Text::new(
+            "measured, all layers",
+            (px, py + 4),
+            small.clone(),
+        ))
+        .map_err(ChartError::draw)?;
+        root.draw(&Text::new(
+            format!("{device} alone (replay)"),
+            (px, py + 24),
+            device_style.clone(),
+        ))
+        .map_err(ChartError::draw)?;
+    }
+    // Legend: one entry per segment kind drawn, in a fixed order.
+    for segment in Segment::ALL.iter().filter(|s| used_segments.contains(s)) {
+        let color = segment.color();
+        chart
+            .draw_series(std::iter::empty::<Rectangle<(f64, f64)>>())
+            .map_err(ChartError::draw)?
+            .label(segment.label())
+            .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 14, y + 6)], color.filled()));
+    }
+    chart
+        .configure_series_labels()
+        .label_font((FONT, 14))
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK)
+        .position(SeriesLabelPosition::UpperLeft)
+        .draw()
+        .map_err(ChartError::draw)?;
+    Ok(())
+}

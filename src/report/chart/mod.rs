@@ -1,0 +1,130 @@
+//! PNG charts of a load, drawn with plotters into memory and encoded without any varying metadata, so the same
+//! input gives the same bytes. Text comes from the embedded DejaVu Sans, not the machine's fonts. File names
+//! derive from the input's file name and the load's number, never from log text.
+
+mod components;
+mod devices;
+pub mod style;
+
+use plotters::prelude::*;
+
+use crate::model::Load;
+use style::{encode_png, register_fonts, HEIGHT, WIDTH};
+
+/// A chart could not be drawn or encoded.
+#[derive(Debug, thiserror::Error)]
+pub enum ChartError {
+    #[error("drawing failed: {0}")]
+    Draw(String),
+    #[error("PNG encoding failed: {0}")]
+    Encode(#[from] png::EncodingError),
+}
+
+impl ChartError {
+    fn draw<E: std::fmt::Display>(e: E) -> ChartError {
+        ChartError::Draw(e.to_string())
+    }
+}
+
+/// One chart: its file name (no directory) and its PNG bytes.
+#[derive(Debug, Clone)]
+pub struct Chart {
+    pub file_name: String,
+    /// What the chart shows, for alt text and link titles.
+    pub title: String,
+    pub png: Vec<u8>,
+}
+
+/// A file-name stem from an input path: its file name without extension, reduced to `[A-Za-z0-9._-]`.
+pub fn stem(path: &str) -> String {
+    if path == "-" || path == "<stdin>" {
+        return "stdin".to_string();
+    }
+    let name = std::path::Path::new(path)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let name = name
+        .strip_suffix(".log")
+        .or_else(|| name.strip_suffix(".txt"))
+        .unwrap_or(&name);
+    let clean: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let clean = clean.trim_start_matches('.');
+    if clean.is_empty() {
+        "input".to_string()
+    } else {
+        clean.chars().take(100).collect()
+    }
+}
+
+fn render(
+    draw: impl FnOnce(&DrawingArea<BitMapBackend<'_>, plotters::coord::Shift>) -> Result<(), ChartError>,
+) -> Result<Vec<u8>, ChartError> {
+    register_fonts();
+    let mut rgb = vec![0u8; (WIDTH * HEIGHT * 3) as usize];
+    {
+        let root = BitMapBackend::with_buffer(&mut rgb, (WIDTH, HEIGHT)).into_drawing_area();
+        draw(&root)?;
+        root.present().map_err(ChartError::draw)?;
+    }
+    Ok(encode_png(&rgb, WIDTH, HEIGHT)?)
+}
+
+/// The charts of load number `number` (1-based, as in the reports) of an input.
+pub fn load_charts(load: &Load, number: usize) -> Result<Vec<Chart>, ChartError> {
+    let stem = stem(&load.source.path);
+    let model = super::tables::model_name(load);
+    let model: String = model.chars().filter(|c| !c.is_control()).take(40).collect();
+    let mut charts = Vec::new();
+    let any_figure = load
+        .components
+        .iter()
+        .any(|c| c.estimated.is_some() || c.actual.is_some());
+    if any_figure {
+        let title = format!("Load {number} ({model}): estimate vs actual per component");
+        let png = render(|root| components::draw(root, &title, load))?;
+        charts.push(Chart {
+            file_name: format!("{stem}-load{number}-components.png"),
+            title,
+            png,
+        });
+    }
+    if load.devices.iter().any(|d| !d.host) {
+        let title = format!("Load {number} ({model}): per GPU — estimate, buffers, nvidia-smi");
+        let png = render(|root| devices::draw(root, &title, load))?;
+        charts.push(Chart {
+            file_name: format!("{stem}-load{number}-gpus.png"),
+            title,
+            png,
+        });
+    }
+    Ok(charts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::stem;
+
+    #[test]
+    fn file_names_never_carry_path_or_markup_characters() {
+        assert_eq!(
+            stem("sample-logs/founding-k80-gemma3-12b.log"),
+            "founding-k80-gemma3-12b"
+        );
+        assert_eq!(stem("-"), "stdin");
+        assert_eq!(stem("<stdin>"), "stdin");
+        assert_eq!(stem("../../etc/passwd"), "passwd");
+        assert_eq!(stem("logs/a b$(rm -rf).log"), "a_b__rm_-rf_");
+        assert_eq!(stem("/tmp/..."), "input");
+        assert_eq!(stem("C:\\\\logs\\\\x.log"), "C___logs__x");
+    }
+}
