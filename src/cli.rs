@@ -46,6 +46,51 @@ pub struct Args {
 pub enum Command {
     /// Replay Ollama's layer placement with the estimate's and with the measured figures, optionally changed.
     Whatif(WhatifArgs),
+    /// Many logs in (folders, globs, files; .gz and .zst too), tables, a summary, calibration and a CI gate out.
+    Batch(BatchArgs),
+}
+
+/// `vramdiff batch`.
+#[derive(Debug, Clone, ClapArgs)]
+#[command(
+    after_help = "Exit status: 0 ok (unreadable files are listed and skipped), 1 the gate failed (--fail-on, --max-error, --fail-on-regression), 2 error (no input could be read, bad usage, the output folder cannot be written)."
+)]
+pub struct BatchArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+
+    /// Write loads.parquet/.csv, components.parquet/.csv, calibration, summary.md and charts here.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+
+    /// A previous run's loads.parquet: report what changed per model × settings, flag regressions.
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
+
+    /// Also write the tables as JSON lines.
+    #[arg(long)]
+    pub jsonl: bool,
+
+    /// Worker threads (0: every core).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub threads: usize,
+
+    /// No progress bar (it is only drawn on a terminal anyway).
+    #[arg(long, short)]
+    pub quiet: bool,
+
+    /// Exit 1 when a finding of this severity or above is present in any load.
+    #[arg(long, value_enum, value_name = "SEVERITY", default_value_t = SeverityArg::Never)]
+    pub fail_on: SeverityArg,
+
+    /// Exit 1 when a component's actual/estimated is off by more than PCT % in any load (repeatable), e.g.
+    /// graph=25.
+    #[arg(long, value_name = "COMPONENT=PCT")]
+    pub max_error: Vec<crate::batch::gate::MaxError>,
+
+    /// Exit 1 when the baseline compare finds a regression.
+    #[arg(long, requires = "baseline")]
+    pub fail_on_regression: bool,
 }
 
 /// What every analysis reads and how it judges.

@@ -7,6 +7,7 @@
 //! share; `app` wires them together for the command line.
 
 pub mod app;
+pub mod batch;
 pub mod checks;
 pub mod cli;
 pub mod frame;

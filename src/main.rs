@@ -6,9 +6,14 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+use std::io::IsTerminal;
 use vramdiff::app::{self, Options};
 use vramdiff::checks::CheckConfig;
-use vramdiff::cli::{Args, Command, FormatArg, InputArgs, SchedulerArg, SeverityArg};
+
+use indicatif::{ProgressBar, ProgressStyle};
+
+use vramdiff::batch::{self, BatchOptions};
+use vramdiff::cli::{Args, BatchArgs, Command, FormatArg, InputArgs, SchedulerArg, SeverityArg};
 use vramdiff::model::{Analysis, Severity};
 use vramdiff::replay::{Changes, Scheduler};
 use vramdiff::report::chart;
@@ -138,6 +143,7 @@ fn run(args: Args) -> Result<ExitCode, ExitCode> {
                 ExitCode::SUCCESS
             })
         }
+        Some(Command::Batch(b)) => batch(b),
         None => {
             let r = args.report;
             let analysis = analyze(&files(&r.input), &options(&r.input, r.show_unrecognized))?;
@@ -157,12 +163,7 @@ fn run(args: Args) -> Result<ExitCode, ExitCode> {
             if input_errors(&analysis) {
                 return Ok(ExitCode::from(2));
             }
-            let threshold = match r.fail_on {
-                SeverityArg::Info => Some(Severity::Info),
-                SeverityArg::Warning => Some(Severity::Warning),
-                SeverityArg::Error => Some(Severity::Error),
-                SeverityArg::Never => None,
-            };
+            let threshold = severity(r.fail_on);
             let gate = threshold.is_some_and(|t| {
                 analysis
                     .loads
@@ -177,6 +178,73 @@ fn run(args: Args) -> Result<ExitCode, ExitCode> {
             })
         }
     }
+}
+
+fn severity(arg: SeverityArg) -> Option<Severity> {
+    match arg {
+        SeverityArg::Info => Some(Severity::Info),
+        SeverityArg::Warning => Some(Severity::Warning),
+        SeverityArg::Error => Some(Severity::Error),
+        SeverityArg::Never => None,
+    }
+}
+
+fn batch(b: BatchArgs) -> Result<ExitCode, ExitCode> {
+    if !b.input.smi.is_empty() {
+        eprintln!("vramdiff: --smi is not used by batch (captures pasted inside the logs are)");
+    }
+    let options = BatchOptions {
+        paths: files(&b.input),
+        out: b.out.clone(),
+        baseline: b.baseline.clone(),
+        jsonl: b.jsonl,
+        threads: b.threads,
+        fail_on: severity(b.fail_on),
+        max_errors: b.max_error.clone(),
+        fail_on_regression: b.fail_on_regression,
+        analysis: options(&b.input, false),
+    };
+    let show = !b.quiet && std::io::stderr().is_terminal();
+    let bar = if show {
+        ProgressBar::new(0)
+    } else {
+        ProgressBar::hidden()
+    };
+    bar.set_style(
+        ProgressStyle::with_template("{bar:40} {pos}/{len} files  {per_sec}  {elapsed}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let outcome = batch::run(&options, &|done| bar.set_position(done), &|n| {
+        bar.set_length(n)
+    });
+    bar.finish_and_clear();
+    let outcome = outcome.map_err(|e| {
+        eprintln!("vramdiff: {e:#}");
+        ExitCode::from(2)
+    })?;
+    write(outcome.summary.as_bytes())?;
+    for path in &outcome.written {
+        eprintln!("vramdiff: wrote {path}");
+    }
+    eprintln!(
+        "vramdiff: {} files ({} skipped: unreadable), {} loads",
+        outcome.files, outcome.failed_files, outcome.loads
+    );
+    if outcome.files > 0 && outcome.failed_files >= outcome.files {
+        eprintln!("vramdiff: no input could be read");
+        return Ok(ExitCode::from(2));
+    }
+    if outcome.files == 0 {
+        eprintln!("vramdiff: no input file found");
+        return Ok(ExitCode::from(2));
+    }
+    if !outcome.offenders.is_empty() {
+        for o in &outcome.offenders {
+            eprintln!("vramdiff: gate: {o}");
+        }
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn main() -> ExitCode {

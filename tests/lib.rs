@@ -4,6 +4,7 @@
 
 mod util;
 
+mod batch;
 mod cli;
 mod corpus;
 mod findings;

@@ -11,7 +11,7 @@ use super::raw::{RawExample, RawRule};
 use super::GrammarError;
 
 /// A rule ready to run.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Rule {
     pub id: String,
     pub event: String,
@@ -60,7 +60,7 @@ impl Rule {
 }
 
 /// All rules, in precedence order, with the anchor prefilter.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Grammar {
     pub rules: Vec<Rule>,
     anchors: AhoCorasick,

@@ -42,7 +42,8 @@ pub enum LineOutcome {
     },
 }
 
-/// Applies a grammar to lines.
+/// Applies a grammar to lines. Cloned per worker thread in a batch (clones share nothing mutable).
+#[derive(Clone)]
 pub struct Parser {
     grammar: Grammar,
     memory_words: AhoCorasick,

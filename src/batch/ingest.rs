@@ -1,0 +1,126 @@
+//! Find the batch's input files (folders walked recursively, globs expanded, files as given) and analyse them
+//! in parallel, one file per task, keeping only each load's table rows. The result does not depend on the
+//! thread count or scheduling: files are sorted and results are put back in that order.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use rayon::prelude::*;
+
+use super::rows::{rows, ComponentRecord, LoadRow};
+use crate::app::{self, conclude, Options};
+use crate::model::{Finding, InputSummary};
+use crate::source;
+
+/// What one file gave.
+#[derive(Debug, Clone, Default)]
+pub struct FileResult {
+    pub summary: InputSummary,
+    pub loads: Vec<LoadRow>,
+    pub components: Vec<ComponentRecord>,
+    /// Every finding of every load, with the load's number (1-based within the file).
+    pub findings: Vec<(i64, Finding)>,
+}
+
+/// Expand the command line's paths into a sorted, de-duplicated list of files; unusable arguments are returned
+/// as messages (a glob that matches nothing, a path that does not exist).
+pub fn expand(paths: &[String]) -> (Vec<String>, Vec<String>) {
+    let mut files = Vec::new();
+    let mut problems = Vec::new();
+    for p in paths {
+        let path = PathBuf::from(p);
+        if path.is_dir() {
+            for entry in walkdir::WalkDir::new(&path)
+                .follow_links(false)
+                .sort_by_file_name()
+            {
+                match entry {
+                    Ok(e) if e.file_type().is_file() => files.push(e.path().display().to_string()),
+                    Ok(_) => {}
+                    Err(e) => problems.push(format!("{p}: {e}")),
+                }
+            }
+        } else if p.contains(['*', '?', '[']) && !path.exists() {
+            match glob::glob(p) {
+                Ok(matches) => {
+                    let before = files.len();
+                    for m in matches {
+                        match m {
+                            Ok(m) if m.is_file() => files.push(m.display().to_string()),
+                            Ok(_) => {}
+                            Err(e) => problems.push(format!("{p}: {e}")),
+                        }
+                    }
+                    if files.len() == before {
+                        problems.push(format!("{p}: the pattern matches no file"));
+                    }
+                }
+                Err(e) => problems.push(format!("{p}: not a valid pattern: {e}")),
+            }
+        } else {
+            // Given explicitly: read it even if it is missing, so the error names it.
+            files.push(p.clone());
+        }
+    }
+    files.sort();
+    files.dedup();
+    (files, problems)
+}
+
+/// Analyse one file to rows.
+fn analyze_file(path: &str, parser: &mut crate::parse::Parser, options: &Options) -> FileResult {
+    let mut loads = Vec::new();
+    let summary = match source::open(path) {
+        Ok(input) => app::analyze_stream(&input.name, input.reader, parser, options, &mut loads),
+        Err(e) => InputSummary {
+            path: path.to_string(),
+            error: Some(e.to_string()),
+            ..InputSummary::default()
+        },
+    };
+    let mut result = FileResult {
+        summary,
+        ..FileResult::default()
+    };
+    for (i, mut load) in loads.into_iter().enumerate() {
+        conclude(&mut load, &options.checks);
+        let (row, long) = rows(path, i + 1, &load);
+        result.loads.push(row);
+        result.components.extend(long);
+        result
+            .findings
+            .extend(load.findings.into_iter().map(|f| (i as i64 + 1, f)));
+    }
+    // Per-file summaries keep their counts; the lines themselves are not kept in a batch.
+    result.summary.unrecognized.clear();
+    result
+}
+
+/// Analyse every file on `threads` threads (0: all cores), calling `progress` after each file.
+pub fn analyze_all(
+    files: &[String],
+    options: &Options,
+    threads: usize,
+    progress: &(dyn Fn(u64) + Sync),
+) -> anyhow::Result<Vec<FileResult>> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()?;
+    // The grammar is compiled once and cloned per worker.
+    let parser = app::parser(options)?;
+    let done = AtomicU64::new(0);
+    let results = pool.install(|| {
+        files
+            .par_iter()
+            .map_init(
+                || parser.clone(),
+                |parser, path| {
+                    let r = analyze_file(path, parser, options);
+                    progress(done.fetch_add(1, Ordering::Relaxed) + 1);
+                    r
+                },
+            )
+            .collect()
+    });
+    Ok(results)
+}

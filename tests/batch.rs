@@ -1,0 +1,268 @@
+//! `vramdiff batch` end to end: tables that read back, the summary and calibration, a corrupt input among good
+//! ones, the CI gate, a planted regression found by the baseline compare, and thread-count independence.
+
+use std::path::{Path, PathBuf};
+
+use polars::prelude::*;
+
+use crate::util::{root, run, stderr, stdout};
+
+fn scratch(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("vramdiff-batch-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn text(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn read(p: &Path) -> DataFrame {
+    vramdiff::batch::tables::read_parquet(p).unwrap()
+}
+
+#[test]
+fn a_folder_of_samples_gives_tables_summary_calibration_and_charts() {
+    let out = scratch("samples");
+    let run_out = run(
+        &["batch", "sample-logs", "--out", text(&out), "--jsonl"],
+        b"",
+    );
+    assert_eq!(run_out.status.code(), Some(0), "{}", stderr(&run_out));
+    let loads = read(&out.join("loads.parquet"));
+    assert_eq!(loads.height(), 30, "every load of every sample");
+    for name in [
+        "file",
+        "load",
+        "key",
+        "model",
+        "gpu_names",
+        "memory_required_full",
+        "est_graph",
+        "act_graph",
+        "ratio_graph",
+        "verdict_graph",
+        "findings",
+        "replay_gpus",
+    ] {
+        assert!(loads.column(name).is_ok(), "loads has {name}");
+    }
+    // The founding load: one row with its figures.
+    let founding = loads
+        .clone()
+        .lazy()
+        .filter(col("file").eq(lit("sample-logs/founding-k80-gemma3-12b.log")))
+        .collect()
+        .unwrap();
+    assert_eq!(founding.height(), 1);
+    let get = |c: &str| founding.column(c).unwrap().get(0).unwrap().to_string();
+    assert_eq!(get("layers_split"), "\"1,48\"");
+    assert_eq!(
+        get("replay_gpus"),
+        "1",
+        "the measured replay fits it on one die"
+    );
+    assert!(get("findings").contains("needless-split"));
+    let ratio = founding
+        .column("ratio_graph")
+        .unwrap()
+        .f64()
+        .unwrap()
+        .get(0)
+        .unwrap();
+    assert!((ratio - 1.18 / 3.6).abs() < 0.01, "{ratio}");
+    let components = read(&out.join("components.parquet"));
+    assert!(
+        components.height() > loads.height() * 2,
+        "long form: component and device rows"
+    );
+    for f in [
+        "loads.csv",
+        "components.csv",
+        "loads.jsonl",
+        "calibration.csv",
+        "summary.md",
+        "estimated-vs-actual.png",
+        "ratio-graph.png",
+    ] {
+        assert!(out.join(f).exists(), "{f} written");
+    }
+    let csv = std::fs::read_to_string(out.join("loads.csv")).unwrap();
+    assert!(
+        csv.starts_with("file,load,first_line,last_line,key,"),
+        "stable header"
+    );
+    let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    assert_eq!(
+        summary,
+        stdout(&run_out),
+        "the summary printed is the summary written"
+    );
+    assert!(summary.contains("39 files read (0 with an error, skipped), 30 loads."));
+    assert!(
+        summary.contains("| graph | 3.7 | 2 | 0.329 |"),
+        "calibration row for the K80 graph:\n{summary}"
+    );
+    assert!(summary.contains("`needless-split` | warning | 2 |"));
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn a_corrupt_or_missing_file_is_reported_and_the_others_processed() {
+    let dir = scratch("corrupt");
+    std::fs::copy(
+        root().join("sample-logs/founding-k80-gemma3-12b.log"),
+        dir.join("good.log"),
+    )
+    .unwrap();
+    // A folder that cannot be read as a log, given explicitly, and a missing file.
+    let missing = dir.join("missing.log");
+    let out = run(
+        &["batch", text(&dir), text(&missing), "--threads", "2"],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let summary = stdout(&out);
+    assert!(
+        summary.contains("2 files read (1 with an error, skipped), 1 loads."),
+        "{summary}"
+    );
+    assert!(summary.contains("missing.log"), "the bad file is named");
+    assert!(stderr(&out).contains("1 skipped"));
+    // Nothing readable at all is an error.
+    let none = run(&["batch", text(&missing)], b"");
+    assert_eq!(none.status.code(), Some(2));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_gate_fails_on_findings_and_on_estimate_error() {
+    let founding = "sample-logs/founding-k80-gemma3-12b.log";
+    let ok = run(&["batch", founding], b"");
+    assert_eq!(ok.status.code(), Some(0), "no gate by default");
+    let warn = run(&["batch", founding, "--fail-on", "warning"], b"");
+    assert_eq!(warn.status.code(), Some(1));
+    assert!(
+        stderr(&warn).contains("needless-split"),
+        "{}",
+        stderr(&warn)
+    );
+    let graph = run(&["batch", founding, "--max-error", "graph=25"], b"");
+    assert_eq!(graph.status.code(), Some(1));
+    assert!(
+        stderr(&graph).contains(":9: graph actual/estimated 0.329"),
+        "{}",
+        stderr(&graph)
+    );
+    let weights = run(&["batch", founding, "--max-error", "weights_gpu=5"], b"");
+    assert_eq!(weights.status.code(), Some(0), "weights are within 5 %");
+    let bad = run(&["batch", founding, "--max-error", "vram=5"], b"");
+    assert_eq!(bad.status.code(), Some(2), "unknown component");
+}
+
+#[test]
+fn the_baseline_compare_finds_a_planted_regression() {
+    let before = scratch("before");
+    let after = scratch("after");
+    let log =
+        std::fs::read_to_string(root().join("sample-logs/founding-k80-gemma3-12b.log")).unwrap();
+    std::fs::write(before.join("ci.log"), &log).unwrap();
+    // The planted regression: the next build's runner allocates 1 GiB more weights on CUDA1.
+    let worse = log.replace(
+        r#"buffer=CUDA1 size="7.4 GiB""#,
+        r#"buffer=CUDA1 size="8.4 GiB""#,
+    );
+    assert_ne!(worse, log);
+    std::fs::write(after.join("ci.log"), &worse).unwrap();
+    let base_out = before.join("out");
+    assert_eq!(
+        run(&["batch", text(&before), "--out", text(&base_out)], b"")
+            .status
+            .code(),
+        Some(0)
+    );
+    let baseline = base_out.join("loads.parquet");
+    let cmp = run(&["batch", text(&after), "--baseline", text(&baseline)], b"");
+    assert_eq!(cmp.status.code(), Some(0), "reported, not gated");
+    let summary = stdout(&cmp);
+    assert!(summary.contains("**REGRESSION**"), "{summary}");
+    assert!(
+        summary.contains("uses more VRAM: 8.72 GiB → 9.72 GiB"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("weights\\_gpu estimate error grew"),
+        "{summary}"
+    );
+    let gated = run(
+        &[
+            "batch",
+            text(&after),
+            "--baseline",
+            text(&baseline),
+            "--fail-on-regression",
+        ],
+        b"",
+    );
+    assert_eq!(gated.status.code(), Some(1));
+    // The same logs against their own baseline: nothing changed.
+    let same = run(
+        &[
+            "batch",
+            text(&before),
+            "--baseline",
+            text(&baseline),
+            "--fail-on-regression",
+        ],
+        b"",
+    );
+    assert_eq!(same.status.code(), Some(0));
+    assert!(stdout(&same).contains("0 loads changed, 0 with a regression."));
+    let _ = std::fs::remove_dir_all(&before);
+    let _ = std::fs::remove_dir_all(&after);
+}
+
+#[test]
+fn results_do_not_depend_on_the_thread_count() {
+    let one = scratch("t1");
+    let two = scratch("t2");
+    run(
+        &[
+            "batch",
+            "sample-logs",
+            "--threads",
+            "1",
+            "--out",
+            text(&one),
+        ],
+        b"",
+    );
+    run(
+        &[
+            "batch",
+            "sample-logs",
+            "--threads",
+            "2",
+            "--out",
+            text(&two),
+        ],
+        b"",
+    );
+    for f in [
+        "loads.csv",
+        "components.csv",
+        "summary.md",
+        "estimated-vs-actual.png",
+    ] {
+        assert_eq!(
+            std::fs::read(one.join(f)).unwrap(),
+            std::fs::read(two.join(f)).unwrap(),
+            "{f}"
+        );
+    }
+    let glob = run(&["batch", "sample-logs/00*.log"], b"");
+    assert!(stdout(&glob).contains("6 files read"), "{}", stdout(&glob));
+    let _ = std::fs::remove_dir_all(&one);
+    let _ = std::fs::remove_dir_all(&two);
+}
