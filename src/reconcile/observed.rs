@@ -66,9 +66,9 @@ pub fn pick_in_log(
     Some((loaded, idle))
 }
 
-/// In a capture file with no link to log lines, the capture with the most memory in use is the loaded one,
-/// and an earlier capture is an idle baseline when it shows no runner process (or, without a process table,
-/// when it lacks at least 90 % of the load's buffers on every GPU — checked by [`observe`]).
+/// In a capture file with no link to log lines, the capture with the most memory in use is the loaded one, and
+/// the first earlier capture is the idle candidate; [`observe`] only uses it as a baseline on a GPU where it
+/// lacks at least 90 % of the load's buffers (the model was not loaded yet).
 pub fn pick_in_series(snapshots: &[Snapshot]) -> Option<(usize, Option<usize>)> {
     let loaded = peak(snapshots, |_| true)?;
     let idle = (0..loaded).find(|&i| !snapshots[i].gpus.is_empty());
