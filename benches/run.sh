@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Throughput benchmark: vramdiff against `grep -c -F` on the grammar's own anchor literals.
+#
+#   bash benches/run.sh            # all inputs, 5 runs each
+#   RUNS=3 INPUTS="journald-100M" bash benches/run.sh
+#
+# Builds --release, generates the inputs into target/bench-data/ if missing (benches/gen.py, seeded, from
+# sample-logs/), and prints one Markdown table row per input: size, vramdiff --format json wall time (median of
+# RUNS), MB/s (10^6 bytes per second), peak RSS, grep time on the same file, vramdiff/grep, and ripgrep when
+# installed. Timings are whole-process wall times of one single-threaded process each.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+RUNS=${RUNS:-5}
+DATA=${DATA:-target/bench-data}
+INPUTS=${INPUTS:-"journald-10M journald-100M journald-1G llama-1G longlines-100M"}
+BIN=target/release/vramdiff
+
+cargo build --release --locked --quiet
+mkdir -p "$DATA"
+
+for input in $INPUTS; do
+    file="$DATA/$input.log"
+    if [[ ! -f $file ]]; then
+        kind=${input%-*}
+        size=${input##*-}
+        echo "generating $file ..." >&2
+        python3 benches/gen.py "$kind" "$size" "$file"
+    fi
+done
+
+# Every anchor literal of the built-in grammar: the lines grep finds are the lines vramdiff must look at.
+ANCHORS="$DATA/anchors.txt"
+python3 - "$ANCHORS" <<'EOF'
+import glob, sys, tomllib
+seen = []
+for path in sorted(glob.glob("grammars/*.toml")):
+    with open(path, "rb") as f:
+        for rule in tomllib.load(f).get("rule", []):
+            for anchor in rule["anchors"]:
+                if anchor not in seen:
+                    seen.append(anchor)
+with open(sys.argv[1], "w") as f:
+    f.write("".join(a + "\n" for a in seen))
+EOF
+
+# "MEDIAN_SECONDS PEAK_RSS_KB" over RUNS runs of "$@". Output goes to a file, not /dev/null: GNU grep stops at
+# the first match when it sees its output is /dev/null.
+measure() {
+    local start end
+    for _ in $(seq "$RUNS"); do
+        start=$(date +%s%N)
+        /usr/bin/time -f "%M" -o "$DATA/.rss" "$@" > "$DATA/.out" || true
+        end=$(date +%s%N)
+        echo "$(((end - start) / 1000)) $(tail -n 1 "$DATA/.rss")"
+    done | sort -g | awk '{t[NR] = $1; if ($2 > kb) kb = $2} END {printf "%.3f %d\n", t[int((NR + 1) / 2)] / 1e6, kb}'
+}
+
+have_rg=0
+command -v rg > /dev/null && have_rg=1
+
+printf '| input | size | vramdiff s | MB/s | peak RSS | grep -c -F s | vramdiff/grep |%s\n' \
+    "$( ((have_rg)) && echo ' rg -c -F s |')"
+printf '|---|---:|---:|---:|---:|---:|---:|%s\n' "$( ((have_rg)) && echo '---:|')"
+for input in $INPUTS; do
+    file="$DATA/$input.log"
+    bytes=$(stat -c %s "$file")
+    cat "$file" > /dev/null # warm the page cache
+    read -r v rss < <(measure "$BIN" --format json "$file")
+    read -r g _ < <(measure grep -c -F -f "$ANCHORS" "$file")
+    row=$(awk -v b="$bytes" -v v="$v" -v g="$g" -v rss="$rss" -v name="$input" 'BEGIN {
+        printf "| %s | %.1f MB | %.3f | %.0f | %.1f MB | %.3f | %.2f |", name, b / 1e6, v, b / 1e6 / v, rss / 1024, g, v / g }')
+    if ((have_rg)); then
+        read -r r _ < <(measure rg -c -F -f "$ANCHORS" "$file")
+        row="$row $r |"
+    fi
+    echo "$row"
+done
+((have_rg)) || echo "(ripgrep not installed: rg column skipped)"
