@@ -12,6 +12,7 @@ use crate::grammar;
 use crate::load::Assembler;
 use crate::model::{Analysis, InputSummary, InputWarning, UnrecognizedLine};
 use crate::parse::{LineOutcome, Parser};
+use crate::prefilter::{Groups, LineFilter, LineFilterBuilder};
 use crate::reconcile::reconcile;
 use crate::source::{self, LineReader, PhysicalLine, MAX_LINE_BYTES};
 
@@ -66,6 +67,27 @@ pub fn analyze(paths: &[String], options: &Options) -> Result<Analysis, SetupErr
     Ok(analysis)
 }
 
+/// Line consumers, one bit each in the per-line literal prefilter ([`line_filter`]). The parser has two: a
+/// rule anchor may occur in the line, or (only) a memory word.
+///
+/// Every logical line goes through `handle` in [`analyze_stream`], and one SIMD scan tells which consumers
+/// could use it; a line no consumer can use costs nothing more. To feed another consumer (say, a scanner for
+/// pasted `nvidia-smi` output): give it a bit here, add its literals (`NVIDIA-SMI`, `NVSMI LOG`,
+/// `nvidia_smi_log`, `memory.used`, `used_gpu_memory`, `GPU[`, …) in [`line_filter`], and in `handle`, before
+/// the early return for lines the parser cannot use, call it when `groups & ITS_BIT != 0` *or* when it says
+/// it is in the middle of a block and needs every line. Lines keep their numbers either way.
+const ANCHOR: Groups = 1;
+/// See [`ANCHOR`]: not a rule, but counted (`unrecognized_memory_lines`).
+const MEMORY_WORD: Groups = 2;
+
+/// The prefilter for every line consumer (see [`ANCHOR`]).
+fn line_filter(parser: &Parser) -> LineFilter {
+    LineFilterBuilder::new()
+        .add(ANCHOR, parser.anchors())
+        .add(MEMORY_WORD, parser.memory_words())
+        .build()
+}
+
 fn warn(summary: &mut InputSummary, dropped: &mut u64, line: Option<u64>, message: String) {
     if summary.warnings.len() < MAX_WARNINGS {
         summary.warnings.push(InputWarning { line, message });
@@ -91,6 +113,7 @@ pub fn analyze_stream(
     let mut framer = Framer::new();
     let mut assembler = Assembler::new(name);
     let mut dropped_warnings = 0u64;
+    let filter = line_filter(parser);
     let mut on_load = |mut load: crate::model::Load| {
         reconcile(&mut load);
         loads.push(load);
@@ -100,7 +123,12 @@ pub fn analyze_stream(
                       summary: &mut InputSummary,
                       dropped: &mut u64,
                       assembler: &mut Assembler| {
-        match parser.parse_line(number, text) {
+        let groups = filter.scan(text.as_bytes());
+        if groups & (ANCHOR | MEMORY_WORD) == 0 {
+            // No anchor and no memory word: the parser would call it unrecognised and not memory-like.
+            return;
+        }
+        match parser.parse_line_prefiltered(number, text, groups & ANCHOR != 0) {
             LineOutcome::Event(event) => {
                 summary.recognized_lines += 1;
                 assembler.push(*event, &mut on_load);
@@ -175,4 +203,47 @@ pub fn analyze_stream(
         });
     }
     summary
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The prefilter's promise, on every line of every sample log and every grammar example: a line it
+    /// passes over is one the parser ignores, and a line without the anchor bit matches no rule.
+    #[test]
+    fn the_prefilter_only_skips_what_the_parser_ignores() {
+        let mut parser = parser(&Options::default()).unwrap();
+        let filter = line_filter(&parser);
+        let mut lines: Vec<String> = parser
+            .grammar()
+            .rules
+            .iter()
+            .flat_map(|r| r.examples.iter().map(|e| e.line.clone()))
+            .collect();
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/sample-logs");
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let bytes = std::fs::read(entry.unwrap().path()).unwrap();
+            let mut framer = Framer::new();
+            for (i, line) in bytes.split(|&b| b == b'\n').enumerate() {
+                lines.push(String::from_utf8_lossy(line).into_owned());
+                framer.push(i as u64 + 1, line, |_, text| lines.push(text.to_string()));
+            }
+            framer.finish(|_, text| lines.push(text.to_string()));
+        }
+        let (mut skipped, mut memory_only) = (0, 0);
+        for line in &lines {
+            let groups = filter.scan(line.as_bytes());
+            let full = format!("{:?}", parser.parse_line(1, line));
+            if groups & (ANCHOR | MEMORY_WORD) == 0 {
+                skipped += 1;
+                assert_eq!(full, "Unrecognized { memory_like: false }", "{line}");
+            } else if groups & ANCHOR == 0 {
+                memory_only += 1;
+                let cheap = format!("{:?}", parser.parse_line_prefiltered(1, line, false));
+                assert_eq!(full, cheap, "{line}");
+            }
+        }
+        assert!(skipped > 100 && memory_only > 0, "{skipped} {memory_only}");
+    }
 }
