@@ -74,7 +74,7 @@ pub fn analyze(paths: &[String], options: &Options) -> Result<Analysis, SetupErr
 /// could use it; a line no consumer can use costs nothing more. To feed another consumer (say, a scanner for
 /// pasted `nvidia-smi` output): give it a bit here, add its literals (`NVIDIA-SMI`, `NVSMI LOG`,
 /// `nvidia_smi_log`, `memory.used`, `used_gpu_memory`, `GPU[`, …) in [`line_filter`], and in `handle`, before
-/// the early return for lines the parser cannot use, call it when `groups & ITS_BIT != 0` *or* when it says
+/// the early return for lines the parser cannot use, call it when `hits.possible & ITS_BIT != 0` *or* when it says
 /// it is in the middle of a block and needs every line. Lines keep their numbers either way.
 const ANCHOR: Groups = 1;
 /// See [`ANCHOR`]: not a rule, but counted (`unrecognized_memory_lines`).
@@ -123,12 +123,14 @@ pub fn analyze_stream(
                       summary: &mut InputSummary,
                       dropped: &mut u64,
                       assembler: &mut Assembler| {
-        let groups = filter.scan(text.as_bytes());
-        if groups & (ANCHOR | MEMORY_WORD) == 0 {
+        let hits = filter.scan(text.as_bytes());
+        if hits.possible & (ANCHOR | MEMORY_WORD) == 0 {
             // No anchor and no memory word: the parser would call it unrecognised and not memory-like.
             return;
         }
-        match parser.parse_line_prefiltered(number, text, groups & ANCHOR != 0) {
+        let may_have_anchor = hits.possible & ANCHOR != 0;
+        let has_memory_word = hits.certain & MEMORY_WORD != 0;
+        match parser.parse_line_prefiltered(number, text, may_have_anchor, has_memory_word) {
             LineOutcome::Event(event) => {
                 summary.recognized_lines += 1;
                 assembler.push(*event, &mut on_load);
@@ -233,15 +235,20 @@ mod tests {
         }
         let (mut skipped, mut memory_only) = (0, 0);
         for line in &lines {
-            let groups = filter.scan(line.as_bytes());
+            let hits = filter.scan(line.as_bytes());
             let full = format!("{:?}", parser.parse_line(1, line));
-            if groups & (ANCHOR | MEMORY_WORD) == 0 {
+            if hits.possible & (ANCHOR | MEMORY_WORD) == 0 {
                 skipped += 1;
                 assert_eq!(full, "Unrecognized { memory_like: false }", "{line}");
-            } else if groups & ANCHOR == 0 {
-                memory_only += 1;
-                let cheap = format!("{:?}", parser.parse_line_prefiltered(1, line, false));
-                assert_eq!(full, cheap, "{line}");
+            } else {
+                memory_only += usize::from(hits.possible & ANCHOR == 0);
+                let cheap = parser.parse_line_prefiltered(
+                    1,
+                    line,
+                    hits.possible & ANCHOR != 0,
+                    hits.certain & MEMORY_WORD != 0,
+                );
+                assert_eq!(full, format!("{cheap:?}"), "{line}");
             }
         }
         assert!(skipped > 100 && memory_only > 0, "{skipped} {memory_only}");

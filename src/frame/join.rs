@@ -31,14 +31,17 @@ pub fn starts_record(line: &str) -> bool {
 
 /// True when `record` is a Go slog record whose quoting is still open (an odd number of unescaped quotes).
 pub fn has_open_quote(record: &str) -> bool {
+    let b = record.as_bytes();
     let mut open = false;
-    let mut escaped = false;
-    for c in record.bytes() {
-        if escaped {
-            escaped = false;
-        } else if c == b'\\' {
-            escaped = true;
-        } else if c == b'"' {
+    // A backslash escapes the byte after it, whatever it is.
+    let mut escaped_until = 0;
+    for i in memchr::memchr2_iter(b'"', b'\\', b) {
+        if i < escaped_until {
+            continue;
+        }
+        if b[i] == b'\\' {
+            escaped_until = i + 2;
+        } else {
             open = !open;
         }
     }
@@ -108,6 +111,16 @@ mod tests {
             continuation(prev, "Layers:[] MultiUserCache:false}\"", false),
             Continuation::Glued
         );
+    }
+
+    #[test]
+    fn open_quotes_with_escapes() {
+        assert!(!has_open_quote(r#"msg="a" b="c""#));
+        assert!(has_open_quote(r#"msg="a \" b"#));
+        assert!(!has_open_quote(r#"msg="a \\" b"#));
+        assert!(!has_open_quote(r#"msg="a \\\" b""#));
+        assert!(has_open_quote(r#"x=\\""#));
+        assert!(!has_open_quote(r#"x=\""#));
     }
 
     #[test]

@@ -108,14 +108,15 @@ pub fn strip_prefixes(mut line: &str) -> (&str, Stripped) {
                 info.indented = false;
                 continue;
             }
-            if has_pair(head.as_bytes(), b']', b':') {
+            let (bracket_colon, spaced_bar) = hints(head.as_bytes());
+            if bracket_colon {
                 if let Some(m) = JOURNALD.find(line) {
                     line = &line[m.end()..];
                     info.indented = false;
                     continue;
                 }
             }
-            if has_spaced_bar(head.as_bytes()) && !line.starts_with("[GIN]") {
+            if spaced_bar && !line.starts_with("[GIN]") {
                 if let Some(m) = COMPOSE.find(line) {
                     line = &line[m.end()..];
                     info.indented = false;
@@ -141,14 +142,20 @@ pub fn strip_prefixes(mut line: &str) -> (&str, Stripped) {
     (line, info)
 }
 
-/// True when `b` contains `first` immediately followed by `second` (`"]:"` without building a searcher).
-fn has_pair(b: &[u8], first: u8, second: u8) -> bool {
-    memchr::memchr_iter(first, b).any(|i| b.get(i + 1) == Some(&second))
-}
-
-/// True when `b` contains `" | "`.
-fn has_spaced_bar(b: &[u8]) -> bool {
-    memchr::memchr_iter(b'|', b).any(|i| i > 0 && b[i - 1] == b' ' && b.get(i + 1) == Some(&b' '))
+/// Whether `b` contains `]:` (a journald prefix may end there) and ` | ` (a compose prefix may), in one pass.
+fn hints(b: &[u8]) -> (bool, bool) {
+    let (mut bracket_colon, mut spaced_bar) = (false, false);
+    for i in memchr::memchr2_iter(b']', b'|', b) {
+        if b[i] == b']' {
+            bracket_colon |= b.get(i + 1) == Some(&b':');
+        } else {
+            spaced_bar |= i > 0 && b[i - 1] == b' ' && b.get(i + 1) == Some(&b' ');
+        }
+        if bracket_colon && spaced_bar {
+            break;
+        }
+    }
+    (bracket_colon, spaced_bar)
 }
 
 /// The length of a journald prefix in the layout `journalctl` prints by default, `Nov  1 06:05:00 host
