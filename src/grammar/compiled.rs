@@ -4,7 +4,7 @@
 //! over the line, which rules can possibly match (`Grammar::candidates`). Applying the rules is the parse
 //! stage's job.
 
-use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
+use aho_corasick::{AhoCorasick, MatchKind};
 use regex::Regex;
 
 use super::raw::{RawExample, RawRule};
@@ -88,11 +88,8 @@ impl Grammar {
                 }
             }
         }
-        // A DFA would search a little faster but takes milliseconds to build; the line prefilter
-        // (`crate::prefilter`) already keeps all but a few lines away from this automaton.
         let anchors = AhoCorasick::builder()
             .match_kind(MatchKind::Standard)
-            .kind(Some(AhoCorasickKind::ContiguousNFA))
             .build(&patterns)
             .map_err(|e| GrammarError::Prefilter(e.to_string()))?;
         Ok(Grammar {
