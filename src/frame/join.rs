@@ -69,9 +69,14 @@ pub enum Continuation {
     Glued,
 }
 
+/// True when a later line may be joined onto `record`: only Go slog records are continued.
+pub fn can_be_continued(record: &str) -> bool {
+    record.starts_with("time=") || record.starts_with("level=")
+}
+
 /// Decide whether `line` (prefixes already stripped; `indented` if it was) continues `previous`.
 pub fn continuation(previous: &str, line: &str, indented: bool) -> Continuation {
-    if line.is_empty() || !(previous.starts_with("time=") || previous.starts_with("level=")) {
+    if line.is_empty() || !can_be_continued(previous) {
         return Continuation::No;
     }
     if line.starts_with("time=") || line.starts_with("level=") || line.starts_with("[GIN]") {

@@ -3,7 +3,8 @@
 //!
 //! The framer decodes UTF-8 lossily (a bad byte costs one character, never the line), strips collector
 //! prefixes and ANSI codes (see [`prefix`]), and joins lines that a paste re-wrapped (see [`join`]). It holds
-//! at most one logical line, so memory does not grow with the input.
+//! at most one logical line, so memory does not grow with the input; a line nothing can join onto is passed on
+//! at once, without a copy.
 
 pub mod join;
 pub mod prefix;
@@ -58,10 +59,16 @@ impl Framer {
         if self.has_pending {
             emit(self.pending_line, &self.pending);
         }
-        self.pending.clear();
-        self.pending.push_str(line);
-        self.pending_line = number;
-        self.has_pending = true;
+        if join::can_be_continued(line) {
+            self.pending.clear();
+            self.pending.push_str(line);
+            self.pending_line = number;
+            self.has_pending = true;
+        } else {
+            // Nothing can join onto it, so it need not wait (or be copied) for the next line.
+            self.has_pending = false;
+            emit(number, line);
+        }
     }
 
     /// Flush the last logical line at the end of the input.
