@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Throughput benchmark: vramdiff against `grep -c -F` on the grammar's own anchor literals.
+# Throughput benchmark: vramdiff against `grep -c -F` on the grammar's own anchor literals and memory words.
 #
 #   bash benches/run.sh            # all inputs, 5 runs each
 #   RUNS=3 INPUTS="journald-100M" bash benches/run.sh
+#   BIN=/tmp/vramdiff-old bash benches/run.sh   # time another build on the same inputs
 #
 # Builds --release, generates the inputs into target/bench-data/ if missing (benches/gen.py, seeded, from
 # sample-logs/), and prints one Markdown table row per input: size, vramdiff --format json wall time (median of
@@ -14,7 +15,7 @@ cd "$(dirname "$0")/.."
 RUNS=${RUNS:-5}
 DATA=${DATA:-target/bench-data}
 INPUTS=${INPUTS:-"journald-10M journald-100M journald-1G llama-1G longlines-100M"}
-BIN=target/release/vramdiff
+BIN=${BIN:-target/release/vramdiff} # another build to compare (e.g. a copy of an older one)
 
 cargo build --release --locked --quiet
 mkdir -p "$DATA"
