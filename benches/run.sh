@@ -46,35 +46,41 @@ with open(sys.argv[1], "w") as f:
     f.write("".join(a + "\n" for a in seen))
 EOF
 
-# "MEDIAN_SECONDS PEAK_RSS_KB" over RUNS runs of "$@". Output goes to a file, not /dev/null: GNU grep stops at
+# "MEDIAN_WALL_SECONDS PEAK_RSS_KB MEDIAN_CPU_SECONDS" over RUNS runs of "$@" (CPU = user + sys, steadier than
+# wall time when something else runs on the machine). Output goes to a file, not /dev/null: GNU grep stops at
 # the first match when it sees its output is /dev/null.
 measure() {
-    local start end
-    for _ in $(seq "$RUNS"); do
+    local start end runs
+    runs=$(for _ in $(seq "$RUNS"); do
         start=$(date +%s%N)
-        /usr/bin/time -f "%M" -o "$DATA/.rss" "$@" > "$DATA/.out" || true
+        /usr/bin/time -f "%M %U %S" -o "$DATA/.rss" "$@" > "$DATA/.out" || true
         end=$(date +%s%N)
         echo "$(((end - start) / 1000)) $(tail -n 1 "$DATA/.rss")"
-    done | sort -g | awk '{t[NR] = $1; if ($2 > kb) kb = $2} END {printf "%.3f %d\n", t[int((NR + 1) / 2)] / 1e6, kb}'
+    done)
+    median() { sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
+    echo "$(awk '{print $1 / 1e6}' <<< "$runs" | median)" \
+        "$(awk '{print $2}' <<< "$runs" | sort -g | tail -n 1)" \
+        "$(awk '{print $3 + $4}' <<< "$runs" | median)"
 }
 
 have_rg=0
 command -v rg > /dev/null && have_rg=1
 
-printf '| input | size | vramdiff s | MB/s | peak RSS | grep -c -F s | vramdiff time / grep time |%s\n' \
-    "$( ((have_rg)) && echo ' rg -c -F s |')"
-printf '|---|---:|---:|---:|---:|---:|---:|%s\n' "$( ((have_rg)) && echo '---:|')"
+printf '| input | size | vramdiff wall s | MB/s | CPU s | MB/s (CPU) | peak RSS | grep -c -F wall s | vramdiff / grep (wall) |%s\n' \
+    "$( ((have_rg)) && echo ' rg -c -F wall s |')"
+printf '|---|---:|---:|---:|---:|---:|---:|---:|---:|%s\n' "$( ((have_rg)) && echo '---:|')"
 for input in $INPUTS; do
     file="$DATA/$input.log"
     bytes=$(stat -c %s "$file")
     cat "$file" > /dev/null # warm the page cache
-    read -r v rss < <(measure "$BIN" --format json "$file")
-    read -r g _ < <(measure grep -c -F -f "$ANCHORS" "$file")
-    row=$(awk -v b="$bytes" -v v="$v" -v g="$g" -v rss="$rss" -v name="$input" 'BEGIN {
-        printf "| %s | %.1f MB | %.3f | %.0f | %.1f MB | %.3f | %.2f |", name, b / 1e6, v, b / 1e6 / v, rss / 1024, g, v / g }')
+    read -r v rss cpu < <(measure "$BIN" --format json "$file")
+    read -r g _ _ < <(measure grep -c -F -f "$ANCHORS" "$file")
+    row=$(awk -v b="$bytes" -v v="$v" -v c="$cpu" -v g="$g" -v rss="$rss" -v name="$input" 'BEGIN {
+        printf "| %s | %.1f MB | %.3f | %.0f | %.2f | %.0f | %.1f MB | %.3f | %.2f |",
+            name, b / 1e6, v, b / 1e6 / v, c, b / 1e6 / (c > 0 ? c : 0.01), rss / 1024, g, v / g }')
     if ((have_rg)); then
-        read -r r _ < <(measure rg -c -F -f "$ANCHORS" "$file")
-        row="$row $r |"
+        read -r r _ _ < <(measure rg -c -F -f "$ANCHORS" "$file")
+        row="$row $(printf "%.3f" "$r") |"
     fi
     echo "$row"
 done
