@@ -6,13 +6,15 @@
 //! answers that question for many literal sets at once, as a bit set of *groups* (one group per consumer),
 //! so that a line no consumer can use costs one vectorised scan and nothing else.
 //!
-//! The answer is a necessary condition, never a sufficient one: a group's bit is set whenever one of its
-//! literals occurs in the line (and sometimes when it does not). Each consumer still does its own exact
-//! check on the lines it is given. To keep the scan fast, a literal that contains another one is dropped
-//! before the searcher is built (the shorter one finds every line the longer one would); the built-in grammar
-//! and memory words come down to about 60 literals, few enough for the SIMD searcher (Teddy, from the
-//! `aho-corasick` crate). Where Teddy is unavailable (no SSSE3/AVX2 or NEON, or more than 128 literals) a
-//! plain Aho-Corasick automaton gives the same answer, several times slower.
+//! The answer ([`Hits::possible`]) is a necessary condition, never a sufficient one: a group's bit is set
+//! whenever one of its literals occurs in the line (and sometimes when it does not). Each consumer still does
+//! its own exact check on the lines it is given; [`Hits::certain`] lets it skip that check when a literal was
+//! found whole. To keep the scan fast, a literal that contains another one is dropped before the searcher is
+//! built (the shorter one finds every line the longer one would): the built-in grammar and memory words come
+//! down to 56 literals for the SIMD searcher (Teddy, from the `aho-corasick` crate) plus `MiB`, `GiB` and
+//! ` MB`, which are found by `memchr` on their rare byte because a 3-byte literal would shorten Teddy's
+//! fingerprint for all the others. Where Teddy is unavailable (no SSSE3/AVX2 or NEON, or more than 128
+//! literals) a plain Aho-Corasick automaton gives the same answer, several times slower.
 
 use aho_corasick::packed;
 use aho_corasick::AhoCorasick;
