@@ -13,6 +13,7 @@ use crate::grammar;
 use crate::load::Assembler;
 use crate::model::{Analysis, InputRole, InputSummary, InputWarning, UnrecognizedLine};
 use crate::parse::{LineOutcome, Parser};
+use crate::prefilter::{Groups, LineFilter, LineFilterBuilder};
 use crate::reconcile::observed::{attach_capture_file, attach_in_log};
 use crate::reconcile::reconcile;
 use crate::smi::{SmiItem, SmiScanner};
@@ -169,6 +170,25 @@ fn take_smi_item(summary: &mut InputSummary, dropped: &mut u64, item: SmiItem) {
     }
 }
 
+/// Line consumers, one bit each in the per-line literal prefilter ([`line_filter`]). The parser has two: a
+/// rule anchor may occur in the line, or (only) a memory word.
+///
+/// Every logical line goes through `handle` in [`analyze_stream`], and one SIMD scan tells which consumers
+/// could use it; a line no consumer can use costs nothing more. The nvidia-smi scanner runs before the scan on
+/// every line: while no capture is open it looks at the first byte only, and inside a capture it needs every
+/// line. A new consumer with literal anchors gets a bit here and its literals in [`line_filter`].
+const ANCHOR: Groups = 1;
+/// See [`ANCHOR`]: not a rule, but counted (`unrecognized_memory_lines`).
+const MEMORY_WORD: Groups = 2;
+
+/// The prefilter for every line consumer (see [`ANCHOR`]).
+fn line_filter(parser: &Parser) -> LineFilter {
+    LineFilterBuilder::new()
+        .add(ANCHOR, parser.anchors())
+        .add(MEMORY_WORD, parser.memory_words())
+        .build()
+}
+
 fn warn(summary: &mut InputSummary, dropped: &mut u64, line: Option<u64>, message: String) {
     if summary.warnings.len() < MAX_WARNINGS {
         summary.warnings.push(InputWarning { line, message });
@@ -196,6 +216,7 @@ pub fn analyze_stream(
     let mut dropped_warnings = 0u64;
     let mut scanner = SmiScanner::in_log();
     let first_load = loads.len();
+    let filter = line_filter(parser);
     let mut on_load = |mut load: crate::model::Load| {
         reconcile(&mut load);
         loads.push(load);
@@ -212,7 +233,14 @@ pub fn analyze_stream(
             summary.recognized_lines += 1;
             return;
         }
-        match parser.parse_line(number, text) {
+        let hits = filter.scan(text.as_bytes());
+        if hits.possible & (ANCHOR | MEMORY_WORD) == 0 {
+            // No anchor and no memory word: the parser would call it unrecognised and not memory-like.
+            return;
+        }
+        let may_have_anchor = hits.possible & ANCHOR != 0;
+        let has_memory_word = hits.certain & MEMORY_WORD != 0;
+        match parser.parse_line_prefiltered(number, text, may_have_anchor, has_memory_word) {
             LineOutcome::Event(event) => {
                 summary.recognized_lines += 1;
                 assembler.push(*event, &mut on_load);
@@ -290,4 +318,52 @@ pub fn analyze_stream(
         });
     }
     summary
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The prefilter's promise, on every line of every sample log and every grammar example: a line it
+    /// passes over is one the parser ignores, and a line without the anchor bit matches no rule.
+    #[test]
+    fn the_prefilter_only_skips_what_the_parser_ignores() {
+        let mut parser = parser(&Options::default()).unwrap();
+        let filter = line_filter(&parser);
+        let mut lines: Vec<String> = parser
+            .grammar()
+            .rules
+            .iter()
+            .flat_map(|r| r.examples.iter().map(|e| e.line.clone()))
+            .collect();
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/sample-logs");
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let bytes = std::fs::read(entry.unwrap().path()).unwrap();
+            let mut framer = Framer::new();
+            for (i, line) in bytes.split(|&b| b == b'\n').enumerate() {
+                lines.push(String::from_utf8_lossy(line).into_owned());
+                framer.push(i as u64 + 1, line, |_, text| lines.push(text.to_string()));
+            }
+            framer.finish(|_, text| lines.push(text.to_string()));
+        }
+        let (mut skipped, mut memory_only) = (0, 0);
+        for line in &lines {
+            let hits = filter.scan(line.as_bytes());
+            let full = format!("{:?}", parser.parse_line(1, line));
+            if hits.possible & (ANCHOR | MEMORY_WORD) == 0 {
+                skipped += 1;
+                assert_eq!(full, "Unrecognized { memory_like: false }", "{line}");
+            } else {
+                memory_only += usize::from(hits.possible & ANCHOR == 0);
+                let cheap = parser.parse_line_prefiltered(
+                    1,
+                    line,
+                    hits.possible & ANCHOR != 0,
+                    hits.certain & MEMORY_WORD != 0,
+                );
+                assert_eq!(full, format!("{cheap:?}"), "{line}");
+            }
+        }
+        assert!(skipped > 100 && memory_only > 0, "{skipped} {memory_only}");
+    }
 }

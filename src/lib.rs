@@ -4,7 +4,7 @@
 //! Stages, each a module, with imports flowing one way:
 //! `source` (bytes) → `frame` (logical lines) → `grammar` + `parse` (typed events) → `load` (one model load
 //! each) → `reconcile` (component and device rows) → `report` (text, JSON). `model` is the vocabulary they
-//! share; `app` wires them together for the command line.
+//! share; `app` wires them together for the command line; `prefilter` lets it skip lines no stage can use.
 
 pub mod app;
 pub mod batch;
@@ -15,6 +15,7 @@ pub mod grammar;
 pub mod load;
 pub mod model;
 pub mod parse;
+pub mod prefilter;
 pub mod reconcile;
 pub mod replay;
 pub mod report;

@@ -31,14 +31,17 @@ pub fn starts_record(line: &str) -> bool {
 
 /// True when `record` is a Go slog record whose quoting is still open (an odd number of unescaped quotes).
 pub fn has_open_quote(record: &str) -> bool {
+    let b = record.as_bytes();
     let mut open = false;
-    let mut escaped = false;
-    for c in record.bytes() {
-        if escaped {
-            escaped = false;
-        } else if c == b'\\' {
-            escaped = true;
-        } else if c == b'"' {
+    // A backslash escapes the byte after it, whatever it is.
+    let mut escaped_until = 0;
+    for i in memchr::memchr2_iter(b'"', b'\\', b) {
+        if i < escaped_until {
+            continue;
+        }
+        if b[i] == b'\\' {
+            escaped_until = i + 2;
+        } else {
             open = !open;
         }
     }
@@ -66,9 +69,14 @@ pub enum Continuation {
     Glued,
 }
 
+/// True when a later line may be joined onto `record`: only Go slog records are continued.
+pub fn can_be_continued(record: &str) -> bool {
+    record.starts_with("time=") || record.starts_with("level=")
+}
+
 /// Decide whether `line` (prefixes already stripped; `indented` if it was) continues `previous`.
 pub fn continuation(previous: &str, line: &str, indented: bool) -> Continuation {
-    if line.is_empty() || !(previous.starts_with("time=") || previous.starts_with("level=")) {
+    if line.is_empty() || !can_be_continued(previous) {
         return Continuation::No;
     }
     if line.starts_with("time=") || line.starts_with("level=") || line.starts_with("[GIN]") {
@@ -108,6 +116,16 @@ mod tests {
             continuation(prev, "Layers:[] MultiUserCache:false}\"", false),
             Continuation::Glued
         );
+    }
+
+    #[test]
+    fn open_quotes_with_escapes() {
+        assert!(!has_open_quote(r#"msg="a" b="c""#));
+        assert!(has_open_quote(r#"msg="a \" b"#));
+        assert!(!has_open_quote(r#"msg="a \\" b"#));
+        assert!(!has_open_quote(r#"msg="a \\\" b""#));
+        assert!(has_open_quote(r#"x=\\""#));
+        assert!(!has_open_quote(r#"x=\""#));
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //!
 //! The framer decodes UTF-8 lossily (a bad byte costs one character, never the line), strips collector
 //! prefixes and ANSI codes (see [`prefix`]), and joins lines that a paste re-wrapped (see [`join`]). It holds
-//! at most one logical line, so memory does not grow with the input.
+//! at most one logical line, so memory does not grow with the input; a line nothing can join onto is passed on
+//! at once, without a copy.
 
 pub mod join;
 pub mod prefix;
@@ -30,7 +31,11 @@ impl Framer {
 
     /// Feed one physical line. When it completes the previous logical line, `emit` receives that line.
     pub fn push(&mut self, number: u64, bytes: &[u8], mut emit: impl FnMut(u64, &str)) {
-        let text = String::from_utf8_lossy(bytes);
+        // Checking first is much faster than the lossy decoder on the (usual) valid line.
+        let text = match std::str::from_utf8(bytes) {
+            Ok(valid) => std::borrow::Cow::Borrowed(valid),
+            Err(_) => String::from_utf8_lossy(bytes),
+        };
         let text = prefix::strip_ansi(&text);
         let (line, stripped) = prefix::strip_prefixes(&text);
         if self.has_pending && self.pending.len() < MAX_JOINED_BYTES {
@@ -54,10 +59,16 @@ impl Framer {
         if self.has_pending {
             emit(self.pending_line, &self.pending);
         }
-        self.pending.clear();
-        self.pending.push_str(line);
-        self.pending_line = number;
-        self.has_pending = true;
+        if join::can_be_continued(line) {
+            self.pending.clear();
+            self.pending.push_str(line);
+            self.pending_line = number;
+            self.has_pending = true;
+        } else {
+            // Nothing can join onto it, so it need not wait (or be copied) for the next line.
+            self.has_pending = false;
+            emit(number, line);
+        }
     }
 
     /// Flush the last logical line at the end of the input.

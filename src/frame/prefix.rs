@@ -42,7 +42,7 @@ pub struct Stripped {
 
 /// Remove ANSI escape sequences.
 pub fn strip_ansi(line: &str) -> Cow<'_, str> {
-    if line.contains('\x1b') {
+    if memchr::memchr(0x1b, line.as_bytes()).is_some() {
         ANSI.replace_all(line, "")
     } else {
         Cow::Borrowed(line)
@@ -55,10 +55,13 @@ pub fn strip_prefixes(mut line: &str) -> (&str, Stripped) {
     // Each pass removes one prefix; ten is more nesting than any real capture has.
     for _ in 0..10 {
         let before = line.len();
-        let trimmed = line.trim_start_matches([' ', '\t']);
-        if trimmed.len() != line.len() {
+        let blanks = line
+            .bytes()
+            .take_while(|&b| b == b' ' || b == b'\t')
+            .count();
+        if blanks > 0 {
             info.indented = true;
-            line = trimmed;
+            line = &line[blanks..];
         }
         if let Some(rest) = line.strip_prefix('>') {
             // Markdown quote marker from a pasted log (`> ` or a bare `>`).
@@ -73,7 +76,8 @@ pub fn strip_prefixes(mut line: &str) -> (&str, Stripped) {
             continue;
         }
         if line.starts_with('[') {
-            if let Some(end) = line.find("] ") {
+            let b = line.as_bytes();
+            if let Some(end) = memchr::memchr_iter(b']', b).find(|&i| b.get(i + 1) == Some(&b' ')) {
                 let inner = &line[1..end];
                 // `[33899] ` (a router's pid) or kubectl's `[pod/name/container] `.
                 if inner.bytes().all(|b| b.is_ascii_digit()) && !inner.is_empty()
@@ -98,14 +102,21 @@ pub fn strip_prefixes(mut line: &str) -> (&str, Stripped) {
         if first.is_ascii_alphanumeric() {
             // Cheap checks first: journald needs "]: " and compose needs " | " near the start.
             let head = &line[..floor_char_boundary(line, 160)];
-            if head.contains("]:") {
+            if let Some(end) = plain_journald(line.as_bytes(), head.len()) {
+                // What the journald regex would match, found without it (the usual `journalctl` layout).
+                line = &line[end..];
+                info.indented = false;
+                continue;
+            }
+            let (bracket_colon, spaced_bar) = hints(head.as_bytes());
+            if bracket_colon {
                 if let Some(m) = JOURNALD.find(line) {
                     line = &line[m.end()..];
                     info.indented = false;
                     continue;
                 }
             }
-            if head.contains(" | ") && !line.starts_with("[GIN]") {
+            if spaced_bar && !line.starts_with("[GIN]") {
                 if let Some(m) = COMPOSE.find(line) {
                     line = &line[m.end()..];
                     info.indented = false;
@@ -129,6 +140,76 @@ pub fn strip_prefixes(mut line: &str) -> (&str, Stripped) {
         }
     }
     (line, info)
+}
+
+/// Whether `b` contains `]:` (a journald prefix may end there) and ` | ` (a compose prefix may), in one pass.
+fn hints(b: &[u8]) -> (bool, bool) {
+    let (mut bracket_colon, mut spaced_bar) = (false, false);
+    for i in memchr::memchr2_iter(b']', b'|', b) {
+        if b[i] == b']' {
+            bracket_colon |= b.get(i + 1) == Some(&b':');
+        } else {
+            spaced_bar |= i > 0 && b[i - 1] == b' ' && b.get(i + 1) == Some(&b' ');
+        }
+        if bracket_colon && spaced_bar {
+            break;
+        }
+    }
+    (bracket_colon, spaced_bar)
+}
+
+/// The length of a journald prefix in the layout `journalctl` prints by default, `Nov  1 06:05:00 host
+/// ident[1234]: ` (English month abbreviation, ASCII host and identifier, no fractional seconds), or `None`
+/// for anything else, which then goes to the [`JOURNALD`] regex. For every line this accepts, the regex
+/// matches the same span: its lazy `{1,4}?` cannot stop after the month (a space follows the day, not a
+/// colon), so it takes month and day as its two leading tokens, and the rest of the pattern is forced. Like the
+/// regex path, it needs the `]:` within the first `head` bytes.
+fn plain_journald(b: &[u8], head: usize) -> Option<usize> {
+    let graphic = |c: &u8| (0x21..=0x7e).contains(c);
+    let digit = |i: usize| b.get(i).is_some_and(u8::is_ascii_digit);
+    let at = |i: usize, c: u8| b.get(i) == Some(&c);
+    // `Nov ` then `30 ` or ` 1 `.
+    if !(b.len() > 16 && b[..3].iter().all(u8::is_ascii_alphabetic) && at(3, b' ')) {
+        return None;
+    }
+    if !((digit(4) || at(4, b' ')) && digit(5) && at(6, b' ')) {
+        return None;
+    }
+    // `06:05:00 `
+    if !(digit(7) && digit(8) && at(9, b':') && digit(10) && digit(11) && at(12, b':'))
+        || !(digit(13) && digit(14) && at(15, b' '))
+    {
+        return None;
+    }
+    // `host `
+    let mut i = 16;
+    let host = b[i..].iter().take_while(|c| graphic(c)).count();
+    if host == 0 || !at(i + host, b' ') {
+        return None;
+    }
+    i += host + 1;
+    // `ident[1234]:` then a space or the end.
+    let ident = b[i..]
+        .iter()
+        .take_while(|&&c| graphic(&c) && c != b'[' && c != b']')
+        .count();
+    if ident == 0 || !at(i + ident, b'[') {
+        return None;
+    }
+    i += ident + 1;
+    let pid = b[i..].iter().take_while(|c| c.is_ascii_digit()).count();
+    if pid == 0 || !at(i + pid, b']') || !at(i + pid + 1, b':') {
+        return None;
+    }
+    i += pid + 2;
+    if i > head {
+        return None;
+    }
+    match b.get(i) {
+        None => Some(i),
+        Some(b' ') => Some(i + 1),
+        Some(_) => None,
+    }
 }
 
 fn floor_char_boundary(s: &str, max: usize) -> usize {
@@ -232,6 +313,41 @@ mod tests {
             "load_tensors:   CPU_Mapped model buffer size =  1288.28 MiB"
         );
         assert_eq!(strip("[44479] 0.12.132.473 I load_tensors:        ROCm0 model buffer size = 21297.21 MiB"), "load_tensors:        ROCm0 model buffer size = 21297.21 MiB");
+    }
+
+    #[test]
+    fn plain_journald_agrees_with_the_regex() {
+        let mut lines = vec![
+            "Nov  1 06:00:01 gpuhost ollama[1234]: [GIN] 2025/11/01 - 06:00:01 | 200 |",
+            "Nov 30 06:05:00 host ollama[1234]: time=2025-11-30T06:05:00.000Z level=INFO",
+            "Nov 30 06:05:00 host ollama[1234]:",
+            "Nov 30 06:05:00 host ollama[1234]:   Device 0: Tesla T4",
+            "Nov 30 06:05:00 host ollama[1234]:x",
+            "Nov 30 06:05:00 host ollama[1234]:\tx",
+            "Nov 30 06:05:00.123 host ollama[1234]: x",
+            "Nov 30 06:05:00 host kernel: NVRM: loading",
+            "Nov 30 06:05:00 host  ollama[1234]: x",
+            "Nov 30 06:05:00 host olla]ma[1234]: x",
+            "Nov 30 06:05:00 host ollama[]: x",
+            "Nov 3 06:05:00 host ollama[1]: x",
+            "Sep 30 17:45:54 dying-love 6f929011afab[1234]: llama_kv_cache_init: x",
+        ];
+        let long = format!("Nov 30 06:05:00 {} ollama[1234]: x", "h".repeat(140));
+        lines.push(&long);
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/sample-logs");
+        let texts: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| std::fs::read(e.unwrap().path()).unwrap())
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .collect();
+        lines.extend(texts.iter().flat_map(|t| t.lines()));
+        for line in lines {
+            let head = floor_char_boundary(line, 160);
+            if let Some(end) = plain_journald(line.as_bytes(), head) {
+                assert_eq!(JOURNALD.find(line).map(|m| m.end()), Some(end), "{line}");
+            }
+        }
+        assert!(plain_journald(b"Nov  1 06:00:01 gpuhost ollama[1234]: x", 160).is_some());
     }
 
     #[test]

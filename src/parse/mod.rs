@@ -99,8 +99,39 @@ impl Parser {
         &self.grammar
     }
 
+    /// Every rule anchor: a line containing none of them matches no rule.
+    pub fn anchors(&self) -> impl Iterator<Item = &str> {
+        self.grammar
+            .rules
+            .iter()
+            .flat_map(|r| r.anchors.iter().map(String::as_str))
+    }
+
+    /// The words that make an unrecognised line memory-like.
+    pub fn memory_words(&self) -> &'static [&'static str] {
+        MEMORY_WORDS
+    }
+
     /// Parse one logical line.
     pub fn parse_line(&mut self, number: u64, line: &str) -> LineOutcome {
+        self.parse_line_prefiltered(number, line, true, false)
+    }
+
+    /// Parse one logical line that a prefilter has looked at. `may_have_anchor` false promises that no
+    /// anchor ([`Parser::anchors`]) occurs in it, so no rule is tried; `has_memory_word` true promises that a
+    /// memory word ([`Parser::memory_words`]) does, so they need not be looked for.
+    pub fn parse_line_prefiltered(
+        &mut self,
+        number: u64,
+        line: &str,
+        may_have_anchor: bool,
+        has_memory_word: bool,
+    ) -> LineOutcome {
+        if !may_have_anchor {
+            return LineOutcome::Unrecognized {
+                memory_like: has_memory_word || self.memory_words.is_match(line),
+            };
+        }
         self.grammar.candidates(line, &mut self.candidates);
         for &index in &self.candidates {
             let rule = &self.grammar.rules[index];
@@ -120,7 +151,7 @@ impl Parser {
             };
         }
         LineOutcome::Unrecognized {
-            memory_like: self.memory_words.is_match(line),
+            memory_like: has_memory_word || self.memory_words.is_match(line),
         }
     }
 }

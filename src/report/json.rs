@@ -12,6 +12,7 @@
 //! the same input gives the same bytes. Names are stable: fields may be added, never renamed or removed.
 //! `tests/json_contract.rs` pins the names with `deny_unknown_fields` structs.
 
+use serde::Serialize;
 use serde_json::{json, Value};
 
 use super::Reporter;
@@ -40,9 +41,103 @@ pub fn document(body: Value) -> Vec<u8> {
 
 impl Reporter for JsonReporter {
     fn render(&self, analysis: &Analysis) -> Vec<u8> {
-        document(json!({
+        render(analysis).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}").into_bytes())
+    }
+}
+
+/// The bytes `serde_json::to_vec_pretty` would give for the whole report as one `Value` (serde_json's map is
+/// a BTreeMap without `preserve_order`, so going through `Value` sorts every key), built one input and one
+/// load at a time: a `Value` tree is several times the size of its text, and a long log has many loads.
+fn render(analysis: &Analysis) -> serde_json::Result<Vec<u8>> {
+    let tool = json!({"name": "vramdiff", "version": env!("CARGO_PKG_VERSION")});
+    // The top-level keys, in sorted order.
+    let mut out = b"{\n  \"inputs\": ".to_vec();
+    pretty_array(&mut out, &analysis.inputs, 1)?;
+    out.extend_from_slice(b",\n  \"loads\": ");
+    pretty_array(&mut out, &analysis.loads, 1)?;
+    out.extend_from_slice(
+        format!(",\n  \"schema_version\": {SCHEMA_VERSION},\n  \"tool\": ").as_bytes(),
+    );
+    pretty_at(&mut out, &tool, 1)?;
+    out.extend_from_slice(b"\n}\n");
+    Ok(out)
+}
+
+/// A JSON array of `items` as the pretty printer writes it at nesting `depth`.
+fn pretty_array<T: Serialize>(
+    out: &mut Vec<u8>,
+    items: &[T],
+    depth: usize,
+) -> serde_json::Result<()> {
+    if items.is_empty() {
+        out.extend_from_slice(b"[]");
+        return Ok(());
+    }
+    out.push(b'[');
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.push(b'\n');
+        indent(out, depth + 1);
+        pretty_at(out, &serde_json::to_value(item)?, depth + 1)?;
+    }
+    out.push(b'\n');
+    indent(out, depth);
+    out.push(b']');
+    Ok(())
+}
+
+/// `value` pretty-printed as if nested `depth` levels deep. JSON text has no raw newline inside a string,
+/// so indenting every line is exact.
+fn pretty_at(out: &mut Vec<u8>, value: &Value, depth: usize) -> serde_json::Result<()> {
+    let text = serde_json::to_vec_pretty(value)?;
+    for (i, line) in text.split(|&b| b == b'\n').enumerate() {
+        if i > 0 {
+            out.push(b'\n');
+            indent(out, depth);
+        }
+        out.extend_from_slice(line);
+    }
+    Ok(())
+}
+
+fn indent(out: &mut Vec<u8>, depth: usize) {
+    out.extend(std::iter::repeat_n(b' ', 2 * depth));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn piecewise_rendering_is_byte_identical_to_one_value() {
+        let mut analysis = Analysis::default();
+        assert_eq!(render(&analysis).unwrap(), whole(&analysis));
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/sample-logs");
+        let mut paths: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path().display().to_string())
+            .collect();
+        paths.sort();
+        analysis = crate::app::analyze(&paths, &crate::app::Options::default()).unwrap();
+        assert!(analysis.loads.len() > 10);
+        assert_eq!(
+            String::from_utf8(render(&analysis).unwrap()).unwrap(),
+            String::from_utf8(whole(&analysis)).unwrap()
+        );
+    }
+
+    /// The reference: the whole report as one `Value`.
+    fn whole(analysis: &Analysis) -> Vec<u8> {
+        let value: Value = json!({
+            "schema_version": SCHEMA_VERSION,
+            "tool": {"name": "vramdiff", "version": env!("CARGO_PKG_VERSION")},
             "inputs": analysis.inputs,
             "loads": analysis.loads,
-        }))
+        });
+        let mut out = serde_json::to_vec_pretty(&value).unwrap();
+        out.push(b'\n');
+        out
     }
 }

@@ -1,0 +1,322 @@
+//! The per-line literal prefilter: one SIMD pass over a line that says which consumers could care about it.
+//!
+//! A multi-GB log is almost entirely lines no rule reads (access logs, chatter, progress dots). Whether a
+//! line *might* matter is a question about literals: a grammar rule can only match a line containing one of
+//! its anchors, and an unrecognised line only counts as memory-like if it contains a memory word. This module
+//! answers that question for many literal sets at once, as a bit set of *groups* (one group per consumer),
+//! so that a line no consumer can use costs one vectorised scan and nothing else.
+//!
+//! The answer ([`Hits::possible`]) is a necessary condition, never a sufficient one: a group's bit is set
+//! whenever one of its literals occurs in the line (and sometimes when it does not). Each consumer still does
+//! its own exact check on the lines it is given; [`Hits::certain`] lets it skip that check when a literal was
+//! found whole. To keep the scan fast, a literal that contains another one is dropped before the searcher is
+//! built (the shorter one finds every line the longer one would): the built-in grammar and memory words come
+//! down to 56 literals for the SIMD searcher (Teddy, from the `aho-corasick` crate) plus `MiB`, `GiB` and
+//! ` MB`, which are found by `memchr` on their rare byte because a 3-byte literal would shorten Teddy's
+//! fingerprint for all the others. Where Teddy is unavailable (no SSSE3/AVX2 or NEON, or more than 128
+//! literals) a plain Aho-Corasick automaton gives the same answer, several times slower.
+
+use aho_corasick::packed;
+use aho_corasick::AhoCorasick;
+
+/// A set of consumers, one bit each.
+pub type Groups = u32;
+
+/// What one scan found.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Hits {
+    /// Groups one of whose literals may occur in the line; a group not in here has none in it.
+    pub possible: Groups,
+    /// Groups one of whose literals certainly occurs in the line (a subset of `possible`, and not
+    /// necessarily complete: the scan stops once every group is possible).
+    pub certain: Groups,
+}
+
+/// Literal search screening each line for the consumers whose literals it contains.
+#[derive(Debug, Clone)]
+pub struct LineFilter {
+    searcher: Searcher,
+    /// For each key in `searcher`: the groups with a literal containing it, and those with a literal equal to it.
+    key_groups: Vec<Hits>,
+    /// Keys shorter than [`SHORT`], found by a rare byte instead of in `searcher`.
+    short: ShortKeys,
+    /// Every group that has at least one literal.
+    all: Groups,
+}
+
+#[derive(Debug, Clone)]
+enum Searcher {
+    /// No literals at all: nothing ever matches.
+    Empty,
+    Teddy(packed::Searcher),
+    Automaton(AhoCorasick),
+}
+
+/// Keys shorter than this would shorten Teddy's fingerprint for every key (it uses the first
+/// `min(4, shortest key)` bytes), which costs more than finding them separately.
+const SHORT: usize = 4;
+
+/// Short keys (`MiB`, `GiB`, ` MB`), found with `memchr` on one rare byte each (at most three distinct).
+#[derive(Debug, Clone, Default)]
+struct ShortKeys {
+    /// The rare bytes searched for.
+    bytes: Vec<u8>,
+    /// Each key, the offset of its rare byte in it, and its groups.
+    keys: Vec<(Vec<u8>, usize, Hits)>,
+}
+
+impl ShortKeys {
+    fn scan(&self, line: &[u8], hits: &mut Hits) {
+        let mut from = 0;
+        while let Some(i) = self.find_rare_byte(&line[from..]) {
+            let at = from + i;
+            for (key, offset, groups) in &self.keys {
+                if at >= *offset && line[at - offset..].starts_with(key) {
+                    hits.possible |= groups.possible;
+                    hits.certain |= groups.certain;
+                }
+            }
+            from = at + 1;
+        }
+    }
+
+    fn find_rare_byte(&self, haystack: &[u8]) -> Option<usize> {
+        match self.bytes[..] {
+            [] => None,
+            [a] => memchr::memchr(a, haystack),
+            [a, b] => memchr::memchr2(a, b, haystack),
+            [a, b, c, ..] => memchr::memchr3(a, b, c, haystack),
+        }
+    }
+}
+
+/// Collects literals by group, then builds a [`LineFilter`].
+#[derive(Debug, Default, Clone)]
+pub struct LineFilterBuilder {
+    literals: Vec<(Vec<u8>, Groups)>,
+}
+
+impl LineFilterBuilder {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Add literals for `group` (a single bit). Empty literals are ignored.
+    pub fn add<I, S>(&mut self, group: Groups, literals: I) -> &mut Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<[u8]>,
+    {
+        for literal in literals {
+            let literal = literal.as_ref();
+            if !literal.is_empty() {
+                self.literals.push((literal.to_vec(), group));
+            }
+        }
+        self
+    }
+
+    pub fn build(&self) -> LineFilter {
+        // A literal containing another literal is redundant: the shorter one finds every line it would.
+        let mut keys: Vec<&[u8]> = self.literals.iter().map(|(l, _)| l.as_slice()).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        keys = keys
+            .iter()
+            .copied()
+            .filter(|k| !keys.iter().any(|o| o.len() < k.len() && contains(k, o)))
+            .collect();
+        let all = self.literals.iter().fold(0, |acc, (_, g)| acc | g);
+        let mut short = ShortKeys::default();
+        let mut long: Vec<&[u8]> = Vec::new();
+        let mut key_groups: Vec<Hits> = Vec::new();
+        for key in keys {
+            // A key answers for every literal that contains it (every literal contains at least one key),
+            // and certainly for those it equals.
+            let mut groups = Hits::default();
+            for (literal, group) in &self.literals {
+                if contains(literal, key) {
+                    groups.possible |= group;
+                    if literal.as_slice() == key {
+                        groups.certain |= group;
+                    }
+                }
+            }
+            if key.len() < SHORT {
+                let offset = (0..key.len())
+                    .rev()
+                    .min_by_key(|&i| commonness(key[i]))
+                    .unwrap_or(0);
+                if !short.bytes.contains(&key[offset]) {
+                    short.bytes.push(key[offset]);
+                }
+                short.keys.push((key.to_vec(), offset, groups));
+            } else {
+                long.push(key);
+                key_groups.push(groups);
+            }
+        }
+        if short.bytes.len() > 3 {
+            // Too many distinct rare bytes for memchr: back into the main searcher.
+            for (key, _, groups) in short.keys.drain(..) {
+                long.push(
+                    self.literals
+                        .iter()
+                        .find(|(l, _)| *l == key)
+                        .unwrap()
+                        .0
+                        .as_slice(),
+                );
+                key_groups.push(groups);
+            }
+            short.bytes.clear();
+        }
+        let searcher = if long.is_empty() {
+            Searcher::Empty
+        } else {
+            packed::Config::new()
+                .heuristic_pattern_limits(false)
+                .builder()
+                .extend(long.iter())
+                .build()
+                .map(Searcher::Teddy)
+                .unwrap_or_else(|| {
+                    Searcher::Automaton(AhoCorasick::new(&long).expect("literal patterns"))
+                })
+        };
+        LineFilter {
+            searcher,
+            key_groups,
+            short,
+            all,
+        }
+    }
+}
+
+impl LineFilter {
+    /// Which groups' literals may (and which certainly do) occur in `line`.
+    pub fn scan(&self, line: &[u8]) -> Hits {
+        let mut hits = Hits::default();
+        let mut at = 0;
+        // Resume one byte after each hit rather than after its end, so keys that overlap a hit are seen too
+        // (two keys never start at the same position unless one is a prefix of the other, and then the longer
+        // one was dropped). Stop as soon as every group is possible.
+        while at < line.len() && hits.possible != self.all {
+            let hit = match &self.searcher {
+                Searcher::Empty => None,
+                Searcher::Teddy(s) => s
+                    .find_in(line, aho_corasick::Span::from(at..line.len()))
+                    .map(|m| (m.pattern().as_usize(), m.start())),
+                Searcher::Automaton(a) => a
+                    .find(aho_corasick::Input::new(line).span(at..line.len()))
+                    .map(|m| (m.pattern().as_usize(), m.start())),
+            };
+            let Some((key, start)) = hit else { break };
+            hits.possible |= self.key_groups[key].possible;
+            hits.certain |= self.key_groups[key].certain;
+            at = start + 1;
+        }
+        if hits.possible != self.all {
+            self.short.scan(line, &mut hits);
+        }
+        hits
+    }
+
+    /// True when Teddy (SIMD) is in use rather than the scalar automaton.
+    pub fn is_vectorised(&self) -> bool {
+        matches!(self.searcher, Searcher::Teddy(_))
+    }
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    memchr::memmem::find(haystack, needle).is_some()
+}
+
+/// How common a byte is in log text, roughly (higher: more common); picks the byte a short key is found by.
+fn commonness(b: u8) -> u8 {
+    match b {
+        b' ' | b'a'..=b'z' | b'0'..=b'9' => 3,
+        b'=' | b'"' | b'.' | b':' | b'-' | b'/' | b'_' => 2,
+        b'A'..=b'Z' => 1,
+        _ => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const A: Groups = 1;
+    const B: Groups = 2;
+
+    fn possible(f: &LineFilter, line: &[u8]) -> Groups {
+        f.scan(line).possible
+    }
+
+    fn filter() -> LineFilter {
+        LineFilterBuilder::new()
+            .add(
+                A,
+                [
+                    "buffer size =",
+                    "msg=\"model weights\" buffer=",
+                    "MiB",
+                    " MB",
+                ],
+            )
+            .add(B, ["NVIDIA-SMI", "memory.used"])
+            .build()
+    }
+
+    #[test]
+    fn groups_of_every_literal_present() {
+        let f = filter();
+        let gin = b"[GIN] 2025/07/31 - 08:32:16 | 200 | 1.2s | POST \"/api/chat\"";
+        assert_eq!(possible(&f, gin), 0);
+        let buffer = b"load_tensors: CUDA0 model buffer size =  4403.49 MiB";
+        assert_eq!(possible(&f, buffer), A);
+        assert_eq!(possible(&f, b"| NVIDIA-SMI 535.183.01 |"), B);
+        assert_eq!(possible(&f, b"memory.used [MiB]"), A | B);
+        assert_eq!(possible(&f, b"x msg=\"model weights\" buffer=CUDA0"), A);
+        assert_eq!(possible(&f, b"MB MiB"), A);
+        assert_eq!(possible(&f, b"iB M B"), 0);
+        assert_eq!(possible(&f, b"size 12 MB"), A);
+    }
+
+    #[test]
+    fn overlapping_keys_of_different_groups_are_both_seen() {
+        let f = LineFilterBuilder::new()
+            .add(A, ["abcdefgh"])
+            .add(B, ["efghijkl"])
+            .build();
+        assert_eq!(possible(&f, b"--abcdefghijkl--"), A | B);
+        assert_eq!(possible(&f, b"--abcdefgh--"), A);
+    }
+
+    #[test]
+    fn a_key_equal_to_a_literal_is_certain() {
+        let f = filter();
+        let hits = f.scan(b"load_tensors: CUDA0 model buffer size =  4403.49 MiB");
+        assert_eq!(hits.certain, A);
+        assert_eq!(f.scan(b"memory.used").certain, B);
+        assert_eq!(f.scan(b"plain").certain, 0);
+        // `buffer=` is B's literal, and only inside A's.
+        let partial = LineFilterBuilder::new()
+            .add(A, ["msg=\"x\" buffer="])
+            .add(B, ["buffer="])
+            .build();
+        assert_eq!(
+            partial.scan(b"y buffer=1"),
+            Hits {
+                possible: A | B,
+                certain: B
+            }
+        );
+    }
+
+    #[test]
+    fn empty_filter_matches_nothing() {
+        let f = LineFilterBuilder::new().build();
+        assert_eq!(possible(&f, b"anything"), 0);
+    }
+}
