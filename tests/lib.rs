@@ -4,6 +4,7 @@
 
 mod util;
 
+mod bad_input;
 mod cli;
 mod corpus;
 mod findings;
