@@ -12,6 +12,7 @@ use crate::frame::Framer;
 use crate::grammar;
 use crate::load::Assembler;
 use crate::model::{Analysis, InputRole, InputSummary, InputWarning, UnrecognizedLine};
+use crate::parse::clock::Clock;
 use crate::parse::{LineOutcome, Parser};
 use crate::reconcile::observed::{attach_capture_file, attach_in_log};
 use crate::reconcile::reconcile;
@@ -226,6 +227,7 @@ pub fn analyze_stream(
     // The first physical line holding a NUL byte: text logs have none, binary files and UTF-16 without a
     // byte-order mark are full of them.
     let mut first_nul: Option<u64> = None;
+    let mut clock = Clock::new();
     let mut on_load = |mut load: crate::model::Load| {
         reconcile(&mut load);
         loads.push(load);
@@ -235,6 +237,9 @@ pub fn analyze_stream(
                       summary: &mut InputSummary,
                       dropped: &mut u64,
                       assembler: &mut Assembler| {
+        if clock.jumps_back(text) {
+            assembler.another_log(&mut on_load);
+        }
         // A pasted nvidia-smi capture: its lines are the scanner's, not the grammar's.
         if scanner.feed(number, text, &mut |item| {
             take_smi_item(summary, dropped, item)
