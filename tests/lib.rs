@@ -14,4 +14,5 @@ mod grammar_examples;
 mod json_contract;
 mod observed;
 mod peer_vectors;
+mod properties;
 mod smi;
