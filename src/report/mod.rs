@@ -36,11 +36,17 @@ pub fn reporter(format: Format, options: ReportOptions) -> Box<dyn Reporter> {
     }
 }
 
-/// Make text from a log safe to print: control characters (terminal escapes included) become `?`.
+/// Make text from a log safe to print: control characters (terminal escapes, `\r`, C1 controls) and the
+/// bidirectional overrides and isolates (which reorder what a terminal shows, "Trojan Source") become `?`.
 pub fn sanitize(text: &str) -> std::borrow::Cow<'_, str> {
-    if text.chars().any(|c| c.is_control() && c != '\t') {
+    fn unsafe_char(c: char) -> bool {
+        (c.is_control() && c != '\t')
+            || ('\u{202a}'..='\u{202e}').contains(&c)
+            || ('\u{2066}'..='\u{2069}').contains(&c)
+    }
+    if text.chars().any(unsafe_char) {
         text.chars()
-            .map(|c| if c.is_control() && c != '\t' { '?' } else { c })
+            .map(|c| if unsafe_char(c) { '?' } else { c })
             .collect::<String>()
             .into()
     } else {

@@ -38,7 +38,7 @@ fn header(out: &mut String, index: usize, load: &Load) {
             .unwrap_or_default()
     );
     for reason in &s.partial_reasons {
-        let _ = writeln!(out, "  partial: {reason}");
+        let _ = writeln!(out, "  partial: {}", sanitize(reason));
     }
     if !load.gpus.is_empty() {
         let gpus: Vec<String> = load
@@ -109,11 +109,15 @@ fn header(out: &mut String, index: usize, load: &Load) {
     if let (Some(done), Some(total)) = (a.offloaded_layers, a.total_layers) {
         let _ = writeln!(
             out,
-            "  actual: {done}/{total} layers on GPU, from {}",
-            a.sources.join(", ")
+            "  actual: {done}/{total} layers on GPU{}",
+            if a.sources.is_empty() {
+                String::new()
+            } else {
+                format!(", from {}", sanitize(&a.sources.join(", ")))
+            }
         );
     } else if !a.sources.is_empty() {
-        let _ = writeln!(out, "  actual: from {}", a.sources.join(", "));
+        let _ = writeln!(out, "  actual: from {}", sanitize(&a.sources.join(", ")));
     }
     if let Some(f) = &a.failure {
         let _ = writeln!(out, "  FAILED: {}", sanitize(f));
