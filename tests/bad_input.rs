@@ -551,3 +551,43 @@ fn terminal_control_text_from_logs_and_captures_never_reaches_the_terminal() {
     assert!(bad.is_empty(), "control characters {bad:?} in\n{report}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn an_older_log_appended_to_a_newer_one_does_not_inherit_its_server() {
+    // Found by the two-logs-as-one-stream property: the 2024 T4 log (no server start line) after the 2025 K80
+    // log took Ollama 0.9.6 and the K80s from it, and its weights verdict turned from match to over.
+    let mut both = founding();
+    both.extend(std::fs::read(root().join(T4)).unwrap());
+    let joined = json(&run(&["--format", "json"], &both));
+    let alone = json(&run(&["--format", "json", T4], b""));
+    let second = &joined["loads"][1];
+    assert!(
+        second["ollama_version"].is_null(),
+        "{}",
+        second["ollama_version"]
+    );
+    let names = |v: &serde_json::Value| {
+        v["gpus"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|g| g["name"].to_string())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(names(second), names(&alone["loads"][0]));
+    let verdicts = |v: &serde_json::Value| {
+        v["components"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| {
+                (
+                    c["component"].to_string(),
+                    c["verdict"].to_string(),
+                    c["delta"].to_string(),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(verdicts(second), verdicts(&alone["loads"][0]));
+}
