@@ -12,6 +12,7 @@ use crate::frame::Framer;
 use crate::grammar;
 use crate::load::Assembler;
 use crate::model::{Analysis, InputRole, InputSummary, InputWarning, UnrecognizedLine};
+use crate::parse::clock::Clock;
 use crate::parse::{LineOutcome, Parser};
 use crate::prefilter::{Groups, LineFilter, LineFilterBuilder};
 use crate::reconcile::observed::{attach_capture_file, attach_in_log};
@@ -125,7 +126,10 @@ fn read_capture_file(path: &str, fields: Option<&str>) -> InputSummary {
             Ok(true) => {}
             Ok(false) => break,
             Err(e) => {
-                summary.error = Some(format!("read error after line {}: {e}", summary.lines));
+                summary.error = Some(format!(
+                    "{}: read error after line {}: {e}",
+                    summary.path, summary.lines
+                ));
                 break;
             }
         }
@@ -197,6 +201,30 @@ fn warn(summary: &mut InputSummary, dropped: &mut u64, line: Option<u64>, messag
     }
 }
 
+/// Say so when an input read without error gave nothing to work with: it was empty, or it was binary data.
+fn not_a_log(summary: &mut InputSummary, dropped: &mut u64, first_nul: Option<u64>) {
+    if summary.error.is_some() || summary.recognized_lines > 0 {
+        return;
+    }
+    if summary.lines == 0 {
+        warn(
+            summary,
+            dropped,
+            None,
+            "empty input: no lines to read".to_string(),
+        );
+    } else if let Some(line) = first_nul {
+        warn(
+            summary,
+            dropped,
+            Some(line),
+            "binary data (NUL bytes), not a text log: nothing in it was recognised (UTF-16 without a \
+             byte-order mark? re-save it as UTF-8)"
+                .to_string(),
+        );
+    }
+}
+
 /// Read one stream to its end.
 pub fn analyze_stream(
     name: &str,
@@ -217,6 +245,10 @@ pub fn analyze_stream(
     let mut scanner = SmiScanner::in_log();
     let first_load = loads.len();
     let filter = line_filter(parser);
+    // The first physical line holding a NUL byte: text logs have none, binary files and UTF-16 without a
+    // byte-order mark are full of them.
+    let mut first_nul: Option<u64> = None;
+    let mut clock = Clock::new();
     let mut on_load = |mut load: crate::model::Load| {
         reconcile(&mut load);
         loads.push(load);
@@ -226,6 +258,9 @@ pub fn analyze_stream(
                       summary: &mut InputSummary,
                       dropped: &mut u64,
                       assembler: &mut Assembler| {
+        if clock.jumps_back(text) {
+            assembler.another_log(&mut on_load);
+        }
         // A pasted nvidia-smi capture: its lines are the scanner's, not the grammar's.
         if scanner.feed(number, text, &mut |item| {
             take_smi_item(summary, dropped, item)
@@ -280,7 +315,10 @@ pub fn analyze_stream(
             Ok(true) => {}
             Ok(false) => break,
             Err(e) => {
-                summary.error = Some(format!("read error after line {}: {e}", summary.lines));
+                summary.error = Some(format!(
+                    "{name}: read error after line {}: {e}",
+                    summary.lines
+                ));
                 break;
             }
         }
@@ -298,6 +336,9 @@ pub fn analyze_stream(
                 ),
             );
         }
+        if first_nul.is_none() && memchr::memchr(0, &physical.bytes).is_some() {
+            first_nul = Some(physical.number);
+        }
         let (s, d, a) = (&mut summary, &mut dropped_warnings, &mut assembler);
         framer.push(physical.number, &physical.bytes, |n, text| {
             handle(n, text, s, d, a)
@@ -311,6 +352,7 @@ pub fn analyze_stream(
     let (s, d) = (&mut summary, &mut dropped_warnings);
     scanner.finish(&mut |item| take_smi_item(s, d, item));
     attach_in_log(&mut loads[first_load..], &summary.captures, name);
+    not_a_log(&mut summary, &mut dropped_warnings, first_nul);
     if dropped_warnings > 0 {
         summary.warnings.push(InputWarning {
             line: None,

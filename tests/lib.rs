@@ -4,6 +4,7 @@
 
 mod util;
 
+mod bad_input;
 mod batch;
 mod cli;
 mod corpus;
@@ -14,5 +15,6 @@ mod grammar_examples;
 mod json_contract;
 mod observed;
 mod peer_vectors;
+mod properties;
 mod report_formats;
 mod smi;

@@ -1,7 +1,8 @@
 //! Splitting a stream of events into model loads.
 //!
 //! A load opens at its first start line (the estimate, `starting llama server`/`starting runner`, `loading
-//! model`) and ends at `llama runner started in …`, a failure, a server restart, or the next load's start.
+//! model`) and ends at `llama runner started in …`, a failure, a server restart, the next load's start, or where
+//! the stream moves on to another log (its clock jumps back).
 //! Lines of a load whose start the log does not show open a *partial* load. The server's GPU inventory
 //! (`inference compute`) and version are kept across loads until the server restarts. The tokenizer's
 //! vocab-only model load is not a load. Loads are handed out as soon as they are complete, so memory is
@@ -72,6 +73,17 @@ impl Assembler {
             return self.open(line, false, done);
         }
         self.current.as_mut().expect("checked above")
+    }
+
+    /// The stream has moved on to another log (its clock jumped back, see `parse::clock`): end the open
+    /// load and forget the previous server's version and GPUs, as a server restart does.
+    pub fn another_log(&mut self, mut done: impl FnMut(Load)) {
+        if let Some(previous) = self.current.take() {
+            done(previous.finish("the log's clock jumps back here: another log follows"));
+        }
+        self.version = None;
+        self.inventory.clear();
+        self.pending_devices.clear();
     }
 
     /// Feed one event; completed loads are passed to `done`.

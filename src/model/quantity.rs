@@ -102,28 +102,27 @@ impl Quantity {
         }
     }
 
-    /// Multiply by a whole count (a per-GPU charge paid on `n` GPUs).
+    /// Multiply by a whole count (a per-GPU charge paid on `n` GPUs). A negative count flips the bounds;
+    /// results past the i64 range saturate, so the bounds stay ordered.
     pub fn times(self, n: i64) -> Quantity {
-        Quantity {
-            bytes: self.bytes.saturating_mul(n),
-            low: self.low.saturating_mul(n),
-            high: self.high.saturating_mul(n),
-        }
+        Quantity::with_bounds(
+            self.bytes.saturating_mul(n),
+            self.low.saturating_mul(n),
+            self.high.saturating_mul(n),
+        )
     }
 
-    /// Scale by the fraction `num / den` (used to pro-rate a total over layers).
+    /// Scale by the fraction `num / den` (used to pro-rate a total over layers). A negative fraction flips
+    /// the bounds; results past the i64 range saturate; `den == 0` leaves the quantity as it is.
     pub fn scale(self, num: i64, den: i64) -> Quantity {
         if den == 0 {
             return self;
         }
         let f = |v: i64| {
-            i64::try_from(div_round(v as i128 * num as i128, den as i128)).unwrap_or(i64::MAX)
+            let scaled = div_round(v as i128 * num as i128, den as i128);
+            scaled.clamp(i64::MIN as i128, i64::MAX as i128) as i64
         };
-        Quantity {
-            bytes: f(self.bytes),
-            low: f(self.low),
-            high: f(self.high),
-        }
+        Quantity::with_bounds(f(self.bytes), f(self.low), f(self.high))
     }
 
     /// Sum of an iterator of quantities; `None` when the iterator is empty.

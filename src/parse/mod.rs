@@ -5,6 +5,7 @@
 //! are counted, and those that look like memory lines are kept for `--show-unrecognized`.
 
 pub mod build;
+pub mod clock;
 pub mod event;
 pub mod matcher;
 pub mod values;

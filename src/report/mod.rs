@@ -64,7 +64,12 @@ pub fn md_escape(text: &str) -> String {
                 out.push(c);
             }
             '\n' | '\r' => out.push(' '),
-            c if c.is_control() && c != '\t' => out.push('?'),
+            c if (c.is_control() && c != '\t')
+                || ('\u{202a}'..='\u{202e}').contains(&c)
+                || ('\u{2066}'..='\u{2069}').contains(&c) =>
+            {
+                out.push('?')
+            }
             c => out.push(c),
         }
     }
@@ -80,11 +85,17 @@ pub fn md_code(text: &str) -> String {
     format!("`{}`", clean.trim())
 }
 
-/// Make text from a log safe to print: control characters (terminal escapes included) become `?`.
+/// Make text from a log safe to print: control characters (terminal escapes, `\r`, C1 controls) and the
+/// bidirectional overrides and isolates (which reorder what a terminal shows, "Trojan Source") become `?`.
 pub fn sanitize(text: &str) -> std::borrow::Cow<'_, str> {
-    if text.chars().any(|c| c.is_control() && c != '\t') {
+    fn unsafe_char(c: char) -> bool {
+        (c.is_control() && c != '\t')
+            || ('\u{202a}'..='\u{202e}').contains(&c)
+            || ('\u{2066}'..='\u{2069}').contains(&c)
+    }
+    if text.chars().any(unsafe_char) {
         text.chars()
-            .map(|c| if c.is_control() && c != '\t' { '?' } else { c })
+            .map(|c| if unsafe_char(c) { '?' } else { c })
             .collect::<String>()
             .into()
     } else {

@@ -167,12 +167,14 @@ pub fn facts(load: &Load) -> Vec<(String, String)> {
     }
     let a = &load.actual;
     if let (Some(done), Some(total)) = (a.offloaded_layers, a.total_layers) {
+        let from = if a.sources.is_empty() {
+            String::new()
+        } else {
+            format!(", from {}", a.sources.join(", "))
+        };
         out.push((
             "actual".to_string(),
-            format!(
-                "{done}/{total} layers on GPU, from {}",
-                a.sources.join(", ")
-            ),
+            format!("{done}/{total} layers on GPU{from}"),
         ));
     } else if !a.sources.is_empty() {
         out.push((

@@ -1,6 +1,7 @@
 //! Opening inputs and reading them as physical lines, with bounded memory.
 //!
-//! Files and stdin are read as byte streams. A UTF-16 byte-order mark (what Windows PowerShell's `>` writes)
+//! Files and stdin are read as byte streams. gzip and zstd streams are decompressed whatever their name
+//! (see [`decompress`], which also caps the expansion ratio against decompression bombs). A UTF-16 byte-order mark (what Windows PowerShell's `>` writes)
 //! is detected and the stream transcoded to UTF-8; anything else is passed through as bytes (invalid UTF-8 is
 //! decoded lossily later, by the framer). Lines longer than [`MAX_LINE_BYTES`] are cut: the first part is
 //! kept and parsed, the rest skipped, and the cut is reported with its line number.
@@ -10,6 +11,8 @@ use std::io::{self, BufRead, BufReader, Read};
 use std::path::Path;
 
 use encoding_rs_io::DecodeReaderBytesBuilder;
+
+pub mod decompress;
 
 /// The longest physical line kept whole. Real log lines are under 64 KiB (the longest we have seen, the
 /// `server config` environment dump, is about 3 KiB); a longer line is kept up to this length.
@@ -30,12 +33,18 @@ pub struct Input {
     pub reader: Box<dyn BufRead + Send>,
 }
 
-/// Open a path (`-` is stdin) for reading, transcoding UTF-16 with a byte-order mark to UTF-8.
+/// Open a path (`-` is stdin) for reading: gzip/zstd decompressed (sniffed by magic bytes), UTF-16 with a
+/// byte-order mark transcoded to UTF-8.
 pub fn open(path: &str) -> Result<Input, SourceError> {
     if path == "-" {
+        let name = "<stdin>".to_string();
+        let reader = decompress::transparent(io::stdin()).map_err(|source| SourceError::Open {
+            path: name.clone(),
+            source,
+        })?;
         return Ok(Input {
-            name: "<stdin>".to_string(),
-            reader: decoded(io::stdin()),
+            name,
+            reader: decoded(reader),
         });
     }
     let p = Path::new(path);
@@ -44,13 +53,14 @@ pub fn open(path: &str) -> Result<Input, SourceError> {
             path: path.to_string(),
         });
     }
-    let file = File::open(p).map_err(|source| SourceError::Open {
+    let opened = File::open(p).and_then(decompress::transparent);
+    let reader = opened.map_err(|source| SourceError::Open {
         path: path.to_string(),
         source,
     })?;
     Ok(Input {
         name: path.to_string(),
-        reader: decoded(file),
+        reader: decoded(reader),
     })
 }
 

@@ -1,0 +1,24 @@
+//! Every grammar's line parser: each line of the input through `Parser::parse_line` with the built-in
+//! grammar (all dialects are tried on every line). Invariant: no panic.
+#![no_main]
+
+use std::sync::{Mutex, OnceLock};
+
+use libfuzzer_sys::fuzz_target;
+use vramdiff::parse::Parser;
+
+fn parser() -> &'static Mutex<Parser> {
+    static PARSER: OnceLock<Mutex<Parser>> = OnceLock::new();
+    PARSER.get_or_init(|| {
+        let grammar = vramdiff::grammar::load(None).expect("built-in grammar");
+        Mutex::new(Parser::new(grammar).expect("built-in grammar compiles"))
+    })
+}
+
+fuzz_target!(|data: &[u8]| {
+    let text = String::from_utf8_lossy(data);
+    let mut parser = parser().lock().unwrap_or_else(|e| e.into_inner());
+    for (i, line) in text.split('\n').enumerate() {
+        let _ = parser.parse_line(i as u64 + 1, line);
+    }
+});
