@@ -116,7 +116,14 @@ fn a_corrupt_or_missing_file_is_reported_and_the_others_processed() {
         dir.join("good.log"),
     )
     .unwrap();
-    // A folder that cannot be read as a log, given explicitly, and a missing file.
+    // A gzip file whose stream is corrupt after the header, and a compressed copy of a good log.
+    let mut corrupt = vec![0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3];
+    corrupt.extend(b"this is not a deflate stream at all".repeat(20));
+    std::fs::write(dir.join("ci-run-7.log.gz"), &corrupt).unwrap();
+    let good = std::fs::read(root().join("sample-logs/001-kaggle-t4-llama31-8b.log")).unwrap();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(&mut gz, &good).unwrap();
+    std::fs::write(dir.join("ci-run-8.log.gz"), gz.finish().unwrap()).unwrap();
     let missing = dir.join("missing.log");
     let out = run(
         &["batch", text(&dir), text(&missing), "--threads", "2"],
@@ -125,11 +132,15 @@ fn a_corrupt_or_missing_file_is_reported_and_the_others_processed() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let summary = stdout(&out);
     assert!(
-        summary.contains("2 files read (1 with an error, skipped), 1 loads."),
+        summary.contains("4 files read (2 with an error, skipped), 2 loads."),
         "{summary}"
     );
-    assert!(summary.contains("missing.log"), "the bad file is named");
-    assert!(stderr(&out).contains("1 skipped"));
+    assert!(
+        summary.contains("ci-run-7.log.gz"),
+        "the corrupt file is named:\n{summary}"
+    );
+    assert!(summary.contains("missing.log"), "the missing file is named");
+    assert!(stderr(&out).contains("2 skipped"));
     // Nothing readable at all is an error.
     let none = run(&["batch", text(&missing)], b"");
     assert_eq!(none.status.code(), Some(2));
