@@ -58,7 +58,7 @@ def main() -> None:
         data = text.encode("utf-8")
         total += len(data)
         if rng.random() < 0.1:
-            with gzip.open(name + ".gz", "wb", mtime=0) as f:
+            with open(name + ".gz", "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as f:
                 f.write(data)
         else:
             with open(name, "wb") as f:

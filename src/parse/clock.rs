@@ -15,6 +15,10 @@ pub const MAX_BACKWARDS_MS: i64 = 60 * 60 * 1000;
 #[derive(Debug, Default)]
 pub struct Clock {
     latest: Option<i64>,
+    /// The `time=` text of the last record parsed, up to the minute and its zone (`2025-07-20T09:43` and
+    /// `+08:00`): a record in the same minute of the same zone cannot jump back an hour, so it is not parsed.
+    same_minute: [u8; 16],
+    same_zone: [u8; 6],
 }
 
 impl Clock {
@@ -25,9 +29,34 @@ impl Clock {
     /// Look at one logical line; true when its `time=` is more than [`MAX_BACKWARDS_MS`] before the latest
     /// time seen (the latest is then reset to it).
     pub fn jumps_back(&mut self, line: &str) -> bool {
-        let Some(t) = line.strip_prefix("time=").and_then(parse_rfc3339_ms) else {
+        let Some(stamp) = line.strip_prefix("time=") else {
             return false;
         };
+        let token = stamp.as_bytes();
+        let token = &token[..memchr::memchr(b' ', token).unwrap_or(token.len())];
+        // The zone: `Z`, or `+hh:mm`/`-hh:mm` at the end.
+        let zone = |t: &[u8]| -> [u8; 6] {
+            let mut z = [0u8; 6];
+            if t.last() == Some(&b'Z') {
+                z[0] = b'Z';
+            } else {
+                z.copy_from_slice(&t[t.len() - 6..]);
+            }
+            z
+        };
+        let keys = (token.len() >= 22).then(|| (&token[..16], zone(token)));
+        if let Some((minute, zone)) = keys {
+            if self.latest.is_some() && minute == self.same_minute && zone == self.same_zone {
+                return false;
+            }
+        }
+        let Some(t) = parse_rfc3339_ms(stamp) else {
+            return false;
+        };
+        if let Some((minute, zone)) = keys {
+            self.same_minute.copy_from_slice(minute);
+            self.same_zone = zone;
+        }
         match self.latest {
             Some(latest) if t < latest - MAX_BACKWARDS_MS => {
                 self.latest = Some(t);
@@ -111,6 +140,17 @@ pub fn parse_rfc3339_ms(text: &str) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_same_minute_in_another_zone_is_still_compared() {
+        let mut c = Clock::new();
+        assert!(!c.jumps_back("time=2025-07-20T09:43:26.111+08:00 level=INFO msg=a"));
+        assert!(!c.jumps_back("time=2025-07-20T09:43:59.999+08:00 level=INFO msg=b"));
+        // Same clock text, but UTC: eight hours later, not earlier.
+        assert!(!c.jumps_back("time=2025-07-20T09:43:10.000Z level=INFO msg=c"));
+        // 09:43+08:00 is 01:43Z: more than an hour before 09:43Z.
+        assert!(c.jumps_back("time=2025-07-20T09:43:30.000+08:00 level=INFO msg=d"));
+    }
 
     #[test]
     fn offsets_are_applied() {
