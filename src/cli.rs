@@ -47,10 +47,12 @@ pub enum Command {
     /// Replay Ollama's layer placement with the estimate's and with the measured figures, optionally changed.
     Whatif(WhatifArgs),
     /// Many logs in (folders, globs, files; .gz and .zst too), tables, a summary, calibration and a CI gate out.
+    #[cfg(feature = "batch")]
     Batch(BatchArgs),
 }
 
 /// `vramdiff batch`.
+#[cfg(feature = "batch")]
 #[derive(Debug, Clone, ClapArgs)]
 #[command(
     after_help = "Exit status: 0 ok (unreadable files are listed and skipped), 1 the gate failed (--fail-on, --max-error, --fail-on-regression), 2 error (no input could be read, bad usage, the output folder cannot be written)."

@@ -7,6 +7,7 @@
 //! share; `app` wires them together for the command line; `prefilter` lets it skip lines no stage can use.
 
 pub mod app;
+#[cfg(feature = "batch")]
 pub mod batch;
 pub mod checks;
 pub mod cli;

@@ -6,14 +6,19 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+#[cfg(feature = "batch")]
 use std::io::IsTerminal;
 use vramdiff::app::{self, Options};
 use vramdiff::checks::CheckConfig;
 
+#[cfg(feature = "batch")]
 use indicatif::{ProgressBar, ProgressStyle};
 
+#[cfg(feature = "batch")]
 use vramdiff::batch::{self, BatchOptions};
-use vramdiff::cli::{Args, BatchArgs, Command, FormatArg, InputArgs, SchedulerArg, SeverityArg};
+#[cfg(feature = "batch")]
+use vramdiff::cli::BatchArgs;
+use vramdiff::cli::{Args, Command, FormatArg, InputArgs, SchedulerArg, SeverityArg};
 use vramdiff::model::{Analysis, Severity};
 use vramdiff::replay::{Changes, Scheduler};
 use vramdiff::report::chart;
@@ -143,6 +148,7 @@ fn run(args: Args) -> Result<ExitCode, ExitCode> {
                 ExitCode::SUCCESS
             })
         }
+        #[cfg(feature = "batch")]
         Some(Command::Batch(b)) => batch(b),
         None => {
             let r = args.report;
@@ -189,6 +195,7 @@ fn severity(arg: SeverityArg) -> Option<Severity> {
     }
 }
 
+#[cfg(feature = "batch")]
 fn batch(b: BatchArgs) -> Result<ExitCode, ExitCode> {
     if !b.input.smi.is_empty() {
         eprintln!("vramdiff: --smi is not used by batch (captures pasted inside the logs are)");

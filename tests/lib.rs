@@ -5,6 +5,7 @@
 mod util;
 
 mod bad_input;
+#[cfg(feature = "batch")]
 mod batch;
 mod cli;
 mod corpus;
