@@ -6,10 +6,8 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::ingest::FileResult;
 use super::rows::COMPONENTS;
-use crate::report::chart::style::{
-    encode_png, register_fonts, FONT, GRAPH, HEIGHT, KV, PROJECTOR, WEIGHTS, WIDTH,
-};
-use crate::report::chart::{Chart, ChartError};
+use crate::report::chart::style::{FONT, GRAPH, KV, PROJECTOR, WEIGHTS};
+use crate::report::chart::{render, Chart, ChartError};
 
 fn color(component: &str) -> RGBColor {
     match component {
@@ -23,22 +21,6 @@ fn color(component: &str) -> RGBColor {
 
 fn gib(bytes: i64) -> f64 {
     bytes as f64 / (1u64 << 30) as f64
-}
-
-fn draw(
-    f: impl FnOnce(&DrawingArea<BitMapBackend<'_>, plotters::coord::Shift>) -> Result<(), ChartError>,
-) -> Result<Vec<u8>, ChartError> {
-    register_fonts();
-    let mut rgb = vec![0u8; (WIDTH * HEIGHT * 3) as usize];
-    {
-        let root = BitMapBackend::with_buffer(&mut rgb, (WIDTH, HEIGHT)).into_drawing_area();
-        root.fill(&WHITE)
-            .map_err(|e| ChartError::Draw(e.to_string()))?;
-        f(&root)?;
-        root.present()
-            .map_err(|e| ChartError::Draw(e.to_string()))?;
-    }
-    Ok(encode_png(&rgb, WIDTH, HEIGHT)?)
 }
 
 fn err<E: std::fmt::Display>(e: E) -> ChartError {
@@ -74,7 +56,8 @@ fn scatter(results: &[FileResult]) -> Result<Option<Chart>, ChartError> {
         "Estimated vs actual, {} component figures (log-log)",
         pts.len()
     );
-    let png = draw(|root| {
+    let png = render(|root| {
+        root.fill(&WHITE).map_err(err)?;
         let mut chart = ChartBuilder::on(root)
             .caption(&title, (FONT, 22))
             .margin(16)
@@ -153,7 +136,8 @@ fn histogram(results: &[FileResult], component: &'static str) -> Result<Option<C
         "{component}: actual / estimated over {} loads",
         ratios.len()
     );
-    let png = draw(|root| {
+    let png = render(|root| {
+        root.fill(&WHITE).map_err(err)?;
         let mut chart = ChartBuilder::on(root)
             .caption(&title, (FONT, 22))
             .margin(16)

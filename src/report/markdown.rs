@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use super::tables::{self, lines};
+use super::tables;
 use super::{md_code, md_escape, ReportOptions, Reporter};
 use crate::model::{Analysis, Load, WhatIf};
 
@@ -95,16 +95,7 @@ fn load_section(out: &mut String, index: usize, load: &Load, charts: &[super::Ch
     if !load.findings.is_empty() {
         let _ = writeln!(out, "### Findings\n");
         for f in &load.findings {
-            let mut refs = Vec::new();
-            if let Some(d) = &f.device {
-                refs.push(md_escape(d));
-            }
-            if let Some(c) = &f.component {
-                refs.push(md_escape(c));
-            }
-            if !f.lines.is_empty() {
-                refs.push(format!("lines {}", lines(&f.lines)));
-            }
+            let refs = tables::finding_refs(f);
             let _ = writeln!(
                 out,
                 "- **{}** `{}`: {}{}  \n  *Hint:* {}",
@@ -114,7 +105,7 @@ fn load_section(out: &mut String, index: usize, load: &Load, charts: &[super::Ch
                 if refs.is_empty() {
                     String::new()
                 } else {
-                    format!(" ({})", refs.join(", "))
+                    format!(" ({})", md_escape(&refs))
                 },
                 md_escape(&f.hint)
             );

@@ -81,6 +81,15 @@ pub fn lines(lines: &[u64]) -> String {
     format!("{}{more}", shown.join(","))
 }
 
+/// What a finding points at, as one text: `CUDA0, graph, lines 9,32` (empty when it points at nothing).
+pub fn finding_refs(f: &crate::model::Finding) -> String {
+    let mut refs: Vec<String> = f.device.iter().chain(&f.component).cloned().collect();
+    if !f.lines.is_empty() {
+        refs.push(format!("lines {}", lines(&f.lines)));
+    }
+    refs.join(", ")
+}
+
 /// The model's name for a title: its architecture, else the start of its blob hash.
 pub fn model_name(load: &Load) -> String {
     load.model

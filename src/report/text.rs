@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use super::tables::{self, lines};
+use super::tables;
 use super::{sanitize, ReportOptions, Reporter};
 use crate::model::{Analysis, Load};
 
@@ -56,16 +56,7 @@ fn load_section(out: &mut String, index: usize, load: &Load) {
         out.push('\n');
         let _ = writeln!(out, "  findings:");
         for f in &load.findings {
-            let mut refs = Vec::new();
-            if let Some(d) = &f.device {
-                refs.push(d.clone());
-            }
-            if let Some(c) = &f.component {
-                refs.push(c.clone());
-            }
-            if !f.lines.is_empty() {
-                refs.push(format!("lines {}", lines(&f.lines)));
-            }
+            let refs = tables::finding_refs(f);
             let _ = writeln!(
                 out,
                 "  {:7} {}: {}{}",
@@ -75,7 +66,7 @@ fn load_section(out: &mut String, index: usize, load: &Load) {
                 if refs.is_empty() {
                     String::new()
                 } else {
-                    format!(" [{}]", sanitize(&refs.join(", ")))
+                    format!(" [{}]", sanitize(&refs))
                 }
             );
             let _ = writeln!(out, "          hint: {}", sanitize(&f.hint));

@@ -5,7 +5,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::style::{gib, ACTUAL, ESTIMATED, FONT};
-use super::ChartError;
+use super::{gib_axes, ChartError};
 use crate::model::{human, Load, Quantity, Verdict};
 
 fn whisker(x: f64, q: &Quantity) -> PathElement<(f64, f64)> {
@@ -37,23 +37,7 @@ where
         .unwrap_or(1 << 30);
     let y_max = gib(top) * 1.2 + 0.05;
     let n = rows.len().max(1) as f64;
-    root.fill(&WHITE).map_err(ChartError::draw)?;
-    let mut chart = ChartBuilder::on(root)
-        .caption(title, (FONT, 22).into_font().style(FontStyle::Bold))
-        .margin(16)
-        .x_label_area_size(40)
-        .y_label_area_size(70)
-        .build_cartesian_2d(0f64..n, 0f64..y_max)
-        .map_err(ChartError::draw)?;
-    chart
-        .configure_mesh()
-        .disable_x_mesh()
-        .disable_x_axis()
-        .y_desc("GiB")
-        .label_style((FONT, 15))
-        .axis_desc_style((FONT, 16))
-        .draw()
-        .map_err(ChartError::draw)?;
+    let mut chart = gib_axes(root, title, n, y_max, 40)?;
     let bar = |i: usize, left: bool, q: &Quantity, color: RGBColor| {
         let x0 = i as f64 + if left { 0.12 } else { 0.52 };
         Rectangle::new([(x0, 0.0), (x0 + 0.36, gib(q.bytes))], color.filled())

@@ -8,7 +8,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use super::style::{
     gib, CAPACITY, FLOOR, FONT, GRAPH, KV, OTHER, PROJECTOR, UNATTRIBUTED, WEIGHTS,
 };
-use super::ChartError;
+use super::{gib_axes, Axes, ChartError};
 use crate::model::{device_position, human, BufferKind, DeviceRow, Load, Quantity};
 use crate::replay::figures::minimum_memory;
 
@@ -212,6 +212,69 @@ fn capacity(load: &Load, device: &str) -> Option<(Quantity, &'static str)> {
         })
 }
 
+/// One stacked bar from `x0` to `x1` with its total written above it; notes which segments were drawn.
+fn draw_stack<DB: DrawingBackend>(
+    chart: &mut Axes<'_, DB>,
+    (x0, x1): (f64, f64),
+    stack: &Stack,
+    y_max: f64,
+    used: &mut Vec<Segment>,
+) -> Result<(), ChartError>
+where
+    DB::ErrorType: 'static,
+{
+    let mut base = 0i64;
+    for (segment, bytes) in stack.iter().filter(|(_, b)| *b > 0) {
+        chart
+            .draw_series(std::iter::once(Rectangle::new(
+                [(x0, gib(base)), (x1, gib(base + bytes))],
+                segment.color().filled(),
+            )))
+            .map_err(ChartError::draw)?;
+        if !used.contains(segment) {
+            used.push(*segment);
+        }
+        base += bytes;
+    }
+    let style = TextStyle::from((FONT, 14).into_font()).pos(Pos::new(HPos::Center, VPos::Bottom));
+    chart
+        .draw_series(std::iter::once(Text::new(
+            human(base),
+            ((x0 + x1) / 2.0, gib(base) + y_max * 0.01),
+            style,
+        )))
+        .map_err(ChartError::draw)?;
+    Ok(())
+}
+
+/// The capacity (or free-at-load) line over group `g`, labelled at its right end.
+fn draw_capacity<DB: DrawingBackend>(
+    chart: &mut Axes<'_, DB>,
+    g: f64,
+    (cap, word): (Quantity, &str),
+    y_max: f64,
+) -> Result<(), ChartError>
+where
+    DB::ErrorType: 'static,
+{
+    let y = gib(cap.bytes);
+    chart
+        .draw_series(std::iter::once(PathElement::new(
+            vec![(g + 0.03, y), (g + 0.97, y)],
+            CAPACITY.stroke_width(3),
+        )))
+        .map_err(ChartError::draw)?;
+    let style = TextStyle::from((FONT, 14).into_font()).pos(Pos::new(HPos::Right, VPos::Bottom));
+    chart
+        .draw_series(std::iter::once(Text::new(
+            format!("{word} {}", human(cap.bytes)),
+            (g + 0.97, y + y_max * 0.01),
+            style,
+        )))
+        .map_err(ChartError::draw)?;
+    Ok(())
+}
+
 pub fn draw<DB: DrawingBackend>(
     root: &DrawingArea<DB, plotters::coord::Shift>,
     title: &str,
@@ -251,137 +314,58 @@ where
         .unwrap_or(1 << 30);
     let y_max = gib(top) * 1.45 + 0.05;
     let n = (groups.len() + usize::from(replay.is_some())).max(1) as f64;
-    root.fill(&WHITE).map_err(ChartError::draw)?;
-    let mut chart = ChartBuilder::on(root)
-        .caption(title, (FONT, 22).into_font().style(FontStyle::Bold))
-        .margin(16)
-        .x_label_area_size(56)
-        .y_label_area_size(70)
-        .build_cartesian_2d(0f64..n, 0f64..y_max)
-        .map_err(ChartError::draw)?;
-    chart
-        .configure_mesh()
-        .disable_x_mesh()
-        .disable_x_axis()
-        .y_desc("GiB")
-        .label_style((FONT, 15))
-        .axis_desc_style((FONT, 16))
-        .draw()
-        .map_err(ChartError::draw)?;
+    let mut chart = gib_axes(root, title, n, y_max, 56)?;
     const BAR_NAMES: [&str; 3] = ["estimate", "buffers", "nvidia-smi"];
     let mut used_segments: Vec<Segment> = Vec::new();
-    let value_style =
-        TextStyle::from((FONT, 14).into_font()).pos(Pos::new(HPos::Center, VPos::Bottom));
     let small = TextStyle::from((FONT, 13).into_font()).pos(Pos::new(HPos::Center, VPos::Top));
-    let right_style =
-        TextStyle::from((FONT, 14).into_font()).pos(Pos::new(HPos::Right, VPos::Bottom));
     let device_style = TextStyle::from((FONT, 17).into_font().style(FontStyle::Bold))
         .pos(Pos::new(HPos::Center, VPos::Top));
+    // Names under the axis, in pixel space: `dy` pixels below the axis at category position `x`.
+    let label = |chart: &Axes<'_, DB>, x: f64, dy: i32, text: String, style: &TextStyle| {
+        let (px, py) = chart.backend_coord(&(x, 0.0));
+        root.draw(&Text::new(text, (px, py + dy), style.clone()))
+            .map_err(ChartError::draw)
+    };
     for (g, (row, stacks, cap)) in groups.iter().enumerate() {
+        let g = g as f64;
         for (b, stack) in stacks.iter().enumerate() {
             let Some(stack) = stack else { continue };
-            let x0 = g as f64 + 0.08 + b as f64 * 0.29;
+            let x0 = g + 0.08 + b as f64 * 0.29;
             let x1 = x0 + 0.24;
-            let mut base = 0i64;
-            for (segment, bytes) in stack.iter().filter(|(_, b)| *b > 0) {
-                chart
-                    .draw_series(std::iter::once(Rectangle::new(
-                        [(x0, gib(base)), (x1, gib(base + bytes))],
-                        segment.color().filled(),
-                    )))
-                    .map_err(ChartError::draw)?;
-                if !used_segments.contains(segment) {
-                    used_segments.push(*segment);
-                }
-                base += bytes;
-            }
-            chart
-                .draw_series(std::iter::once(Text::new(
-                    human(base),
-                    ((x0 + x1) / 2.0, gib(base) + y_max * 0.01),
-                    value_style.clone(),
-                )))
-                .map_err(ChartError::draw)?;
-            let (px, py) = chart.backend_coord(&((x0 + x1) / 2.0, 0.0));
-            root.draw(&Text::new(BAR_NAMES[b], (px, py + 4), small.clone()))
-                .map_err(ChartError::draw)?;
+            draw_stack(&mut chart, (x0, x1), stack, y_max, &mut used_segments)?;
+            label(&chart, (x0 + x1) / 2.0, 4, BAR_NAMES[b].to_string(), &small)?;
         }
-        if let Some((cap, word)) = cap {
-            let y = gib(cap.bytes);
-            chart
-                .draw_series(std::iter::once(PathElement::new(
-                    vec![(g as f64 + 0.03, y), (g as f64 + 0.97, y)],
-                    CAPACITY.stroke_width(3),
-                )))
-                .map_err(ChartError::draw)?;
-            chart
-                .draw_series(std::iter::once(Text::new(
-                    format!("{word} {}", human(cap.bytes)),
-                    (g as f64 + 0.97, y + y_max * 0.01),
-                    right_style.clone(),
-                )))
-                .map_err(ChartError::draw)?;
+        if let Some(cap) = cap {
+            draw_capacity(&mut chart, g, *cap, y_max)?;
         }
-        let (px, py) = chart.backend_coord(&(g as f64 + 0.5, 0.0));
-        root.draw(&Text::new(
-            row.device.clone(),
-            (px, py + 24),
-            device_style.clone(),
-        ))
-        .map_err(ChartError::draw)?;
+        label(&chart, g + 0.5, 24, row.device.clone(), &device_style)?;
     }
     if let Some((device, stack)) = &replay {
         let g = groups.len() as f64;
-        let (x0, x1) = (g + 0.3, g + 0.7);
-        let mut base = 0i64;
-        for (segment, bytes) in stack.iter().filter(|(_, b)| *b > 0) {
-            chart
-                .draw_series(std::iter::once(Rectangle::new(
-                    [(x0, gib(base)), (x1, gib(base + bytes))],
-                    segment.color().filled(),
-                )))
-                .map_err(ChartError::draw)?;
-            if !used_segments.contains(segment) {
-                used_segments.push(*segment);
-            }
-            base += bytes;
+        draw_stack(
+            &mut chart,
+            (g + 0.3, g + 0.7),
+            stack,
+            y_max,
+            &mut used_segments,
+        )?;
+        if let Some(cap) = capacity(load, device) {
+            draw_capacity(&mut chart, g, cap, y_max)?;
         }
-        chart
-            .draw_series(std::iter::once(Text::new(
-                human(base),
-                ((x0 + x1) / 2.0, gib(base) + y_max * 0.01),
-                value_style.clone(),
-            )))
-            .map_err(ChartError::draw)?;
-        if let Some((cap, word)) = capacity(load, device) {
-            let y = gib(cap.bytes);
-            chart
-                .draw_series(std::iter::once(PathElement::new(
-                    vec![(g + 0.03, y), (g + 0.97, y)],
-                    CAPACITY.stroke_width(3),
-                )))
-                .map_err(ChartError::draw)?;
-            chart
-                .draw_series(std::iter::once(Text::new(
-                    format!("{word} {}", human(cap.bytes)),
-                    (g + 0.97, y + y_max * 0.01),
-                    right_style.clone(),
-                )))
-                .map_err(ChartError::draw)?;
-        }
-        let (px, py) = chart.backend_coord(&(g + 0.5, 0.0));
-        root.draw(&Text::new(
-            "measured, all layers",
-            (px, py + 4),
-            small.clone(),
-        ))
-        .map_err(ChartError::draw)?;
-        root.draw(&Text::new(
+        label(
+            &chart,
+            g + 0.5,
+            4,
+            "measured, all layers".to_string(),
+            &small,
+        )?;
+        label(
+            &chart,
+            g + 0.5,
+            24,
             format!("{device} alone (replay)"),
-            (px, py + 24),
-            device_style.clone(),
-        ))
-        .map_err(ChartError::draw)?;
+            &device_style,
+        )?;
     }
     // Legend: one entry per segment kind drawn, in a fixed order.
     for segment in Segment::ALL.iter().filter(|s| used_segments.contains(s)) {

@@ -21,7 +21,7 @@ pub enum ChartError {
 }
 
 impl ChartError {
-    fn draw<E: std::fmt::Display>(e: E) -> ChartError {
+    pub fn draw<E: std::fmt::Display>(e: E) -> ChartError {
         ChartError::Draw(e.to_string())
     }
 }
@@ -66,7 +66,49 @@ pub fn stem(path: &str) -> String {
     }
 }
 
-fn render(
+/// A chart's plotting area: categories along x (`0..n`), GiB up to `y_max` along y.
+pub type Axes<'a, DB> = ChartContext<
+    'a,
+    DB,
+    plotters::coord::cartesian::Cartesian2d<
+        plotters::coord::types::RangedCoordf64,
+        plotters::coord::types::RangedCoordf64,
+    >,
+>;
+
+/// Clear `root`, title it, and draw a GiB y axis over `n` categories (their names are drawn by the caller).
+pub fn gib_axes<'a, DB: DrawingBackend + 'a>(
+    root: &'a DrawingArea<DB, plotters::coord::Shift>,
+    title: &str,
+    n: f64,
+    y_max: f64,
+    x_label_area: u32,
+) -> Result<Axes<'a, DB>, ChartError>
+where
+    DB::ErrorType: 'static,
+{
+    root.fill(&WHITE).map_err(ChartError::draw)?;
+    let mut chart = ChartBuilder::on(root)
+        .caption(title, (style::FONT, 22).into_font().style(FontStyle::Bold))
+        .margin(16)
+        .x_label_area_size(x_label_area)
+        .y_label_area_size(70)
+        .build_cartesian_2d(0f64..n, 0f64..y_max)
+        .map_err(ChartError::draw)?;
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .disable_x_axis()
+        .y_desc("GiB")
+        .label_style((style::FONT, 15))
+        .axis_desc_style((style::FONT, 16))
+        .draw()
+        .map_err(ChartError::draw)?;
+    Ok(chart)
+}
+
+/// Draw into a fresh canvas with the embedded fonts and encode it as PNG.
+pub fn render(
     draw: impl FnOnce(&DrawingArea<BitMapBackend<'_>, plotters::coord::Shift>) -> Result<(), ChartError>,
 ) -> Result<Vec<u8>, ChartError> {
     register_fonts();
