@@ -115,40 +115,20 @@ fn read_capture_file(path: &str, fields: Option<&str>) -> InputSummary {
         }
     };
     summary.path = input.name.clone();
-    let mut lines = LineReader::new(input.reader);
-    let mut physical = PhysicalLine::default();
-    let mut framer = Framer::new();
     let mut scanner = SmiScanner::capture_file(fields);
     let mut dropped = 0u64;
-    let mut items = Vec::new();
-    loop {
-        match lines.next_line(&mut physical) {
-            Ok(true) => {}
-            Ok(false) => break,
-            Err(e) => {
-                summary.error = Some(format!(
-                    "{}: read error after line {}: {e}",
-                    summary.path, summary.lines
-                ));
-                break;
+    read_logical_lines(
+        &input.name,
+        input.reader,
+        &mut summary,
+        &mut dropped,
+        |n, text, s, d| {
+            if scanner.feed(n, text, &mut |item| take_smi_item(s, d, item)) {
+                s.recognized_lines += 1;
             }
-        }
-        summary.lines = physical.number;
-        framer.push(physical.number, &physical.bytes, |n, text| {
-            if scanner.feed(n, text, &mut |item| items.push(item)) {
-                summary.recognized_lines += 1;
-            }
-        });
-    }
-    framer.finish(|n, text| {
-        if scanner.feed(n, text, &mut |item| items.push(item)) {
-            summary.recognized_lines += 1;
-        }
-    });
-    scanner.finish(&mut |item| items.push(item));
-    for item in items {
-        take_smi_item(&mut summary, &mut dropped, item);
-    }
+        },
+    );
+    scanner.finish(&mut |item| take_smi_item(&mut summary, &mut dropped, item));
     if summary.captures.is_empty() && summary.error.is_none() {
         warn(
             &mut summary,
@@ -157,6 +137,7 @@ fn read_capture_file(path: &str, fields: Option<&str>) -> InputSummary {
             "no nvidia-smi or rocm-smi capture found in this file".to_string(),
         );
     }
+    report_dropped(&mut summary, dropped);
     summary
 }
 
@@ -225,6 +206,58 @@ fn not_a_log(summary: &mut InputSummary, dropped: &mut u64, first_nul: Option<u6
     }
 }
 
+/// Read a stream line by line into `summary` (line count, cut lines, read errors) and hand every logical line
+/// to `on_line`, framed (prefixes stripped, re-wrapped lines joined). Returns the first physical line holding a
+/// NUL byte: text logs have none, binary files and UTF-16 without a byte-order mark are full of them.
+fn read_logical_lines(
+    name: &str,
+    reader: impl std::io::BufRead,
+    summary: &mut InputSummary,
+    dropped: &mut u64,
+    mut on_line: impl FnMut(u64, &str, &mut InputSummary, &mut u64),
+) -> Option<u64> {
+    let mut lines = LineReader::new(reader);
+    let mut physical = PhysicalLine::default();
+    let mut framer = Framer::new();
+    let mut first_nul = None;
+    loop {
+        match lines.next_line(&mut physical) {
+            Ok(true) => {}
+            Ok(false) => break,
+            Err(e) => {
+                summary.error = Some(format!(
+                    "{name}: read error after line {}: {e}",
+                    summary.lines
+                ));
+                break;
+            }
+        }
+        summary.lines = physical.number;
+        if physical.cut_bytes > 0 {
+            warn(
+                summary,
+                dropped,
+                Some(physical.number),
+                format!(
+                    "line longer than {} MiB: kept the first {} MiB, skipped {} bytes",
+                    MAX_LINE_BYTES >> 20,
+                    MAX_LINE_BYTES >> 20,
+                    physical.cut_bytes
+                ),
+            );
+        }
+        if first_nul.is_none() && memchr::memchr(0, &physical.bytes).is_some() {
+            first_nul = Some(physical.number);
+        }
+        framer.push(physical.number, &physical.bytes, |n, text| {
+            on_line(n, text, summary, dropped)
+        });
+    }
+    framer.finish(|n, text| on_line(n, text, summary, dropped));
+    summary.joined_lines = framer.joined_lines;
+    first_nul
+}
+
 /// Read one stream to its end.
 pub fn analyze_stream(
     name: &str,
@@ -237,17 +270,11 @@ pub fn analyze_stream(
         path: name.to_string(),
         ..InputSummary::default()
     };
-    let mut lines = LineReader::new(reader);
-    let mut physical = PhysicalLine::default();
-    let mut framer = Framer::new();
     let mut assembler = Assembler::new(name);
     let mut dropped_warnings = 0u64;
     let mut scanner = SmiScanner::in_log();
     let first_load = loads.len();
     let filter = line_filter(parser);
-    // The first physical line holding a NUL byte: text logs have none, binary files and UTF-16 without a
-    // byte-order mark are full of them.
-    let mut first_nul: Option<u64> = None;
     let mut clock = Clock::new();
     let mut on_load = |mut load: crate::model::Load| {
         reconcile(&mut load);
@@ -310,56 +337,31 @@ pub fn analyze_stream(
             }
         }
     };
-    loop {
-        match lines.next_line(&mut physical) {
-            Ok(true) => {}
-            Ok(false) => break,
-            Err(e) => {
-                summary.error = Some(format!(
-                    "{name}: read error after line {}: {e}",
-                    summary.lines
-                ));
-                break;
-            }
-        }
-        summary.lines = physical.number;
-        if physical.cut_bytes > 0 {
-            warn(
-                &mut summary,
-                &mut dropped_warnings,
-                Some(physical.number),
-                format!(
-                    "line longer than {} MiB: kept the first {} MiB, skipped {} bytes",
-                    MAX_LINE_BYTES >> 20,
-                    MAX_LINE_BYTES >> 20,
-                    physical.cut_bytes
-                ),
-            );
-        }
-        if first_nul.is_none() && memchr::memchr(0, &physical.bytes).is_some() {
-            first_nul = Some(physical.number);
-        }
-        let (s, d, a) = (&mut summary, &mut dropped_warnings, &mut assembler);
-        framer.push(physical.number, &physical.bytes, |n, text| {
-            handle(n, text, s, d, a)
-        });
-    }
-    let (s, d, a) = (&mut summary, &mut dropped_warnings, &mut assembler);
-    framer.finish(|n, text| handle(n, text, s, d, a));
-    summary.joined_lines = framer.joined_lines;
+    let first_nul = read_logical_lines(
+        name,
+        reader,
+        &mut summary,
+        &mut dropped_warnings,
+        |n, text, s, d| handle(n, text, s, d, &mut assembler),
+    );
     summary.discovered_gpus = assembler.discovered().to_vec();
     assembler.finish(&mut on_load);
     let (s, d) = (&mut summary, &mut dropped_warnings);
     scanner.finish(&mut |item| take_smi_item(s, d, item));
     attach_in_log(&mut loads[first_load..], &summary.captures, name);
     not_a_log(&mut summary, &mut dropped_warnings, first_nul);
-    if dropped_warnings > 0 {
+    report_dropped(&mut summary, dropped_warnings);
+    summary
+}
+
+/// Say how many warnings were not kept.
+fn report_dropped(summary: &mut InputSummary, dropped: u64) {
+    if dropped > 0 {
         summary.warnings.push(InputWarning {
             line: None,
-            message: format!("{dropped_warnings} more warnings not listed"),
+            message: format!("{dropped} more warnings not listed"),
         });
     }
-    summary
 }
 
 #[cfg(test)]
