@@ -6,8 +6,8 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::ingest::FileResult;
 use super::rows::COMPONENTS;
-use crate::report::chart::style::{FONT, GRAPH, KV, PROJECTOR, WEIGHTS};
-use crate::report::chart::{render, Chart, ChartError};
+use crate::report::chart::style::{gib, FONT, GRAPH, KV, PROJECTOR, WEIGHTS};
+use crate::report::chart::{draw_legend, render, Chart, ChartError};
 
 fn color(component: &str) -> RGBColor {
     match component {
@@ -17,10 +17,6 @@ fn color(component: &str) -> RGBColor {
         "graph" => GRAPH,
         _ => PROJECTOR,
     }
-}
-
-fn gib(bytes: i64) -> f64 {
-    bytes as f64 / (1u64 << 30) as f64
 }
 
 fn err<E: std::fmt::Display>(e: E) -> ChartError {
@@ -98,15 +94,7 @@ fn scatter(results: &[FileResult]) -> Result<Option<Chart>, ChartError> {
                 .label(format!("{name} ({})", mine.len()))
                 .legend(move |(x, y)| Circle::new((x + 8, y), 5, colour.filled()));
         }
-        chart
-            .configure_series_labels()
-            .label_font((FONT, 14))
-            .background_style(WHITE.mix(0.9))
-            .border_style(BLACK)
-            .position(SeriesLabelPosition::UpperLeft)
-            .draw()
-            .map_err(err)?;
-        Ok(())
+        draw_legend(&mut chart, SeriesLabelPosition::UpperLeft, 14)
     })?;
     Ok(Some(Chart {
         file_name: "estimated-vs-actual.png".to_string(),

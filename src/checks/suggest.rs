@@ -14,10 +14,6 @@ fn round_up(bytes: i64) -> i64 {
     (bytes.max(0) + step - 1) / step * step
 }
 
-fn env_bytes(bytes: i64) -> String {
-    format!("{}", bytes)
-}
-
 /// The GPU ids (UUID where the log printed one) of a set of devices, for CUDA_VISIBLE_DEVICES.
 fn visible_devices(load: &Load, devices: &[&str]) -> String {
     devices
@@ -209,7 +205,7 @@ fn overhead(load: &Load, findings: &[Finding], out: &mut Vec<Suggestion>) {
     because.dedup();
     let reserve = round_up(need);
     out.push(Suggestion {
-        setting: format!("OLLAMA_GPU_OVERHEAD={}", env_bytes(reserve)),
+        setting: format!("OLLAMA_GPU_OVERHEAD={reserve}"),
         effect: format!(
             "reserves {} on every GPU, covering what the estimate misses: {}",
             human(reserve),

@@ -6,8 +6,7 @@
 //! pasted into the log around the load, [`pick_in_series`] for a capture file given with `--smi`.
 
 use crate::model::{
-    device_position, CaptureRef, GpuJoin, Load, ObservedRow, Quantity, SmiGpu, SmiProcess,
-    Snapshot, MIB,
+    device_position, CaptureRef, GpuJoin, Load, ObservedRow, Quantity, SmiGpu, SmiProcess, Snapshot,
 };
 
 /// The captures chosen for one load.
@@ -294,23 +293,20 @@ pub fn observe(load: &mut Load, observation: Observation<'_>) {
         lines.push(gpu.line);
         lines.sort_unstable();
         lines.dedup();
-        let log_id = load.gpus.iter().map(|g| g.id.as_str()).find(|id| {
-            id.starts_with("GPU-") && gpu.uuid.as_deref().is_some_and(|u| same_uuid(u, id))
-        });
+        // What the log says of this device's GPU fills what the capture does not print.
+        let log_gpu = device_position(&device.device).and_then(|p| load.gpus.get(p));
         rows.push(ObservedRow {
             device: device.device.clone(),
-            gpu_id: gpu.uuid.clone().or(log_id.map(str::to_string)).or_else(|| {
-                device_position(&device.device)
-                    .and_then(|p| load.gpus.get(p))
+            gpu_id: gpu.uuid.clone().or_else(|| {
+                log_gpu
                     .map(|g| g.id.clone())
                     .filter(|id| id.starts_with("GPU-"))
             }),
             join,
-            name: gpu.name.clone().or_else(|| {
-                device_position(&device.device)
-                    .and_then(|p| load.gpus.get(p))
-                    .and_then(|g| g.name.clone())
-            }),
+            name: gpu
+                .name
+                .clone()
+                .or_else(|| log_gpu.and_then(|g| g.name.clone())),
             used: gpu.used,
             total: gpu.total,
             baseline,
@@ -376,11 +372,6 @@ fn join_same<'s>(gpu: &SmiGpu, other: &'s Snapshot) -> Option<&'s SmiGpu> {
                 .iter()
                 .find(|g| g.index.is_some() && g.index == gpu.index)
         })
-}
-
-/// nvidia-smi prints whole MiB: a figure read from it is ±0.5 MiB.
-pub fn mib(n: u64) -> Quantity {
-    Quantity::from_decimal(n as u128, 0, MIB).unwrap_or(Quantity::exact(0))
 }
 
 #[cfg(test)]

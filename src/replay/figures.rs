@@ -81,7 +81,7 @@ pub enum End {
 }
 
 impl End {
-    fn of(self, q: Quantity) -> i64 {
+    pub fn of(self, q: Quantity) -> i64 {
         match self {
             End::Low => q.low,
             End::Nominal => q.bytes,

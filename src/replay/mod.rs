@@ -31,11 +31,6 @@ fn gpus(load: &Load, changes: &Changes, end: End) -> Vec<GpuSpace> {
     } else {
         e.available.clone()
     };
-    let pick = |q: Quantity| match end {
-        End::Low => q.low,
-        End::Nominal => q.bytes,
-        End::High => q.high,
-    };
     let mut all: Vec<(usize, GpuSpace)> = free
         .iter()
         .enumerate()
@@ -44,7 +39,7 @@ fn gpus(load: &Load, changes: &Changes, end: End) -> Vec<GpuSpace> {
                 i,
                 GpuSpace {
                     device: device_for_library(&library, i),
-                    free: pick(*q),
+                    free: end.of(*q),
                 },
             )
         })

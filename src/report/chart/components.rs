@@ -5,7 +5,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::style::{gib, ACTUAL, ESTIMATED, FONT};
-use super::{gib_axes, ChartError};
+use super::{draw_legend, gib_axes, ChartError};
 use crate::model::{human, Load, Quantity, Verdict};
 
 fn whisker(x: f64, q: &Quantity) -> PathElement<(f64, f64)> {
@@ -130,13 +130,5 @@ where
         ))
         .map_err(ChartError::draw)?;
     }
-    chart
-        .configure_series_labels()
-        .label_font((FONT, 15))
-        .background_style(WHITE.mix(0.9))
-        .border_style(BLACK)
-        .position(SeriesLabelPosition::UpperRight)
-        .draw()
-        .map_err(ChartError::draw)?;
-    Ok(())
+    draw_legend(&mut chart, SeriesLabelPosition::UpperRight, 15)
 }

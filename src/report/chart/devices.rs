@@ -8,7 +8,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use super::style::{
     gib, CAPACITY, FLOOR, FONT, GRAPH, KV, OTHER, PROJECTOR, UNATTRIBUTED, WEIGHTS,
 };
-use super::{gib_axes, Axes, ChartError};
+use super::{draw_legend, gib_axes, Axes, ChartError};
 use crate::model::{device_position, human, BufferKind, DeviceRow, Load, Quantity};
 use crate::replay::figures::minimum_memory;
 
@@ -376,13 +376,5 @@ where
             .label(segment.label())
             .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 14, y + 6)], color.filled()));
     }
-    chart
-        .configure_series_labels()
-        .label_font((FONT, 14))
-        .background_style(WHITE.mix(0.9))
-        .border_style(BLACK)
-        .position(SeriesLabelPosition::UpperLeft)
-        .draw()
-        .map_err(ChartError::draw)?;
-    Ok(())
+    draw_legend(&mut chart, SeriesLabelPosition::UpperLeft, 14)
 }

@@ -107,6 +107,27 @@ where
     Ok(chart)
 }
 
+/// The legend box every chart draws: the labelled series, on a light background with a border.
+pub fn draw_legend<'a, DB, CT>(
+    chart: &mut ChartContext<'a, DB, CT>,
+    position: SeriesLabelPosition,
+    font_size: u32,
+) -> Result<(), ChartError>
+where
+    DB: DrawingBackend + 'a,
+    DB::ErrorType: 'static,
+    CT: plotters::coord::CoordTranslate,
+{
+    chart
+        .configure_series_labels()
+        .label_font((style::FONT, font_size))
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK)
+        .position(position)
+        .draw()
+        .map_err(ChartError::draw)
+}
+
 /// Draw into a fresh canvas with the embedded fonts and encode it as PNG.
 pub fn render(
     draw: impl FnOnce(&DrawingArea<BitMapBackend<'_>, plotters::coord::Shift>) -> Result<(), ChartError>,
