@@ -193,11 +193,13 @@ fn empty_input_reports_no_load_and_exits_0() {
 }
 
 #[test]
-fn a_breakdown_table_that_adds_up_is_the_actual() {
-    // Shape of corpus 042's rows, figures of a table printed after the load (free already reduced by self).
-    let log = "common_memory_breakdown_print: | memory breakdown [MiB] | total    free     self   model   context   compute    unaccounted |\n\
+fn a_breakdown_table_printed_after_the_load_is_the_actual_and_before_it_a_probe() {
+    // Shape of corpus 042's rows. After the runner reported its layers, the table is the one llama-server
+    // prints at exit (free already reduced by self): an actual.
+    let table = "common_memory_breakdown_print: | memory breakdown [MiB] | total    free     self   model   context   compute    unaccounted |\n\
 common_memory_breakdown_print: |   - CUDA0 (RTX 5090)   | 32606 = 26000 + ( 6100 =  4000 +    1500 +     600) +         506 |\n\
 common_memory_breakdown_print: |   - Host               |                    700 =   500 +       0 +     200                |\n";
+    let log = format!("load_tensors: offloaded 37/37 layers to GPU\n{table}");
     let out = run(&["--format", "json"], log.as_bytes());
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let rows = v["loads"][0]["actual"]["breakdown"].as_array().unwrap();
@@ -207,4 +209,13 @@ common_memory_breakdown_print: |   - Host               |                    700
     assert_eq!(rows[0]["unaccounted_suspect"], false);
     let devices = v["loads"][0]["devices"].as_array().unwrap();
     assert_eq!(devices[0]["actual"]["bytes"], 6100i64 * 1048576);
+    // Printed before anything was allocated, the same table is a test allocation: an estimate, never memory
+    // in use, whatever its figures (ollama-log-formats.md §5.3).
+    let out = run(&["--format", "json"], table.as_bytes());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v["loads"][0]["actual"]["breakdown"]
+        .as_array()
+        .unwrap()
+        .is_empty());
+    assert_eq!(v["loads"][0]["estimate"]["per_device"][0]["total"]["bytes"], 6100i64 * 1048576);
 }

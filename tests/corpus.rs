@@ -185,19 +185,24 @@ fn duplicate_weight_buffers_are_both_counted_and_noted_025() {
 
 #[test]
 fn llama_server_fit_probe_tables_are_projections_042_043() {
-    // 042: both tables have free + self > total (negative unaccounted): fit probes, read as the estimate.
+    // 042: both tables are fit probes (test allocations). The log stops before the fit's result; the probe
+    // the search accepted (`set ngl_per_device[1].n_layer=16`) stands in for the plan.
     let a = analyze(&[&corpus_file("042")]);
     let load = &a.loads[0];
     assert!(load.actual.breakdown.is_empty());
     let e = load.estimate.as_ref().unwrap();
-    assert_eq!(e.form, "breakdown-projection");
+    assert_eq!(e.form, "fit-probe");
+    assert_eq!(e.layers.split, vec![0, 16]);
     let cuda1 = e.per_device.iter().find(|d| d.device == "CUDA1").unwrap();
-    assert_eq!(cuda1.total.unwrap().bytes, mib(21070.0)); // the last probe
-    assert_eq!(cuda1.kv.unwrap().bytes, mib(18432.0));
-    // 043: 24770 MiB "self" on a 7807 MiB card is a projection, never an underestimate.
+    assert_eq!(cuda1.total.unwrap().bytes, mib(17829.0));
+    assert_eq!(cuda1.kv.unwrap().bytes, mib(15360.0));
+    assert_eq!(e.fit.as_ref().unwrap().probes, 2);
+    // 043: the first table (42 dense-only layers) equals the fit's result line: it is the plan; the second
+    // (24770 MiB on a 7807 MiB card) is a rejected probe, never an underestimate.
     let a = analyze(&[&corpus_file("043")]);
     let load = &a.loads[0];
     assert!(load.actual.breakdown.is_empty());
+    assert_eq!(load.estimate.as_ref().unwrap().form, "fit-plan");
     assert_eq!(
         load.estimate.as_ref().unwrap().per_device[0]
             .total

@@ -5,16 +5,17 @@
 //! not depend on line order beyond what the dialect itself implies.
 
 use crate::model::{
-    device_for_library, device_sort_key, Actual, BreakdownRow, BufferKind, DeviceEstimate, Engine,
-    Estimate, Gpu, Layers, Load, LoadSource, ModelRef, Quantity, Settings, HOST_DEVICE, MIB,
+    device_for_library, device_of_buffer, device_position, device_sort_key, is_host_buffer, Actual,
+    BreakdownRow, BufferKind, DeviceEstimate, DeviceFree, Engine, Era, Estimate, Gpu, KvCache,
+    Layers, Load, LoadSource, ModelRef, Quantity, RejectedGpu, Settings, HOST_DEVICE,
 };
-use crate::parse::event::{BreakdownLine, EstimateLine, GpuInfo, RunnerCommand, SummaryPart};
+use crate::parse::event::{
+    BreakdownLine, EstimateLine, GpuInfo, KvSizeLine, RunnerCommand, RunnerDevice, SummaryPart,
+};
 use crate::parse::values::{parse_gpu_layers, parse_int};
 
 use super::buffers::{BufferLedger, BufferLine};
-
-/// Breakdown tables kept per load (fit probing prints one per probe).
-const MAX_TABLES: usize = 16;
+use super::fit::{FitContext, FitLedger};
 
 /// How far a load has progressed, as far as the log shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
@@ -67,17 +68,34 @@ pub struct LoadBuilder {
     pub estimate: Option<(EstimateLine, u64)>,
     pub summary_estimate: Vec<SummaryEntry>,
     pub summary_estimate_total: Option<(Quantity, u64)>,
-    pub fit_projection: Option<(Quantity, Quantity, u64)>,
-    pub fit_devices: Vec<(String, Option<i64>, Quantity, u64)>,
+    /// llama.cpp's `--fit` phase: its probe tables, decision and result (llama-server era).
+    pub fit: FitLedger,
     pub ledger: BufferLedger,
     pub summary_actual_total: Option<(Quantity, u64)>,
-    /// Memory breakdown tables in print order (at most the last [`MAX_TABLES`]).
-    pub breakdown_tables: Vec<Vec<(BreakdownLine, u64)>>,
-    /// Resolved at the end: the last table that is an allocation, and the last that is a projection.
-    pub breakdown: Vec<(BreakdownLine, u64)>,
-    pub breakdown_projection: Vec<(BreakdownLine, u64)>,
+    /// The breakdown table printed after the load (at llama-server's exit): an actual.
+    pub exit_table: Vec<(BreakdownLine, u64)>,
     pub offloaded: Option<(i64, i64)>,
     pub seen_offloaded: bool,
+    /// A `commit` load request was seen: later memory-summary lines are what was allocated.
+    pub seen_commit: bool,
+    /// llama.cpp's device inventory (`device_info:`, `using device … MiB free`).
+    pub runner_devices: Vec<(RunnerDevice, u64)>,
+    /// `print_info:` hyperparameters, last value per key.
+    pub model_params: Vec<(String, String)>,
+    pub kv_caches: Vec<(KvSizeLine, u64)>,
+    /// llama-server's `[mtmd]` projector estimate and `[spec]` draft estimate, with their lines.
+    pub projector_estimate: Option<(Quantity, u64)>,
+    pub draft_estimate: Option<(Quantity, u64)>,
+    /// Where clip ran (`CLIP using CPU backend`).
+    pub projector_backend: Option<(String, u64)>,
+    /// Ollama kept the projector off the GPU, and why (`disabling multimodal projector offload`).
+    pub projector_offload_disabled: Option<(Option<String>, u64)>,
+    /// The model path from `loading model via llama-server`, when the runner's command was not seen.
+    pub model_path: Option<String>,
+    /// llama.cpp read a model in this load (`llama_model_loader`): a weak sign of the llama engine.
+    pub model_loader_seen: bool,
+    /// GPUs the server found and rejected (carried across loads until the server restarts).
+    pub rejected: Vec<RejectedGpu>,
     pub failure: Option<(String, u64)>,
     /// The failure recorded is an out-of-memory one.
     pub failure_oom: bool,
@@ -112,50 +130,23 @@ impl LoadBuilder {
         }
     }
 
-    /// Add one row of a memory breakdown table; a row for a device already in the current table opens a new
-    /// table (llama-server prints one per fit probe and one after the load).
+    /// Add one row of a memory breakdown table: before the runner allocated anything it is a `--fit` probe
+    /// (a test allocation, whatever its figures), after that it is the table llama-server prints at exit.
     pub fn add_breakdown(&mut self, row: BreakdownLine, line: u64) {
-        let opens = self
-            .breakdown_tables
-            .last()
-            .is_none_or(|t| t.iter().any(|(r, _)| r.device == row.device));
-        if opens {
-            if self.breakdown_tables.len() == MAX_TABLES {
-                self.breakdown_tables.remove(0);
+        if self.allocated() {
+            if self.exit_table.iter().any(|(r, _)| r.device == row.device) {
+                // Printed again (another exit): the last table is the one that counts.
+                self.exit_table.clear();
             }
-            self.breakdown_tables.push(Vec::new());
-        }
-        if let Some(table) = self.breakdown_tables.last_mut() {
-            table.push((row, line));
+            self.exit_table.push((row, line));
+        } else {
+            self.fit.add_row(row, line);
         }
     }
 
-    /// Split the tables into the allocation (the last table whose figures add up) and the projection (the
-    /// last table where `free + self` exceeds `total`: free memory was measured before `self` was
-    /// allocated, so `self` is what a fit probe would need, not what was taken).
-    fn resolve_breakdown(&mut self) {
-        let is_projection = |t: &Vec<(BreakdownLine, u64)>| {
-            t.iter()
-                .any(|(r, _)| r.unaccounted_suspect && r.unaccounted.is_none_or(|u| u <= -2 * MIB))
-        };
-        let tables = std::mem::take(&mut self.breakdown_tables);
-        let count = tables.len();
-        for table in tables {
-            let first = table.first().map(|(_, l)| *l).unwrap_or(0);
-            if is_projection(&table) {
-                self.notes.push(format!(
-                    "line {first}: memory breakdown with free + self > total: a fit projection, read as an estimate"
-                ));
-                self.breakdown_projection = table;
-            } else {
-                self.breakdown = table;
-            }
-        }
-        if count > 1 {
-            self.notes.push(format!(
-                "{count} memory breakdown tables printed; the last of each kind is used"
-            ));
-        }
+    /// The runner has reported allocations (buffers, layer counts) or finished.
+    pub fn allocated(&self) -> bool {
+        !self.ledger.is_empty() || self.seen_offloaded || self.phase == Phase::Ended
     }
 
     pub fn add_summary_actual(
@@ -206,18 +197,52 @@ impl LoadBuilder {
             .or_else(|| self.load_requests.last())
     }
 
+    /// The engine, from the strongest sign the log gives: `--ollama-engine` or the Ollama engine's own lines;
+    /// then llama-server, `ollama_llama_server`, `ollama runner --model` without `--ollama-engine`, llama.cpp
+    /// buffer lines; last, a `llama_model_loader` dump (which the server's vocab-only load prints too).
     fn engine(&self) -> Engine {
-        let cmd_ollama = self.runner.as_ref().is_some_and(|(c, _)| c.ollama_engine);
-        if cmd_ollama || self.ollama_engine_hint {
+        let cmd = self.runner.as_ref().map(|(c, _)| c);
+        if cmd.is_some_and(|c| c.ollama_engine) || self.ollama_engine_hint {
             Engine::Ollama
         } else if self.llama_engine_hint
-            || self.runner.as_ref().is_some_and(|(c, _)| c.llama_server)
+            || cmd.is_some_and(|c| c.llama_server || c.ollama_runner)
             || (self.runner.is_some() && !self.ledger.is_empty())
+            || self.model_loader_seen
         {
             Engine::Llama
         } else {
             Engine::Unknown
         }
+    }
+
+    /// Who placed the layers: llama.cpp's `--fit` (llama-server, Ollama ≥ 0.30) or Ollama's estimator.
+    fn era(&self) -> Era {
+        let version = self.version.as_deref().and_then(parse_version);
+        let cmd = self.runner.as_ref().map(|(c, _)| c);
+        if cmd.is_some_and(|c| c.llama_server)
+            || !self.fit.is_empty()
+            || version.is_some_and(|v| v >= (0, 30, 0))
+        {
+            Era::LlamaServer
+        } else if self.estimate.is_some()
+            || !self.load_requests.is_empty()
+            || !self.summary_estimate.is_empty()
+            || version.is_some()
+            || cmd.is_some_and(|c| c.ollama_runner)
+            || self.loading_model.is_some()
+        {
+            Era::Ollama
+        } else {
+            Era::Unknown
+        }
+    }
+
+    fn model_param(&self, key: &str) -> Option<&str> {
+        self.model_params
+            .iter()
+            .rev()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
     }
 
     fn settings(&self) -> Settings {
@@ -251,7 +276,28 @@ impl LoadBuilder {
                 "0" | "false" | "disabled" => Some(false),
                 _ => None,
             }));
+        let disabled = self.projector_offload_disabled.as_ref();
         Settings {
+            ubatch_size: cmd
+                .and_then(|c| c.ubatch_size)
+                .or(ctx("n_ubatch").and_then(parse_int)),
+            kv_cache_type_v: cmd.and_then(|c| c.kv_cache_type_v.clone()),
+            projector_offload: if disabled.is_some() {
+                Some(false)
+            } else {
+                cmd.and_then(|c| {
+                    c.projector_offload
+                        .or(c.mmproj.as_ref().filter(|_| c.llama_server).map(|_| true))
+                })
+            },
+            projector_offload_reason: disabled.and_then(|(r, _)| r.clone()),
+            split_mode: cmd.and_then(|c| c.split_mode.clone()),
+            main_gpu: cmd.and_then(|c| c.main_gpu),
+            mmap: cmd.and_then(|c| c.mmap),
+            speculative: cmd.and_then(|c| c.speculative.clone()),
+            fit_target: cmd
+                .and_then(|c| c.fit_target)
+                .and_then(|m| Quantity::from_truncated(m, crate::model::MIB)),
             ctx_size: req("KvSize")
                 .and_then(parse_int)
                 .or(cmd.and_then(|c| c.ctx_size))
@@ -273,7 +319,12 @@ impl LoadBuilder {
                 .filter(|v| !v.is_empty())
                 .map(str::to_string)
                 .or(cmd.and_then(|c| c.kv_cache_type.clone()))
-                .or(self.kv_type.clone()),
+                .or(self.kv_type.clone())
+                .or(self
+                    .kv_caches
+                    .iter()
+                    .find(|(k, _)| !k.recurrent)
+                    .and_then(|(k, _)| k.type_k.clone())),
             flash_attention: flash,
         }
     }
@@ -314,23 +365,74 @@ impl LoadBuilder {
                 })
                 .collect()
         };
-        for (m, _) in &self.gpu_memory {
-            if let Some(gpu) = gpus.iter_mut().find(|g| Some(&g.id) == m.id.as_ref()) {
-                gpu.available = m.available.or(gpu.available);
-            } else if let Some(id) = &m.id {
-                gpus.push(Gpu {
-                    id: id.clone(),
-                    library: m.library.clone(),
-                    available: m.available,
+        // llama.cpp's inventory of this load's GPUs: a base list when nothing else described them, else
+        // free memory (and total) by position (`CUDA1` is the second).
+        let runner_gpus: Vec<&(RunnerDevice, u64)> = self
+            .runner_devices
+            .iter()
+            .filter(|(d, _)| !is_host_buffer(&d.device))
+            .collect();
+        if gpus.is_empty() {
+            gpus = runner_gpus
+                .iter()
+                .map(|(d, line)| Gpu {
+                    id: device_position(&d.device)
+                        .map(|p| p.to_string())
+                        .unwrap_or_else(|| d.device.clone()),
+                    name: d.name.clone(),
+                    total: d.total,
+                    free: Some(d.free),
+                    line: *line,
                     ..Gpu::default()
-                });
+                })
+                .collect();
+        } else {
+            for (d, _) in &runner_gpus {
+                if let Some(gpu) = device_position(&d.device).and_then(|p| gpus.get_mut(p)) {
+                    gpu.free = gpu.free.or(Some(d.free));
+                    gpu.total = gpu.total.or(d.total);
+                }
+            }
+        }
+        for (m, line) in &self.gpu_memory {
+            // By id (a UUID, or the same index); Ollama >= 0.30 prints the index (`id=1`) where the runner's
+            // device list has UUIDs: then by position.
+            let by_id = gpus.iter().position(|g| Some(&g.id) == m.id.as_ref());
+            let by_index = m
+                .id
+                .as_deref()
+                .and_then(|id| id.parse::<usize>().ok())
+                .filter(|&i| i < gpus.len());
+            match by_id.or(by_index) {
+                Some(i) => {
+                    let gpu = &mut gpus[i];
+                    gpu.available = m.available.or(gpu.available);
+                    gpu.free = m.free.or(gpu.free);
+                    gpu.library = gpu.library.clone().or(m.library.clone());
+                }
+                None => {
+                    if let Some(id) = &m.id {
+                        gpus.push(Gpu {
+                            id: id.clone(),
+                            library: m.library.clone(),
+                            available: m.available,
+                            free: m.free,
+                            line: *line,
+                            ..Gpu::default()
+                        });
+                    }
+                }
             }
         }
         gpus
     }
 
     fn model(&self) -> ModelRef {
-        let path = self.runner.as_ref().and_then(|(c, _)| c.model.clone());
+        let path = self
+            .runner
+            .as_ref()
+            .and_then(|(c, _)| c.model.clone())
+            .or(self.model_path.clone());
         let blob = path.as_deref().and_then(|p| {
             let i = p.rfind("sha256-").or_else(|| p.rfind("sha256:"))?;
             let hex: String = p[i + 7..]
@@ -343,6 +445,7 @@ impl LoadBuilder {
             path,
             blob,
             architecture: self.architecture.clone(),
+            block_count: self.model_param("n_layer").and_then(parse_int),
         }
     }
 
@@ -405,6 +508,7 @@ impl LoadBuilder {
                 form: format!("offload-{}", e.form),
                 weights_semantics: self.weights_semantics(&e.form).to_string(),
                 lines: vec![*line],
+                ..Estimate::default()
             });
         }
         if !self.summary_estimate.is_empty() {
@@ -473,52 +577,48 @@ impl LoadBuilder {
                 ..Estimate::default()
             });
         }
-        if !self.fit_devices.is_empty() || self.fit_projection.is_some() {
-            let per_device = self
-                .fit_devices
+        self.fit.estimate(&self.fit_context())
+    }
+
+    /// What the `--fit` estimate needs from the rest of the load.
+    fn fit_context(&self) -> FitContext {
+        let settings_offload = self.projector_offload_disabled.is_none()
+            && self
+                .runner
+                .as_ref()
+                .is_none_or(|(c, _)| c.projector_offload != Some(false));
+        let main_gpu = self.runner.as_ref().and_then(|(c, _)| c.main_gpu).unwrap_or(0);
+        let gpu_name = self
+            .runner_devices
+            .iter()
+            .map(|(d, _)| d.device.clone())
+            .filter(|d| !is_host_buffer(d))
+            .nth(main_gpu.max(0) as usize)
+            .unwrap_or_else(|| format!("CUDA{main_gpu}"));
+        // The projector runs where clip says; before that line, where the command put it.
+        let device = match &self.projector_backend {
+            Some((d, _)) if is_host_buffer(d) => HOST_DEVICE.to_string(),
+            Some(_) => gpu_name,
+            None if settings_offload => gpu_name,
+            None => HOST_DEVICE.to_string(),
+        };
+        FitContext {
+            blocks: self.model_param("n_layer").and_then(parse_int),
+            gpu_layers: self.runner.as_ref().and_then(|(c, _)| c.gpu_layers),
+            projector: self.projector_estimate.map(|(q, l)| (q, device, l)),
+            draft: self.draft_estimate,
+            inventory: self
+                .runner_devices
                 .iter()
-                .map(|(device, layers, used, _)| DeviceEstimate {
-                    device: device.clone(),
-                    total: Some(*used),
-                    layers: *layers,
-                    ..DeviceEstimate::default()
+                .map(|(d, line)| DeviceFree {
+                    device: d.device.clone(),
+                    name: d.name.clone(),
+                    total: d.total,
+                    free: d.free,
+                    line: *line,
                 })
-                .collect();
-            let mut lines: Vec<u64> = self.fit_devices.iter().map(|f| f.3).collect();
-            lines.extend(self.fit_projection.map(|p| p.2));
-            lines.sort_unstable();
-            return Some(Estimate {
-                required_partial: self.fit_projection.map(|p| p.0),
-                available: self.fit_projection.map(|p| vec![p.1]).unwrap_or_default(),
-                per_device,
-                form: "fit-projection".to_string(),
-                weights_semantics: "per-device".to_string(),
-                lines,
-                ..Estimate::default()
-            });
+                .collect(),
         }
-        if !self.breakdown_projection.is_empty() {
-            let per_device = self
-                .breakdown_projection
-                .iter()
-                .map(|(r, _)| DeviceEstimate {
-                    device: r.device.clone(),
-                    weights: Some(r.model),
-                    kv: Some(r.context),
-                    graph: Some(r.compute),
-                    total: Some(r.self_),
-                    layers: None,
-                })
-                .collect();
-            return Some(Estimate {
-                per_device,
-                form: "breakdown-projection".to_string(),
-                weights_semantics: "per-device".to_string(),
-                lines: self.breakdown_projection.iter().map(|(_, l)| *l).collect(),
-                ..Estimate::default()
-            });
-        }
-        None
     }
 
     /// Resolve everything seen into a load (not yet reconciled).
@@ -532,18 +632,21 @@ impl LoadBuilder {
         if self.phase < Phase::Ended && self.failure.is_none() {
             reasons.push(format!("the load was not seen to finish ({ended_by})"));
         }
-        self.resolve_breakdown();
         let engine = self.engine();
+        let era = self.era();
         let settings = self.settings();
         let gpus = self.gpus();
         let model = self.model();
         let estimate = self.estimate();
-        let breakdown = self
-            .breakdown
+        let breakdown: Vec<BreakdownRow> = self
+            .exit_table
             .iter()
             .map(|(r, line)| BreakdownRow {
-                device: r.device.clone(),
-                name: r.name.clone(),
+                device: device_of_buffer(&r.device),
+                // A host buffer type's row (`CPU_REPACK`) keeps its name; `Host` is the host itself.
+                name: r.name.clone().or_else(|| {
+                    (r.device != "Host" && is_host_buffer(&r.device)).then(|| r.device.clone())
+                }),
                 total: r.total,
                 free: r.free,
                 self_: r.self_,
@@ -555,25 +658,55 @@ impl LoadBuilder {
                 line: *line,
             })
             .collect();
-        if !self.breakdown.is_empty() {
+        if !breakdown.is_empty() {
             self.mark_source("breakdown");
         }
         self.notes.append(&mut self.ledger.notes);
         let mut buffers = std::mem::take(&mut self.ledger).into_buffers();
-        // clip.cpp does not say which device holds the projector; the llama engine always puts it on the
-        // first GPU, so charge it there.
+        // clip's size lines do not name a device: it is the one clip said it uses (`CLIP using CPU backend`),
+        // else the first GPU, where the llama engine always put the projector.
         let first_gpu = buffers
             .iter()
             .filter(|b| !b.host && b.buffer != "projector")
             .map(|b| b.device.clone())
             .min_by_key(|d| device_sort_key(d));
+        let clip_device = match &self.projector_backend {
+            Some((d, _)) if is_host_buffer(d) => Some(HOST_DEVICE.to_string()),
+            _ => first_gpu,
+        };
         for b in buffers.iter_mut().filter(|b| b.buffer == "projector") {
-            b.device = first_gpu.clone().unwrap_or_else(|| "GPU0".to_string());
+            match &clip_device {
+                Some(d) => {
+                    b.host = d == HOST_DEVICE;
+                    b.device = d.clone();
+                }
+                None => b.device = "GPU0".to_string(),
+            }
         }
         let failed = self
             .failure
             .as_ref()
             .is_some_and(|_| self.phase < Phase::Ended);
+        let kv_caches = self
+            .kv_caches
+            .iter()
+            .map(|(k, line)| KvCache {
+                size: k.size,
+                cells: k.cells,
+                layers: k.layers,
+                type_k: k.type_k.clone(),
+                type_v: k.type_v.clone(),
+                recurrent: k.recurrent,
+                line: *line,
+            })
+            .collect();
+        let projector_device = self.projector_backend.as_ref().map(|(d, _)| {
+            if is_host_buffer(d) {
+                HOST_DEVICE.to_string()
+            } else {
+                d.clone()
+            }
+        });
         Load {
             source: LoadSource {
                 path: self.path.clone(),
@@ -583,9 +716,11 @@ impl LoadBuilder {
                 partial_reasons: reasons,
             },
             engine,
+            era,
             model,
             settings,
             gpus,
+            rejected_gpus: self.rejected.clone(),
             estimate,
             actual: Actual {
                 buffers,
@@ -596,6 +731,8 @@ impl LoadBuilder {
                 failure: self.failure.map(|(m, l)| format!("line {l}: {m}")),
                 sources: self.actual_sources.iter().map(|s| s.to_string()).collect(),
                 reported_total: self.summary_actual_total.map(|(q, _)| q),
+                projector_device,
+                kv_caches,
             },
             components: Vec::new(),
             devices: Vec::new(),
@@ -635,6 +772,7 @@ pub fn gpu_from_info(g: &GpuInfo, line: u64) -> Gpu {
         variant: g.variant.clone(),
         total: g.total,
         available: g.available,
+        free: g.free,
         bus_id: g.bus_id.clone(),
         line,
     }

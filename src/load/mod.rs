@@ -10,21 +10,23 @@
 
 mod buffers;
 mod builder;
+mod fit;
 
-use crate::model::{BufferKind, Load};
-use crate::parse::event::{Event, EventKind, GpuInfo, SummaryPhase};
+use crate::model::{BufferKind, Load, RejectedGpu};
+use crate::parse::event::{Event, EventKind, GpuInfo, RunnerDevice, SideEstimate, SummaryPhase};
 
 pub use buffers::{BufferLedger, BufferLine};
 pub use builder::parse_version;
 use builder::{LoadBuilder, Phase};
 
 /// Whether a memory-summary line is the actual: said by the rule, else by position (after the runner
-/// reported `offloaded N/M layers`, the summary describes what it allocated).
+/// reported `offloaded N/M layers`, or after the `commit` load request, the summary describes what the Ollama
+/// engine allocated; the llama engine's estimate is printed before both).
 fn is_actual(phase: SummaryPhase, load: &LoadBuilder) -> bool {
     match phase {
         SummaryPhase::Actual => true,
         SummaryPhase::Estimate => false,
-        SummaryPhase::ByPosition => load.seen_offloaded,
+        SummaryPhase::ByPosition => load.seen_offloaded || load.seen_commit,
     }
 }
 
@@ -35,6 +37,11 @@ pub struct Assembler {
     inventory: Vec<(GpuInfo, u64)>,
     /// Runner device lines seen while no load was open; they belong to the next load.
     pending_devices: Vec<(GpuInfo, u64)>,
+    pending_runner_devices: Vec<(RunnerDevice, u64)>,
+    /// `disabling multimodal projector offload` is printed before the load it concerns starts.
+    pending_projector_offload: Option<(Option<String>, u64)>,
+    /// GPUs discovery rejected, until the server restarts.
+    rejected: Vec<RejectedGpu>,
     current: Option<LoadBuilder>,
     /// Every GPU `inference compute` lines described, in order.
     discovered: Vec<crate::model::Gpu>,
@@ -47,6 +54,9 @@ impl Assembler {
             version: None,
             inventory: Vec::new(),
             pending_devices: Vec::new(),
+            pending_runner_devices: Vec::new(),
+            pending_projector_offload: None,
+            rejected: Vec::new(),
             current: None,
             discovered: Vec::new(),
         }
@@ -59,7 +69,10 @@ impl Assembler {
         let mut b = LoadBuilder::new(&self.path, line, clean);
         b.version = self.version.clone();
         b.inventory = self.inventory.clone();
+        b.rejected = self.rejected.clone();
         b.devices = std::mem::take(&mut self.pending_devices);
+        b.runner_devices = std::mem::take(&mut self.pending_runner_devices);
+        b.projector_offload_disabled = self.pending_projector_offload.take();
         self.current.insert(b)
     }
 
@@ -81,9 +94,24 @@ impl Assembler {
         if let Some(previous) = self.current.take() {
             done(previous.finish("the log's clock jumps back here: another log follows"));
         }
+        self.forget_server();
+    }
+
+    /// What a server restart makes stale: its version, GPUs and anything pending for a next load.
+    fn forget_server(&mut self) {
         self.version = None;
         self.inventory.clear();
+        self.rejected.clear();
         self.pending_devices.clear();
+        self.pending_runner_devices.clear();
+        self.pending_projector_offload = None;
+    }
+
+    /// The open load when it has not ended yet.
+    fn open_load(&mut self) -> Option<&mut LoadBuilder> {
+        self.current
+            .as_mut()
+            .filter(|b| b.phase < builder::Phase::Ended)
     }
 
     /// Feed one event; completed loads are passed to `done`.
@@ -95,9 +123,58 @@ impl Assembler {
                 if let Some(previous) = self.current.take() {
                     done(previous.finish("the server restarted"));
                 }
+                self.forget_server();
                 self.version = version;
-                self.inventory.clear();
-                self.pending_devices.clear();
+                return;
+            }
+            EventKind::GpuRejected { name, reason } => {
+                let gpu = RejectedGpu { name, reason, line };
+                if !self.rejected.iter().any(|r| r.name == gpu.name) {
+                    if let Some(b) = self.current.as_mut() {
+                        b.rejected.push(gpu.clone());
+                    }
+                    self.rejected.push(gpu);
+                }
+                return;
+            }
+            EventKind::RunnerDevice(device) => {
+                match self.open_load() {
+                    Some(b) => {
+                        b.touch(line);
+                        b.runner_devices.retain(|(d, _)| d.device != device.device);
+                        b.runner_devices.push((*device, line));
+                    }
+                    None => {
+                        self.pending_runner_devices
+                            .retain(|(d, _)| d.device != device.device);
+                        self.pending_runner_devices.push((*device, line));
+                    }
+                }
+                return;
+            }
+            EventKind::ProjectorOffloadDisabled { reason } => {
+                match self.current.as_mut().filter(|b| b.phase < Phase::RunnerStarted) {
+                    Some(b) => {
+                        b.touch(line);
+                        b.projector_offload_disabled = Some((reason, line));
+                    }
+                    None => self.pending_projector_offload = Some((reason, line)),
+                }
+                return;
+            }
+            EventKind::ModelParam { key, value } => {
+                // Never opens a load: the server's vocab-only model load prints the same block.
+                if let Some(b) = self.open_load() {
+                    b.touch(line);
+                    b.model_params.retain(|(k, _)| *k != key);
+                    b.model_params.push((key, value));
+                }
+                return;
+            }
+            EventKind::ModelLoader => {
+                if let Some(b) = self.open_load() {
+                    b.model_loader_seen = true;
+                }
                 return;
             }
             EventKind::InferenceCompute(gpu) => {
@@ -163,6 +240,9 @@ impl Assembler {
                 }
                 b.advance(Phase::Estimated);
             }
+            EventKind::RunnerStart(cmd) if cmd.is_discovery() => {
+                // A runner started without a model (GPU discovery, Ollama >= 0.12): not a load.
+            }
             EventKind::RunnerStart(cmd) => {
                 let attach = matches!(&self.current, Some(b) if b.phase < Phase::RunnerStarted);
                 let b = if attach {
@@ -178,7 +258,11 @@ impl Assembler {
                 b.started_cleanly = true;
                 b.advance(Phase::RunnerStarted);
             }
-            EventKind::LoadingModel { layers, requested } => {
+            EventKind::LoadingModel {
+                layers,
+                requested,
+                model,
+            } => {
                 let attach = matches!(&self.current, Some(b) if b.phase < Phase::Ended && b.loading_model.is_none() && b.phase <= Phase::RunnerStarted);
                 let b = if attach {
                     self.current.as_mut().expect("checked")
@@ -187,6 +271,10 @@ impl Assembler {
                 };
                 b.touch(line);
                 b.loading_model = Some((layers, requested, line));
+                if model.is_some() {
+                    b.model_path = model;
+                    b.llama_engine_hint = true;
+                }
                 b.started_cleanly = true;
                 b.advance(Phase::RunnerStarted);
             }
@@ -199,6 +287,7 @@ impl Assembler {
             EventKind::LoadRequest { operation, fields } => {
                 let b = self.ongoing(line, done);
                 b.touch(line);
+                b.seen_commit |= operation == "commit";
                 b.load_requests
                     .push(builder::LoadRequestSeen { operation, fields });
                 b.advance(Phase::RunnerOutput);
@@ -285,29 +374,50 @@ impl Assembler {
                 }
             }
             EventKind::Breakdown(row) => {
-                let b = self.ongoing(line, done);
+                // After the load, an addable table is the one llama-server prints at exit (an actual); a
+                // table whose free + self exceeds the total is a fit probe of the next load.
+                let exit = !row.unaccounted_suspect
+                    && self.current.as_ref().is_some_and(|b| b.allocated());
+                let b = match self.current.as_mut() {
+                    Some(b) if exit => b,
+                    _ => self.ongoing(line, done),
+                };
                 b.touch(line);
                 b.add_breakdown(*row, line);
                 b.llama_engine_hint = true;
                 b.advance(Phase::RunnerOutput);
             }
-            EventKind::FitProjection { used, free } => {
+            EventKind::Fit(fit) => {
                 let b = self.ongoing(line, done);
                 b.touch(line);
-                b.fit_projection = Some((used, free, line));
+                b.fit.push(*fit, line);
                 b.llama_engine_hint = true;
+                b.advance(Phase::RunnerOutput);
             }
-            EventKind::FitDevice {
-                device,
-                layers,
-                used,
-                free: _,
-            } => {
+            EventKind::SideEstimate { what, size } => {
                 let b = self.ongoing(line, done);
                 b.touch(line);
-                b.fit_devices.retain(|f| f.0 != device);
-                b.fit_devices.push((device, layers, used, line));
-                b.llama_engine_hint = true;
+                match what {
+                    SideEstimate::Projector => b.projector_estimate = Some((size, line)),
+                    SideEstimate::Draft => b.draft_estimate = Some((size, line)),
+                }
+            }
+            EventKind::ProjectorBackend { device } => {
+                let b = self.ongoing(line, done);
+                b.touch(line);
+                b.projector_backend = Some((device, line));
+            }
+            EventKind::KvSize(kv) => {
+                let b = self.ongoing(line, done);
+                b.touch(line);
+                b.kv_caches.push((*kv, line));
+            }
+            EventKind::Recovered { message } => {
+                let b = self.ongoing(line, done);
+                b.touch(line);
+                b.notes.push(format!(
+                    "line {line}: {message} (recovered: llama.cpp used an ordinary host buffer instead; not a failure)"
+                ));
             }
             EventKind::KvParams { cells, type_k } => {
                 let b = self.ongoing(line, done);
@@ -374,6 +484,11 @@ impl Assembler {
             EventKind::ServerStart { .. }
             | EventKind::InferenceCompute(_)
             | EventKind::CudaDevice(_)
+            | EventKind::GpuRejected { .. }
+            | EventKind::RunnerDevice(_)
+            | EventKind::ProjectorOffloadDisabled { .. }
+            | EventKind::ModelParam { .. }
+            | EventKind::ModelLoader
             | EventKind::Known
             | EventKind::VocabOnly => unreachable!("handled above"),
         }

@@ -55,6 +55,33 @@ pub struct ModelRef {
     /// Architecture from the model header (`architecture=gemma3`), when printed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub architecture: Option<String>,
+    /// Repeating layers (`print_info: n_layer`), when printed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub block_count: Option<i64>,
+}
+
+/// Who placed the layers, which decides what the figures mean and which settings reach the runner.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Era {
+    /// Ollama's own estimator and scheduler (≤ v0.24): `msg=offload`, `load request`, the memory summary;
+    /// knobs such as `OLLAMA_GPU_OVERHEAD` and `num_gpu` reach it.
+    Ollama,
+    /// llama-server with llama.cpp's `--fit` (Ollama ≥ v0.30, or llama-server run by hand): fit probes, the
+    /// plan and the breakdown table; `OLLAMA_GPU_OVERHEAD` no longer reaches the placement.
+    LlamaServer,
+    #[default]
+    Unknown,
+}
+
+impl Era {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Era::Ollama => "ollama",
+            Era::LlamaServer => "llama-server",
+            Era::Unknown => "unknown",
+        }
+    }
 }
 
 /// Runner settings, from whichever line of the era carries them.
@@ -65,8 +92,37 @@ pub struct Settings {
     pub batch_size: Option<i64>,
     pub parallel: Option<i64>,
     pub gpu_layers: Option<i64>,
+    /// K cache type (`q8_0`); the V type is `kv_cache_type_v` when it differs or is printed apart.
     pub kv_cache_type: Option<String>,
     pub flash_attention: Option<bool>,
+    /// Physical batch (`-ub`), when printed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ubatch_size: Option<i64>,
+    /// V cache type (`--cache-type-v`), when printed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kv_cache_type_v: Option<String>,
+    /// Whether the vision projector is offloaded to a GPU: `false` with `--no-mmproj-offload` or when Ollama
+    /// disabled it; `null` when the log does not say (or the model has no projector).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub projector_offload: Option<bool>,
+    /// Why the projector was kept off the GPU, as Ollama said (`limited-vram`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub projector_offload_reason: Option<String>,
+    /// `--split-mode` (`none` when Ollama's `main_gpu` pins the model to one GPU).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub split_mode: Option<String>,
+    /// `--main-gpu` (Ollama's `main_gpu`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub main_gpu: Option<i64>,
+    /// `false` with `--no-mmap` (weights copied into memory rather than mapped).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mmap: Option<bool>,
+    /// Speculative decoding (`--spec-type draft-mtp`, or a draft model), when configured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub speculative: Option<String>,
+    /// The `--fit` free-memory target per device (`--fit-target`), when the command sets it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fit_target: Option<Quantity>,
 }
 
 /// A GPU the log describes for this load.
@@ -84,7 +140,13 @@ pub struct Gpu {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub variant: Option<String>,
     pub total: Option<Quantity>,
+    /// What Ollama's scheduler may use: free − minimum − `OLLAMA_GPU_OVERHEAD` (`gpu memory available=`), or
+    /// discovery's `available` in older eras. Never the same figure as `free`.
     pub available: Option<Quantity>,
+    /// Free memory as measured at load time (`gpu memory free=`, llama.cpp's `device_info` / `using device
+    /// … MiB free`), when printed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub free: Option<Quantity>,
     /// PCI bus id (`pci_id=`, v0.12.4+), normalised like nvidia-smi's; joins the GPU to nvidia-smi captures.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bus_id: Option<String>,
@@ -100,6 +162,51 @@ pub struct Layers {
     pub offload: Option<i64>,
     /// Per-GPU layer counts (`layers.split`); empty when the line leaves it empty.
     pub split: Vec<i64>,
+}
+
+/// A GPU the server found and did not use (an old driver, too little memory).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct RejectedGpu {
+    /// The GPU's name or id as the line printed it.
+    pub name: String,
+    /// Why, in the log's words plus its figures (`NVIDIA driver too old: driver 546, 550 or newer required`).
+    pub reason: String,
+    pub line: u64,
+}
+
+/// What llama.cpp's `--fit` did before loading (llama-server era).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct FitSummary {
+    /// `no-change` (every device kept its margin: the user's settings are the plan), `changed` (layers or
+    /// context were moved to meet the margins), or `unknown` (the log stops before the fit decided).
+    pub outcome: String,
+    /// The free-memory target per device (`vs. target of 1024`, `cannot meet free memory target of 1024 MiB`).
+    pub target: Option<Quantity>,
+    /// How much the first projection had to shed (`need to reduce device memory by 133 MiB`).
+    pub reduce_by: Option<Quantity>,
+    /// The context the fit settled on, when it printed one (`context size reduced from A to B`).
+    pub context: Option<i64>,
+    /// Whether the user's context was kept (`context size set by user to N -> no change`).
+    pub context_by_user: Option<bool>,
+    /// Breakdown tables printed while fitting (each a test allocation, none of them memory in use).
+    pub probes: u32,
+    /// Line of the table chosen as the plan (the probe matching the result, or the first table).
+    pub plan_line: Option<u64>,
+    /// `fitting params to free memory took N seconds`.
+    pub seconds: Option<f64>,
+    /// Free memory per device as the fit measured it (MiB, truncated), in device order.
+    pub free: Vec<DeviceFree>,
+    pub lines: Vec<u64>,
+}
+
+/// A device's free memory as llama.cpp measured it before loading.
+#[derive(Debug, Clone, Serialize)]
+pub struct DeviceFree {
+    pub device: String,
+    pub name: Option<String>,
+    pub total: Option<Quantity>,
+    pub free: Quantity,
+    pub line: u64,
 }
 
 /// One device's share of a per-device estimate.
@@ -131,8 +238,24 @@ pub struct Estimate {
     pub graph_partial: Option<Quantity>,
     pub projector_weights: Option<Quantity>,
     pub projector_graph: Option<Quantity>,
+    /// llama-server's own projector estimate, weights and compute together (`[mtmd] estimated worst-case
+    /// memory usage of mmproj is X MiB`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub projector_total: Option<Quantity>,
+    /// The device the estimate charges `projector_total` to (`CPU` when the projector is not offloaded).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub projector_device: Option<String>,
+    /// The speculative draft's context (`[spec] estimated memory usage of MTP context is X MiB`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub draft_total: Option<Quantity>,
+    /// What `--fit` did (llama-server era).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fit: Option<FitSummary>,
     pub per_device: Vec<DeviceEstimate>,
-    /// Which line shape the estimate came from (`offload-e4`, `memory-summary`, `fit-projection`, …).
+    /// Which line shape the estimate came from: `offload-e4` … (Ollama's estimate line), `memory-summary`,
+    /// `fit-plan` (the `--fit` table chosen as the plan), `fit-probe` (the last probe the fit accepted, the
+    /// log stopping before its result), `fit-result` (the fit's per-device result lines, no matching table),
+    /// `fit-projection` (the projection line alone), `breakdown-projection` (a table before any decision).
     pub form: String,
     /// How `memory.weights.*` must be read for this era (`blocks+kv` before v0.6.1, `blocks` after).
     pub weights_semantics: String,
@@ -206,6 +329,20 @@ pub struct BreakdownRow {
     pub line: u64,
 }
 
+/// One KV cache (or recurrent state) as its summary line describes it: the geometry behind the KV buffers.
+#[derive(Debug, Clone, Serialize)]
+pub struct KvCache {
+    pub size: Quantity,
+    /// Token cells (the context it was sized for; a sliding-window cache has fewer).
+    pub cells: Option<i64>,
+    pub layers: Option<i64>,
+    pub type_k: Option<String>,
+    pub type_v: Option<String>,
+    /// A recurrent state (R/S) of a hybrid model, not an attention KV cache: it does not grow with context.
+    pub recurrent: bool,
+    pub line: u64,
+}
+
 /// What the runner actually allocated.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Actual {
@@ -221,6 +358,12 @@ pub struct Actual {
     pub sources: Vec<String>,
     /// The runner's own total (`msg="total memory"` after the load), when printed.
     pub reported_total: Option<Quantity>,
+    /// Where the vision projector ran, as the runner said (`CLIP using CPU backend` → `CPU`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub projector_device: Option<String>,
+    /// The KV caches' summary lines (sizes, cells, layers, types).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub kv_caches: Vec<KvCache>,
 }
 
 /// A load, reconciled.
@@ -228,9 +371,14 @@ pub struct Actual {
 pub struct Load {
     pub source: LoadSource,
     pub engine: Engine,
+    /// Who placed the layers: Ollama's estimator or llama.cpp's `--fit`.
+    pub era: Era,
     pub model: ModelRef,
     pub settings: Settings,
     pub gpus: Vec<Gpu>,
+    /// GPUs the server found and rejected (driver too old, too little memory).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub rejected_gpus: Vec<RejectedGpu>,
     pub estimate: Option<Estimate>,
     pub actual: Actual,
     pub components: Vec<ComponentRow>,

@@ -18,8 +18,8 @@ pub use device::{
 };
 pub use finding::{Finding, Severity, Suggestion};
 pub use load::{
-    Actual, BreakdownRow, Buffer, BufferKind, DeviceEstimate, Engine, Estimate, Gpu, Layers, Load,
-    LoadSource, ModelRef, Settings,
+    Actual, BreakdownRow, Buffer, BufferKind, DeviceEstimate, DeviceFree, Engine, Era, Estimate,
+    FitSummary, Gpu, KvCache, Layers, Load, LoadSource, ModelRef, RejectedGpu, Settings,
 };
 pub use observed::{CaptureRef, GpuJoin, ObservedRow};
 pub use quantity::{human, Ordering3, Quantity, GIB, KIB, MIB, TIB};

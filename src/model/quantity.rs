@@ -1,7 +1,8 @@
 //! Byte quantities that carry the uncertainty of the text they were read from.
 //!
 //! Ollama prints sizes with one decimal (`6.8 GiB` is anything in [6.75, 6.85) GiB), llama.cpp with two
-//! (`4403.49 MiB` ± 0.005 MiB), nvidia-smi and llama-server's breakdown table in whole MiB (± 0.5 MiB).
+//! (`4403.49 MiB` ± 0.005 MiB), nvidia-smi in whole MiB (± 0.5 MiB), and llama-server's breakdown table and
+//! `--fit` lines in whole MiB *truncated* (`1530` is [1530, 1531) MiB).
 //! A [`Quantity`] keeps the nominal value together with the lowest and highest byte counts the printed text
 //! allows, and all arithmetic on it is interval arithmetic, so a derived figure (a sum, a delta) never
 //! claims more precision than its inputs had. Comparisons ("is this gap real?") are done on the intervals.
@@ -76,6 +77,23 @@ impl Quantity {
             bytes: i64::try_from(nominal).ok()?,
             low: i64::try_from(low).ok()?,
             high: i64::try_from(high).ok()?,
+        })
+    }
+
+    /// A whole number of `unit`s printed *truncated* (C integer division, `bytes / MiB`), as llama.cpp's
+    /// memory breakdown table and its `--fit` lines print MiB: a printed `1530` is anything in
+    /// [1530, 1531) MiB, and a printed `-500` anything in (-501, -500] MiB. `None` past 63 bits.
+    pub fn from_truncated(value: i64, unit: i64) -> Option<Self> {
+        let nominal = value.checked_mul(unit)?;
+        let (low, high) = if value >= 0 {
+            (nominal, nominal.checked_add(unit - 1)?)
+        } else {
+            (nominal.checked_sub(unit - 1)?, nominal)
+        };
+        Some(Quantity {
+            bytes: nominal,
+            low,
+            high,
         })
     }
 
@@ -207,6 +225,21 @@ mod tests {
         let b = Quantity::with_bounds(50, 45, 55);
         let d = a.minus(b);
         assert_eq!((d.low, d.bytes, d.high), (35, 50, 65));
+    }
+
+    #[test]
+    fn a_truncated_table_figure_matches_the_buffer_it_truncates() {
+        // A breakdown table's `1530` (MiB, truncated) against buffers of 1530.62 MiB: the same memory.
+        let table = Quantity::from_truncated(1530, MIB).unwrap();
+        let buffers = Quantity::from_decimal(153062, 2, MIB).unwrap();
+        assert_eq!((table.low, table.high), (1530 * MIB, 1531 * MIB - 1));
+        assert_eq!(table.compare(&buffers), Ordering3::Overlap);
+        // Rounded to ±0.5 MiB instead, the same figure would wrongly exclude 1530.62 MiB.
+        let rounded = Quantity::from_decimal(1530, 0, MIB).unwrap();
+        assert_eq!(rounded.compare(&buffers), Ordering3::Below);
+        let negative = Quantity::from_truncated(-500, MIB).unwrap();
+        assert_eq!((negative.low, negative.high), (-501 * MIB + 1, -500 * MIB));
+        assert!(Quantity::from_truncated(i64::MAX / 2, MIB).is_none());
     }
 
     #[test]

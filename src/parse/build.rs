@@ -1,10 +1,12 @@
 //! Building typed events from the fields a grammar rule extracted. This is the only place that knows what
 //! each event kind's fields mean; the grammar files only say where the fields are.
 
+use super::command::runner_command;
 use super::event::*;
+use super::fit::fit_line;
 use super::matcher::Fields;
 use super::values::{
-    parse_go_struct, parse_int, parse_int_list, parse_mib_integer, parse_size, parse_size_list,
+    parse_go_struct, parse_int, parse_int_list, parse_mib_truncated, parse_size, parse_size_list,
 };
 use crate::model::{normalize_bus_id, BufferKind};
 
@@ -29,8 +31,25 @@ pub const EVENT_KINDS: &[(&str, &[&str])] = &[
         "breakdown_row",
         &["device", "self", "model", "context", "compute"],
     ),
+    ("fit_start", &[]),
     ("fit_projection", &["used", "free"]),
+    ("fit_initial", &["device", "used", "free"]),
+    ("fit_decision", &["change"]),
+    ("fit_context", &["to"]),
+    ("fit_target", &["id", "target"]),
+    ("fit_probe", &["id", "layers", "mem"]),
+    ("fit_set", &["id", "layers"]),
     ("fit_device", &["device", "used"]),
+    ("fit_done", &[]),
+    ("runner_device", &["device", "free"]),
+    ("side_estimate", &["what", "size"]),
+    ("projector_backend", &["device"]),
+    ("projector_offload_disabled", &[]),
+    ("gpu_rejected", &["name", "reason"]),
+    ("kv_size", &["size"]),
+    ("model_param", &["key", "value"]),
+    ("model_loader", &[]),
+    ("recovered", &["message"]),
     ("kv_params", &[]),
     ("context_param", &["key", "value"]),
     ("projector_size", &["what", "size"]),
@@ -44,26 +63,26 @@ pub const EVENT_KINDS: &[(&str, &[&str])] = &[
 /// Why a matched line could not become an event.
 pub type BuildError = String;
 
-fn need<'f>(fields: &'f Fields, name: &str) -> Result<&'f str, BuildError> {
+pub(super) fn need<'f>(fields: &'f Fields, name: &str) -> Result<&'f str, BuildError> {
     fields
         .get(name)
         .ok_or_else(|| format!("field '{name}' missing"))
 }
 
-fn size_of(fields: &Fields, name: &str) -> Result<crate::model::Quantity, BuildError> {
+pub(super) fn size_of(fields: &Fields, name: &str) -> Result<crate::model::Quantity, BuildError> {
     let text = need(fields, name)?;
     parse_size(text).ok_or_else(|| format!("field '{name}' is not a size: '{text}'"))
 }
 
-fn opt_size(fields: &Fields, name: &str) -> Option<crate::model::Quantity> {
+pub(super) fn opt_size(fields: &Fields, name: &str) -> Option<crate::model::Quantity> {
     fields.get(name).and_then(parse_size)
 }
 
-fn opt_int(fields: &Fields, name: &str) -> Option<i64> {
+pub(super) fn opt_int(fields: &Fields, name: &str) -> Option<i64> {
     fields.get(name).and_then(parse_int)
 }
 
-fn opt_text(fields: &Fields, name: &str) -> Option<String> {
+pub(super) fn opt_text(fields: &Fields, name: &str) -> Option<String> {
     fields
         .get(name)
         .map(str::trim)
@@ -96,6 +115,7 @@ pub fn build(event: &str, fields: &Fields) -> Result<EventKind, BuildError> {
                 variant: opt_text(fields, "variant"),
                 total: opt_size(fields, "total"),
                 available: opt_size(fields, "available"),
+                free: opt_size(fields, "free"),
                 bus_id: opt_text(fields, "pci_id").and_then(|t| normalize_bus_id(&t)),
             };
             if event == "gpu_memory" {
@@ -111,6 +131,7 @@ pub fn build(event: &str, fields: &Fields) -> Result<EventKind, BuildError> {
         "loading_model" => EventKind::LoadingModel {
             layers: opt_int(fields, "model layers"),
             requested: opt_int(fields, "requested"),
+            model: opt_text(fields, "model"),
         },
         "load_request" => {
             let parsed = parse_go_struct(need(fields, "request")?);
@@ -136,6 +157,7 @@ pub fn build(event: &str, fields: &Fields) -> Result<EventKind, BuildError> {
             variant: None,
             total: None,
             available: None,
+            free: None,
             bus_id: None,
         }),
         "offloaded" => EventKind::Offloaded {
@@ -185,15 +207,49 @@ pub fn build(event: &str, fields: &Fields) -> Result<EventKind, BuildError> {
             phase: phase(fields),
         },
         "breakdown_row" => EventKind::Breakdown(Box::new(breakdown(fields)?)),
-        "fit_projection" => EventKind::FitProjection {
-            used: parse_mib_integer(need(fields, "used")?).ok_or("bad MiB figure")?,
-            free: parse_mib_integer(need(fields, "free")?).ok_or("bad MiB figure")?,
+        "fit_start" | "fit_projection" | "fit_initial" | "fit_decision" | "fit_context"
+        | "fit_target" | "fit_probe" | "fit_set" | "fit_device" | "fit_done" => {
+            EventKind::Fit(Box::new(fit_line(event, fields)?))
+        }
+        "runner_device" => EventKind::RunnerDevice(Box::new(RunnerDevice {
+            device: need(fields, "device")?.trim().to_string(),
+            name: opt_text(fields, "name"),
+            total: fields.get("total").and_then(parse_mib_truncated),
+            free: parse_mib_truncated(need(fields, "free")?).ok_or("bad MiB figure")?,
+        })),
+        "side_estimate" => EventKind::SideEstimate {
+            what: match need(fields, "what")? {
+                "projector" => SideEstimate::Projector,
+                "draft" => SideEstimate::Draft,
+                other => return Err(format!("unknown side estimate '{other}'")),
+            },
+            size: size_of(fields, "size")?,
         },
-        "fit_device" => EventKind::FitDevice {
+        "projector_backend" => EventKind::ProjectorBackend {
             device: need(fields, "device")?.to_string(),
+        },
+        "projector_offload_disabled" => EventKind::ProjectorOffloadDisabled {
+            reason: opt_text(fields, "reason"),
+        },
+        "gpu_rejected" => EventKind::GpuRejected {
+            name: need(fields, "name")?.to_string(),
+            reason: rejection_reason(fields)?,
+        },
+        "kv_size" => EventKind::KvSize(Box::new(KvSizeLine {
+            size: size_of(fields, "size")?,
+            cells: opt_int(fields, "cells"),
             layers: opt_int(fields, "layers"),
-            used: parse_mib_integer(need(fields, "used")?).ok_or("bad MiB figure")?,
-            free: fields.get("free").and_then(parse_mib_integer),
+            type_k: opt_text(fields, "type_k"),
+            type_v: opt_text(fields, "type_v"),
+            recurrent: fields.get("recurrent") == Some("true"),
+        })),
+        "model_param" => EventKind::ModelParam {
+            key: need(fields, "key")?.to_string(),
+            value: need(fields, "value")?.trim().to_string(),
+        },
+        "model_loader" => EventKind::ModelLoader,
+        "recovered" => EventKind::Recovered {
+            message: need(fields, "message")?.trim().to_string(),
         },
         "kv_params" => EventKind::KvParams {
             cells: opt_int(fields, "cells"),
@@ -278,7 +334,7 @@ fn estimate(fields: &Fields) -> Result<EstimateLine, BuildError> {
 fn breakdown(fields: &Fields) -> Result<BreakdownLine, BuildError> {
     let mib = |name: &str| -> Result<crate::model::Quantity, BuildError> {
         let t = need(fields, name)?;
-        parse_mib_integer(t).ok_or_else(|| format!("field '{name}' is not a MiB figure: '{t}'"))
+        parse_mib_truncated(t).ok_or_else(|| format!("field '{name}' is not a MiB figure: '{t}'"))
     };
     let (unaccounted, suspect) = match fields.get("unaccounted").map(str::trim) {
         None | Some("") => (None, false),
@@ -289,14 +345,12 @@ fn breakdown(fields: &Fields) -> Result<BreakdownLine, BuildError> {
         },
     };
     Ok(BreakdownLine {
-        // The breakdown's `Host` row is host memory: give it the host row's name everywhere downstream.
-        device: match need(fields, "device")?.trim() {
-            "Host" => crate::model::HOST_DEVICE.to_string(),
-            other => other.to_string(),
-        },
+        // As printed (`CUDA0`, `Host`, `CPU_REPACK`): the load stage groups rows into tables by this name and
+        // maps host rows to the host device.
+        device: need(fields, "device")?.trim().to_string(),
         name: opt_text(fields, "name"),
-        total: fields.get("total").and_then(parse_mib_integer),
-        free: fields.get("free").and_then(parse_mib_integer),
+        total: fields.get("total").and_then(parse_mib_truncated),
+        free: fields.get("free").and_then(parse_mib_truncated),
         self_: mib("self")?,
         model: mib("model")?,
         context: mib("context")?,
@@ -306,83 +360,21 @@ fn breakdown(fields: &Fields) -> Result<BreakdownLine, BuildError> {
     })
 }
 
-/// The memory-relevant flags of a runner command line.
-fn runner_command(cmd: &str, fields: &Fields) -> RunnerCommand {
-    let words: Vec<&str> = cmd.split_whitespace().collect();
-    let mut c = RunnerCommand {
-        llama_server: fields.get("runner") == Some("llama-server"),
-        ..RunnerCommand::default()
-    };
-    let mut i = 0;
-    while i < words.len() {
-        let word = words[i];
-        let next = words.get(i + 1).copied();
-        let (flag, inline) = match word.split_once('=') {
-            Some((f, v)) if f.starts_with("--") => (f, Some(v)),
-            _ => (word, None),
-        };
-        let value = inline.or(next);
-        let takes_value = inline.is_none();
-        let mut consumed = false;
-        match flag {
-            "--model" | "-m" => (c.model, consumed) = (value.map(str::to_string), takes_value),
-            "--ctx-size" | "-c" => {
-                (c.ctx_size, consumed) = (value.and_then(parse_int), takes_value)
-            }
-            "--batch-size" | "-b" => {
-                (c.batch_size, consumed) = (value.and_then(parse_int), takes_value)
-            }
-            "--parallel" | "-np" => {
-                (c.parallel, consumed) = (value.and_then(parse_int), takes_value)
-            }
-            "--n-gpu-layers" | "-ngl" | "--gpu-layers" => {
-                (c.gpu_layers, consumed) = (value.and_then(parse_int), takes_value)
-            }
-            "--tensor-split" | "-ts" => {
-                c.tensor_split = value.and_then(parse_int_list).unwrap_or_default();
-                consumed = takes_value;
-            }
-            "--mmproj" => (c.mmproj, consumed) = (value.map(str::to_string), takes_value),
-            "--kv-cache-type" | "--cache-type-k" | "-ctk" => {
-                (c.kv_cache_type, consumed) = (value.map(str::to_string), takes_value)
-            }
-            "--flash-attn" | "-fa" => {
-                // Old runners take no value; llama-server takes on/off/auto.
-                match value {
-                    Some("on") | Some("1") | Some("true") => {
-                        (c.flash_attention, consumed) = (Some(true), takes_value)
-                    }
-                    Some("off") | Some("0") | Some("false") => {
-                        (c.flash_attention, consumed) = (Some(false), takes_value)
-                    }
-                    Some("auto") => (c.flash_attention, consumed) = (None, takes_value),
-                    _ => c.flash_attention = Some(true),
-                }
-            }
-            "--ollama-engine" => c.ollama_engine = true,
-            _ => {}
-        }
-        i += if consumed { 2 } else { 1 };
+/// Why a GPU was rejected, with the figures the line gives (`driver 546, required 550 or newer`).
+fn rejection_reason(fields: &Fields) -> Result<String, BuildError> {
+    let mut reason = need(fields, "reason")?.trim().to_string();
+    let details: Vec<String> = [
+        ("driver", "driver"),
+        ("required_driver", "required"),
+        ("compute", "compute"),
+        ("total", "total"),
+        ("available", "available"),
+    ]
+    .iter()
+    .filter_map(|(key, label)| opt_text(fields, key).map(|v| format!("{label} {v}")))
+    .collect();
+    if !details.is_empty() {
+        reason.push_str(&format!(" ({})", details.join(", ")));
     }
-    if words.first().is_some_and(|w| w.contains("llama-server")) {
-        c.llama_server = true;
-    }
-    c
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn runner_command_flags() {
-        // corpus 015.
-        let c = runner_command("/teamspace/studios/this_studio/ollama/ollama runner --model /x/blobs/sha256-feef --ctx-size 64000 --batch-size 512 --n-gpu-layers 44 --threads 24 --flash-attn --parallel 1 --tensor-split 11,11,11,11 --port 1", &Fields::default());
-        assert_eq!(c.ctx_size, Some(64000));
-        assert_eq!(c.gpu_layers, Some(44));
-        assert_eq!(c.flash_attention, Some(true));
-        assert_eq!(c.parallel, Some(1));
-        assert_eq!(c.tensor_split, vec![11, 11, 11, 11]);
-        assert!(!c.ollama_engine);
-    }
+    Ok(reason)
 }

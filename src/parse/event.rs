@@ -14,7 +14,8 @@ pub struct Event {
 /// Which side of the comparison a per-device memory summary line belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SummaryPhase {
-    /// Decided by the line's position in the load (see `load::assemble`).
+    /// Decided by the line's position in the load (see `load::Assembler`): after the runner reported its
+    /// layers or after a `commit` load request, the summary describes what was allocated.
     ByPosition,
     Estimate,
     Actual,
@@ -34,14 +35,35 @@ pub struct RunnerCommand {
     pub model: Option<String>,
     pub ctx_size: Option<i64>,
     pub batch_size: Option<i64>,
+    pub ubatch_size: Option<i64>,
     pub parallel: Option<i64>,
     pub gpu_layers: Option<i64>,
     pub tensor_split: Vec<i64>,
     pub mmproj: Option<String>,
+    /// `false` with `--no-mmproj-offload` (the projector stays on the CPU).
+    pub projector_offload: Option<bool>,
     pub flash_attention: Option<bool>,
     pub kv_cache_type: Option<String>,
+    pub kv_cache_type_v: Option<String>,
+    pub split_mode: Option<String>,
+    pub main_gpu: Option<i64>,
+    /// `false` with `--no-mmap`.
+    pub mmap: Option<bool>,
+    /// `--spec-type …` or a draft model (`--model-draft`, `-md`).
+    pub speculative: Option<String>,
+    /// `--fit-target` in MiB.
+    pub fit_target: Option<i64>,
     pub ollama_engine: bool,
     pub llama_server: bool,
+    /// The command is Ollama's runner (`ollama runner`, `ollama_llama_server`), not llama-server.
+    pub ollama_runner: bool,
+}
+
+impl RunnerCommand {
+    /// A runner started without a model: Ollama ≥ 0.12 starts such runners to discover GPUs. Not a load.
+    pub fn is_discovery(&self) -> bool {
+        self.model.is_none()
+    }
 }
 
 /// A GPU description from discovery or from the runner's device list.
@@ -56,8 +78,93 @@ pub struct GpuInfo {
     pub variant: Option<String>,
     pub total: Option<Quantity>,
     pub available: Option<Quantity>,
+    /// `gpu memory free=` (v0.11.5+), apart from `available`.
+    pub free: Option<Quantity>,
     /// PCI bus id (`pci_id=` from v0.12.4 discovery), normalised.
     pub bus_id: Option<String>,
+}
+
+/// A device as llama.cpp inventories it: `device_info:` rows and `using device … MiB free`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunnerDevice {
+    /// Backend device name (`CUDA0`, `CPU`).
+    pub device: String,
+    pub name: Option<String>,
+    pub total: Option<Quantity>,
+    pub free: Quantity,
+}
+
+/// One line of llama.cpp's `--fit` phase (`common_params_fit_impl`, `common_fit_params`), §5.4–§5.5.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FitLine {
+    /// `fitting params to device memory ...`: every table from here to the result is a probe.
+    Start,
+    /// `projected to use U MiB of device memory vs. F MiB of free device memory` (or `of host memory`).
+    Projection {
+        used: Quantity,
+        free: Quantity,
+        host: bool,
+    },
+    /// `  - CUDA0 (NAME): T total, U used, F free vs. target of M` (several devices).
+    Initial {
+        device: String,
+        name: Option<String>,
+        total: Option<Quantity>,
+        used: Quantity,
+        free: Quantity,
+        target: Option<Quantity>,
+    },
+    /// `will leave … no changes needed` / `targets … can be met on all devices` (`change: false`), or
+    /// `cannot meet free memory target(s) …, need to reduce …` (`change: true`).
+    Decision {
+        change: bool,
+        target: Option<Quantity>,
+        amount: Option<Quantity>,
+    },
+    /// `context size reduced from A to B` / `context size set by user to N -> no change`.
+    Context { from: Option<i64>, to: i64, by_user: bool },
+    /// `id=K, target=T MiB`.
+    Target { id: i64, target: Quantity },
+    /// `id=K, n_layer=L, n_part=P, overflow_type=…, mem= M MiB`: a test allocation's device figures.
+    Probe {
+        id: i64,
+        layers: i64,
+        partial: Option<i64>,
+        mem: Quantity,
+    },
+    /// `set ngl_per_device[K].n_layer=L` (a probe that fits) or `ngl_per_device_high[…]` (one that does not).
+    Set { id: i64, layers: i64, high: bool },
+    /// `  - CUDA0 (NAME): L layers, U MiB used, F MiB free`: the fit's result for one device.
+    Result {
+        device: String,
+        name: Option<String>,
+        layers: Option<i64>,
+        used: Quantity,
+        free: Option<Quantity>,
+    },
+    /// `successfully fit params …` / `fitting params to free memory took N seconds`.
+    Done { seconds: Option<f64> },
+}
+
+/// Estimates llama-server prints beside the fit for parts the fit does not place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SideEstimate {
+    /// `[mtmd] estimated worst-case memory usage of mmproj is X MiB`.
+    Projector,
+    /// `[spec] estimated memory usage of MTP context is X MiB`.
+    Draft,
+}
+
+/// A KV or recurrent-state cache summary: `size = X MiB (C cells, L layers, …), K (f16): …, V (f16): …`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KvSizeLine {
+    pub size: Quantity,
+    pub cells: Option<i64>,
+    pub layers: Option<i64>,
+    pub type_k: Option<String>,
+    pub type_v: Option<String>,
+    /// A recurrent state (`llama_memory_recurrent`, R/S) rather than an attention KV cache.
+    pub recurrent: bool,
 }
 
 /// The `estimate` line's fields, by canonical key.
@@ -114,10 +221,12 @@ pub enum EventKind {
     Estimate(Box<EstimateLine>),
     /// `starting llama server` / `starting runner` / `starting llama-server`.
     RunnerStart(Box<RunnerCommand>),
-    /// `loading model "model layers"=N requested=N`.
+    /// `loading model "model layers"=N requested=N` (v0.11.5+) or `loading model via llama-server model=…`
+    /// (v0.30+): a load's layout phase begins.
     LoadingModel {
         layers: Option<i64>,
         requested: Option<i64>,
+        model: Option<String>,
     },
     /// The runner's `load request` (`fit`, `alloc`, `commit`).
     LoadRequest {
@@ -156,15 +265,28 @@ pub enum EventKind {
     MemoryTotal { size: Quantity, phase: SummaryPhase },
     /// A device row of the memory breakdown table.
     Breakdown(Box<BreakdownLine>),
-    /// `common_params_fit_impl: projected to use N MiB of device memory vs. M MiB of free device memory`.
-    FitProjection { used: Quantity, free: Quantity },
-    /// `common_params_fit_impl:   - CUDA0 (NAME): 42 layers,   5658 MiB used,   1968 MiB free`.
-    FitDevice {
-        device: String,
-        layers: Option<i64>,
-        used: Quantity,
-        free: Option<Quantity>,
-    },
+    /// A line of the `--fit` phase.
+    Fit(Box<FitLine>),
+    /// llama.cpp's device inventory: `device_info:` rows, `using device CUDA0 (…) - N MiB free`.
+    RunnerDevice(Box<RunnerDevice>),
+    /// llama-server's own estimate of the projector or of a speculative draft.
+    SideEstimate { what: SideEstimate, size: Quantity },
+    /// Where clip runs: `CLIP using CPU backend`, `CLIP using CUDA0 backend`.
+    ProjectorBackend { device: String },
+    /// Ollama decided to keep the projector off the GPU (`disabling multimodal projector offload`).
+    ProjectorOffloadDisabled { reason: Option<String> },
+    /// A GPU discovery found and rejected (`NVIDIA driver too old`, too little memory).
+    GpuRejected { name: String, reason: String },
+    /// A KV (or recurrent state) cache summary line.
+    KvSize(Box<KvSizeLine>),
+    /// A model hyperparameter from `print_info:` (`n_layer`, `n_ctx_train`, `n_expert`, …).
+    ModelParam { key: String, value: String },
+    /// `llama_model_loader: loaded meta data …`: llama.cpp is reading a model (a weak sign of the llama
+    /// engine: the server's vocab-only load prints it too).
+    ModelLoader,
+    /// Something went wrong and was recovered (`failed to allocate … of pinned memory`, then a host
+    /// buffer): worth a note, not a failure.
+    Recovered { message: String },
     /// `kv_size = 2048, offload = 1, type_k = 'f16', type_v = 'f16'`.
     KvParams {
         cells: Option<i64>,

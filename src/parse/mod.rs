@@ -1,12 +1,15 @@
 //! Parsing: logical lines in, typed [`Event`]s out.
 //!
-//! The grammar decides which lines are which (see `grammars/`); [`build`] turns a match into a typed event;
-//! [`values`] holds the nom parsers for sizes, lists, logfmt and Go structs. Lines that no rule recognises
+//! The grammar decides which lines are which (see `grammars/`); [`build`] turns a match into a typed event
+//! (with [`command`] for runner command lines and [`fit`] for llama.cpp's `--fit` lines); [`values`] holds
+//! the nom parsers for sizes, lists, logfmt and Go structs. Lines that no rule recognises
 //! are counted, and those that look like memory lines are kept for `--show-unrecognized`.
 
 pub mod build;
 pub mod clock;
+pub mod command;
 pub mod event;
+pub mod fit;
 pub mod matcher;
 pub mod values;
 

@@ -80,11 +80,11 @@ pub fn parse_size(text: &str) -> Option<Quantity> {
     all_consuming(size).parse(t).ok().map(|(_, q)| q)
 }
 
-/// Parse a whole number of MiB (llama-server's breakdown table, nvidia-smi), exact to ±0.5 MiB.
-pub fn parse_mib_integer(text: &str) -> Option<Quantity> {
-    let t = text.trim();
-    let n: u128 = t.parse().ok()?;
-    Quantity::from_decimal(n, 0, MIB)
+/// Parse a whole number of MiB as llama.cpp's breakdown table and `--fit` lines print it: truncated
+/// (`bytes / MiB`), so `1530` means [1530, 1531) MiB. A leading `-` is allowed (free memory below zero).
+pub fn parse_mib_truncated(text: &str) -> Option<Quantity> {
+    let n: i64 = text.trim().parse().ok()?;
+    Quantity::from_truncated(n, MIB)
 }
 
 /// A Go `%+v` list of sizes: `[11.1 GiB 11.1 GiB]`, `[]`, or a bare size.

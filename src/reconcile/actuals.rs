@@ -89,10 +89,27 @@ pub fn devices(actual: &Actual) -> Vec<String> {
     names
 }
 
-/// All memory on one device.
-pub fn device_total(actual: &Actual, device: &str) -> Sum {
+/// All memory on one device. With `without_output`, output (logits) buffers are left out and named: the
+/// `--fit` tables count model + context + compute only, so a like-for-like comparison leaves them out.
+pub fn device_total(actual: &Actual, device: &str, without_output: bool) -> Sum {
     if has_buffers(actual) {
-        sum_buffers(actual, "buffers", |b| b.device == device)
+        let mut sum = sum_buffers(actual, "buffers", |b| {
+            b.device == device && !(without_output && b.kind == BufferKind::Output)
+        });
+        let left_out = Quantity::sum(
+            actual
+                .buffers
+                .iter()
+                .filter(|b| without_output && b.device == device && b.kind == BufferKind::Output)
+                .map(|b| b.size),
+        );
+        if let Some(q) = left_out {
+            sum.from.push_str(&format!(
+                "; output buffers ({}) not counted: the --fit table leaves them out",
+                crate::model::human(q.bytes)
+            ));
+        }
+        sum
     } else {
         sum_breakdown(
             actual,

@@ -191,12 +191,15 @@ fn devices(load: &Load) -> Vec<DeviceRow> {
                     match e
                         .per_device
                         .iter()
-                        .find(|d| d.device == device)
-                        .and_then(|d| d.total)
+                        .find(|d| d.device == device && d.total.is_some())
                     {
-                        Some(total) => Term {
-                            value: Some(total),
-                            from: t.from,
+                        Some(d) => Term {
+                            value: d.total,
+                            from: if e.fit.is_some() {
+                                terms::device_estimate_from(e, d)
+                            } else {
+                                t.from
+                            },
                         },
                         None => t,
                     }
@@ -204,19 +207,7 @@ fn devices(load: &Load) -> Vec<DeviceRow> {
                 Some(e) => match e.per_device.iter().find(|d| d.device == device) {
                     Some(d) => Term {
                         value: d.total,
-                        from: if e.form.starts_with("offload-") {
-                            let i = e
-                                .per_device
-                                .iter()
-                                .position(|x| x.device == device)
-                                .unwrap_or(0);
-                            format!(
-                                "memory.required.allocations[{i}] (the estimator's GPU #{})",
-                                i + 1
-                            )
-                        } else {
-                            format!("{} for {device}", e.form)
-                        },
+                        from: terms::device_estimate_from(e, d),
                     },
                     None => Term {
                         value: None,
@@ -228,7 +219,11 @@ fn devices(load: &Load) -> Vec<DeviceRow> {
                     from: "no estimate in the log for this load".to_string(),
                 },
             };
-            let mut act = actuals::device_total(a, &device);
+            let fit_table = load
+                .estimate
+                .as_ref()
+                .is_some_and(|e| e.fit.is_some() || e.form.starts_with("breakdown"));
+            let mut act = actuals::device_total(a, &device, fit_table);
             if let (Some(kv), Some(value), false) = (kv_missing, act.value, host) {
                 // The log has no KV lines at all (the Ollama engine before v0.11.5 printed none): the device's
                 // share of the KV cache is unknown, between nothing and the whole estimate.

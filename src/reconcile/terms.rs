@@ -4,7 +4,7 @@
 //! versions (see `../shared/docs/ollama-log-formats.md` §1.2 and §2). This module is the one place that turns
 //! those totals into like-for-like figures, and says in words which terms it used.
 
-use crate::model::{Engine, Estimate, Quantity, HOST_DEVICE};
+use crate::model::{DeviceEstimate, Engine, Estimate, Quantity, HOST_DEVICE};
 
 /// An estimated figure and the words that say how it was obtained.
 #[derive(Debug, Clone)]
@@ -212,6 +212,12 @@ pub fn graph(e: &Estimate, engine: Engine) -> Term {
 
 /// The vision projector (weights + graph), when the estimate has one.
 pub fn projector(e: &Estimate) -> Option<Term> {
+    if let Some(total) = e.projector_total {
+        return Some(Term {
+            value: Some(total),
+            from: "llama-server's [mtmd] worst-case estimate (weights and compute)".to_string(),
+        });
+    }
     match (e.projector_weights, e.projector_graph) {
         (None, None) => None,
         (w, g) => Some(Term {
@@ -244,4 +250,46 @@ pub fn host(e: &Estimate) -> Term {
             "not estimated: the estimate charges host memory only for layers it cannot offload",
         ),
     }
+}
+
+/// How a device's estimated total was obtained, in words.
+pub fn device_estimate_from(e: &Estimate, d: &DeviceEstimate) -> String {
+    if is_single_line(e) {
+        let i = e
+            .per_device
+            .iter()
+            .position(|x| x.device == d.device)
+            .unwrap_or(0);
+        return format!(
+            "memory.required.allocations[{i}] (the estimator's GPU #{})",
+            i + 1
+        );
+    }
+    let mut from = match e.form.as_str() {
+        "fit-plan" | "fit-probe" | "breakdown-projection" => {
+            let which = match e.form.as_str() {
+                "fit-plan" => "the --fit plan",
+                "fit-probe" => "the last --fit probe accepted (the log stops before the result)",
+                _ => "the breakdown table printed before the fit decided",
+            };
+            let line = e
+                .fit
+                .as_ref()
+                .and_then(|f| f.plan_line)
+                .map(|l| format!(", table at line {l}"))
+                .unwrap_or_default();
+            format!("{which}{line}: self = model + context + compute")
+        }
+        "fit-result" => "the --fit result line (MiB used)".to_string(),
+        other => format!("{other} for {}", d.device),
+    };
+    if e.projector_device.as_deref() == Some(d.device.as_str()) {
+        if let Some(p) = e.projector_total {
+            from.push_str(&format!(
+                " + the projector's [mtmd] estimate ({})",
+                crate::model::human(p.bytes)
+            ));
+        }
+    }
+    from
 }

@@ -1,0 +1,533 @@
+//! The `--fit` phase of one load (llama-server era, `ollama-log-formats.md` §5.4): which breakdown tables are
+//! probes, which one is the plan, and the per-device estimate that plan gives.
+//!
+//! llama.cpp sizes a load by test allocations: it prints a breakdown table for the user's settings, then one
+//! per probe, each followed by `id=K, n_layer=L, … mem=M MiB` lines, and finally one result line per device
+//! (`- CUDA0 (…): L layers, U MiB used, F MiB free`). None of these tables is memory in use. The plan is the
+//! probe whose per-device figures equal the result lines, or the first table when the fit said "no changes
+//! needed". Every figure is whole MiB, truncated.
+
+use crate::model::{
+    device_of_buffer, is_host_buffer, DeviceEstimate, DeviceFree, Estimate, FitSummary, Layers,
+    Quantity, HOST_DEVICE,
+};
+use crate::parse::event::{BreakdownLine, FitLine};
+
+/// Probe tables kept per load: the first (the user's settings) and the latest ones.
+const MAX_TABLES: usize = 16;
+
+/// One breakdown table printed while fitting, with the probe lines that followed it.
+#[derive(Debug, Clone, Default)]
+pub struct ProbeTable {
+    pub rows: Vec<(BreakdownLine, u64)>,
+    /// `id=K, n_layer=L` per device of this probe, with the line.
+    pub layers: Vec<(i64, i64, u64)>,
+}
+
+impl ProbeTable {
+    /// The GPU rows in device order (`id=K` is the K-th).
+    fn gpu_rows(&self) -> impl Iterator<Item = &(BreakdownLine, u64)> {
+        self.rows.iter().filter(|(r, _)| !is_host_buffer(&r.device))
+    }
+
+    fn row(&self, device: &str) -> Option<&BreakdownLine> {
+        self.rows
+            .iter()
+            .map(|(r, _)| r)
+            .find(|r| r.device == device)
+    }
+
+    fn layers_of(&self, id: usize) -> Option<i64> {
+        self.layers
+            .iter()
+            .rev()
+            .find(|(k, _, _)| *k == id as i64)
+            .map(|(_, l, _)| *l)
+    }
+
+    fn first_line(&self) -> u64 {
+        self.rows.first().map(|(_, l)| *l).unwrap_or(0)
+    }
+}
+
+/// A per-device result line of the fit.
+#[derive(Debug, Clone)]
+struct ResultLine {
+    device: String,
+    layers: Option<i64>,
+    used: Quantity,
+    line: u64,
+}
+
+/// Everything the fit printed for one load.
+#[derive(Debug, Default, Clone)]
+pub struct FitLedger {
+    started: bool,
+    tables: Vec<ProbeTable>,
+    /// Tables dropped from the middle when more than [`MAX_TABLES`] were printed.
+    dropped_tables: u32,
+    projection: Option<(Quantity, Quantity, bool, u64)>,
+    initial: Vec<(String, Option<String>, Option<Quantity>, Option<Quantity>, u64)>,
+    decision: Option<(bool, Option<Quantity>, Option<Quantity>, u64)>,
+    context: Option<(i64, bool, u64)>,
+    targets: Vec<(i64, Quantity, u64)>,
+    sets: Vec<(i64, i64, u64)>,
+    results: Vec<ResultLine>,
+    seconds: Option<f64>,
+    done_line: Option<u64>,
+}
+
+/// What the builder knows beside the fit that the estimate needs.
+#[derive(Debug, Clone, Default)]
+pub struct FitContext {
+    /// Repeating layers of the model (`n_layer`), when printed.
+    pub blocks: Option<i64>,
+    /// The user's `-ngl`, when given.
+    pub gpu_layers: Option<i64>,
+    /// llama-server's projector estimate and the device it is charged to (`CPU` when not offloaded).
+    pub projector: Option<(Quantity, String, u64)>,
+    /// The speculative draft's estimate.
+    pub draft: Option<(Quantity, u64)>,
+    /// Free memory per device from llama.cpp's inventory, for when no table printed it.
+    pub inventory: Vec<DeviceFree>,
+}
+
+impl FitLedger {
+    /// True once any fit line or probe table was seen.
+    pub fn is_empty(&self) -> bool {
+        !self.started
+            && self.tables.is_empty()
+            && self.projection.is_none()
+            && self.decision.is_none()
+            && self.results.is_empty()
+    }
+
+    /// Record a fit line.
+    pub fn push(&mut self, line: FitLine, number: u64) {
+        match line {
+            FitLine::Start => self.started = true,
+            FitLine::Projection { used, free, host } => {
+                self.projection = Some((used, free, host, number))
+            }
+            FitLine::Initial {
+                device,
+                name,
+                total,
+                target,
+                ..
+            } => {
+                self.initial.retain(|i| i.0 != device);
+                self.initial.push((device, name, total, target, number));
+            }
+            FitLine::Decision {
+                change,
+                target,
+                amount,
+            } => self.decision = Some((change, target, amount, number)),
+            FitLine::Context { to, by_user, .. } => self.context = Some((to, by_user, number)),
+            FitLine::Target { id, target } => self.targets.push((id, target, number)),
+            FitLine::Probe { id, layers, .. } => {
+                if let Some(t) = self.tables.last_mut() {
+                    t.layers.push((id, layers, number));
+                }
+            }
+            FitLine::Set { id, layers, high } => {
+                if !high {
+                    self.sets.push((id, layers, number));
+                }
+            }
+            FitLine::Result {
+                device,
+                layers,
+                used,
+                ..
+            } => {
+                // A later result for the same device (a second fit pass) replaces the first.
+                self.results.retain(|r| r.device != device);
+                self.results.push(ResultLine {
+                    device,
+                    layers,
+                    used,
+                    line: number,
+                });
+            }
+            FitLine::Done { seconds } => {
+                self.seconds = seconds.or(self.seconds);
+                self.done_line = Some(number);
+            }
+        }
+    }
+
+    /// Add a row of a breakdown table printed while fitting; a row for a device already in the current
+    /// table (or the first row after probe lines) opens a new table.
+    pub fn add_row(&mut self, row: BreakdownLine, number: u64) {
+        let opens = self.tables.last().is_none_or(|t| {
+            !t.layers.is_empty() || t.rows.iter().any(|(r, _)| r.device == row.device)
+        });
+        if opens {
+            if self.tables.len() == MAX_TABLES {
+                // Keep the first table (the user's settings): drop the oldest probe after it.
+                self.tables.remove(1);
+                self.dropped_tables += 1;
+            }
+            self.tables.push(ProbeTable::default());
+        }
+        if let Some(t) = self.tables.last_mut() {
+            t.rows.push((row, number));
+        }
+    }
+
+    /// Every line the fit printed that the estimate rests on.
+    fn lines(&self, plan: Option<&ProbeTable>) -> Vec<u64> {
+        let mut lines: Vec<u64> = plan
+            .map(|t| t.rows.iter().map(|(_, l)| *l).collect())
+            .unwrap_or_default();
+        lines.extend(self.projection.map(|p| p.3));
+        lines.extend(self.decision.map(|d| d.3));
+        lines.extend(self.results.iter().map(|r| r.line));
+        lines.sort_unstable();
+        lines.dedup();
+        lines
+    }
+
+    /// The table whose GPU rows equal the result lines (self = used, and the probe's layers = the result's).
+    fn table_matching_results(&self) -> Option<&ProbeTable> {
+        self.tables.iter().rev().find(|t| {
+            self.results.iter().all(|r| {
+                let Some(row) = t.row(&r.device) else {
+                    return false;
+                };
+                let position = t.gpu_rows().position(|(g, _)| g.device == r.device);
+                let layers_agree = match (position.and_then(|p| t.layers_of(p)), r.layers) {
+                    (Some(probe), Some(result)) => probe == result,
+                    _ => true,
+                };
+                row.self_.bytes == r.used.bytes && layers_agree
+            })
+        })
+    }
+
+    /// The last probe the search accepted (`set ngl_per_device[K].n_layer=L`) when the log stops before the
+    /// result.
+    fn accepted_probe(&self) -> Option<&ProbeTable> {
+        let (id, layers, _) = *self.sets.last()?;
+        self.tables
+            .iter()
+            .rev()
+            .find(|t| t.layers_of(id as usize) == Some(layers))
+    }
+
+    fn summary(&self, plan: Option<&ProbeTable>, cx: &FitContext) -> FitSummary {
+        let outcome = match self.decision {
+            Some((false, ..)) => "no-change",
+            Some((true, ..)) if !self.results.is_empty() => "changed",
+            _ if self.context.is_some_and(|(_, by_user, _)| !by_user) => "changed",
+            _ => "unknown",
+        };
+        // `id=K, target=T` is free − margin, not the margin: only the decision and initial lines say it.
+        let target = self
+            .decision
+            .and_then(|d| d.1)
+            .or_else(|| self.initial.iter().find_map(|i| i.3));
+        let first = self.tables.first();
+        let mut free: Vec<DeviceFree> = first
+            .map(|t| {
+                t.gpu_rows()
+                    .filter_map(|(r, line)| {
+                        Some(DeviceFree {
+                            device: r.device.clone(),
+                            name: r.name.clone(),
+                            total: r.total,
+                            free: r.free?,
+                            line: *line,
+                        })
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        if free.is_empty() {
+            free = cx
+                .inventory
+                .iter()
+                .filter(|d| !is_host_buffer(&d.device))
+                .cloned()
+                .collect();
+        }
+        let mut lines = self.lines(plan);
+        lines.extend(self.context.map(|c| c.2));
+        lines.extend(self.done_line);
+        lines.extend(self.targets.iter().map(|t| t.2));
+        lines.sort_unstable();
+        lines.dedup();
+        FitSummary {
+            outcome: outcome.to_string(),
+            target,
+            reduce_by: self.decision.filter(|d| d.0).and_then(|d| d.2),
+            context: self.context.map(|c| c.0),
+            context_by_user: self.context.map(|c| c.1),
+            probes: self.tables.len() as u32 + self.dropped_tables,
+            plan_line: plan.map(ProbeTable::first_line),
+            seconds: self.seconds,
+            free,
+            lines,
+        }
+    }
+
+    /// The estimate the fit gives, or `None` when it printed nothing to estimate from.
+    pub fn estimate(&self, cx: &FitContext) -> Option<Estimate> {
+        if self.is_empty() {
+            return None;
+        }
+        let (form, plan) = if !self.results.is_empty() {
+            match self.table_matching_results() {
+                Some(t) => ("fit-plan", Some(t)),
+                None => ("fit-result", None),
+            }
+        } else if matches!(self.decision, Some((false, ..))) && !self.tables.is_empty() {
+            ("fit-plan", self.tables.first())
+        } else if let Some(t) = self.accepted_probe() {
+            ("fit-probe", Some(t))
+        } else if let Some(t) = self.tables.first() {
+            ("breakdown-projection", Some(t))
+        } else if self.projection.is_some() {
+            ("fit-projection", None)
+        } else {
+            return None;
+        };
+        let mut per_device: Vec<DeviceEstimate> = Vec::new();
+        let mut host = DeviceEstimate {
+            device: HOST_DEVICE.to_string(),
+            ..DeviceEstimate::default()
+        };
+        let mut has_host = false;
+        let add = |a: Option<Quantity>, b: Quantity| Some(a.map_or(b, |a| a.plus(b)));
+        if let Some(t) = plan {
+            for (position, (r, _)) in t.gpu_rows().enumerate() {
+                let layers = self
+                    .results
+                    .iter()
+                    .find(|x| x.device == r.device)
+                    .and_then(|x| x.layers)
+                    .or_else(|| t.layers_of(position));
+                per_device.push(DeviceEstimate {
+                    device: device_of_buffer(&r.device),
+                    weights: Some(r.model),
+                    kv: Some(r.context),
+                    graph: Some(r.compute),
+                    total: Some(r.self_),
+                    layers,
+                });
+            }
+            for (r, _) in t.rows.iter().filter(|(r, _)| is_host_buffer(&r.device)) {
+                has_host = true;
+                host.weights = add(host.weights, r.model);
+                host.kv = add(host.kv, r.context);
+                host.graph = add(host.graph, r.compute);
+                host.total = add(host.total, r.self_);
+            }
+        } else {
+            for r in &self.results {
+                per_device.push(DeviceEstimate {
+                    device: r.device.clone(),
+                    total: Some(r.used),
+                    layers: r.layers,
+                    ..DeviceEstimate::default()
+                });
+            }
+        }
+        if let Some((size, device, _)) = &cx.projector {
+            match per_device.iter_mut().find(|d| &d.device == device) {
+                Some(d) => d.total = add(d.total, *size),
+                None if device == HOST_DEVICE => {
+                    has_host = true;
+                    host.total = add(host.total, *size);
+                }
+                None => {}
+            }
+        }
+        if has_host {
+            per_device.push(host);
+        }
+        let gpu_total = Quantity::sum(
+            per_device
+                .iter()
+                .filter(|d| d.device != HOST_DEVICE)
+                .filter_map(|d| d.total),
+        );
+        let all_total = Quantity::sum(per_device.iter().filter_map(|d| d.total))
+            .map(|t| match cx.draft {
+                Some((d, _)) => t.plus(d),
+                None => t,
+            });
+        let split: Vec<i64> = per_device
+            .iter()
+            .filter(|d| d.device != HOST_DEVICE)
+            .map(|d| d.layers)
+            .collect::<Option<Vec<i64>>>()
+            .unwrap_or_default();
+        let model = cx.blocks.map(|b| b + 1);
+        let gpu_rows = per_device.iter().any(|d| d.device != HOST_DEVICE);
+        let offload = if plan.is_some() && !gpu_rows {
+            // A host-only plan (no GPU, or none usable): nothing offloaded.
+            Some(0)
+        } else if !split.is_empty() {
+            Some(split.iter().sum())
+        } else if form == "fit-plan" {
+            // No change needed: the user's settings are the plan, every layer unless `-ngl` says fewer.
+            match (model, cx.gpu_layers) {
+                (Some(m), Some(n)) if n >= 0 => Some(n.min(m)),
+                (m, _) => m,
+            }
+        } else {
+            None
+        };
+        let mut lines = self.lines(plan);
+        lines.extend(cx.projector.as_ref().map(|p| p.2));
+        lines.extend(cx.draft.map(|d| d.1));
+        lines.sort_unstable();
+        lines.dedup();
+        let sum = |f: fn(&DeviceEstimate) -> Option<Quantity>| {
+            Quantity::sum(per_device.iter().filter_map(f))
+        };
+        let (projection_used, projection_free) = match self.projection {
+            Some((used, free, _, _)) if plan.is_none() && self.results.is_empty() => {
+                (Some(used), vec![free])
+            }
+            _ => (None, Vec::new()),
+        };
+        Some(Estimate {
+            layers: Layers {
+                requested: cx.gpu_layers,
+                model,
+                offload,
+                split: if split.len() > 1 { split } else { Vec::new() },
+            },
+            available: projection_free,
+            required_full: all_total.or(projection_used),
+            required_partial: gpu_total
+                .or(projection_used)
+                .or((plan.is_some() && !gpu_rows).then_some(Quantity::exact(0))),
+            kv: sum(|d| d.kv),
+            weights_total: sum(|d| d.weights),
+            graph_full: Quantity::sum(
+                per_device
+                    .iter()
+                    .filter(|d| d.device != HOST_DEVICE)
+                    .filter_map(|d| d.graph),
+            ),
+            projector_total: cx.projector.as_ref().map(|p| p.0),
+            projector_device: cx.projector.as_ref().map(|p| p.1.clone()),
+            draft_total: cx.draft.map(|d| d.0),
+            fit: Some(self.summary(plan, cx)),
+            per_device,
+            form: form.to_string(),
+            weights_semantics: "per-device".to_string(),
+            lines,
+            ..Estimate::default()
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::MIB;
+
+    fn mib(v: i64) -> Quantity {
+        Quantity::from_truncated(v, MIB).unwrap()
+    }
+
+    fn row(device: &str, total: i64, free: i64, model: i64, context: i64, compute: i64) -> BreakdownLine {
+        BreakdownLine {
+            device: device.to_string(),
+            name: None,
+            total: Some(mib(total)),
+            free: Some(mib(free)),
+            self_: mib(model + context + compute),
+            model: mib(model),
+            context: mib(context),
+            compute: mib(compute),
+            unaccounted: None,
+            unaccounted_suspect: true,
+        }
+    }
+
+    #[test]
+    fn the_probe_matching_the_result_is_the_plan() {
+        // corpus 043: the first table (42 dense-only layers, 5658 MiB) is the result; the conversion's
+        // second table (24770 MiB) is a rejected probe.
+        let mut f = FitLedger::default();
+        f.push(FitLine::Start, 1);
+        f.add_row(row("CUDA0", 7807, 7627, 2542, 2622, 494), 2);
+        f.push(
+            FitLine::Probe {
+                id: 0,
+                layers: 42,
+                partial: Some(41),
+                mem: mib(5658),
+            },
+            5,
+        );
+        f.push(
+            FitLine::Result {
+                device: "CUDA0".into(),
+                name: None,
+                layers: Some(42),
+                used: mib(5658),
+                free: Some(mib(1968)),
+            },
+            7,
+        );
+        f.add_row(row("CUDA0", 7807, 7627, 21654, 2622, 494), 10);
+        let e = f.estimate(&FitContext::default()).unwrap();
+        assert_eq!(e.form, "fit-plan");
+        assert_eq!(e.per_device[0].weights.unwrap().bytes, 2542 * MIB);
+        assert_eq!(e.per_device[0].layers, Some(42));
+        assert_eq!(e.fit.as_ref().unwrap().plan_line, Some(2));
+        assert_eq!(e.fit.as_ref().unwrap().probes, 2);
+    }
+
+    #[test]
+    fn no_change_needed_makes_the_first_table_the_plan() {
+        let mut f = FitLedger::default();
+        f.push(FitLine::Start, 1);
+        f.add_row(row("CUDA0", 24575, 23347, 11750, 816, 612), 3);
+        f.add_row(row("CUDA1", 8187, 7065, 4352, 289, 1071), 4);
+        f.push(
+            FitLine::Decision {
+                change: false,
+                target: None,
+                amount: None,
+            },
+            8,
+        );
+        let cx = FitContext {
+            blocks: Some(60),
+            ..FitContext::default()
+        };
+        let e = f.estimate(&cx).unwrap();
+        assert_eq!(e.form, "fit-plan");
+        assert_eq!((e.layers.model, e.layers.offload), (Some(61), Some(61)));
+        assert_eq!(e.fit.as_ref().unwrap().outcome, "no-change");
+        assert_eq!(e.fit.as_ref().unwrap().free.len(), 2);
+        let vram = e.required_partial.unwrap();
+        assert_eq!(vram.low, (11750 + 816 + 612 + 4352 + 289 + 1071) * MIB);
+    }
+
+    #[test]
+    fn an_accepted_probe_stands_in_when_the_log_stops_before_the_result() {
+        // corpus 042: the 16-layer probe on CUDA1 was accepted, the next probe's outcome is not in the log.
+        let mut f = FitLedger::default();
+        f.add_row(row("CUDA0", 32606, 30991, 0, 0, 4205), 2);
+        f.add_row(row("CUDA1", 24575, 23332, 1177, 15360, 1292), 3);
+        f.push(FitLine::Probe { id: 0, layers: 0, partial: Some(0), mem: mib(4205) }, 6);
+        f.push(FitLine::Probe { id: 1, layers: 16, partial: Some(0), mem: mib(17829) }, 7);
+        f.push(FitLine::Set { id: 1, layers: 16, high: false }, 8);
+        f.add_row(row("CUDA0", 32606, 30991, 0, 0, 4205), 10);
+        f.add_row(row("CUDA1", 24575, 23332, 1346, 18432, 1292), 11);
+        let e = f.estimate(&FitContext::default()).unwrap();
+        assert_eq!(e.form, "fit-probe");
+        assert_eq!(e.layers.split, vec![0, 16]);
+        assert_eq!(e.per_device[1].weights.unwrap().bytes, 1177 * MIB);
+    }
+}

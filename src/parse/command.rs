@@ -1,0 +1,207 @@
+//! The runner's command line: the flags that decide memory, as Ollama's runner (`ollama runner`,
+//! `ollama_llama_server`) and upstream llama-server (Ollama ≥ 0.30) spell them.
+//!
+//! Ollama logs the command it starts (`msg="starting llama server" cmd="…"`, `msg="starting runner"`,
+//! `msg="starting llama-server"`); this module is the one place that knows those flag names, so the rest of
+//! vramdiff sees settings, not argv.
+
+use super::event::RunnerCommand;
+use super::matcher::Fields;
+use super::values::{parse_int, parse_int_list};
+
+/// What a flag's value means for [`RunnerCommand`].
+fn apply(c: &mut RunnerCommand, flag: &str, value: Option<&str>) -> bool {
+    let int = || value.and_then(parse_int);
+    let text = || value.map(str::to_string);
+    match flag {
+        "--model" | "-m" => c.model = text(),
+        "--ctx-size" | "-c" => c.ctx_size = int(),
+        "--batch-size" | "-b" => c.batch_size = int(),
+        "--ubatch-size" | "-ub" => c.ubatch_size = int(),
+        "--parallel" | "-np" => c.parallel = int(),
+        "--n-gpu-layers" | "-ngl" | "--gpu-layers" => c.gpu_layers = int(),
+        "--tensor-split" | "-ts" => {
+            c.tensor_split = value
+                .map(|v| v.replace('/', ","))
+                .and_then(|v| parse_int_list(&v))
+                .unwrap_or_default()
+        }
+        "--mmproj" | "-mm" => c.mmproj = text(),
+        "--kv-cache-type" | "--cache-type-k" | "-ctk" => c.kv_cache_type = text(),
+        "--cache-type-v" | "-ctv" => c.kv_cache_type_v = text(),
+        "--split-mode" | "-sm" => c.split_mode = text(),
+        "--main-gpu" | "-mg" => c.main_gpu = int(),
+        "--spec-type" => c.speculative = text(),
+        "--model-draft" | "-md" => {
+            c.speculative = c.speculative.take().or(Some("draft model".to_string()))
+        }
+        "--fit-target" | "-fitt" => c.fit_target = int(),
+        "--flash-attn" | "-fa" => {
+            // Ollama's old runners take no value; llama-server takes on/off/auto.
+            return match value {
+                Some("on" | "1" | "true") => {
+                    c.flash_attention = Some(true);
+                    true
+                }
+                Some("off" | "0" | "false") => {
+                    c.flash_attention = Some(false);
+                    true
+                }
+                Some("auto") => true,
+                _ => {
+                    c.flash_attention = Some(true);
+                    false
+                }
+            };
+        }
+        _ => return false,
+    }
+    true
+}
+
+/// Flags without a value.
+fn switch(c: &mut RunnerCommand, flag: &str) {
+    match flag {
+        "--ollama-engine" => c.ollama_engine = true,
+        "--no-mmproj-offload" => c.projector_offload = Some(false),
+        "--mmproj-offload" => c.projector_offload = Some(true),
+        "--no-mmap" => c.mmap = Some(false),
+        _ => {}
+    }
+}
+
+/// Flags that take a value (so the next word is not a flag of its own).
+const VALUED: &[&str] = &[
+    "--model",
+    "-m",
+    "--ctx-size",
+    "-c",
+    "--batch-size",
+    "-b",
+    "--ubatch-size",
+    "-ub",
+    "--parallel",
+    "-np",
+    "--n-gpu-layers",
+    "-ngl",
+    "--gpu-layers",
+    "--tensor-split",
+    "-ts",
+    "--mmproj",
+    "-mm",
+    "--kv-cache-type",
+    "--cache-type-k",
+    "-ctk",
+    "--cache-type-v",
+    "-ctv",
+    "--split-mode",
+    "-sm",
+    "--main-gpu",
+    "-mg",
+    "--spec-type",
+    "--model-draft",
+    "-md",
+    "--fit-target",
+    "-fitt",
+];
+
+/// The memory-relevant flags of a runner command line.
+pub fn runner_command(cmd: &str, fields: &Fields) -> RunnerCommand {
+    let words: Vec<&str> = cmd.split_whitespace().collect();
+    let mut c = RunnerCommand {
+        llama_server: fields.get("runner") == Some("llama-server"),
+        ..RunnerCommand::default()
+    };
+    let mut i = 0;
+    while i < words.len() {
+        let word = words[i];
+        let (flag, inline) = match word.split_once('=') {
+            Some((f, v)) if f.starts_with("--") => (f, Some(v)),
+            _ => (word, None),
+        };
+        if let Some(v) = inline {
+            apply(&mut c, flag, Some(v));
+            i += 1;
+            continue;
+        }
+        let next = words.get(i + 1).copied();
+        if VALUED.contains(&flag) || flag == "--flash-attn" || flag == "-fa" {
+            let consumed = apply(&mut c, flag, next);
+            i += if consumed { 2 } else { 1 };
+        } else {
+            switch(&mut c, flag);
+            i += 1;
+        }
+    }
+    let program = words.first().copied().unwrap_or("");
+    if program.contains("llama-server") {
+        c.llama_server = true;
+    }
+    if program.contains("ollama_llama_server") || words.get(1) == Some(&"runner") {
+        c.ollama_runner = true;
+    }
+    c
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ollama_runner_flags() {
+        // corpus 015.
+        let c = runner_command("/teamspace/studios/this_studio/ollama/ollama runner --model /x/blobs/sha256-feef --ctx-size 64000 --batch-size 512 --n-gpu-layers 44 --threads 24 --flash-attn --parallel 1 --tensor-split 11,11,11,11 --port 1", &Fields::default());
+        assert_eq!(c.ctx_size, Some(64000));
+        assert_eq!(c.gpu_layers, Some(44));
+        assert_eq!(c.flash_attention, Some(true));
+        assert_eq!(c.parallel, Some(1));
+        assert_eq!(c.tensor_split, vec![11, 11, 11, 11]);
+        assert!(!c.ollama_engine && c.ollama_runner && !c.llama_server);
+    }
+
+    #[test]
+    fn llama_server_flags_of_ollama_0_30() {
+        // corpus 501 (Windows, the cmd as logfmt unquotes it).
+        let c = runner_command(r"C:\Users\M\AppData\Local\Programs\Ollama\lib\ollama\llama-server.exe --model C:\Users\M\.ollama\models\blobs\sha256-280af6832eca23cb322c4dcc65edfea98a21b8f8ab07dc7553bd6f7e6e7a3313 --port 51282 --host 127.0.0.1 --no-webui --offline -c 16384 -np 1 --log-verbosity 4 --no-log-prefix --no-log-timestamps --no-jinja --chat-template chatml --mmproj C:\Users\M\.ollama\models\blobs\sha256-280af6832eca23cb322c4dcc65edfea98a21b8f8ab07dc7553bd6f7e6e7a3313 --no-mmproj-offload --no-mmap --cache-type-k q8_0 --cache-type-v q8_0 --flash-attn on -b 1024 -ub 1024", &Fields::default());
+        assert!(c.llama_server && !c.ollama_runner);
+        assert_eq!((c.ctx_size, c.parallel), (Some(16384), Some(1)));
+        assert_eq!((c.batch_size, c.ubatch_size), (Some(1024), Some(1024)));
+        assert_eq!(c.projector_offload, Some(false));
+        assert_eq!(c.mmap, Some(false));
+        assert_eq!(c.kv_cache_type.as_deref(), Some("q8_0"));
+        assert_eq!(c.kv_cache_type_v.as_deref(), Some("q8_0"));
+        assert_eq!(c.flash_attention, Some(true));
+        assert!(c.mmproj.is_some() && c.model.is_some());
+        assert_eq!(c.gpu_layers, None, "no -ngl: --fit may move layers");
+    }
+
+    #[test]
+    fn llama_server_with_forced_layers_and_a_draft() {
+        // corpus 505.
+        let c = runner_command("/usr/lib/ollama/llama-server --model /root/.ollama/models/blobs/sha256-415aad607fc297a2ad84cda238febbde295f49f17c17ad7784e2246060fb06d0 --port 36103 --host 127.0.0.1 --no-webui --offline -c 65536 -np 1 --log-verbosity 4 --no-log-prefix --no-log-timestamps --no-jinja --chat-template chatml --mmproj /root/.ollama/models/blobs/sha256-c24919d9eb66eda0af3d7a62ef49bef7948389099de880e0cb5eefe2d3c31769 --spec-type draft-mtp --spec-draft-n-max 4 --spec-draft-backend-sampling --flash-attn auto -b 512 -ub 512 -ngl 999 --context-shift --keep 4", &Fields::default());
+        assert_eq!(c.gpu_layers, Some(999));
+        assert_eq!(c.speculative.as_deref(), Some("draft-mtp"));
+        assert_eq!(c.flash_attention, None, "auto is neither on nor off");
+        assert_eq!(c.projector_offload, None);
+        assert_eq!(c.batch_size, Some(512));
+    }
+
+    #[test]
+    fn main_gpu_and_split_mode() {
+        let c = runner_command(
+            "/usr/lib/ollama/llama-server --model /m --split-mode none --main-gpu 1 -c 4096",
+            &Fields::default(),
+        );
+        assert_eq!((c.split_mode.as_deref(), c.main_gpu), (Some("none"), Some(1)));
+    }
+
+    #[test]
+    fn a_discovery_runner_has_no_model() {
+        // Ollama >= 0.12 bootstraps discovery with a model-less runner.
+        let c = runner_command(
+            "/usr/local/bin/ollama runner --ollama-engine --port 39511",
+            &Fields::default(),
+        );
+        assert!(c.is_discovery() && c.ollama_engine);
+    }
+}
