@@ -1,8 +1,10 @@
 //! Placement replay ("what if"): run Ollama's layer placement again, once with the estimate's own figures (does
 //! vramdiff understand the estimate? it must reproduce the logged split) and once with the measured figures
 //! (what would the same rules have done with the real sizes?), optionally with the user's changes.
+//! `fit` replays llama.cpp's `--fit` placement instead (Ollama ≥ 0.30, llama-server), as a pure function.
 
 pub mod figures;
+pub mod fit;
 pub mod placement;
 
 use crate::model::{
