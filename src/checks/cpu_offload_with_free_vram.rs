@@ -1,25 +1,32 @@
-//! `cpu-offload-with-free-vram`: layers were left on the CPU although, by the measured sizes, the GPUs had
-//! room for them. Decided by the placement replay.
+//! `cpu-offload-with-free-vram`: layers were left on the CPU although, by the measured sizes, the GPUs had room
+//! for them — or, in the llama-server era, because the context the user asked for left no room: then it says at
+//! which `num_ctx` every layer would fit. Decided by the placement replay.
 
 use super::{finding, CheckDef, Context};
 use crate::model::{human, Component, Finding, Severity};
+use crate::replay::llama_server;
 
 pub const DEF: CheckDef = CheckDef {
     code: "cpu-offload-with-free-vram",
-    summary: "layers left on the CPU while the GPUs had room for them by the measured sizes",
+    summary: "layers left on the CPU while the GPUs had room for them by the measured sizes, or at a smaller context",
     run: check,
 };
 
 fn check(cx: &Context, out: &mut Vec<Finding>) {
     let load = cx.load;
-    let Some(e) = &load.estimate else { return };
+    let e = load.estimate.as_ref();
     let (Some(offloaded), Some(total)) = (
-        load.actual.offloaded_layers.or(e.layers.offload),
-        load.actual.total_layers.or(e.layers.model),
+        load.actual
+            .offloaded_layers
+            .or(e.and_then(|e| e.layers.offload)),
+        load.actual.total_layers.or(e.and_then(|e| e.layers.model)),
     ) else {
         return;
     };
-    if offloaded >= total || e.layers.requested.is_some_and(|n| n >= 0 && n <= offloaded) {
+    let requested = e
+        .and_then(|e| e.layers.requested)
+        .or(load.settings.gpu_layers);
+    if offloaded >= total || requested.is_some_and(|n| n >= 0 && n <= offloaded) {
         // Everything on GPU, or the user asked for exactly this many layers.
         return;
     }
@@ -34,23 +41,60 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
     let Some(m) = load.whatif.as_ref().and_then(|w| w.measured.as_ref()) else {
         return;
     };
-    let could = m.placement.offloaded;
-    if could <= offloaded {
-        return;
-    }
     let mut lines = cx.estimate_lines();
     if let Some(r) = cx.component(Component::WeightsGpu) {
         lines.extend(&r.lines);
     }
+    let could = m.placement.offloaded;
+    if could > offloaded {
+        out.push(finding(
+            DEF.code,
+            Severity::Warning,
+            format!(
+                "{} of {total} layers were left on the CPU, but by the measured sizes {could} of {total} fit on the GPUs ({} to spare on the tightest)",
+                total - offloaded,
+                human(m.margin.max(0))
+            ),
+            if cx.fit_era() {
+                "the --fit margin or the context took the room (see suggestions)"
+            } else {
+                "set num_gpu to the number of layers that fit (see suggestions); the estimate reserved more than the runner uses"
+            },
+            lines,
+            None,
+            None,
+        ));
+        return;
+    }
+    if !cx.fit_era() {
+        return;
+    }
+    // The GPUs were full: the context decided. At which context would every layer fit?
+    let (Some(ctx), Some(fits)) = (
+        load.settings.ctx_size,
+        llama_server::largest_context_that_fits(load),
+    ) else {
+        return;
+    };
+    if fits >= ctx {
+        return;
+    }
+    let parallel = load.settings.parallel.unwrap_or(1).max(1);
+    let per_layer = llama_server::measured_shape(load)
+        .map(|s| s.layer_kv_at(ctx))
+        .unwrap_or(0);
+    lines.extend(load.actual.kv_caches.iter().map(|k| k.line));
     out.push(finding(
         DEF.code,
         Severity::Warning,
         format!(
-            "{} of {total} layers were left on the CPU, but by the measured sizes {could} of {total} fit on the GPUs ({} to spare on the tightest)",
+            "{} of {total} layers are on the CPU because of the context: at {ctx} tokens each layer's KV cache is {}; all {total} layers fit on the GPUs at num_ctx {} or less{}",
             total - offloaded,
-            human(m.margin.max(0))
+            human(per_layer),
+            fits / parallel,
+            if parallel > 1 { format!(" per slot ({parallel} slots)") } else { String::new() },
         ),
-        "set num_gpu to the number of layers that fit (see suggestions); the estimate reserved more than the runner uses",
+        "lower num_ctx (or OLLAMA_CONTEXT_LENGTH), or quantise the KV cache with OLLAMA_KV_CACHE_TYPE=q8_0 (see suggestions)",
         lines,
         None,
         None,

@@ -24,7 +24,9 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
         DEF.code,
         Severity::Error,
         format!("the load failed: {failure}"),
-        if oom {
+        if oom && cx.fit_era() {
+            "out of memory: lower num_ctx, quantise the KV cache (OLLAMA_KV_CACHE_TYPE=q8_0), or raise LLAMA_ARG_FIT_TARGET so --fit leaves more room"
+        } else if oom {
             "out of memory: lower num_ctx or num_gpu, or reserve room with OLLAMA_GPU_OVERHEAD"
         } else {
             "read the runner's last lines before the failure; the figures above are what it allocated"

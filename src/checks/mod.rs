@@ -5,6 +5,7 @@
 //! says nothing otherwise. [`suggest`] turns findings and the replay into settings to try.
 
 mod cpu_offload_with_free_vram;
+mod gpu_unused;
 mod graph_charged_per_gpu;
 mod host_not_vram;
 mod incomplete_load;
@@ -13,6 +14,7 @@ mod load_failed;
 mod needless_split;
 mod overestimate;
 mod projector_double_counted;
+mod projector_on_cpu;
 mod rounding_limited;
 pub mod suggest;
 mod unattributed_memory;
@@ -76,6 +78,20 @@ impl Context<'_> {
         Some((sum, buffers.iter().map(|b| b.line).collect()))
     }
 
+    /// ` (NVIDIA GeForce RTX 3090)` for a device whose GPU the log names, else nothing.
+    pub fn gpu_label(&self, device: &str) -> String {
+        crate::model::device_position(device)
+            .and_then(|i| self.load.gpus.get(i))
+            .and_then(|g| g.name.as_deref())
+            .map(|n| format!(" ({n})"))
+            .unwrap_or_default()
+    }
+
+    /// The llama-server era (llama.cpp's `--fit` placed the layers): other knobs reach the runner.
+    pub fn fit_era(&self) -> bool {
+        self.load.era == crate::model::Era::LlamaServer
+    }
+
     /// The estimate is larger than reality by more than the configured margin (beyond rounding).
     pub fn clearly_over(&self, estimated: Quantity, actual: Quantity) -> bool {
         let gap = estimated.low - actual.high;
@@ -117,10 +133,12 @@ pub struct CheckDef {
 /// Every check, in the order their findings are listed for equal severity.
 pub const REGISTRY: &[CheckDef] = &[
     load_failed::DEF,
+    gpu_unused::DEF,
     incomplete_load::DEF,
     underestimate::DEF,
     needless_split::DEF,
     cpu_offload_with_free_vram::DEF,
+    projector_on_cpu::DEF,
     graph_charged_per_gpu::DEF,
     projector_double_counted::DEF,
     kv_mismatch::DEF,

@@ -12,9 +12,12 @@ pub const DEF: CheckDef = CheckDef {
 };
 
 const HINT: &str = "reserve the gap with OLLAMA_GPU_OVERHEAD, or lower num_ctx / num_batch so the estimate keeps a margin";
+/// llama-server era: `OLLAMA_GPU_OVERHEAD` does not reach `--fit`; its margin does.
+const FIT_HINT: &str = "the --fit plan missed memory the runner allocated: raise the margin with LLAMA_ARG_FIT_TARGET (MiB per GPU) or lower num_ctx so --fit keeps room";
 
 fn check(cx: &Context, out: &mut Vec<Finding>) {
     let load = cx.load;
+    let hint = if cx.fit_era() { FIT_HINT } else { HINT };
     let oom = load.actual.failed && load.actual.failure.as_deref().is_some_and(is_out_of_memory);
     for c in load
         .components
@@ -38,7 +41,7 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
                 size(e),
                 size(a.minus(e))
             ),
-            HINT,
+            hint,
             c.lines.clone(),
             None,
             Some(c.component.as_str()),
@@ -74,7 +77,7 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
                 Severity::Warning
             },
             message,
-            HINT,
+            hint,
             d.lines.clone(),
             Some(&d.device),
             None,

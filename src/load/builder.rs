@@ -291,6 +291,11 @@ impl LoadBuilder {
                 })
             },
             projector_offload_reason: disabled.and_then(|(r, _)| r.clone()),
+            projector_offload_line: disabled.map(|(_, l)| *l).or(self
+                .runner
+                .as_ref()
+                .filter(|(c, _)| c.projector_offload.is_some())
+                .map(|(_, l)| *l)),
             split_mode: cmd.and_then(|c| c.split_mode.clone()),
             main_gpu: cmd.and_then(|c| c.main_gpu),
             mmap: cmd.and_then(|c| c.mmap),
@@ -661,6 +666,23 @@ impl LoadBuilder {
         if !breakdown.is_empty() {
             self.mark_source("breakdown");
         }
+        let caches: Vec<String> = self
+            .kv_caches
+            .iter()
+            .filter(|(k, _)| !k.recurrent)
+            .filter_map(|(k, _)| k.cells.map(|c| c.to_string()))
+            .collect();
+        if caches.len() > 1 {
+            // Several KV caches (a sliding-window model): their buffers on one device are expected to add up.
+            self.ledger
+                .notes
+                .retain(|n| !(n.contains(" kv buffer on ") && n.contains("same round")));
+            self.notes.push(format!(
+                "{} KV caches ({} cells: full and sliding-window attention); their buffers add up per device",
+                caches.len(),
+                caches.join(" and ")
+            ));
+        }
         self.notes.append(&mut self.ledger.notes);
         let mut buffers = std::mem::take(&mut self.ledger).into_buffers();
         // clip's size lines do not name a device: it is the one clip said it uses (`CLIP using CPU backend`),
@@ -732,6 +754,7 @@ impl LoadBuilder {
                 sources: self.actual_sources.iter().map(|s| s.to_string()).collect(),
                 reported_total: self.summary_actual_total.map(|(q, _)| q),
                 projector_device,
+                projector_device_line: self.projector_backend.as_ref().map(|(_, l)| *l),
                 kv_caches,
             },
             components: Vec::new(),

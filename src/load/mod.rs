@@ -73,6 +73,9 @@ impl Assembler {
         b.devices = std::mem::take(&mut self.pending_devices);
         b.runner_devices = std::mem::take(&mut self.pending_runner_devices);
         b.projector_offload_disabled = self.pending_projector_offload.take();
+        if let Some((_, l)) = b.projector_offload_disabled {
+            b.first_line = b.first_line.min(l);
+        }
         self.current.insert(b)
     }
 

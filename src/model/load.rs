@@ -108,6 +108,9 @@ pub struct Settings {
     /// Why the projector was kept off the GPU, as Ollama said (`limited-vram`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub projector_offload_reason: Option<String>,
+    /// The line that decided `projector_offload` (Ollama's `disabling …` line, else the command line).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub projector_offload_line: Option<u64>,
     /// `--split-mode` (`none` when Ollama's `main_gpu` pins the model to one GPU).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub split_mode: Option<String>,
@@ -361,6 +364,9 @@ pub struct Actual {
     /// Where the vision projector ran, as the runner said (`CLIP using CPU backend` → `CPU`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub projector_device: Option<String>,
+    /// The line that said where the projector ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub projector_device_line: Option<u64>,
     /// The KV caches' summary lines (sizes, cells, layers, types).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub kv_caches: Vec<KvCache>,

@@ -80,6 +80,11 @@ pub struct EstimateReplay {
     pub split_agrees: Option<bool>,
     /// Every logged `memory.required.allocations` entry overlaps the replay's range; `None` without them.
     pub allocations_agree: Option<bool>,
+    /// The replay puts as many layers on GPUs as the log says (and, for `--fit`, comes to the same decision:
+    /// no change, or a change); `None` when the log does not say. A split or allocation list is never called
+    /// reproduced when this is false.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub layers_agree: Option<bool>,
 }
 
 /// The replay with measured figures, on the fewest GPUs that hold the whole model.

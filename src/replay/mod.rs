@@ -5,10 +5,12 @@
 
 pub mod figures;
 pub mod fit;
+pub mod llama_server;
 pub mod placement;
 
 use crate::model::{
-    device_for_library, human, EstimateReplay, Load, MeasuredReplay, Placement, Quantity, WhatIf,
+    device_for_library, human, Era, EstimateReplay, Load, MeasuredReplay, Placement, Quantity,
+    WhatIf,
 };
 pub use figures::Changes;
 use figures::End;
@@ -25,6 +27,10 @@ fn gpus(load: &Load, changes: &Changes, end: End) -> Vec<GpuSpace> {
         .clone()
         .or_else(|| load.gpus.first().and_then(|g| g.library.clone()))
         .unwrap_or_else(|| "cuda".to_string());
+    if library.eq_ignore_ascii_case("cpu") {
+        // A CPU-only estimate has no GPU to place layers on: never replay onto a device named CPU.
+        return Vec::new();
+    }
     let free: Vec<Quantity> = if e.available.is_empty() {
         load.gpus
             .iter()
@@ -76,10 +82,15 @@ fn estimate_replay(load: &Load, changes: &Changes) -> Option<EstimateReplay> {
         .collect::<Option<Vec<_>>>()?;
     let figures = figures::from_estimate(load, changes, End::Nominal)?;
     let unchanged = *changes == Changes::default();
+    // A run reproduces the log only with the log's layer count: never call a split "reproduced" otherwise.
+    let same_count = |p: &Placement| e.layers.offload.is_none_or(|o| p.offloaded == o);
+    let layers_agree = (unchanged && e.layers.offload.is_some())
+        .then(|| runs.iter().any(same_count));
     let split_agrees = (unchanged && !e.layers.split.is_empty())
-        .then(|| runs.iter().any(|p| p.split() == e.layers.split));
+        .then(|| runs.iter().any(|p| same_count(p) && p.split() == e.layers.split));
     let allocations_agree = (unchanged && e.allocations.len() == runs[1].gpus.len()).then(|| {
-        e.allocations.iter().enumerate().all(|(i, logged)| {
+        layers_agree != Some(false)
+            && e.allocations.iter().enumerate().all(|(i, logged)| {
             let values = runs.iter().map(|p| p.gpus[i].allocation);
             let (lo, hi) = (values.clone().min().unwrap_or(0), values.max().unwrap_or(0));
             // Each replayed figure is itself a sum of rounded terms: the three runs bound it.
@@ -107,6 +118,7 @@ fn estimate_replay(load: &Load, changes: &Changes) -> Option<EstimateReplay> {
         placement,
         split_agrees,
         allocations_agree,
+        layers_agree,
     })
 }
 
@@ -170,8 +182,20 @@ fn measured_replay(load: &Load, changes: &Changes) -> Option<MeasuredReplay> {
 
 /// Replay a load's placement; `None` when the log lacks the estimate figures the placement needs.
 pub fn replay(load: &Load, changes: &Changes) -> Option<WhatIf> {
-    let estimate = estimate_replay(load, changes);
-    let measured = measured_replay(load, changes);
+    let fit_era = load.era == Era::LlamaServer
+        || load.estimate.as_ref().is_some_and(|e| e.fit.is_some());
+    let (estimate, measured) = if fit_era {
+        if *changes != Changes::default() {
+            // What-if changes replay Ollama's estimator, which llama-server no longer runs.
+            return None;
+        }
+        (llama_server::estimate(load), llama_server::measured(load))
+    } else {
+        (
+            estimate_replay(load, changes),
+            measured_replay(load, changes),
+        )
+    };
     if estimate.is_none() && measured.is_none() {
         return None;
     }

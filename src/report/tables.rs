@@ -124,8 +124,13 @@ pub fn facts(load: &Load) -> Vec<(String, String)> {
                 if let Some(t) = g.total {
                     parts.push(format!("{} total", human(t.bytes)));
                 }
+                // Ollama's `available` (free − minimum − overhead) and the measured free memory are two
+                // figures; never show one as the other.
                 if let Some(a) = g.available {
-                    parts.push(format!("{} free", human(a.bytes)));
+                    parts.push(format!("{} available", human(a.bytes)));
+                }
+                if let Some(f) = g.free {
+                    parts.push(format!("{} free", human(f.bytes)));
                 }
                 parts.join(", ")
             })
@@ -146,8 +151,21 @@ pub fn facts(load: &Load) -> Vec<(String, String)> {
             st.flash_attention
                 .map(|f| if f { "on" } else { "off" })
                 .unwrap_or("–")
-        ),
+        ) + &match (st.projector_offload, &st.projector_offload_reason) {
+            (Some(false), Some(reason)) => format!(", projector on the CPU ({reason})"),
+            (Some(false), None) => ", projector on the CPU".to_string(),
+            _ => String::new(),
+        },
     ));
+    for r in &load.rejected_gpus {
+        out.push((
+            "rejected GPU".to_string(),
+            format!("{}: {} (line {})", r.name, r.reason, r.line),
+        ));
+    }
+    if let Some(f) = load.estimate.as_ref().and_then(|e| e.fit.as_ref()) {
+        out.push(("--fit".to_string(), fit_words(f)));
+    }
     match &load.estimate {
         Some(e) => {
             let layers = match (e.layers.offload, e.layers.model) {
@@ -195,6 +213,37 @@ pub fn facts(load: &Load) -> Vec<(String, String)> {
         out.push(("FAILED".to_string(), f.clone()));
     }
     out
+}
+
+/// What llama.cpp's `--fit` did, in words.
+fn fit_words(f: &crate::model::FitSummary) -> String {
+    let mut parts = vec![match f.outcome.as_str() {
+        "no-change" => "no changes needed: every device kept its margin with the user's settings".to_string(),
+        "changed" => "moved layers or the context to keep every device's margin".to_string(),
+        _ => "the log stops before the fit's result".to_string(),
+    }];
+    if let Some(t) = f.target {
+        parts.push(format!("margin {} per device", human(t.bytes)));
+    }
+    if let Some(r) = f.reduce_by {
+        parts.push(format!("had to shed {}", human(r.bytes)));
+    }
+    if let (Some(c), Some(by_user)) = (f.context, f.context_by_user) {
+        parts.push(if by_user {
+            format!("context {c} kept (set by the user)")
+        } else {
+            format!("context reduced to {c}")
+        });
+    }
+    parts.push(format!(
+        "{} probe table{}",
+        f.probes,
+        if f.probes == 1 { "" } else { "s" }
+    ));
+    if let Some(s) = f.seconds {
+        parts.push(format!("took {s:.2} s"));
+    }
+    parts.join(", ")
 }
 
 fn components(load: &Load) -> Option<Section> {

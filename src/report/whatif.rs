@@ -6,7 +6,7 @@ use std::fmt::Write;
 
 use super::table::{Align, Table};
 use super::{json, sanitize, Format};
-use crate::model::{human, Analysis, Placement, ReplayFigures, WhatIf};
+use crate::model::{human, Analysis, EstimateReplay, Placement, ReplayFigures, WhatIf};
 
 fn agreement(v: Option<bool>, changed: bool) -> &'static str {
     match v {
@@ -52,18 +52,34 @@ fn figures(out: &mut String, f: &ReplayFigures) {
     }
 }
 
+/// How the replay compares with the log, in words: layer count, split, allocations (each only when the log
+/// states it; a split or allocation list is never "reproduced" with a different layer count).
+fn agreements(e: &EstimateReplay, changed: bool) -> String {
+    let mut parts = Vec::new();
+    if e.layers_agree.is_some() {
+        parts.push(format!("layers {}", agreement(e.layers_agree, changed)));
+    }
+    parts.push(format!("logged split {}", agreement(e.split_agrees, changed)));
+    if e.allocations_agree.is_some() || !e.strategy.starts_with("llama.cpp --fit") {
+        parts.push(format!(
+            "allocations {}",
+            agreement(e.allocations_agree, changed)
+        ));
+    }
+    parts.join(", ")
+}
+
 /// The short form inside the main text report.
 pub fn summary(out: &mut String, w: &WhatIf) {
     if let Some(e) = &w.estimate {
         let split: Vec<String> = e.placement.split().iter().map(|n| n.to_string()).collect();
         let _ = writeln!(
             out,
-            "  replay with the estimate's figures: split {}, {}/{} layers; logged split {}, allocations {}",
+            "  replay with the estimate's figures: split {}, {}/{} layers; {}",
             split.join(","),
             e.placement.offloaded,
             e.placement.total,
-            agreement(e.split_agrees, !w.changes.is_empty()),
-            agreement(e.allocations_agree, !w.changes.is_empty())
+            agreements(e, !w.changes.is_empty())
         );
     }
     if let Some(m) = &w.measured {
@@ -83,13 +99,12 @@ fn detailed(out: &mut String, w: &WhatIf) {
         Some(e) => {
             let _ = writeln!(
                 out,
-                "  with the estimate's figures ({}): {}/{} layers on GPUs, {} left to the CPU; logged split {}, allocations {}",
+                "  with the estimate's figures ({}): {}/{} layers on GPUs, {} left to the CPU; {}",
                 e.strategy,
                 e.placement.offloaded,
                 e.placement.total,
                 human(e.placement.overflow),
-                agreement(e.split_agrees, !w.changes.is_empty()),
-                agreement(e.allocations_agree, !w.changes.is_empty())
+                agreements(e, !w.changes.is_empty())
             );
             out.push_str(&placement_table(&e.placement).to_text(4));
             figures(out, &e.figures);

@@ -1,38 +1,10 @@
-//! Suggestions: concrete settings to try, derived from a load's findings and its placement replay, each with
-//! the effect the replay or the measured figures predict.
+//! Suggestions for Ollama's own estimator and scheduler (≤ v0.24): the knobs that reach it
+//! (`CUDA_VISIBLE_DEVICES`, `num_gpu`, `OLLAMA_GPU_OVERHEAD`, `OLLAMA_SCHED_SPREAD`, `num_ctx`, `num_batch`, and
+//! ollama37's graph multiplier), each with the effect the replay predicts.
 
-use crate::model::{device_position, human, Component, Finding, Load, Suggestion, MIB};
+use super::{has, round_up, visible_devices};
+use crate::model::{device_position, human, Component, Finding, Load, Suggestion};
 use crate::replay::{replay, Changes};
-
-fn has(findings: &[Finding], code: &str) -> bool {
-    findings.iter().any(|f| f.code == code)
-}
-
-/// Round up to a multiple of 64 MiB, the way one would type the setting.
-fn round_up(bytes: i64) -> i64 {
-    let step = 64 * MIB;
-    (bytes.max(0) + step - 1) / step * step
-}
-
-/// The GPU ids (UUID where the log printed one) of a set of devices, for CUDA_VISIBLE_DEVICES.
-fn visible_devices(load: &Load, devices: &[&str]) -> String {
-    devices
-        .iter()
-        .map(|d| {
-            device_position(d)
-                .and_then(|i| load.gpus.get(i).map(|g| (i, g)))
-                .map(|(i, g)| {
-                    if g.id.starts_with("GPU-") {
-                        g.id.clone()
-                    } else {
-                        i.to_string()
-                    }
-                })
-                .unwrap_or_else(|| d.to_string())
-        })
-        .collect::<Vec<_>>()
-        .join(",")
-}
 
 fn needless_split(load: &Load, out: &mut Vec<Suggestion>) {
     let Some(m) = load.whatif.as_ref().and_then(|w| w.measured.as_ref()) else {
@@ -225,7 +197,7 @@ fn context_and_batch(load: &Load, findings: &[Finding], out: &mut Vec<Suggestion
             .actual
             .failure
             .as_deref()
-            .is_some_and(super::load_failed::is_out_of_memory);
+            .is_some_and(super::super::load_failed::is_out_of_memory);
     let kv_under = findings
         .iter()
         .any(|f| f.code == "kv-mismatch" && f.severity >= crate::model::Severity::Warning);
@@ -283,17 +255,15 @@ fn context_and_batch(load: &Load, findings: &[Finding], out: &mut Vec<Suggestion
     }
 }
 
-/// Settings to try for a load, from its findings and replay.
-pub fn suggest(load: &Load) -> Vec<Suggestion> {
+/// Settings to try for a load placed by Ollama's estimator.
+pub fn suggest(load: &Load, out: &mut Vec<Suggestion>) {
     let findings = &load.findings;
-    let mut out = Vec::new();
     if has(findings, "needless-split") {
-        needless_split(load, &mut out);
+        needless_split(load, out);
     }
     if has(findings, "cpu-offload-with-free-vram") {
-        cpu_offload(load, &mut out);
+        cpu_offload(load, out);
     }
-    overhead(load, findings, &mut out);
-    context_and_batch(load, findings, &mut out);
-    out
+    overhead(load, findings, out);
+    context_and_batch(load, findings, out);
 }

@@ -1,0 +1,133 @@
+//! `projector-on-cpu`: the vision projector runs on the CPU (`--no-mmproj-offload`, Ollama's `disabling
+//! multimodal projector offload`, clip's `CLIP using CPU backend`), with its size against the room left on the
+//! GPU that holds the model: images are then encoded on the CPU, many times slower.
+
+use super::{finding, CheckDef, Context};
+use crate::model::{human, is_host_buffer, Finding, Quantity, Severity, HOST_DEVICE};
+use crate::replay::llama_server;
+
+pub const DEF: CheckDef = CheckDef {
+    code: "projector-on-cpu",
+    summary: "the vision projector runs on the CPU; its size against the room left on the GPU holding the model",
+    run: check,
+};
+
+fn check(cx: &Context, out: &mut Vec<Finding>) {
+    let load = cx.load;
+    let s = &load.settings;
+    let mut signs = Vec::new();
+    let mut lines = Vec::new();
+    if s.projector_offload == Some(false) {
+        signs.push(match &s.projector_offload_reason {
+            Some(reason) => format!("Ollama disabled its offload, reason={reason}"),
+            None => "--no-mmproj-offload".to_string(),
+        });
+        lines.extend(s.projector_offload_line);
+    }
+    if load.actual.projector_device.as_deref() == Some(HOST_DEVICE) {
+        signs.push("CLIP using CPU backend".to_string());
+        lines.extend(load.actual.projector_device_line);
+    }
+    if signs.is_empty() {
+        return;
+    }
+    let clip: Vec<_> = load.actual.buffers.iter().filter(|b| b.projector).collect();
+    let estimate = load.estimate.as_ref().and_then(|e| e.projector_total);
+    let (size, from) = match (estimate, Quantity::sum(clip.iter().map(|b| b.size))) {
+        (Some(e), _) => (Some(e), "llama-server's [mtmd] estimate"),
+        (None, Some(a)) => (Some(a), "its clip buffers"),
+        (None, None) => (None, ""),
+    };
+    lines.extend(clip.iter().map(|b| b.line));
+    lines.extend(
+        load.estimate
+            .as_ref()
+            .filter(|e| e.projector_total.is_some())
+            .map(|e| e.lines.clone())
+            .unwrap_or_default(),
+    );
+    let what = match size {
+        Some(q) => format!("the vision projector ({}, {from})", human(q.bytes)),
+        None => "the vision projector".to_string(),
+    };
+    // The GPU holding the model, and what it had left after the load.
+    let main = load
+        .devices
+        .iter()
+        .filter(|d| !d.host && !is_host_buffer(&d.device))
+        .filter_map(|d| Some((d.device.clone(), d.actual?)))
+        .max_by_key(|(_, a)| a.bytes);
+    let free = |device: &str| {
+        load.estimate
+            .as_ref()
+            .and_then(|e| e.fit.as_ref())
+            .and_then(|f| f.free.iter().find(|d| d.device == device))
+            .map(|d| d.free)
+            .or_else(|| {
+                crate::model::device_position(device)
+                    .and_then(|i| load.gpus.get(i))
+                    .and_then(|g| g.free)
+            })
+    };
+    let room = main.as_ref().and_then(|(device, used)| {
+        let left = free(device)?.minus(*used);
+        Some((device.clone(), left))
+    });
+    let margin = llama_server::target(load);
+    let (severity, message) = match (room, size) {
+        (Some((device, left)), Some(p)) => {
+            let spare = left.low - margin - p.high;
+            let gpu = format!("{device}{}", cx.gpu_label(&device));
+            if spare >= 0 {
+                (
+                    Severity::Warning,
+                    format!(
+                        "{what} runs on the CPU ({}), while {gpu} had {} free after the load: room for it and the {} margin with {} to spare; images are encoded on the CPU, many times slower",
+                        signs.join("; "),
+                        human(left.bytes),
+                        human(margin),
+                        human(spare)
+                    ),
+                )
+            } else {
+                (
+                    Severity::Info,
+                    format!(
+                        "{what} runs on the CPU ({}); {gpu} had {} free after the load, not enough for it and the {} margin",
+                        signs.join("; "),
+                        human(left.bytes),
+                        human(margin)
+                    ),
+                )
+            }
+        }
+        _ if main.is_none()
+            && !load.actual.buffers.is_empty()
+            && load.actual.buffers.iter().all(|b| b.host) =>
+        {
+            (
+            Severity::Info,
+            format!(
+                "{what} runs on the CPU ({}), like the rest of the model: no GPU holds any of it",
+                signs.join("; ")
+            ),
+            )
+        }
+        _ => (
+            Severity::Info,
+            format!(
+                "{what} runs on the CPU ({}); the log does not show how much room the GPU had left after the load",
+                signs.join("; ")
+            ),
+        ),
+    };
+    out.push(finding(
+        DEF.code,
+        severity,
+        message,
+        "Ollama ≥ 0.30 decides before the load from free VRAM (0.30 kept the projector off GPUs under a 10 GiB floor; later builds compare with the projector's size plus headroom): freeing VRAM on the GPU (see suggestions) or a newer Ollama keeps it on the GPU",
+        lines,
+        main.as_ref().map(|(d, _)| d.as_str()),
+        Some("projector"),
+    ));
+}

@@ -1,0 +1,475 @@
+//! The replay of the llama-server era (Ollama ≥ 0.30): llama.cpp's `--fit` ([`super::fit`]) run on a load's
+//! figures, once with the fit plan's (does it reproduce the log?) and once with the measured buffers (would the
+//! model have fit on fewer GPUs, or kept more layers off the CPU?).
+//!
+//! Logs print totals, not per-layer sizes: a layer's weights are the GPU weight buffers over the layers on GPUs
+//! (the output layer counted as an average layer), its KV the KV buffers over the model's layers. A
+//! sliding-window cache does not grow with the context; the caches whose cells equal the context do.
+
+use super::fit::{
+    fit, FitContext, FitDevice, FitInput, FitLayer, FitOutcome, FitReason, DEFAULT_FIT_TARGET,
+};
+use crate::model::{
+    device_position, human, is_host_buffer, BufferKind, EstimateReplay, Load, MeasuredReplay,
+    PlacedGpu, Placement, Quantity, ReplayFigures,
+};
+
+/// The model's shape as the replay needs it, with where each figure came from.
+#[derive(Debug, Clone)]
+pub struct Shape {
+    /// Repeating layers (`n_layer`).
+    pub blocks: i64,
+    /// Weights of one layer (the output layer is taken as one more such layer).
+    pub layer_weights: i64,
+    /// KV bytes of one layer that grow with the context, at `context`.
+    pub layer_kv_scaling: i64,
+    /// KV bytes of one layer that do not (sliding-window caches, recurrent state).
+    pub layer_kv_fixed: i64,
+    /// The context (all slots) the KV was measured at.
+    pub context: i64,
+    pub from: Vec<String>,
+}
+
+impl Shape {
+    fn layers(&self, context: i64) -> Vec<FitLayer> {
+        let kv = self.layer_kv_fixed + scale(self.layer_kv_scaling, context, self.context);
+        vec![
+            FitLayer {
+                dense: self.layer_weights,
+                experts: 0,
+                kv,
+            };
+            self.blocks.max(0) as usize
+        ]
+    }
+
+    /// KV of one layer at `context` tokens (all slots).
+    pub fn layer_kv_at(&self, context: i64) -> i64 {
+        self.layer_kv_fixed + scale(self.layer_kv_scaling, context, self.context)
+    }
+}
+
+fn scale(v: i64, num: i64, den: i64) -> i64 {
+    if den <= 0 {
+        return v;
+    }
+    Quantity::exact(v).scale(num, den).bytes
+}
+
+/// One GPU the replay may use.
+#[derive(Debug, Clone)]
+pub struct Gpu {
+    pub device: String,
+    pub free: i64,
+    /// Compute buffer the GPU needs when it holds layers.
+    pub compute: i64,
+}
+
+/// The free-memory margin `--fit` keeps on each device.
+pub fn target(load: &Load) -> i64 {
+    let e = load.estimate.as_ref();
+    e.and_then(|e| e.fit.as_ref())
+        .and_then(|f| f.target)
+        .or(load.settings.fit_target)
+        .map(|q| q.bytes)
+        .unwrap_or(DEFAULT_FIT_TARGET)
+}
+
+/// The GPUs as llama.cpp measured them before the load, in device order.
+fn gpus(load: &Load, compute: impl Fn(&str) -> i64) -> Vec<Gpu> {
+    let measured: Vec<(String, i64)> = load
+        .estimate
+        .as_ref()
+        .and_then(|e| e.fit.as_ref())
+        .map(|f| {
+            f.free
+                .iter()
+                .filter(|d| !is_host_buffer(&d.device))
+                .map(|d| (d.device.clone(), d.free.bytes))
+                .collect()
+        })
+        .unwrap_or_default();
+    let list: Vec<(String, i64)> = if measured.is_empty() {
+        load.gpus
+            .iter()
+            .enumerate()
+            .filter_map(|(i, g)| Some((format!("CUDA{i}"), g.free.or(g.available)?.bytes)))
+            .collect()
+    } else {
+        measured
+    };
+    list.into_iter()
+        .map(|(device, free)| Gpu {
+            compute: compute(&device),
+            device,
+            free,
+        })
+        .collect()
+}
+
+fn sum_buffers(load: &Load, keep: impl Fn(&crate::model::Buffer) -> bool) -> i64 {
+    load.actual
+        .buffers
+        .iter()
+        .filter(|b| keep(b))
+        .map(|b| b.size.bytes)
+        .sum()
+}
+
+/// The shape from the measured buffers and the KV size lines.
+pub fn measured_shape(load: &Load) -> Option<Shape> {
+    let a = &load.actual;
+    let gpu_weights = sum_buffers(load, |b| {
+        b.kind == BufferKind::Model && !b.host && !b.projector
+    });
+    let offloaded = a.offloaded_layers?;
+    let total = a.total_layers?;
+    if gpu_weights <= 0 || offloaded <= 0 || total < 2 {
+        return None;
+    }
+    let blocks = load.model.block_count.unwrap_or(total - 1);
+    let mut from = vec![format!(
+        "layer weights: GPU weight buffers {} over the {offloaded} layers on GPUs (the output layer counted as one)",
+        human(gpu_weights)
+    )];
+    let context = load.settings.ctx_size.unwrap_or(0);
+    let (scaling, fixed) = kv_split(load);
+    if scaling + fixed > 0 {
+        from.push(format!(
+            "layer KV: KV buffers over {blocks} layers ({} grow with the context, {} do not)",
+            human(scaling),
+            human(fixed)
+        ));
+    }
+    Some(Shape {
+        blocks,
+        layer_weights: gpu_weights / offloaded,
+        layer_kv_scaling: scaling / blocks.max(1),
+        layer_kv_fixed: fixed / blocks.max(1),
+        context,
+        from,
+    })
+}
+
+/// KV bytes on every device that grow with the context, and those that do not: the KV size lines say which
+/// cache is which (a cache sized for fewer cells than the context is a sliding window; recurrent state is
+/// fixed); without them every KV buffer is taken to grow, recurrent-state buffers not.
+fn kv_split(load: &Load) -> (i64, i64) {
+    let a = &load.actual;
+    let context = load.settings.ctx_size;
+    if !a.kv_caches.is_empty() {
+        let (mut scaling, mut fixed) = (0, 0);
+        for k in &a.kv_caches {
+            let grows = !k.recurrent && (context.is_none() || k.cells == context);
+            if grows {
+                scaling += k.size.bytes;
+            } else {
+                fixed += k.size.bytes;
+            }
+        }
+        return (scaling, fixed);
+    }
+    (
+        sum_buffers(load, |b| b.kind == BufferKind::Kv),
+        sum_buffers(load, |b| b.kind == BufferKind::Rs),
+    )
+}
+
+/// Measured compute buffer of one GPU (its own compute buffers, the projector's excepted).
+fn measured_compute(load: &Load, device: &str) -> i64 {
+    sum_buffers(load, |b| {
+        b.kind == BufferKind::Compute && !b.host && !b.projector && b.device == device
+    })
+}
+
+/// What the projector costs on a GPU when it runs there (nothing when it runs on the CPU).
+fn projector_on_gpu(load: &Load) -> Option<(String, i64)> {
+    let on_gpu: Vec<_> = load
+        .actual
+        .buffers
+        .iter()
+        .filter(|b| b.projector && !b.host)
+        .collect();
+    let device = on_gpu.first()?.device.clone();
+    Some((device, on_gpu.iter().map(|b| b.size.bytes).sum()))
+}
+
+fn input(
+    shape: &Shape,
+    gpus: &[Gpu],
+    target: i64,
+    context: i64,
+    load: &Load,
+    extra: Option<&(String, i64)>,
+) -> FitInput {
+    FitInput {
+        devices: gpus
+            .iter()
+            .map(|g| FitDevice {
+                name: g.device.clone(),
+                free: g.free,
+                target,
+                compute: g.compute
+                    + extra
+                        .filter(|(d, _)| *d == g.device)
+                        .map_or(0, |(_, b)| *b),
+            })
+            .collect(),
+        layers: shape.layers(context),
+        output: shape.layer_weights,
+        n_gpu_layers: load
+            .settings
+            .gpu_layers
+            .filter(|&n| n >= 0)
+            .map(|n| n.min(u32::MAX as i64) as u32),
+        tensor_split: None,
+        context: FitContext {
+            configured: context.max(1),
+            // Ollama always passes `-c`.
+            set_by_user: true,
+            min: context.max(1),
+        },
+    }
+}
+
+fn placement(outcome: &FitOutcome, gpus: &[Gpu]) -> Placement {
+    let total = outcome.layers.len() as i64;
+    Placement {
+        gpus: outcome
+            .devices
+            .iter()
+            .zip(gpus)
+            .map(|(d, g)| PlacedGpu {
+                device: g.device.clone(),
+                free: d.free,
+                layers: d.layers as i64,
+                allocation: d.used,
+            })
+            .collect(),
+        offloaded: outcome.offloaded() as i64,
+        total,
+        overflow: 0,
+    }
+}
+
+fn figures(shape: &Shape, gpus: &[Gpu], target: i64, mut from: Vec<String>) -> ReplayFigures {
+    from.extend(shape.from.iter().cloned());
+    from.push(format!(
+        "margin: --fit keeps {} free on every GPU (the fit target)",
+        human(target)
+    ));
+    ReplayFigures {
+        layer_weights: shape.layer_weights,
+        layer_kv: shape.layer_kv_at(shape.context),
+        blocks: shape.blocks,
+        output: shape.layer_weights,
+        first_gpu_extra: 0,
+        graph: gpus.iter().map(|g| g.compute).max().unwrap_or(0),
+        graph_partial: gpus.iter().map(|g| g.compute).max().unwrap_or(0),
+        per_gpu_floor: 0,
+        gpu_overhead: target,
+        layer_buffer: false,
+        from,
+    }
+}
+
+/// Free memory left above the margin on the tightest GPU that holds layers.
+fn margin(outcome: &FitOutcome) -> i64 {
+    outcome
+        .devices
+        .iter()
+        .filter(|d| d.layers > 0)
+        .map(|d| d.free_left - d.target)
+        .min()
+        .unwrap_or(0)
+}
+
+fn fits_entirely(outcome: &FitOutcome) -> bool {
+    outcome.cpu_layers == 0 && outcome.devices.iter().all(|d| !d.over_target)
+}
+
+/// The fit on the GPUs with the measured figures, fewest GPUs first (most free first): would the model have
+/// fit on fewer GPUs than it used, or kept more layers off the CPU?
+pub fn measured(load: &Load) -> Option<MeasuredReplay> {
+    let shape = measured_shape(load)?;
+    let mut from = Vec::new();
+    let all_gpus = gpus(load, |d| measured_compute(load, d));
+    if all_gpus.is_empty() {
+        return None;
+    }
+    // A GPU alone needs at most the compute buffers of every GPU together (the output GPU's logits included).
+    let all_compute: i64 = all_gpus.iter().map(|g| g.compute).sum();
+    let target = target(load);
+    let projector = projector_on_gpu(load);
+    let mut by_free = all_gpus.clone();
+    by_free.sort_by_key(|g| std::cmp::Reverse(g.free));
+    for k in 1..=by_free.len() {
+        let mut set: Vec<Gpu> = by_free[..k].to_vec();
+        if k == 1 {
+            set[0].compute = all_compute;
+        } else {
+            set.sort_by_key(|g| device_position(&g.device));
+        }
+        let outcome = fit(&input(&shape, &set, target, shape.context, load, projector.as_ref()));
+        if fits_entirely(&outcome) {
+            if k == 1 && all_gpus.len() > 1 {
+                from.push(format!(
+                    "compute on one GPU: every GPU's compute buffers together, {} (an upper bound)",
+                    human(all_compute)
+                ));
+            }
+            let m = margin(&outcome);
+            let p = placement(&outcome, &set);
+            let used: Vec<String> = p
+                .gpus
+                .iter()
+                .filter(|g| g.layers > 0)
+                .map(|g| format!("{} {} of {}", g.device, human(g.allocation), human(g.free)))
+                .collect();
+            let verdict = format!(
+                "fits on {k} GPU{} ({}), {} to spare above the {} --fit margin",
+                if k == 1 { "" } else { "s" },
+                used.join("; "),
+                human(m),
+                human(target)
+            );
+            return Some(MeasuredReplay {
+                figures: figures(&shape, &set, target, from),
+                placement: p,
+                margin: m,
+                verdict,
+            });
+        }
+    }
+    let mut set = all_gpus;
+    set.sort_by_key(|g| device_position(&g.device));
+    let outcome = fit(&input(&shape, &set, target, shape.context, load, projector.as_ref()));
+    let p = placement(&outcome, &set);
+    let verdict = format!(
+        "needs {} of {} layers on the CPU even by the measured sizes ({})",
+        outcome.cpu_layers,
+        p.total,
+        outcome.reason.describe()
+    );
+    Some(MeasuredReplay {
+        figures: figures(&shape, &set, target, from),
+        margin: margin(&outcome),
+        placement: p,
+        verdict,
+    })
+}
+
+/// The fit on the load's GPUs with the measured figures, the KV cache scaled to `kv_percent` % (a quantised
+/// cache), at `context` tokens (all slots) instead of the load's, with `target` as the margin instead of the
+/// log's: what a setting would change.
+pub fn fit_with(
+    load: &Load,
+    kv_percent: i64,
+    context: Option<i64>,
+    target_override: Option<i64>,
+) -> Option<FitOutcome> {
+    let mut shape = measured_shape(load)?;
+    shape.layer_kv_scaling = shape.layer_kv_scaling * kv_percent / 100;
+    shape.layer_kv_fixed = shape.layer_kv_fixed * kv_percent / 100;
+    let set = gpus(load, |d| measured_compute(load, d));
+    if set.is_empty() {
+        return None;
+    }
+    let target = target_override.unwrap_or_else(|| target(load));
+    let context = context.unwrap_or(shape.context);
+    let projector = projector_on_gpu(load);
+    Some(fit(&input(&shape, &set, target, context, load, projector.as_ref())))
+}
+
+/// The largest context (all slots, a multiple of 256) at which every layer fits on the GPUs the load had, by
+/// the measured figures; `None` when even 256 tokens do not fit or the figures are missing.
+pub fn largest_context_that_fits(load: &Load) -> Option<i64> {
+    let shape = measured_shape(load)?;
+    let set = gpus(load, |d| measured_compute(load, d));
+    if set.is_empty() || shape.layer_kv_scaling <= 0 {
+        return None;
+    }
+    let target = target(load);
+    let projector = projector_on_gpu(load);
+    let fits = |context: i64| {
+        fits_entirely(&fit(&input(&shape, &set, target, context, load, projector.as_ref())))
+    };
+    let (mut lo, mut hi) = (1i64, (shape.context / 256).max(1) * 4);
+    if !fits(256) {
+        return None;
+    }
+    while lo < hi {
+        let mid = (lo + hi + 1) / 2;
+        if fits(mid * 256) {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    Some(lo * 256)
+}
+
+/// The fit with the plan's own figures (the table the fit chose): the placement llama.cpp would make, and
+/// whether it agrees with the per-device layers the log printed.
+pub fn estimate(load: &Load) -> Option<EstimateReplay> {
+    let e = load.estimate.as_ref()?;
+    e.fit.as_ref()?;
+    let gpu_rows: Vec<_> = e
+        .per_device
+        .iter()
+        .filter(|d| !is_host_buffer(&d.device))
+        .collect();
+    let weights: i64 = gpu_rows.iter().filter_map(|d| d.weights).map(|q| q.bytes).sum();
+    let kv: i64 = gpu_rows.iter().filter_map(|d| d.kv).map(|q| q.bytes).sum();
+    let offload = e.layers.offload?;
+    let blocks = e.layers.model? - 1;
+    if weights <= 0 || offload <= 0 || blocks < 1 {
+        return None;
+    }
+    let context = load.settings.ctx_size.unwrap_or(0);
+    let shape = Shape {
+        blocks,
+        layer_weights: weights / offload,
+        layer_kv_scaling: kv / blocks.min(offload).max(1),
+        layer_kv_fixed: 0,
+        context,
+        from: vec![format!(
+            "layer weights and KV: the plan's GPU model and context columns over its {offload} GPU layers"
+        )],
+    };
+    let compute = |device: &str| {
+        e.per_device
+            .iter()
+            .find(|d| d.device == device)
+            .and_then(|d| d.graph)
+            .map_or(0, |q| q.bytes)
+    };
+    let set = gpus(load, compute);
+    if set.is_empty() {
+        return None;
+    }
+    let target = target(load);
+    let outcome = fit(&input(&shape, &set, target, context, load, None));
+    let p = placement(&outcome, &set);
+    let logged_split = &e.layers.split;
+    let same_count = p.offloaded == offload;
+    let split_agrees =
+        (!logged_split.is_empty()).then(|| same_count && p.split() == *logged_split);
+    let decided = e.fit.as_ref().map(|f| f.outcome.as_str());
+    let reason_agrees = match (decided, outcome.reason) {
+        (Some("no-change"), r) => r == FitReason::NoChangeNeeded,
+        (Some("changed"), r) => r != FitReason::NoChangeNeeded,
+        _ => true,
+    };
+    Some(EstimateReplay {
+        figures: figures(&shape, &set, target, Vec::new()),
+        strategy: format!(
+            "llama.cpp --fit on the plan's figures: {}",
+            outcome.reason.describe()
+        ),
+        placement: p,
+        split_agrees,
+        allocations_agree: None,
+        layers_agree: Some(same_count && reason_agrees),
+    })
+}
