@@ -105,11 +105,33 @@ const VALUED: &[&str] = &[
     "-fitt",
 ];
 
-/// The memory-relevant flags of a runner command line.
+/// Undo Go's quoting of the `cmd="…"` value (`\\` → `\`, `\"` → `"`), as the grammar captures it raw.
+fn unquote(raw: &str) -> String {
+    let mut out = String::with_capacity(raw.len());
+    let mut chars = raw.chars();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            match chars.next() {
+                Some('n') => out.push(' '),
+                Some('t') => out.push(' '),
+                Some(other) => out.push(other),
+                None => {}
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The memory-relevant flags of a runner command line. `fields` carries the raw `cmd` value (Go-quoted) and
+/// whether its closing quote was seen: a command cut short is never taken for a model-less discovery runner.
 pub fn runner_command(cmd: &str, fields: &Fields) -> RunnerCommand {
+    let cmd = unquote(cmd);
     let words: Vec<&str> = cmd.split_whitespace().collect();
     let mut c = RunnerCommand {
         llama_server: fields.get("runner") == Some("llama-server"),
+        cut: fields.get("closed").is_none() && fields.get("cmd").is_some(),
         ..RunnerCommand::default()
     };
     let mut i = 0;
@@ -203,5 +225,18 @@ mod tests {
             &Fields::default(),
         );
         assert!(c.is_discovery() && c.ollama_engine);
+    }
+
+    #[test]
+    fn a_command_cut_before_its_model_is_not_a_discovery_runner() {
+        // corpus 022's last line: the paste ends inside the model path.
+        let mut fields = Fields::default();
+        fields.push("cmd", r"C:\\Users\\ksh\\ollama.exe runner --ollama-engine --model O:\\models\\blobs\\sh");
+        let c = runner_command(fields.get("cmd").unwrap(), &fields);
+        assert_eq!(c.model.as_deref(), Some(r"O:\models\blobs\sh"));
+        assert!(c.cut && !c.is_discovery());
+        fields.push("closed", "\"");
+        let c = runner_command("/usr/bin/ollama runner --port 1", &fields);
+        assert!(!c.cut && c.is_discovery());
     }
 }

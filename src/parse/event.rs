@@ -57,12 +57,15 @@ pub struct RunnerCommand {
     pub llama_server: bool,
     /// The command is Ollama's runner (`ollama runner`, `ollama_llama_server`), not llama-server.
     pub ollama_runner: bool,
+    /// The line was cut before the command's closing quote (flags after the cut are missing).
+    pub cut: bool,
 }
 
 impl RunnerCommand {
-    /// A runner started without a model: Ollama ≥ 0.12 starts such runners to discover GPUs. Not a load.
+    /// A runner started without a model: Ollama ≥ 0.12 starts such runners to discover GPUs. Not a load. A
+    /// command cut short may have lost its `--model`: it is not taken for one.
     pub fn is_discovery(&self) -> bool {
-        self.model.is_none()
+        self.model.is_none() && !self.cut
     }
 }
 

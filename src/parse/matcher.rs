@@ -20,6 +20,11 @@ impl Fields {
             .map(|(_, v)| v.as_str())
     }
 
+    /// Add a field (tests build fields by hand).
+    pub fn push(&mut self, name: &str, value: &str) {
+        self.pairs.push((name.to_string(), value.to_string()));
+    }
+
     /// Every field, in order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
         self.pairs.iter().map(|(k, v)| (k.as_str(), v.as_str()))
