@@ -31,7 +31,7 @@ fn a_folder_of_samples_gives_tables_summary_calibration_and_charts() {
     );
     assert_eq!(run_out.status.code(), Some(0), "{}", stderr(&run_out));
     let loads = read(&out.join("loads.parquet"));
-    assert_eq!(loads.height(), 30, "every load of every sample");
+    assert_eq!(loads.height(), 39, "every load of every sample");
     for name in [
         "file",
         "load",
@@ -99,7 +99,7 @@ fn a_folder_of_samples_gives_tables_summary_calibration_and_charts() {
         stdout(&run_out),
         "the summary printed is the summary written"
     );
-    assert!(summary.contains("39 files read (0 with an error, skipped), 30 loads."));
+    assert!(summary.contains("47 files read (0 with an error, skipped), 39 loads."));
     assert!(
         summary.contains("| graph | 3.7 | 2 | 0.329 |"),
         "calibration row for the K80 graph:\n{summary}"
