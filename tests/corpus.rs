@@ -1,7 +1,8 @@
-//! Every file of ../shared/corpus is read without error, with the number of loads checked by eye against
-//! the log, and the figures of representative loads pinned.
+//! Every corpus copy in sample-logs/ (a byte-for-byte copy of a file of the shared corpus, named by its corpus id
+//! `NNN-…`; provenance in sample-logs/README.md) is read without error, with the number of loads checked by eye
+//! against the log, and the figures of representative loads pinned.
 
-use crate::util::{analyze, corpus, mib};
+use crate::util::{analyze, mib, root, sample_names};
 use vramdiff::model::{Component, Engine, Verdict, GIB};
 
 /// (file prefix, loads) — checked by reading each log.
@@ -51,46 +52,70 @@ const LOADS: &[(&str, usize)] = &[
     ("511", 2),
 ];
 
+/// The corpus copies in sample-logs/: the samples whose name starts with a three-digit corpus id.
+fn corpus_copies() -> Vec<String> {
+    sample_names()
+        .into_iter()
+        .filter(|n| {
+            n.len() > 4 && n.as_bytes()[..3].iter().all(u8::is_ascii_digit) && &n[3..4] == "-"
+        })
+        .collect()
+}
+
 fn corpus_file(prefix: &str) -> std::path::PathBuf {
-    for dir in ["raw", "exact"] {
-        for entry in std::fs::read_dir(corpus().join(dir)).unwrap() {
-            let path = entry.unwrap().path();
-            if path
-                .file_name()
-                .unwrap()
-                .to_string_lossy()
-                .starts_with(prefix)
-            {
-                return path;
-            }
-        }
-    }
-    panic!("no corpus file {prefix}");
+    let name = corpus_copies()
+        .into_iter()
+        .find(|n| n.starts_with(prefix))
+        .unwrap_or_else(|| panic!("no corpus copy {prefix} in sample-logs/"));
+    root().join("sample-logs").join(name)
 }
 
 #[test]
 fn every_corpus_file_reads_without_error_with_the_loads_counted_by_eye() {
     let mut seen = 0;
-    for dir in ["raw", "exact"] {
-        for entry in std::fs::read_dir(corpus().join(dir)).unwrap() {
-            let path = entry.unwrap().path();
-            let name = path.file_name().unwrap().to_string_lossy().into_owned();
-            let a = analyze(&[&path]);
-            assert!(
-                a.inputs[0].error.is_none(),
-                "{name}: {:?}",
-                a.inputs[0].error
-            );
-            let want = LOADS
-                .iter()
-                .find(|(p, _)| name.starts_with(p))
-                .unwrap_or_else(|| panic!("{name} not in LOADS"))
-                .1;
-            assert_eq!(a.loads.len(), want, "{name}");
-            seen += 1;
-        }
+    for name in corpus_copies() {
+        let path = root().join("sample-logs").join(&name);
+        let a = analyze(&[&path]);
+        assert!(
+            a.inputs[0].error.is_none(),
+            "{name}: {:?}",
+            a.inputs[0].error
+        );
+        let want = LOADS
+            .iter()
+            .find(|(p, _)| name.starts_with(p))
+            .unwrap_or_else(|| panic!("{name} not in LOADS"))
+            .1;
+        assert_eq!(a.loads.len(), want, "{name}");
+        seen += 1;
     }
     assert_eq!(seen, LOADS.len());
+}
+
+/// Every sample has a section in sample-logs/README.md (where it came from, what it exercises), every section
+/// names a sample, and every corpus copy's section gives its corpus id and source.
+#[test]
+fn every_sample_has_its_provenance_in_the_readme() {
+    let readme = std::fs::read_to_string(root().join("sample-logs/README.md")).unwrap();
+    let sections: Vec<&str> = readme
+        .lines()
+        .filter_map(|l| l.strip_prefix("### `")?.strip_suffix('`'))
+        .collect();
+    let mut sorted = sections.clone();
+    sorted.sort();
+    assert_eq!(sorted, sample_names(), "one README section per sample");
+    for name in corpus_copies() {
+        let section = readme.split(&format!("### `{name}`")).nth(1).unwrap();
+        let section = section.split("\n### ").next().unwrap();
+        let id = &name[..3];
+        assert!(
+            section.contains(&format!(
+                "* **Corpus id:** {id} — unedited byte-for-byte copy of `/work/shared/corpus/"
+            )),
+            "{name}"
+        );
+        assert!(section.contains("* **Source:** "), "{name}");
+    }
 }
 
 #[test]

@@ -12,9 +12,20 @@ pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// `../shared/corpus`, beside the checkout (as in CI).
-pub fn corpus() -> PathBuf {
-    root().join("../shared/corpus")
+/// `tests/data/peer-vectors/`: byte-for-byte copies of the shared corpus's peer vectors (see tests/data/README.md).
+pub fn peer_vectors() -> PathBuf {
+    root().join("tests/data/peer-vectors")
+}
+
+/// The samples in `sample-logs/` (logs and captures), sorted: every file but README.md.
+pub fn sample_names() -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(root().join("sample-logs"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n != "README.md")
+        .collect();
+    names.sort();
+    names
 }
 
 /// Run the real binary with `args`, feeding `stdin`.
