@@ -17,15 +17,21 @@ pub fn peer_vectors() -> PathBuf {
     root().join("tests/data/peer-vectors")
 }
 
-/// The samples in `sample-logs/` (logs and captures), sorted: every file but README.md.
+/// The samples in `sample-logs/` (logs and captures), sorted: every file but README.md and the answer files
+/// `<sample>.expect.toml` beside them.
 pub fn sample_names() -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(root().join("sample-logs"))
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n != "README.md")
+        .filter(|n| is_sample(n))
         .collect();
     names.sort();
     names
+}
+
+/// A file name in `sample-logs/` (or `tests/fixtures/`) that is an input, not README.md or an `.expect.toml`.
+pub fn is_sample(name: &str) -> bool {
+    name != "README.md" && !name.ends_with(".expect.toml")
 }
 
 /// Run the real binary with `args`, feeding `stdin`.
