@@ -34,6 +34,45 @@ pub fn is_sample(name: &str) -> bool {
     name != "README.md" && !name.ends_with(".expect.toml")
 }
 
+/// The answers for one sample, from `<sample>.expect.toml` beside it: how many loads vramdiff must find, and
+/// each load's findings in report order (most severe first).
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Expect {
+    pub loads: usize,
+    #[serde(default)]
+    pub load: Vec<ExpectedLoad>,
+}
+
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExpectedLoad {
+    pub findings: Vec<String>,
+}
+
+/// Read and check `<sample>.expect.toml` for the sample at `path` (relative to the crate root): one `[[load]]`
+/// table per load, and only codes of registered checks.
+pub fn expect(path: &str) -> Expect {
+    let file = root().join(format!("{path}.expect.toml"));
+    let text = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    let expect: Expect =
+        toml::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    assert_eq!(
+        expect.load.len(),
+        expect.loads,
+        "{}: one [[load]] per load",
+        file.display()
+    );
+    for code in expect.load.iter().flat_map(|l| &l.findings) {
+        assert!(
+            vramdiff::checks::REGISTRY.iter().any(|d| d.code == code),
+            "{}: {code} is not a registered check",
+            file.display()
+        );
+    }
+    expect
+}
+
 /// Run the real binary with `args`, feeding `stdin`.
 pub fn run(args: &[&str], stdin: &[u8]) -> Output {
     run_in(&root(), args, stdin)
