@@ -1,88 +1,72 @@
-//! Every file of ../shared/corpus is read without error, with the number of loads checked by eye against
-//! the log, and the figures of representative loads pinned.
+//! Every corpus copy in sample-logs/ (a byte-for-byte copy of a file of the shared corpus, named by its corpus id
+//! `NNN-…`; provenance in sample-logs/README.md) is read without error, with the number of loads its expect file
+//! `sample-logs/<file>.expect.toml` gives (checked by eye against the log), and the figures of representative
+//! loads pinned.
 
-use crate::util::{analyze, corpus, mib};
+use crate::util::{analyze, expect, mib, root, sample_names};
 use vramdiff::model::{Component, Engine, Verdict, GIB};
 
-/// (file prefix, loads) — checked by reading each log.
-const LOADS: &[(&str, usize)] = &[
-    ("001", 1),
-    ("002", 1),
-    ("004", 1),
-    ("005", 1),
-    ("008", 1),
-    ("009", 1),
-    ("011", 1),
-    ("012", 1),
-    ("014", 1),
-    ("015", 1),
-    ("016", 1),
-    ("018", 1),
-    ("020", 1),
-    ("022", 2),
-    ("024", 1),
-    ("025", 1),
-    ("026", 1),
-    ("028", 1),
-    ("030", 1),
-    ("032", 1),
-    ("034", 1),
-    ("036", 1),
-    ("038", 0),
-    ("039", 0),
-    ("040", 0),
-    ("042", 1),
-    ("043", 1),
-    ("044", 1),
-    ("101", 0),
-    ("102", 0),
-    ("103", 0),
-    ("104", 0),
-    ("105", 0),
-    ("106", 0),
-    ("201", 1),
-];
-
-fn corpus_file(prefix: &str) -> std::path::PathBuf {
-    for dir in ["raw", "exact"] {
-        for entry in std::fs::read_dir(corpus().join(dir)).unwrap() {
-            let path = entry.unwrap().path();
-            if path
-                .file_name()
-                .unwrap()
-                .to_string_lossy()
-                .starts_with(prefix)
-            {
-                return path;
-            }
-        }
-    }
-    panic!("no corpus file {prefix}");
+/// The corpus copies in sample-logs/: the samples whose name starts with a three-digit corpus id.
+fn corpus_copies() -> Vec<String> {
+    sample_names()
+        .into_iter()
+        .filter(|n| {
+            n.len() > 4 && n.as_bytes()[..3].iter().all(u8::is_ascii_digit) && &n[3..4] == "-"
+        })
+        .collect()
 }
 
+fn corpus_file(prefix: &str) -> std::path::PathBuf {
+    let name = corpus_copies()
+        .into_iter()
+        .find(|n| n.starts_with(prefix))
+        .unwrap_or_else(|| panic!("no corpus copy {prefix} in sample-logs/"));
+    root().join("sample-logs").join(name)
+}
+
+/// Through the library (the findings walker runs the binary): no read error, and the loads its expect file counts.
 #[test]
 fn every_corpus_file_reads_without_error_with_the_loads_counted_by_eye() {
-    let mut seen = 0;
-    for dir in ["raw", "exact"] {
-        for entry in std::fs::read_dir(corpus().join(dir)).unwrap() {
-            let path = entry.unwrap().path();
-            let name = path.file_name().unwrap().to_string_lossy().into_owned();
-            let a = analyze(&[&path]);
-            assert!(
-                a.inputs[0].error.is_none(),
-                "{name}: {:?}",
-                a.inputs[0].error
-            );
-            let want = LOADS
-                .iter()
-                .find(|(p, _)| name.starts_with(p))
-                .unwrap_or_else(|| panic!("{name} not in LOADS"))
-                .1;
-            assert_eq!(a.loads.len(), want, "{name}");
-            seen += 1;
-        }
+    let copies = corpus_copies();
+    for name in &copies {
+        let path = root().join("sample-logs").join(name);
+        let a = analyze(&[&path]);
+        assert!(
+            a.inputs[0].error.is_none(),
+            "{name}: {:?}",
+            a.inputs[0].error
+        );
+        let want = expect(&format!("sample-logs/{name}")).loads;
+        assert_eq!(a.loads.len(), want, "{name}");
     }
-    assert_eq!(seen, LOADS.len());
+    // Every file of the corpus's raw/ and exact/ (ids 001–106, 201, 501–511; see sample-logs/README.md).
+    assert_eq!(copies.len(), 43);
+}
+
+/// Every sample has a section in sample-logs/README.md (where it came from, what it exercises), every section
+/// names a sample, and every corpus copy's section gives its corpus id and source.
+#[test]
+fn every_sample_has_its_provenance_in_the_readme() {
+    let readme = std::fs::read_to_string(root().join("sample-logs/README.md")).unwrap();
+    let sections: Vec<&str> = readme
+        .lines()
+        .filter_map(|l| l.strip_prefix("### `")?.strip_suffix('`'))
+        .collect();
+    let mut sorted = sections.clone();
+    sorted.sort();
+    assert_eq!(sorted, sample_names(), "one README section per sample");
+    for name in corpus_copies() {
+        let section = readme.split(&format!("### `{name}`")).nth(1).unwrap();
+        let section = section.split("\n### ").next().unwrap();
+        let id = &name[..3];
+        assert!(
+            section.contains(&format!(
+                "* **Corpus id:** {id} — unedited byte-for-byte copy of `/work/shared/corpus/"
+            )),
+            "{name}"
+        );
+        assert!(section.contains("* **Source:** "), "{name}");
+    }
 }
 
 #[test]

@@ -3,17 +3,7 @@
 //! byte (PNG too: the font is embedded, so the pixels do not depend on the machine).
 //! Regenerate with `VRAMDIFF_UPDATE_REPORTS=1 cargo test --test integration golden` and review the diff.
 
-use crate::util::{root, run, run_in, stdout};
-
-fn samples() -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(root().join("sample-logs"))
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n != "README.md")
-        .collect();
-    names.sort();
-    names
-}
+use crate::util::{root, run, run_in, sample_names as samples, stdout};
 
 /// `sample-logs/<stem>.nvidia-smi.txt` for `<stem>.log`, when it exists.
 pub fn paired_capture(name: &str) -> Option<String> {

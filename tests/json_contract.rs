@@ -6,7 +6,7 @@
 
 use serde::Deserialize;
 
-use crate::util::{root, run};
+use crate::util::{run, sample_names};
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -475,12 +475,10 @@ fn bounded(q: &Q) {
 
 #[test]
 fn every_sample_report_follows_the_contract() {
-    let mut files: Vec<String> = std::fs::read_dir(root().join("sample-logs"))
-        .unwrap()
-        .map(|e| format!("sample-logs/{}", e.unwrap().file_name().to_string_lossy()))
-        .filter(|n| !n.ends_with("README.md"))
+    let files: Vec<String> = sample_names()
+        .iter()
+        .map(|n| format!("sample-logs/{n}"))
         .collect();
-    files.sort();
     let smi = "sample-logs/founding-k80-gemma3-12b.nvidia-smi.txt";
     let mut args = vec!["--format", "json", "--show-unrecognized", "--smi", smi];
     args.extend(files.iter().map(String::as_str));

@@ -1,13 +1,14 @@
-//! Peer vectors: inputs from other projects' test suites (../shared/corpus/peer-vectors), with the figures
-//! those projects assert. vramdiff must reproduce them.
+//! Peer vectors: inputs from other projects' test suites, with the figures those projects assert (copied byte for
+//! byte from the shared corpus into tests/data/peer-vectors; see tests/data/README.md). vramdiff must reproduce
+//! them.
 
 use serde_json::Value;
 
-use crate::util::{analyze, corpus, mib};
+use crate::util::{analyze, mib, peer_vectors};
 use vramdiff::model::{Buffer, BufferKind, Load, GIB};
 
 fn vector(id: &str) -> (Vec<Load>, Value) {
-    let dir = corpus().join("peer-vectors");
+    let dir = peer_vectors();
     let mut input = None;
     let mut expected = None;
     for entry in std::fs::read_dir(&dir).expect("peer-vectors folder") {
@@ -196,7 +197,7 @@ fn toolchest_rocm_4gpu_317() {
 #[test]
 fn ollama_app_inference_compute_vectors_308_to_312() {
     for id in ["308", "309", "310", "311", "312"] {
-        let dir = corpus().join("peer-vectors");
+        let dir = peer_vectors();
         let input = std::fs::read_dir(&dir)
             .unwrap()
             .map(|e| e.unwrap().path())
@@ -223,4 +224,28 @@ fn ollama_app_inference_compute_vectors_308_to_312() {
             assert_eq!(g.total, Some(vram), "{id} total");
         }
     }
+}
+
+/// The copy is whole: every vector `INDEX.tsv` lists has its input and expected figures, and nothing else is there.
+#[test]
+fn every_indexed_vector_is_in_the_copy() {
+    let index = std::fs::read_to_string(peer_vectors().join("INDEX.tsv")).unwrap();
+    let mut listed = std::collections::BTreeSet::from(["INDEX.tsv".to_string()]);
+    for row in index.lines().skip(1) {
+        let cols: Vec<&str> = row.split('\t').collect();
+        assert!(
+            cols[1].ends_with(".input") && cols[2].ends_with(".expected.json"),
+            "{row}"
+        );
+        for file in &cols[1..3] {
+            assert!(cols[0].len() == 3 && file.starts_with(cols[0]), "{row}");
+            listed.insert(file.to_string());
+        }
+    }
+    let present: std::collections::BTreeSet<String> = std::fs::read_dir(peer_vectors())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(present, listed);
+    assert_eq!(listed.len(), 1 + 2 * 17, "vectors 301–317");
 }

@@ -12,9 +12,65 @@ pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// `../shared/corpus`, beside the checkout (as in CI).
-pub fn corpus() -> PathBuf {
-    root().join("../shared/corpus")
+/// `tests/data/peer-vectors/`: byte-for-byte copies of the shared corpus's peer vectors (see tests/data/README.md).
+pub fn peer_vectors() -> PathBuf {
+    root().join("tests/data/peer-vectors")
+}
+
+/// The samples in `sample-logs/` (logs and captures), sorted: every file but README.md and the answer files
+/// `<sample>.expect.toml` beside them.
+pub fn sample_names() -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(root().join("sample-logs"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| is_sample(n))
+        .collect();
+    names.sort();
+    names
+}
+
+/// A file name in `sample-logs/` (or `tests/fixtures/`) that is an input, not README.md or an `.expect.toml`.
+pub fn is_sample(name: &str) -> bool {
+    name != "README.md" && !name.ends_with(".expect.toml")
+}
+
+/// The answers for one sample, from `<sample>.expect.toml` beside it: how many loads vramdiff must find, and
+/// each load's findings in report order (most severe first).
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Expect {
+    pub loads: usize,
+    #[serde(default)]
+    pub load: Vec<ExpectedLoad>,
+}
+
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExpectedLoad {
+    pub findings: Vec<String>,
+}
+
+/// Read and check `<sample>.expect.toml` for the sample at `path` (relative to the crate root): one `[[load]]`
+/// table per load, and only codes of registered checks.
+pub fn expect(path: &str) -> Expect {
+    let file = root().join(format!("{path}.expect.toml"));
+    let text = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    let expect: Expect =
+        toml::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    assert_eq!(
+        expect.load.len(),
+        expect.loads,
+        "{}: one [[load]] per load",
+        file.display()
+    );
+    for code in expect.load.iter().flat_map(|l| &l.findings) {
+        assert!(
+            vramdiff::checks::REGISTRY.iter().any(|d| d.code == code),
+            "{}: {code} is not a registered check",
+            file.display()
+        );
+    }
+    expect
 }
 
 /// Run the real binary with `args`, feeding `stdin`.

@@ -35,6 +35,12 @@ pub fn expand(paths: &[String]) -> (Vec<String>, Vec<String>) {
                 .sort_by_file_name()
             {
                 match entry {
+                    // `<file>.expect.toml` is vramdiff's own test convention (the answers for a sample log, beside
+                    // it in sample-logs/), never a log: a folder walk skips it, so `vramdiff batch sample-logs/`
+                    // counts only the samples. Named explicitly or by a glob, it is read like any file.
+                    Ok(e)
+                        if e.file_type().is_file()
+                            && e.file_name().to_string_lossy().ends_with(".expect.toml") => {}
                     Ok(e) if e.file_type().is_file() => files.push(e.path().display().to_string()),
                     Ok(_) => {}
                     Err(e) => problems.push(format!("{p}: {e}")),
