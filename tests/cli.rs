@@ -217,5 +217,8 @@ common_memory_breakdown_print: |   - Host               |                    700
         .as_array()
         .unwrap()
         .is_empty());
-    assert_eq!(v["loads"][0]["estimate"]["per_device"][0]["total"]["bytes"], 6100i64 * 1048576);
+    assert_eq!(
+        v["loads"][0]["estimate"]["per_device"][0]["total"]["bytes"],
+        6100i64 * 1048576
+    );
 }

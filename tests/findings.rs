@@ -282,6 +282,7 @@ fn replay_agreement_with_logged_splits_and_allocations_across_the_corpus() {
     // reproduced within rounding; multi-GPU splits of older eras and the fork are not.
     let mut split = (0, 0);
     let mut alloc = (0, 0);
+    let mut layers = (0, 0);
     // Every sample log with a load (as its expect file says), without its paired capture.
     for name in sample_names() {
         let path = format!("sample-logs/{name}");
@@ -299,9 +300,18 @@ fn replay_agreement_with_logged_splits_and_allocations_across_the_corpus() {
                 alloc.1 += 1;
                 alloc.0 += b as i32;
             }
+            if let Some(b) = e["layers_agree"].as_bool() {
+                layers.1 += 1;
+                layers.0 += b as i32;
+            }
         }
     }
     assert_eq!(split, (1, 5), "splits reproduced / logged");
-    // The founding load counts twice (its CI copy): 1 of 4 distinct splits, 9 of 12 distinct allocation lists.
-    assert_eq!(alloc, (9, 13), "allocations reproduced / logged");
+    // The founding load counts twice (its CI copy): 1 of 4 distinct splits, 8 of 12 distinct allocation lists.
+    // 015's allocations overlap the replay's, but the replay places 36 of 81 layers where the log says 44: an
+    // allocation list is never called reproduced with another layer count.
+    assert_eq!(alloc, (8, 13), "allocations reproduced / logged");
+    // 014 (37 layers logged, 49 replayed), 015 (44 vs 36) and 018 (1 vs 2) come from eras and forks that place
+    // differently; the founding case of today is the --fit replay (no change needed, 61 of 61 layers).
+    assert_eq!(layers, (11, 14), "layer counts reproduced / logged");
 }

@@ -116,9 +116,12 @@ pub(crate) struct Q {
 pub(crate) struct Load {
     source: Source,
     engine: Engine,
+    era: Era,
     model: Model,
     settings: Settings,
     gpus: Vec<Gpu>,
+    #[serde(default)]
+    rejected_gpus: Vec<RejectedGpu>,
     estimate: Option<Estimate>,
     actual: Actual,
     components: Vec<ComponentRow>,
@@ -141,6 +144,23 @@ enum Engine {
     Unknown,
 }
 
+/// Who placed the layers (added with the llama-server era).
+#[derive(Deserialize, Debug, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+enum Era {
+    Ollama,
+    LlamaServer,
+    Unknown,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RejectedGpu {
+    name: String,
+    reason: String,
+    line: u64,
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Source {
@@ -159,6 +179,8 @@ struct Model {
     blob: Option<String>,
     #[serde(default)]
     architecture: Option<String>,
+    #[serde(default)]
+    block_count: Option<i64>,
 }
 
 #[derive(Deserialize)]
@@ -170,6 +192,26 @@ struct Settings {
     gpu_layers: Option<i64>,
     kv_cache_type: Option<String>,
     flash_attention: Option<bool>,
+    #[serde(default)]
+    ubatch_size: Option<i64>,
+    #[serde(default)]
+    kv_cache_type_v: Option<String>,
+    #[serde(default)]
+    projector_offload: Option<bool>,
+    #[serde(default)]
+    projector_offload_reason: Option<String>,
+    #[serde(default)]
+    projector_offload_line: Option<u64>,
+    #[serde(default)]
+    split_mode: Option<String>,
+    #[serde(default)]
+    main_gpu: Option<i64>,
+    #[serde(default)]
+    mmap: Option<bool>,
+    #[serde(default)]
+    speculative: Option<String>,
+    #[serde(default)]
+    fit_target: Option<Q>,
 }
 
 #[derive(Deserialize)]
@@ -185,6 +227,8 @@ struct Gpu {
     variant: Option<String>,
     total: Option<Q>,
     available: Option<Q>,
+    #[serde(default)]
+    free: Option<Q>,
     #[serde(default)]
     bus_id: Option<String>,
     line: u64,
@@ -228,10 +272,55 @@ struct Estimate {
     graph_partial: Option<Q>,
     projector_weights: Option<Q>,
     projector_graph: Option<Q>,
+    #[serde(default)]
+    projector_total: Option<Q>,
+    #[serde(default)]
+    projector_device: Option<String>,
+    #[serde(default)]
+    draft_total: Option<Q>,
+    #[serde(default)]
+    fit: Option<FitSummary>,
     per_device: Vec<DeviceEstimate>,
     form: String,
     weights_semantics: String,
     lines: Vec<u64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FitSummary {
+    outcome: String,
+    target: Option<Q>,
+    reduce_by: Option<Q>,
+    context: Option<i64>,
+    context_by_user: Option<bool>,
+    probes: u32,
+    plan_line: Option<u64>,
+    seconds: Option<f64>,
+    free: Vec<DeviceFree>,
+    lines: Vec<u64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DeviceFree {
+    device: String,
+    name: Option<String>,
+    total: Option<Q>,
+    free: Q,
+    line: u64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct KvCache {
+    size: Q,
+    cells: Option<i64>,
+    layers: Option<i64>,
+    type_k: Option<String>,
+    type_v: Option<String>,
+    recurrent: bool,
+    line: u64,
 }
 
 #[derive(Deserialize)]
@@ -289,6 +378,12 @@ struct Actual {
     failure: Option<String>,
     sources: Vec<String>,
     reported_total: Option<Q>,
+    #[serde(default)]
+    projector_device: Option<String>,
+    #[serde(default)]
+    projector_device_line: Option<u64>,
+    #[serde(default)]
+    kv_caches: Vec<KvCache>,
 }
 
 #[derive(Deserialize, PartialEq, Debug)]
@@ -418,6 +513,8 @@ pub(crate) struct EstimateReplay {
     pub placement: Placement,
     pub split_agrees: Option<bool>,
     pub allocations_agree: Option<bool>,
+    #[serde(default)]
+    pub layers_agree: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -475,10 +572,14 @@ fn bounded(q: &Q) {
 
 #[test]
 fn every_sample_report_follows_the_contract() {
-    let files: Vec<String> = sample_names()
+    // A `--smi` file applies to the last load read: put the log it was captured with last.
+    let paired = "founding-k80-gemma3-12b.log";
+    let mut files: Vec<String> = sample_names()
         .iter()
+        .filter(|n| *n != paired)
         .map(|n| format!("sample-logs/{n}"))
         .collect();
+    files.push(format!("sample-logs/{paired}"));
     let smi = "sample-logs/founding-k80-gemma3-12b.nvidia-smi.txt";
     let mut args = vec!["--format", "json", "--show-unrecognized", "--smi", smi];
     args.extend(files.iter().map(String::as_str));
@@ -535,5 +636,38 @@ fn every_sample_report_follows_the_contract() {
         for b in &load.actual.buffers {
             bounded(&b.size);
         }
+        for f in load.findings.iter().map(|f| f.code.as_str()) {
+            assert!(
+                FINDING_CODES.contains(&f),
+                "finding code {f} is not in the contract"
+            );
+        }
     }
+    let eras: Vec<&Era> = report.loads.iter().map(|l| &l.era).collect();
+    assert!(eras.contains(&&Era::LlamaServer) && eras.contains(&&Era::Ollama));
+}
+
+/// Every finding code, in registry order: codes are part of the contract (added, never renamed).
+/// `projector-on-cpu` and `gpu-unused` were added with the llama-server era.
+const FINDING_CODES: &[&str] = &[
+    "load-failed",
+    "gpu-unused",
+    "incomplete-load",
+    "underestimate",
+    "needless-split",
+    "cpu-offload-with-free-vram",
+    "projector-on-cpu",
+    "graph-charged-per-gpu",
+    "projector-double-counted",
+    "kv-mismatch",
+    "overestimate",
+    "unattributed-memory",
+    "host-not-vram",
+    "rounding-limited",
+];
+
+#[test]
+fn finding_codes_are_the_contract_s() {
+    let codes: Vec<&str> = vramdiff::checks::REGISTRY.iter().map(|c| c.code).collect();
+    assert_eq!(codes, FINDING_CODES);
 }

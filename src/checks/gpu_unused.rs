@@ -31,11 +31,11 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
         .collect();
     let mut lines: Vec<u64> = load.rejected_gpus.iter().map(|r| r.line).collect();
     if measured && !on_gpu {
-        for g in load
-            .gpus
-            .iter()
-            .filter(|g| !g.library.as_deref().is_some_and(|l| l.eq_ignore_ascii_case("cpu")))
-        {
+        for g in load.gpus.iter().filter(|g| {
+            !g.library
+                .as_deref()
+                .is_some_and(|l| l.eq_ignore_ascii_case("cpu"))
+        }) {
             unused.push(format!(
                 "{} was found and left idle",
                 g.name.clone().unwrap_or_else(|| g.id.clone())

@@ -286,8 +286,11 @@ impl LoadBuilder {
                 Some(false)
             } else {
                 cmd.and_then(|c| {
-                    c.projector_offload
-                        .or(c.mmproj.as_ref().filter(|_| c.llama_server).map(|_| true))
+                    c.projector_offload.or(c
+                        .mmproj
+                        .as_ref()
+                        .filter(|_| c.llama_server)
+                        .map(|_| true))
                 })
             },
             projector_offload_reason: disabled.and_then(|(r, _)| r.clone()),
@@ -403,11 +406,10 @@ impl LoadBuilder {
             // By id (a UUID, or the same index); Ollama >= 0.30 prints the index (`id=1`) where the runner's
             // device list has UUIDs: then by position.
             let by_id = gpus.iter().position(|g| Some(&g.id) == m.id.as_ref());
-            let by_index = m
-                .id
-                .as_deref()
-                .and_then(|id| id.parse::<usize>().ok())
-                .filter(|&i| i < gpus.len());
+            let by_index =
+                m.id.as_deref()
+                    .and_then(|id| id.parse::<usize>().ok())
+                    .filter(|&i| i < gpus.len());
             match by_id.or(by_index) {
                 Some(i) => {
                     let gpu = &mut gpus[i];
@@ -592,7 +594,11 @@ impl LoadBuilder {
                 .runner
                 .as_ref()
                 .is_none_or(|(c, _)| c.projector_offload != Some(false));
-        let main_gpu = self.runner.as_ref().and_then(|(c, _)| c.main_gpu).unwrap_or(0);
+        let main_gpu = self
+            .runner
+            .as_ref()
+            .and_then(|(c, _)| c.main_gpu)
+            .unwrap_or(0);
         let gpu_name = self
             .runner_devices
             .iter()

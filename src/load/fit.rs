@@ -67,7 +67,8 @@ pub struct FitLedger {
     /// Tables dropped from the middle when more than [`MAX_TABLES`] were printed.
     dropped_tables: u32,
     projection: Option<(Quantity, Quantity, bool, u64)>,
-    initial: Vec<(String, Option<String>, Option<Quantity>, Option<Quantity>, u64)>,
+    /// The projection per device with the user's settings: device, target margin, line.
+    initial: Vec<(String, Option<Quantity>, u64)>,
     decision: Option<(bool, Option<Quantity>, Option<Quantity>, u64)>,
     context: Option<(i64, bool, u64)>,
     targets: Vec<(i64, Quantity, u64)>,
@@ -109,15 +110,9 @@ impl FitLedger {
             FitLine::Projection { used, free, host } => {
                 self.projection = Some((used, free, host, number))
             }
-            FitLine::Initial {
-                device,
-                name,
-                total,
-                target,
-                ..
-            } => {
+            FitLine::Initial { device, target, .. } => {
                 self.initial.retain(|i| i.0 != device);
-                self.initial.push((device, name, total, target, number));
+                self.initial.push((device, target, number));
             }
             FitLine::Decision {
                 change,
@@ -184,6 +179,7 @@ impl FitLedger {
             .unwrap_or_default();
         lines.extend(self.projection.map(|p| p.3));
         lines.extend(self.decision.map(|d| d.3));
+        lines.extend(self.initial.iter().map(|i| i.2));
         lines.extend(self.results.iter().map(|r| r.line));
         lines.sort_unstable();
         lines.dedup();
@@ -228,7 +224,7 @@ impl FitLedger {
         let target = self
             .decision
             .and_then(|d| d.1)
-            .or_else(|| self.initial.iter().find_map(|i| i.3));
+            .or_else(|| self.initial.iter().find_map(|i| i.1));
         let first = self.tables.first();
         let mut free: Vec<DeviceFree> = first
             .map(|t| {
@@ -354,8 +350,8 @@ impl FitLedger {
                 .filter(|d| d.device != HOST_DEVICE)
                 .filter_map(|d| d.total),
         );
-        let all_total = Quantity::sum(per_device.iter().filter_map(|d| d.total))
-            .map(|t| match cx.draft {
+        let all_total =
+            Quantity::sum(per_device.iter().filter_map(|d| d.total)).map(|t| match cx.draft {
                 Some((d, _)) => t.plus(d),
                 None => t,
             });
@@ -437,7 +433,14 @@ mod tests {
         Quantity::from_truncated(v, MIB).unwrap()
     }
 
-    fn row(device: &str, total: i64, free: i64, model: i64, context: i64, compute: i64) -> BreakdownLine {
+    fn row(
+        device: &str,
+        total: i64,
+        free: i64,
+        model: i64,
+        context: i64,
+        compute: i64,
+    ) -> BreakdownLine {
         BreakdownLine {
             device: device.to_string(),
             name: None,
@@ -520,9 +523,32 @@ mod tests {
         let mut f = FitLedger::default();
         f.add_row(row("CUDA0", 32606, 30991, 0, 0, 4205), 2);
         f.add_row(row("CUDA1", 24575, 23332, 1177, 15360, 1292), 3);
-        f.push(FitLine::Probe { id: 0, layers: 0, partial: Some(0), mem: mib(4205) }, 6);
-        f.push(FitLine::Probe { id: 1, layers: 16, partial: Some(0), mem: mib(17829) }, 7);
-        f.push(FitLine::Set { id: 1, layers: 16, high: false }, 8);
+        f.push(
+            FitLine::Probe {
+                id: 0,
+                layers: 0,
+                partial: Some(0),
+                mem: mib(4205),
+            },
+            6,
+        );
+        f.push(
+            FitLine::Probe {
+                id: 1,
+                layers: 16,
+                partial: Some(0),
+                mem: mib(17829),
+            },
+            7,
+        );
+        f.push(
+            FitLine::Set {
+                id: 1,
+                layers: 16,
+                high: false,
+            },
+            8,
+        );
         f.add_row(row("CUDA0", 32606, 30991, 0, 0, 4205), 10);
         f.add_row(row("CUDA1", 24575, 23332, 1346, 18432, 1292), 11);
         let e = f.estimate(&FitContext::default()).unwrap();

@@ -156,7 +156,11 @@ impl Assembler {
                 return;
             }
             EventKind::ProjectorOffloadDisabled { reason } => {
-                match self.current.as_mut().filter(|b| b.phase < Phase::RunnerStarted) {
+                match self
+                    .current
+                    .as_mut()
+                    .filter(|b| b.phase < Phase::RunnerStarted)
+                {
                     Some(b) => {
                         b.touch(line);
                         b.projector_offload_disabled = Some((reason, line));

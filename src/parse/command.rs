@@ -184,7 +184,10 @@ mod tests {
     #[test]
     fn llama_server_flags_of_ollama_0_30() {
         // corpus 501 (Windows, the cmd as logfmt unquotes it).
-        let c = runner_command(r"C:\Users\M\AppData\Local\Programs\Ollama\lib\ollama\llama-server.exe --model C:\Users\M\.ollama\models\blobs\sha256-280af6832eca23cb322c4dcc65edfea98a21b8f8ab07dc7553bd6f7e6e7a3313 --port 51282 --host 127.0.0.1 --no-webui --offline -c 16384 -np 1 --log-verbosity 4 --no-log-prefix --no-log-timestamps --no-jinja --chat-template chatml --mmproj C:\Users\M\.ollama\models\blobs\sha256-280af6832eca23cb322c4dcc65edfea98a21b8f8ab07dc7553bd6f7e6e7a3313 --no-mmproj-offload --no-mmap --cache-type-k q8_0 --cache-type-v q8_0 --flash-attn on -b 1024 -ub 1024", &Fields::default());
+        let c = runner_command(
+            r"C:\Users\M\AppData\Local\Programs\Ollama\lib\ollama\llama-server.exe --model C:\Users\M\.ollama\models\blobs\sha256-280af6832eca23cb322c4dcc65edfea98a21b8f8ab07dc7553bd6f7e6e7a3313 --port 51282 --host 127.0.0.1 --no-webui --offline -c 16384 -np 1 --log-verbosity 4 --no-log-prefix --no-log-timestamps --no-jinja --chat-template chatml --mmproj C:\Users\M\.ollama\models\blobs\sha256-280af6832eca23cb322c4dcc65edfea98a21b8f8ab07dc7553bd6f7e6e7a3313 --no-mmproj-offload --no-mmap --cache-type-k q8_0 --cache-type-v q8_0 --flash-attn on -b 1024 -ub 1024",
+            &Fields::default(),
+        );
         assert!(c.llama_server && !c.ollama_runner);
         assert_eq!((c.ctx_size, c.parallel), (Some(16384), Some(1)));
         assert_eq!((c.batch_size, c.ubatch_size), (Some(1024), Some(1024)));
@@ -214,7 +217,10 @@ mod tests {
             "/usr/lib/ollama/llama-server --model /m --split-mode none --main-gpu 1 -c 4096",
             &Fields::default(),
         );
-        assert_eq!((c.split_mode.as_deref(), c.main_gpu), (Some("none"), Some(1)));
+        assert_eq!(
+            (c.split_mode.as_deref(), c.main_gpu),
+            (Some("none"), Some(1))
+        );
     }
 
     #[test]
@@ -231,7 +237,10 @@ mod tests {
     fn a_command_cut_before_its_model_is_not_a_discovery_runner() {
         // corpus 022's last line: the paste ends inside the model path.
         let mut fields = Fields::default();
-        fields.push("cmd", r"C:\\Users\\ksh\\ollama.exe runner --ollama-engine --model O:\\models\\blobs\\sh");
+        fields.push(
+            "cmd",
+            r"C:\\Users\\ksh\\ollama.exe runner --ollama-engine --model O:\\models\\blobs\\sh",
+        );
         let c = runner_command(fields.get("cmd").unwrap(), &fields);
         assert_eq!(c.model.as_deref(), Some(r"O:\models\blobs\sh"));
         assert!(c.cut && !c.is_discovery());

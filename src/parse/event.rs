@@ -125,7 +125,11 @@ pub enum FitLine {
         amount: Option<Quantity>,
     },
     /// `context size reduced from A to B` / `context size set by user to N -> no change`.
-    Context { from: Option<i64>, to: i64, by_user: bool },
+    Context {
+        from: Option<i64>,
+        to: i64,
+        by_user: bool,
+    },
     /// `id=K, target=T MiB`.
     Target { id: i64, target: Quantity },
     /// `id=K, n_layer=L, n_part=P, overflow_type=…, mem= M MiB`: a test allocation's device figures.

@@ -43,10 +43,11 @@ pub fn fit_line(event: &str, fields: &Fields) -> Result<FitLine, BuildError> {
             target: opt_mib(fields, "target"),
             amount: opt_mib(fields, "amount"),
         },
+        // `context size set by user to N -> no change` has no `from`; `reduced from A to B` has.
         "fit_context" => FitLine::Context {
             from: opt_int(fields, "from"),
             to: int(fields, "to")?,
-            by_user: fields.get("by_user") == Some("true"),
+            by_user: fields.get("from").is_none(),
         },
         "fit_target" => FitLine::Target {
             id: int(fields, "id")?,

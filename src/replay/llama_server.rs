@@ -209,10 +209,7 @@ fn input(
                 name: g.device.clone(),
                 free: g.free,
                 target,
-                compute: g.compute
-                    + extra
-                        .filter(|(d, _)| *d == g.device)
-                        .map_or(0, |(_, b)| *b),
+                compute: g.compute + extra.filter(|(d, _)| *d == g.device).map_or(0, |(_, b)| *b),
             })
             .collect(),
         layers: shape.layers(context),
@@ -310,7 +307,14 @@ pub fn measured(load: &Load) -> Option<MeasuredReplay> {
         } else {
             set.sort_by_key(|g| device_position(&g.device));
         }
-        let outcome = fit(&input(&shape, &set, target, shape.context, load, projector.as_ref()));
+        let outcome = fit(&input(
+            &shape,
+            &set,
+            target,
+            shape.context,
+            load,
+            projector.as_ref(),
+        ));
         if fits_entirely(&outcome) {
             if k == 1 && all_gpus.len() > 1 {
                 from.push(format!(
@@ -343,7 +347,14 @@ pub fn measured(load: &Load) -> Option<MeasuredReplay> {
     }
     let mut set = all_gpus;
     set.sort_by_key(|g| device_position(&g.device));
-    let outcome = fit(&input(&shape, &set, target, shape.context, load, projector.as_ref()));
+    let outcome = fit(&input(
+        &shape,
+        &set,
+        target,
+        shape.context,
+        load,
+        projector.as_ref(),
+    ));
     let p = placement(&outcome, &set);
     let verdict = format!(
         "needs {} of {} layers on the CPU even by the measured sizes ({})",
@@ -378,7 +389,14 @@ pub fn fit_with(
     let target = target_override.unwrap_or_else(|| target(load));
     let context = context.unwrap_or(shape.context);
     let projector = projector_on_gpu(load);
-    Some(fit(&input(&shape, &set, target, context, load, projector.as_ref())))
+    Some(fit(&input(
+        &shape,
+        &set,
+        target,
+        context,
+        load,
+        projector.as_ref(),
+    )))
 }
 
 /// The largest context (all slots, a multiple of 256) at which every layer fits on the GPUs the load had, by
@@ -392,7 +410,14 @@ pub fn largest_context_that_fits(load: &Load) -> Option<i64> {
     let target = target(load);
     let projector = projector_on_gpu(load);
     let fits = |context: i64| {
-        fits_entirely(&fit(&input(&shape, &set, target, context, load, projector.as_ref())))
+        fits_entirely(&fit(&input(
+            &shape,
+            &set,
+            target,
+            context,
+            load,
+            projector.as_ref(),
+        )))
     };
     let (mut lo, mut hi) = (1i64, (shape.context / 256).max(1) * 4);
     if !fits(256) {
@@ -419,7 +444,11 @@ pub fn estimate(load: &Load) -> Option<EstimateReplay> {
         .iter()
         .filter(|d| !is_host_buffer(&d.device))
         .collect();
-    let weights: i64 = gpu_rows.iter().filter_map(|d| d.weights).map(|q| q.bytes).sum();
+    let weights: i64 = gpu_rows
+        .iter()
+        .filter_map(|d| d.weights)
+        .map(|q| q.bytes)
+        .sum();
     let kv: i64 = gpu_rows.iter().filter_map(|d| d.kv).map(|q| q.bytes).sum();
     let offload = e.layers.offload?;
     let blocks = e.layers.model? - 1;
@@ -453,8 +482,7 @@ pub fn estimate(load: &Load) -> Option<EstimateReplay> {
     let p = placement(&outcome, &set);
     let logged_split = &e.layers.split;
     let same_count = p.offloaded == offload;
-    let split_agrees =
-        (!logged_split.is_empty()).then(|| same_count && p.split() == *logged_split);
+    let split_agrees = (!logged_split.is_empty()).then(|| same_count && p.split() == *logged_split);
     let decided = e.fit.as_ref().map(|f| f.outcome.as_str());
     let reason_agrees = match (decided, outcome.reason) {
         (Some("no-change"), r) => r == FitReason::NoChangeNeeded,

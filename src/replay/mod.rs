@@ -84,18 +84,20 @@ fn estimate_replay(load: &Load, changes: &Changes) -> Option<EstimateReplay> {
     let unchanged = *changes == Changes::default();
     // A run reproduces the log only with the log's layer count: never call a split "reproduced" otherwise.
     let same_count = |p: &Placement| e.layers.offload.is_none_or(|o| p.offloaded == o);
-    let layers_agree = (unchanged && e.layers.offload.is_some())
-        .then(|| runs.iter().any(same_count));
-    let split_agrees = (unchanged && !e.layers.split.is_empty())
-        .then(|| runs.iter().any(|p| same_count(p) && p.split() == e.layers.split));
+    let layers_agree =
+        (unchanged && e.layers.offload.is_some()).then(|| runs.iter().any(same_count));
+    let split_agrees = (unchanged && !e.layers.split.is_empty()).then(|| {
+        runs.iter()
+            .any(|p| same_count(p) && p.split() == e.layers.split)
+    });
     let allocations_agree = (unchanged && e.allocations.len() == runs[1].gpus.len()).then(|| {
         layers_agree != Some(false)
             && e.allocations.iter().enumerate().all(|(i, logged)| {
-            let values = runs.iter().map(|p| p.gpus[i].allocation);
-            let (lo, hi) = (values.clone().min().unwrap_or(0), values.max().unwrap_or(0));
-            // Each replayed figure is itself a sum of rounded terms: the three runs bound it.
-            lo <= logged.high && logged.low <= hi
-        })
+                let values = runs.iter().map(|p| p.gpus[i].allocation);
+                let (lo, hi) = (values.clone().min().unwrap_or(0), values.max().unwrap_or(0));
+                // Each replayed figure is itself a sum of rounded terms: the three runs bound it.
+                lo <= logged.high && logged.low <= hi
+            })
     });
     let (placement, strategy) = match changes.scheduler {
         Some(s) => (
@@ -182,8 +184,8 @@ fn measured_replay(load: &Load, changes: &Changes) -> Option<MeasuredReplay> {
 
 /// Replay a load's placement; `None` when the log lacks the estimate figures the placement needs.
 pub fn replay(load: &Load, changes: &Changes) -> Option<WhatIf> {
-    let fit_era = load.era == Era::LlamaServer
-        || load.estimate.as_ref().is_some_and(|e| e.fit.is_some());
+    let fit_era =
+        load.era == Era::LlamaServer || load.estimate.as_ref().is_some_and(|e| e.fit.is_some());
     let (estimate, measured) = if fit_era {
         if *changes != Changes::default() {
             // What-if changes replay Ollama's estimator, which llama-server no longer runs.

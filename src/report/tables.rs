@@ -218,7 +218,9 @@ pub fn facts(load: &Load) -> Vec<(String, String)> {
 /// What llama.cpp's `--fit` did, in words.
 fn fit_words(f: &crate::model::FitSummary) -> String {
     let mut parts = vec![match f.outcome.as_str() {
-        "no-change" => "no changes needed: every device kept its margin with the user's settings".to_string(),
+        "no-change" => {
+            "no changes needed: every device kept its margin with the user's settings".to_string()
+        }
         "changed" => "moved layers or the context to keep every device's margin".to_string(),
         _ => "the log stops before the fit's result".to_string(),
     }];

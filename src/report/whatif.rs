@@ -59,7 +59,10 @@ fn agreements(e: &EstimateReplay, changed: bool) -> String {
     if e.layers_agree.is_some() {
         parts.push(format!("layers {}", agreement(e.layers_agree, changed)));
     }
-    parts.push(format!("logged split {}", agreement(e.split_agrees, changed)));
+    parts.push(format!(
+        "logged split {}",
+        agreement(e.split_agrees, changed)
+    ));
     if e.allocations_agree.is_some() || !e.strategy.starts_with("llama.cpp --fit") {
         parts.push(format!(
             "allocations {}",

@@ -62,7 +62,12 @@ fn needless_split(load: &Load, out: &mut Vec<Suggestion>) {
 }
 
 /// How many layers the GPUs take when the KV cache is `kv_percent` % of its size, or at `context` tokens.
-fn offloaded_with(load: &Load, kv_percent: i64, context: Option<i64>, target: Option<i64>) -> Option<i64> {
+fn offloaded_with(
+    load: &Load,
+    kv_percent: i64,
+    context: Option<i64>,
+    target: Option<i64>,
+) -> Option<i64> {
     llama_server::fit_with(load, kv_percent, context, target).map(|o| o.offloaded() as i64)
 }
 
@@ -118,7 +123,8 @@ fn cpu_offload(load: &Load, out: &mut Vec<Suggestion>) {
     }
     let target = llama_server::target(load);
     if target > 512 * MIB {
-        if let Some(n) = offloaded_with(load, 100, None, Some(512 * MIB)).filter(|&n| n > offloaded) {
+        if let Some(n) = offloaded_with(load, 100, None, Some(512 * MIB)).filter(|&n| n > offloaded)
+        {
             out.push(Suggestion {
                 setting: format!("LLAMA_ARG_FIT_TARGET={}", 512),
                 effect: format!(
