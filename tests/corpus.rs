@@ -45,6 +45,28 @@ fn every_corpus_file_reads_without_error_with_the_loads_counted_by_eye() {
 
 /// Every sample has a section in sample-logs/README.md (where it came from, what it exercises), every section
 /// names a sample, and every corpus copy's section gives its corpus id and source.
+/// Every log of the llama-server era (5NN) and the founding case of today: every memory-like line understood,
+/// and the era known wherever the excerpt shows the runner (507 and 509 are chunks of buffer lines only).
+#[test]
+fn llama_server_era_logs_have_no_memory_line_left_unread() {
+    use vramdiff::model::Era;
+    let names: Vec<String> = sample_names()
+        .into_iter()
+        .filter(|n| n.starts_with('5') || n.starts_with("founding-today"))
+        .collect();
+    assert_eq!(names.len(), 9);
+    for name in names {
+        let a = analyze(&[&root().join("sample-logs").join(&name)]);
+        assert_eq!(a.inputs[0].unrecognized_memory_lines, 0, "{name}");
+        let want = if name.starts_with("507") || name.starts_with("509") {
+            Era::Unknown
+        } else {
+            Era::LlamaServer
+        };
+        assert!(a.loads.iter().all(|l| l.era == want), "{name}");
+    }
+}
+
 #[test]
 fn every_sample_has_its_provenance_in_the_readme() {
     let readme = std::fs::read_to_string(root().join("sample-logs/README.md")).unwrap();

@@ -90,7 +90,7 @@ pub struct LoadBuilder {
     pub projector_backend: Option<(String, u64)>,
     /// Ollama kept the projector off the GPU, and why (`disabling multimodal projector offload`).
     pub projector_offload_disabled: Option<(Option<String>, u64)>,
-    /// The model path from `loading model via llama-server`, when the runner's command was not seen.
+    /// The model path from `loading model via llama-server` (Ollama ≥ 0.30 only prints it that way).
     pub model_path: Option<String>,
     /// llama.cpp read a model in this load (`llama_model_loader`): a weak sign of the llama engine.
     pub model_loader_seen: bool,
@@ -220,6 +220,7 @@ impl LoadBuilder {
         let version = self.version.as_deref().and_then(parse_version);
         let cmd = self.runner.as_ref().map(|(c, _)| c);
         if cmd.is_some_and(|c| c.llama_server)
+            || self.model_path.is_some()
             || !self.fit.is_empty()
             || version.is_some_and(|v| v >= (0, 30, 0))
         {
