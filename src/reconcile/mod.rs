@@ -101,7 +101,7 @@ fn components(load: &Load) -> Vec<ComponentRow> {
         ),
     );
     let host_compute = sum_buffers(a, "host compute buffers", |b| {
-        b.kind == BufferKind::Compute && b.host
+        b.kind == BufferKind::Compute && b.host && !b.projector
     });
     if let (Some(_), Some(h)) = (graph.value, host_compute.value) {
         graph.from.push_str(&format!(

@@ -22,6 +22,18 @@ impl Term {
     }
 }
 
+/// How a per-device estimate's column was summed, in the words of its source: Ollama's memory summary lines or
+/// llama.cpp's `--fit` table.
+fn per_device_words(e: &Estimate, summary: &str, table: &str) -> String {
+    if e.fit.is_some() || e.form.starts_with("breakdown") {
+        format!("Σ the {} table's {table}", e.form)
+    } else if summary.contains("on CPU") {
+        format!("per-device {summary}")
+    } else {
+        format!("Σ per-device {summary}")
+    }
+}
+
 /// Layer bookkeeping of a single-line estimate.
 struct Offload {
     /// Repeating blocks in the model (`layers.model` − 1 for the output layer).
@@ -80,7 +92,7 @@ pub fn weights_gpu(e: &Estimate, engine: Engine) -> Term {
         );
         return Term {
             value: sum,
-            from: "Σ per-device \"model weights\" on GPUs".to_string(),
+            from: per_device_words(e, "\"model weights\" on GPUs", "model column on GPUs"),
         };
     }
     let (Some(o), Some((blocks, blocks_from)), Some(nonrep)) =
@@ -128,7 +140,7 @@ pub fn weights_host(e: &Estimate) -> Term {
             .and_then(|d| d.weights);
         return Term {
             value: sum,
-            from: "per-device \"model weights\" on CPU".to_string(),
+            from: per_device_words(e, "\"model weights\" on CPU", "model column on the host"),
         };
     }
     let (Some(o), Some((blocks, blocks_from))) = (offload(e), block_weights(e)) else {
@@ -166,7 +178,7 @@ pub fn kv(e: &Estimate) -> Term {
     let sum = Quantity::sum(e.per_device.iter().filter_map(|d| d.kv));
     Term {
         value: sum,
-        from: "Σ per-device \"kv cache\"".to_string(),
+        from: per_device_words(e, "\"kv cache\"", "context column"),
     }
 }
 
@@ -181,7 +193,7 @@ pub fn graph(e: &Estimate, engine: Engine) -> Term {
         );
         return Term {
             value: sum,
-            from: "Σ per-device \"compute graph\" on GPUs".to_string(),
+            from: per_device_words(e, "\"compute graph\" on GPUs", "compute column on GPUs"),
         };
     }
     let Some(o) = offload(e) else {

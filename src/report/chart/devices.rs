@@ -167,7 +167,23 @@ fn observed(load: &Load, device: &str) -> Option<Stack> {
 fn single_gpu_replay(load: &Load) -> Option<(String, Stack)> {
     let m = load.whatif.as_ref()?.measured.as_ref()?;
     let e = load.estimate.as_ref()?;
-    let used_in_log = e.layers.split.iter().filter(|&&n| n > 0).count();
+    // GPUs the model sat on: the logged split, or (llama-server, which prints none) the GPUs holding weights.
+    let mut with_weights: Vec<&str> = load
+        .actual
+        .buffers
+        .iter()
+        .filter(|b| b.kind == BufferKind::Model && !b.host && !b.projector)
+        .map(|b| b.device.as_str())
+        .collect();
+    with_weights.sort_unstable();
+    with_weights.dedup();
+    let used_in_log = e
+        .layers
+        .split
+        .iter()
+        .filter(|&&n| n > 0)
+        .count()
+        .max(with_weights.len());
     let used = m
         .placement
         .gpus
