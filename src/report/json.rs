@@ -10,7 +10,16 @@
 //! ```
 //! Every byte figure is a quantity `{"bytes": nominal, "low": …, "high": …}` (integers). Keys are sorted, so
 //! the same input gives the same bytes. Names are stable: fields may be added, never renamed or removed.
-//! `tests/json_contract.rs` pins the names with `deny_unknown_fields` structs.
+//! `tests/json_contract.rs` pins the names with `deny_unknown_fields` structs, and the finding codes.
+//!
+//! Added with the llama-server era (Ollama ≥ 0.30), all optional and omitted when empty unless noted:
+//! `loads[].era` (always: `ollama`, `llama-server` or `unknown`), `loads[].rejected_gpus[]`
+//! (`{name, reason, line}`), `model.block_count`, `gpus[].free`, `settings.{ubatch_size, kv_cache_type_v,
+//! projector_offload, projector_offload_reason, projector_offload_line, split_mode, main_gpu, mmap, speculative,
+//! fit_target}`, `estimate.{projector_total, projector_device, draft_total, fit}` (`fit`: `{outcome, target,
+//! reduce_by, context, context_by_user, probes, plan_line, seconds, free[], lines}`),
+//! `actual.{projector_device, projector_device_line, kv_caches[]}`, `whatif.estimate.layers_agree`; estimate
+//! forms `fit-plan`, `fit-probe`, `fit-result`; finding codes `gpu-unused` and `projector-on-cpu`.
 
 use serde::Serialize;
 use serde_json::{json, Value};
