@@ -148,7 +148,11 @@ fn e8_estimate_after_starting_runner_stays_in_one_load_012() {
         .find(|c| c.component == Component::WeightsGpu)
         .unwrap();
     assert_eq!(w.verdict, Verdict::Match); // 58.6 + 1.1 GiB estimated, 59.8 GiB actual
-    let rocm = load.devices.iter().find(|d| d.device == "ROCm0").unwrap();
+    let rocm = load
+        .devices
+        .iter()
+        .find(|d| d.device == vramdiff::model::Device::named("ROCm0"))
+        .unwrap();
     assert_eq!(rocm.verdict, Verdict::Over); // 62.4 GiB estimated, 60.4 GiB actual
 }
 
@@ -164,7 +168,11 @@ fn memory_summary_after_commit_is_the_actual_009() {
         load.actual.reported_total.unwrap().bytes,
         (51.9 * GIB as f64).round() as i64
     );
-    let cuda = load.devices.iter().find(|d| d.device == "CUDA0").unwrap();
+    let cuda = load
+        .devices
+        .iter()
+        .find(|d| d.device == vramdiff::model::Device::named("CUDA0"))
+        .unwrap();
     // 19.9 GiB weights + 1.1 GiB KV + 884.1 MiB graph
     let want = (19.9 * GIB as f64).round() as i64 + (1.1 * GIB as f64).round() as i64 + mib(884.1);
     assert_eq!(cuda.actual.unwrap().bytes, want);
@@ -178,7 +186,7 @@ fn duplicate_weight_buffers_are_both_counted_and_noted_025() {
         .actual
         .buffers
         .iter()
-        .filter(|b| b.device == "CUDA0")
+        .filter(|b| b.device == vramdiff::model::Device::named("CUDA0"))
         .map(|b| b.size.bytes)
         .sum();
     assert_eq!(cuda, mib(2845.92) + mib(2920.17));
@@ -199,7 +207,11 @@ fn llama_server_fit_probe_tables_are_projections_042_043() {
     let e = load.estimate.as_ref().unwrap();
     assert_eq!(e.form, "fit-probe");
     assert_eq!(e.layers.split, vec![0, 16]);
-    let cuda1 = e.per_device.iter().find(|d| d.device == "CUDA1").unwrap();
+    let cuda1 = e
+        .per_device
+        .iter()
+        .find(|d| d.device == vramdiff::model::Device::named("CUDA1"))
+        .unwrap();
     assert_eq!(cuda1.total.unwrap().bytes, mib(17829.0));
     assert_eq!(cuda1.kv.unwrap().bytes, mib(15360.0));
     assert_eq!(e.fit.as_ref().unwrap().probes, 2);

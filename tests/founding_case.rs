@@ -94,8 +94,16 @@ fn kv_has_no_actual_line_and_is_unknown() {
 #[test]
 fn allocations_against_per_device_buffer_sums() {
     let load = founding();
-    let d0 = load.devices.iter().find(|d| d.device == "CUDA0").unwrap();
-    let d1 = load.devices.iter().find(|d| d.device == "CUDA1").unwrap();
+    let d0 = load
+        .devices
+        .iter()
+        .find(|d| d.device == vramdiff::model::Device::named("CUDA0"))
+        .unwrap();
+    let d1 = load
+        .devices
+        .iter()
+        .find(|d| d.device == vramdiff::model::Device::named("CUDA1"))
+        .unwrap();
     assert_eq!(
         d0.estimated.unwrap().bytes,
         (3.3 * GIB as f64).round() as i64

@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 use crate::util::{analyze, mib, root, run};
-use vramdiff::model::{Era, Load, Verdict, GIB, MIB};
+use vramdiff::model::{Device, Era, Load, Verdict, GIB, MIB};
 
 const LOG: &str = "sample-logs/founding-today-3090-4060-gemma4-31b.log";
 
@@ -59,14 +59,18 @@ fn the_fit_plan_is_the_per_device_estimate_and_matches_the_buffers() {
     assert_eq!(fit.seconds, Some(2.41));
     // Headline from the plan: every layer on the GPUs.
     assert_eq!((e.layers.offload, e.layers.model), (Some(61), Some(61)));
-    let cuda0 = e.per_device.iter().find(|d| d.device == "CUDA0").unwrap();
+    let cuda0 = e
+        .per_device
+        .iter()
+        .find(|d| d.device == vramdiff::model::Device::named("CUDA0"))
+        .unwrap();
     // Truncated MiB: the table's 11750 is [11750, 11751) MiB.
     assert_eq!(
         (cuda0.weights.unwrap().low, cuda0.weights.unwrap().high),
         (11750 * MIB, 11751 * MIB - 1)
     );
     for device in ["CUDA0", "CUDA1", "CPU"] {
-        let row = load.devices.iter().find(|d| d.device == device).unwrap();
+        let row = load.devices.iter().find(|d| d.device == Device::named(device)).unwrap();
         assert_eq!(
             row.verdict,
             Verdict::Match,
@@ -76,7 +80,7 @@ fn the_fit_plan_is_the_per_device_estimate_and_matches_the_buffers() {
         );
     }
     // The projector is charged where it ran (the host), and matches clip's buffers.
-    assert_eq!(e.projector_device.as_deref(), Some("CPU"));
+    assert_eq!(e.projector_device, Some(Device::Host));
     let projector = load
         .components
         .iter()
@@ -107,7 +111,7 @@ fn the_replay_keeps_the_default_split_and_fits_the_3090_alone() {
     assert!(e.strategy.contains("no changes needed"));
     let m = w.measured.as_ref().unwrap();
     assert_eq!(m.placement.used_gpus(), 1);
-    assert_eq!(m.placement.gpus[0].device, "CUDA0");
+    assert_eq!(m.placement.gpus[0].device, Device::named("CUDA0"));
     assert!(m.placement.fully_offloaded());
     assert!(m.margin > 3 * GIB, "margin {}", m.margin);
 }

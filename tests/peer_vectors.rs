@@ -69,7 +69,7 @@ fn ggrun_ik_allocation_devices_313() {
             if name == "Host" {
                 b.host
             } else {
-                b.device == name
+                b.device == vramdiff::model::Device::named(name)
             }
         };
         let check = |kind: BufferKind, key: &str| {
@@ -188,7 +188,8 @@ fn toolchest_rocm_4gpu_317() {
     assert!(sum(&bs, |b| b.kind == BufferKind::Compute) > sum(&bs, |b| b.kind == BufferKind::Kv));
     // Both KV caches per device count: 816 + 306 MiB on each of the four cards.
     assert_eq!(
-        sum(&bs, |b| b.device == "ROCm2" && b.kind == BufferKind::Kv),
+        sum(&bs, |b| b.device == vramdiff::model::Device::named("ROCm2")
+            && b.kind == BufferKind::Kv),
         mib(816.0) + mib(306.0)
     );
 }

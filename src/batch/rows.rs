@@ -1,7 +1,7 @@
 //! Flatten a reconciled load into table rows: one wide row per load and one long row per load × component and
 //! load × device. Built in the worker that read the file, so only these small rows are kept, never the loads.
 
-use crate::model::{device_position, Component, Load, Quantity, Severity};
+use crate::model::{Component, Load, Quantity, Severity};
 
 /// The components in table order.
 pub const COMPONENTS: [Component; 5] = [
@@ -287,12 +287,14 @@ pub fn rows(file: &str, index: usize, load: &Load) -> (LoadRow, Vec<ComponentRec
         long.push(r);
     }
     for d in &load.devices {
-        let gpu = device_position(&d.device)
+        let gpu = d
+            .device
+            .position()
             .and_then(|p| load.gpus.get(p))
             .filter(|_| !d.host);
         let mut r = base(
             "device",
-            d.device.clone(),
+            d.device.to_string(),
             gpu.and_then(|g| g.name.clone()).unwrap_or_default(),
             gpu.and_then(|g| g.compute.clone()).unwrap_or_default(),
         );

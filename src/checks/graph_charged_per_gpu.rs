@@ -2,7 +2,7 @@
 //! the runner's compute buffer on a lightly loaded GPU is a fraction of it.
 
 use super::{finding, size, CheckDef, Context};
-use crate::model::{device_for_library, BufferKind, Finding, Severity};
+use crate::model::{BufferKind, Device, Finding, Severity};
 use crate::reconcile::terms::is_single_line;
 
 pub const DEF: CheckDef = CheckDef {
@@ -27,7 +27,7 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
         if layers == 0 {
             continue;
         }
-        let device = device_for_library(library, i);
+        let device = Device::for_library(library, i);
         let Some((actual, lines)) = cx.device_buffers(&device, BufferKind::Compute) else {
             continue;
         };

@@ -21,7 +21,7 @@ mod unattributed_memory;
 mod underestimate;
 
 use crate::model::{
-    human, BufferKind, Component, ComponentRow, Finding, Load, Quantity, Severity, GIB, MIB,
+    human, BufferKind, Component, ComponentRow, Device, Finding, Load, Quantity, Severity, GIB, MIB,
 };
 
 /// Thresholds the user can set.
@@ -66,21 +66,26 @@ impl Context<'_> {
     }
 
     /// The sum of a device's buffers of one kind, with the lines they came from.
-    pub fn device_buffers(&self, device: &str, kind: BufferKind) -> Option<(Quantity, Vec<u64>)> {
+    pub fn device_buffers(
+        &self,
+        device: &Device,
+        kind: BufferKind,
+    ) -> Option<(Quantity, Vec<u64>)> {
         let buffers: Vec<_> = self
             .load
             .actual
             .buffers
             .iter()
-            .filter(|b| b.device == device && b.kind == kind && !b.host)
+            .filter(|b| b.device == *device && b.kind == kind && !b.host)
             .collect();
         let sum = Quantity::sum(buffers.iter().map(|b| b.size))?;
         Some((sum, buffers.iter().map(|b| b.line).collect()))
     }
 
     /// ` (NVIDIA GeForce RTX 3090)` for a device whose GPU the log names, else nothing.
-    pub fn gpu_label(&self, device: &str) -> String {
-        crate::model::device_position(device)
+    pub fn gpu_label(&self, device: &Device) -> String {
+        device
+            .position()
             .and_then(|i| self.load.gpus.get(i))
             .and_then(|g| g.name.as_deref())
             .map(|n| format!(" ({n})"))
@@ -107,7 +112,7 @@ pub fn finding(
     message: String,
     hint: &str,
     mut lines: Vec<u64>,
-    device: Option<&str>,
+    device: Option<&Device>,
     component: Option<&str>,
 ) -> Finding {
     lines.sort_unstable();
@@ -118,7 +123,7 @@ pub fn finding(
         message,
         hint: hint.to_string(),
         lines,
-        device: device.map(str::to_string),
+        device: device.cloned(),
         component: component.map(str::to_string),
     }
 }

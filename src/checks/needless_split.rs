@@ -4,7 +4,7 @@
 //! from the runner's weight buffers.
 
 use super::{finding, CheckDef, Context};
-use crate::model::{human, BufferKind, Component, Era, Finding, Severity};
+use crate::model::{human, BufferKind, Component, Device, Era, Finding, Severity};
 
 pub const DEF: CheckDef = CheckDef {
     code: "needless-split",
@@ -13,8 +13,8 @@ pub const DEF: CheckDef = CheckDef {
 };
 
 /// The GPUs holding weights, by the runner's buffers (the model itself, the projector excepted).
-fn gpus_with_weights(cx: &Context) -> Vec<String> {
-    let mut gpus: Vec<String> = cx
+fn gpus_with_weights(cx: &Context) -> Vec<Device> {
+    let mut gpus: Vec<Device> = cx
         .load
         .actual
         .buffers
@@ -22,7 +22,7 @@ fn gpus_with_weights(cx: &Context) -> Vec<String> {
         .filter(|b| b.kind == BufferKind::Model && !b.host && !b.projector && b.size.bytes > 0)
         .map(|b| b.device.clone())
         .collect();
-    gpus.sort_by_key(|d| crate::model::device_sort_key(d));
+    gpus.sort();
     gpus.dedup();
     gpus
 }

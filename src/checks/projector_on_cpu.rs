@@ -3,7 +3,7 @@
 //! GPU that holds the model: images are then encoded on the CPU, many times slower.
 
 use super::{finding, CheckDef, Context};
-use crate::model::{human, is_host_buffer, Finding, Quantity, Severity, HOST_DEVICE};
+use crate::model::{human, Finding, Quantity, Severity};
 use crate::replay::llama_server;
 
 pub const DEF: CheckDef = CheckDef {
@@ -24,7 +24,12 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
         });
         lines.extend(s.projector_offload_line);
     }
-    if load.actual.projector_device.as_deref() == Some(HOST_DEVICE) {
+    if load
+        .actual
+        .projector_device
+        .as_ref()
+        .is_some_and(|d| d.is_host())
+    {
         signs.push("CLIP using CPU backend".to_string());
         lines.extend(load.actual.projector_device_line);
     }
@@ -54,17 +59,18 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
     let main = load
         .devices
         .iter()
-        .filter(|d| !d.host && !is_host_buffer(&d.device))
+        .filter(|d| !d.host && d.device.is_gpu())
         .filter_map(|d| Some((d.device.clone(), d.actual?)))
         .max_by_key(|(_, a)| a.bytes);
-    let free = |device: &str| {
+    let free = |device: &crate::model::Device| {
         load.estimate
             .as_ref()
             .and_then(|e| e.fit.as_ref())
-            .and_then(|f| f.free.iter().find(|d| d.device == device))
+            .and_then(|f| f.free.iter().find(|d| d.device == *device))
             .map(|d| d.free)
             .or_else(|| {
-                crate::model::device_position(device)
+                device
+                    .position()
                     .and_then(|i| load.gpus.get(i))
                     .and_then(|g| g.free)
             })
@@ -127,7 +133,7 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
         message,
         "Ollama ≥ 0.30 decides before the load from free VRAM (0.30 kept the projector off GPUs under a 10 GiB floor; later builds compare with the projector's size plus headroom): freeing VRAM on the GPU (see suggestions) or a newer Ollama keeps it on the GPU",
         lines,
-        main.as_ref().map(|(d, _)| d.as_str()),
+        main.as_ref().map(|(d, _)| d),
         Some("projector"),
     ));
 }

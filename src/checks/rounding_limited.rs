@@ -29,7 +29,7 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
             cx.load
                 .devices
                 .iter()
-                .map(|d| (d.device.clone(), d.verdict, d.delta, &d.lines)),
+                .map(|d| (d.device.to_string(), d.verdict, d.delta, &d.lines)),
         );
     for (name, verdict, delta, row_lines) in rows {
         let Some(d) = delta else { continue };

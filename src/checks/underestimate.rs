@@ -3,7 +3,7 @@
 
 use super::load_failed::is_out_of_memory;
 use super::{finding, size, CheckDef, Context};
-use crate::model::{device_position, Finding, Severity, Verdict};
+use crate::model::{Finding, Severity, Verdict};
 
 pub const DEF: CheckDef = CheckDef {
     code: "underestimate",
@@ -55,7 +55,9 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
         let (Some(e), Some(a)) = (d.estimated, d.actual) else {
             continue;
         };
-        let capacity = device_position(&d.device)
+        let capacity = d
+            .device
+            .position()
             .and_then(|i| load.gpus.get(i))
             .and_then(|g| g.total);
         let over_capacity = capacity.is_some_and(|t| a.low > t.high);

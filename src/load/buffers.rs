@@ -12,7 +12,7 @@
 //! - **re-reservation** of a compute or output buffer inside a round (peer vector 316) replaces the earlier
 //!   size; the earlier sizes are kept as the buffer's bounds, since which one is live cannot be known.
 
-use crate::model::{device_of_buffer, is_host_buffer, Buffer, BufferKind, Quantity};
+use crate::model::{Buffer, BufferKind, Device, Quantity};
 
 #[derive(Debug, Clone)]
 struct Entry {
@@ -34,6 +34,9 @@ pub struct BufferLedger {
 pub struct BufferLine<'a> {
     pub component: &'a str,
     pub buffer: &'a str,
+    /// The device, when the line names it apart from the buffer (clip's size lines name none: a GPU the log
+    /// does not name until `CLIP using … backend`); `None` derives it from the buffer name.
+    pub device: Option<Device>,
     pub kind: BufferKind,
     pub size: Quantity,
     pub line: u64,
@@ -45,11 +48,15 @@ fn same_key(b: &Buffer, line: &BufferLine<'_>) -> bool {
 }
 
 fn new_buffer(line: &BufferLine<'_>) -> Buffer {
+    let device = line
+        .device
+        .clone()
+        .unwrap_or_else(|| Device::of_buffer(line.buffer));
     Buffer {
-        device: device_of_buffer(line.buffer),
+        host: device.is_host(),
+        device,
         buffer: line.buffer.to_string(),
         kind: line.kind,
-        host: is_host_buffer(line.buffer),
         size: line.size,
         line: line.line,
         component: line.component.to_string(),
@@ -159,6 +166,7 @@ mod tests {
         l.add(BufferLine {
             component,
             buffer,
+            device: None,
             kind,
             size: mib(size),
             line,

@@ -5,9 +5,8 @@
 //! not depend on line order beyond what the dialect itself implies.
 
 use crate::model::{
-    device_for_library, device_of_buffer, device_position, device_sort_key, is_host_buffer, Actual,
-    BreakdownRow, BufferKind, DeviceEstimate, DeviceFree, Engine, Era, Estimate, Gpu, KvCache,
-    Layers, Load, LoadSource, ModelRef, Quantity, RejectedGpu, Settings, HOST_DEVICE,
+    Actual, Backend, BreakdownRow, BufferKind, Device, DeviceEstimate, DeviceFree, Engine, Era,
+    Estimate, Gpu, KvCache, Layers, Load, LoadSource, ModelRef, Quantity, RejectedGpu, Settings,
 };
 use crate::parse::event::{
     BreakdownLine, EstimateLine, GpuInfo, KvSizeLine, RunnerCommand, RunnerDevice, SummaryPart,
@@ -32,7 +31,7 @@ pub enum Phase {
 #[derive(Debug, Clone)]
 pub struct SummaryEntry {
     pub part: SummaryPart,
-    pub device: String,
+    pub device: Device,
     pub size: Quantity,
     pub line: u64,
 }
@@ -74,6 +73,8 @@ pub struct LoadBuilder {
     pub summary_actual_total: Option<(Quantity, u64)>,
     /// The breakdown table printed after the load (at llama-server's exit): an actual.
     pub exit_table: Vec<(BreakdownLine, u64)>,
+    /// A table header was printed after the load: its rows replace the exit table.
+    pub exit_header: bool,
     pub offloaded: Option<(i64, i64)>,
     pub seen_offloaded: bool,
     /// A `commit` load request was seen: later memory-summary lines are what was allocated.
@@ -87,7 +88,7 @@ pub struct LoadBuilder {
     pub projector_estimate: Option<(Quantity, u64)>,
     pub draft_estimate: Option<(Quantity, u64)>,
     /// Where clip ran (`CLIP using CPU backend`).
-    pub projector_backend: Option<(String, u64)>,
+    pub projector_backend: Option<(Device, u64)>,
     /// Ollama kept the projector off the GPU, and why (`disabling multimodal projector offload`).
     pub projector_offload_disabled: Option<(Option<String>, u64)>,
     /// The model path from `loading model via llama-server` (Ollama ≥ 0.30 only prints it that way).
@@ -130,11 +131,20 @@ impl LoadBuilder {
         }
     }
 
-    /// Add one row of a memory breakdown table: before the runner allocated anything it is a `--fit` probe
-    /// (a test allocation, whatever its figures), after that it is the table llama-server prints at exit.
+    /// A memory breakdown table begins: before the runner allocated anything it is a `--fit` probe (a test
+    /// allocation, whatever its figures), after that it is the table llama-server prints at exit.
+    pub fn breakdown_header(&mut self) {
+        if self.allocated() {
+            self.exit_header = true;
+        } else {
+            self.fit.start_table();
+        }
+    }
+
+    /// Add one row of the memory breakdown table printed last.
     pub fn add_breakdown(&mut self, row: BreakdownLine, line: u64) {
         if self.allocated() {
-            if self.exit_table.iter().any(|(r, _)| r.device == row.device) {
+            if std::mem::take(&mut self.exit_header) {
                 // Printed again (another exit): the last table is the one that counts.
                 self.exit_table.clear();
             }
@@ -152,7 +162,7 @@ impl LoadBuilder {
     pub fn add_summary_actual(
         &mut self,
         part: SummaryPart,
-        device: &str,
+        device: &Device,
         size: Quantity,
         line: u64,
     ) {
@@ -161,9 +171,11 @@ impl LoadBuilder {
             SummaryPart::Kv => BufferKind::Kv,
             SummaryPart::Graph => BufferKind::Compute,
         };
+        let buffer = device.to_string();
         self.ledger.set_last(BufferLine {
             component: "memory-summary",
-            buffer: device,
+            buffer: &buffer,
+            device: Some(device.clone()),
             kind,
             size,
             line,
@@ -175,15 +187,15 @@ impl LoadBuilder {
     pub fn add_summary_estimate(
         &mut self,
         part: SummaryPart,
-        device: &str,
+        device: &Device,
         size: Quantity,
         line: u64,
     ) {
         self.summary_estimate
-            .retain(|e| !(e.part == part && e.device == device));
+            .retain(|e| !(e.part == part && e.device == *device));
         self.summary_estimate.push(SummaryEntry {
             part,
-            device: device.to_string(),
+            device: device.clone(),
             size,
             line,
         });
@@ -379,15 +391,17 @@ impl LoadBuilder {
         let runner_gpus: Vec<&(RunnerDevice, u64)> = self
             .runner_devices
             .iter()
-            .filter(|(d, _)| !is_host_buffer(&d.device))
+            .filter(|(d, _)| d.device.is_gpu())
             .collect();
         if gpus.is_empty() {
             gpus = runner_gpus
                 .iter()
                 .map(|(d, line)| Gpu {
-                    id: device_position(&d.device)
+                    id: d
+                        .device
+                        .position()
                         .map(|p| p.to_string())
-                        .unwrap_or_else(|| d.device.clone()),
+                        .unwrap_or_else(|| d.device.to_string()),
                     name: d.name.clone(),
                     total: d.total,
                     free: Some(d.free),
@@ -397,7 +411,7 @@ impl LoadBuilder {
                 .collect();
         } else {
             for (d, _) in &runner_gpus {
-                if let Some(gpu) = device_position(&d.device).and_then(|p| gpus.get_mut(p)) {
+                if let Some(gpu) = d.device.position().and_then(|p| gpus.get_mut(p)) {
                     gpu.free = gpu.free.or(Some(d.free));
                     gpu.total = gpu.total.or(d.total);
                 }
@@ -477,7 +491,7 @@ impl LoadBuilder {
                 .iter()
                 .enumerate()
                 .map(|(i, total)| DeviceEstimate {
-                    device: device_for_library(if lib == "gpu" { "cuda" } else { &lib }, i),
+                    device: Device::for_library(&lib, i),
                     weights: None,
                     kv: None,
                     graph: None,
@@ -520,17 +534,17 @@ impl LoadBuilder {
             });
         }
         if !self.summary_estimate.is_empty() {
-            let mut devices: Vec<String> = self
+            let mut devices: Vec<Device> = self
                 .summary_estimate
                 .iter()
                 .map(|s| s.device.clone())
                 .collect();
-            devices.sort_by_key(|d| device_sort_key(d));
+            devices.sort();
             devices.dedup();
-            let part = |device: &str, part: SummaryPart| {
+            let part = |device: &Device, part: SummaryPart| {
                 self.summary_estimate
                     .iter()
-                    .find(|s| s.device == device && s.part == part)
+                    .find(|s| s.device == *device && s.part == part)
                     .map(|s| s.size)
             };
             let per_device: Vec<DeviceEstimate> = devices
@@ -542,11 +556,7 @@ impl LoadBuilder {
                         part(d, SummaryPart::Graph),
                     );
                     DeviceEstimate {
-                        device: if d == "CPU" {
-                            HOST_DEVICE.to_string()
-                        } else {
-                            d.clone()
-                        },
+                        device: d.clone(),
                         weights: w,
                         kv: k,
                         graph: g,
@@ -604,15 +614,15 @@ impl LoadBuilder {
             .runner_devices
             .iter()
             .map(|(d, _)| d.device.clone())
-            .filter(|d| !is_host_buffer(d))
+            .filter(Device::is_gpu)
             .nth(main_gpu.max(0) as usize)
-            .unwrap_or_else(|| format!("CUDA{main_gpu}"));
+            .unwrap_or_else(|| Device::gpu(Backend::Cuda, main_gpu.max(0) as u32));
         // The projector runs where clip says; before that line, where the command put it.
         let device = match &self.projector_backend {
-            Some((d, _)) if is_host_buffer(d) => HOST_DEVICE.to_string(),
+            Some((d, _)) if d.is_host() => Device::Host,
             Some(_) => gpu_name,
             None if settings_offload => gpu_name,
-            None => HOST_DEVICE.to_string(),
+            None => Device::Host,
         };
         FitContext {
             blocks: self.model_param("n_layer").and_then(parse_int),
@@ -654,11 +664,8 @@ impl LoadBuilder {
             .exit_table
             .iter()
             .map(|(r, line)| BreakdownRow {
-                device: device_of_buffer(&r.device),
-                // A host buffer type's row (`CPU_REPACK`) keeps its name; `Host` is the host itself.
-                name: r.name.clone().or_else(|| {
-                    (r.device != "Host" && is_host_buffer(&r.device)).then(|| r.device.clone())
-                }),
+                device: r.device.clone(),
+                name: r.name.clone(),
                 total: r.total,
                 free: r.free,
                 self_: r.self_,
@@ -694,22 +701,20 @@ impl LoadBuilder {
         let mut buffers = std::mem::take(&mut self.ledger).into_buffers();
         // clip's size lines do not name a device: it is the one clip said it uses (`CLIP using CPU backend`),
         // else the first GPU, where the llama engine always put the projector.
+        let unnamed = Device::gpu(Backend::Unknown, 0);
         let first_gpu = buffers
             .iter()
-            .filter(|b| !b.host && b.buffer != "projector")
+            .filter(|b| !b.host && b.device != unnamed)
             .map(|b| b.device.clone())
-            .min_by_key(|d| device_sort_key(d));
+            .min();
         let clip_device = match &self.projector_backend {
-            Some((d, _)) if is_host_buffer(d) => Some(HOST_DEVICE.to_string()),
+            Some((d, _)) if d.is_host() => Some(Device::Host),
             _ => first_gpu,
         };
-        for b in buffers.iter_mut().filter(|b| b.buffer == "projector") {
-            match &clip_device {
-                Some(d) => {
-                    b.host = d == HOST_DEVICE;
-                    b.device = d.clone();
-                }
-                None => b.device = "GPU0".to_string(),
+        if let Some(d) = clip_device {
+            for b in buffers.iter_mut().filter(|b| b.device == unnamed) {
+                b.host = d.is_host();
+                b.device = d.clone();
             }
         }
         let failed = self
@@ -729,13 +734,7 @@ impl LoadBuilder {
                 line: *line,
             })
             .collect();
-        let projector_device = self.projector_backend.as_ref().map(|(d, _)| {
-            if is_host_buffer(d) {
-                HOST_DEVICE.to_string()
-            } else {
-                d.clone()
-            }
-        });
+        let projector_device = self.projector_backend.as_ref().map(|(d, _)| d.clone());
         Load {
             source: LoadSource {
                 path: self.path.clone(),

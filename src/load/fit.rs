@@ -7,10 +7,7 @@
 //! probe whose per-device figures equal the result lines, or the first table when the fit said "no changes
 //! needed". Every figure is whole MiB, truncated.
 
-use crate::model::{
-    device_of_buffer, is_host_buffer, DeviceEstimate, DeviceFree, Estimate, FitSummary, Layers,
-    Quantity, HOST_DEVICE,
-};
+use crate::model::{Device, DeviceEstimate, DeviceFree, Estimate, FitSummary, Layers, Quantity};
 use crate::parse::event::{BreakdownLine, FitLine};
 
 /// Probe tables kept per load: the first (the user's settings) and the latest ones.
@@ -27,14 +24,14 @@ pub struct ProbeTable {
 impl ProbeTable {
     /// The GPU rows in device order (`id=K` is the K-th).
     fn gpu_rows(&self) -> impl Iterator<Item = &(BreakdownLine, u64)> {
-        self.rows.iter().filter(|(r, _)| !is_host_buffer(&r.device))
+        self.rows.iter().filter(|(r, _)| r.device.is_gpu())
     }
 
-    fn row(&self, device: &str) -> Option<&BreakdownLine> {
+    fn row(&self, device: &Device) -> Option<&BreakdownLine> {
         self.rows
             .iter()
             .map(|(r, _)| r)
-            .find(|r| r.device == device)
+            .find(|r| r.device == *device)
     }
 
     fn layers_of(&self, id: usize) -> Option<i64> {
@@ -53,7 +50,7 @@ impl ProbeTable {
 /// A per-device result line of the fit.
 #[derive(Debug, Clone)]
 struct ResultLine {
-    device: String,
+    device: Device,
     layers: Option<i64>,
     used: Quantity,
     line: u64,
@@ -68,7 +65,7 @@ pub struct FitLedger {
     dropped_tables: u32,
     projection: Option<(Quantity, Quantity, bool, u64)>,
     /// The projection per device with the user's settings: device, target margin, line.
-    initial: Vec<(String, Option<Quantity>, u64)>,
+    initial: Vec<(Device, Option<Quantity>, u64)>,
     decision: Option<(bool, Option<Quantity>, Option<Quantity>, u64)>,
     context: Option<(i64, bool, u64)>,
     targets: Vec<(i64, Quantity, u64)>,
@@ -85,8 +82,8 @@ pub struct FitContext {
     pub blocks: Option<i64>,
     /// The user's `-ngl`, when given.
     pub gpu_layers: Option<i64>,
-    /// llama-server's projector estimate and the device it is charged to (`CPU` when not offloaded).
-    pub projector: Option<(Quantity, String, u64)>,
+    /// llama-server's projector estimate and the device it is charged to (the host when not offloaded).
+    pub projector: Option<(Quantity, Device, u64)>,
     /// The speculative draft's estimate.
     pub draft: Option<(Quantity, u64)>,
     /// Free memory per device from llama.cpp's inventory, for when no table printed it.
@@ -153,19 +150,20 @@ impl FitLedger {
         }
     }
 
-    /// Add a row of a breakdown table printed while fitting; a row for a device already in the current
-    /// table (or the first row after probe lines) opens a new table.
+    /// A breakdown table's header: the rows that follow are a new table (a probe, or the user's settings).
+    pub fn start_table(&mut self) {
+        if self.tables.len() == MAX_TABLES {
+            // Keep the first table (the user's settings): drop the oldest probe after it.
+            self.tables.remove(1);
+            self.dropped_tables += 1;
+        }
+        self.tables.push(ProbeTable::default());
+    }
+
+    /// Add a row of the breakdown table printed last (a table cut before its header starts one of its own).
     pub fn add_row(&mut self, row: BreakdownLine, number: u64) {
-        let opens = self.tables.last().is_none_or(|t| {
-            !t.layers.is_empty() || t.rows.iter().any(|(r, _)| r.device == row.device)
-        });
-        if opens {
-            if self.tables.len() == MAX_TABLES {
-                // Keep the first table (the user's settings): drop the oldest probe after it.
-                self.tables.remove(1);
-                self.dropped_tables += 1;
-            }
-            self.tables.push(ProbeTable::default());
+        if self.tables.last().is_none_or(|t| !t.layers.is_empty()) {
+            self.start_table();
         }
         if let Some(t) = self.tables.last_mut() {
             t.rows.push((row, number));
@@ -245,7 +243,7 @@ impl FitLedger {
             free = cx
                 .inventory
                 .iter()
-                .filter(|d| !is_host_buffer(&d.device))
+                .filter(|d| d.device.is_gpu())
                 .cloned()
                 .collect();
         }
@@ -261,7 +259,9 @@ impl FitLedger {
             reduce_by: self.decision.filter(|d| d.0).and_then(|d| d.2),
             context: self.context.map(|c| c.0),
             context_by_user: self.context.map(|c| c.1),
-            probes: self.tables.len() as u32 + self.dropped_tables,
+            // A header whose rows were cut off is not a table.
+            probes: self.tables.iter().filter(|t| !t.rows.is_empty()).count() as u32
+                + self.dropped_tables,
             plan_line: plan.map(ProbeTable::first_line),
             seconds: self.seconds,
             free,
@@ -291,10 +291,7 @@ impl FitLedger {
             return None;
         };
         let mut per_device: Vec<DeviceEstimate> = Vec::new();
-        let mut host = DeviceEstimate {
-            device: HOST_DEVICE.to_string(),
-            ..DeviceEstimate::default()
-        };
+        let mut host = DeviceEstimate::new(Device::Host);
         let mut has_host = false;
         let add = |a: Option<Quantity>, b: Quantity| Some(a.map_or(b, |a| a.plus(b)));
         if let Some(t) = plan {
@@ -306,7 +303,7 @@ impl FitLedger {
                     .and_then(|x| x.layers)
                     .or_else(|| t.layers_of(position));
                 per_device.push(DeviceEstimate {
-                    device: device_of_buffer(&r.device),
+                    device: r.device.clone(),
                     weights: Some(r.model),
                     kv: Some(r.context),
                     graph: Some(r.compute),
@@ -314,7 +311,7 @@ impl FitLedger {
                     layers,
                 });
             }
-            for (r, _) in t.rows.iter().filter(|(r, _)| is_host_buffer(&r.device)) {
+            for (r, _) in t.rows.iter().filter(|(r, _)| r.device.is_host()) {
                 has_host = true;
                 host.weights = add(host.weights, r.model);
                 host.kv = add(host.kv, r.context);
@@ -324,17 +321,16 @@ impl FitLedger {
         } else {
             for r in &self.results {
                 per_device.push(DeviceEstimate {
-                    device: r.device.clone(),
                     total: Some(r.used),
                     layers: r.layers,
-                    ..DeviceEstimate::default()
+                    ..DeviceEstimate::new(r.device.clone())
                 });
             }
         }
         if let Some((size, device, _)) = &cx.projector {
             match per_device.iter_mut().find(|d| &d.device == device) {
                 Some(d) => d.total = add(d.total, *size),
-                None if device == HOST_DEVICE => {
+                None if device.is_host() => {
                     has_host = true;
                     host.total = add(host.total, *size);
                 }
@@ -347,7 +343,7 @@ impl FitLedger {
         let gpu_total = Quantity::sum(
             per_device
                 .iter()
-                .filter(|d| d.device != HOST_DEVICE)
+                .filter(|d| d.device.is_gpu())
                 .filter_map(|d| d.total),
         );
         let all_total =
@@ -357,12 +353,12 @@ impl FitLedger {
             });
         let split: Vec<i64> = per_device
             .iter()
-            .filter(|d| d.device != HOST_DEVICE)
+            .filter(|d| d.device.is_gpu())
             .map(|d| d.layers)
             .collect::<Option<Vec<i64>>>()
             .unwrap_or_default();
         let model = cx.blocks.map(|b| b + 1);
-        let gpu_rows = per_device.iter().any(|d| d.device != HOST_DEVICE);
+        let gpu_rows = per_device.iter().any(|d| d.device.is_gpu());
         let offload = if plan.is_some() && !gpu_rows {
             // A host-only plan (no GPU, or none usable): nothing offloaded.
             Some(0)
@@ -408,7 +404,7 @@ impl FitLedger {
             graph_full: Quantity::sum(
                 per_device
                     .iter()
-                    .filter(|d| d.device != HOST_DEVICE)
+                    .filter(|d| d.device.is_gpu())
                     .filter_map(|d| d.graph),
             ),
             projector_total: cx.projector.as_ref().map(|p| p.0),
@@ -442,7 +438,7 @@ mod tests {
         compute: i64,
     ) -> BreakdownLine {
         BreakdownLine {
-            device: device.to_string(),
+            device: Device::named(device),
             name: None,
             total: Some(mib(total)),
             free: Some(mib(free)),
@@ -461,6 +457,7 @@ mod tests {
         // second table (24770 MiB) is a rejected probe.
         let mut f = FitLedger::default();
         f.push(FitLine::Start, 1);
+        f.start_table();
         f.add_row(row("CUDA0", 7807, 7627, 2542, 2622, 494), 2);
         f.push(
             FitLine::Probe {
@@ -473,7 +470,7 @@ mod tests {
         );
         f.push(
             FitLine::Result {
-                device: "CUDA0".into(),
+                device: Device::named("CUDA0"),
                 name: None,
                 layers: Some(42),
                 used: mib(5658),
@@ -481,6 +478,7 @@ mod tests {
             },
             7,
         );
+        f.start_table();
         f.add_row(row("CUDA0", 7807, 7627, 21654, 2622, 494), 10);
         let e = f.estimate(&FitContext::default()).unwrap();
         assert_eq!(e.form, "fit-plan");
@@ -494,6 +492,7 @@ mod tests {
     fn no_change_needed_makes_the_first_table_the_plan() {
         let mut f = FitLedger::default();
         f.push(FitLine::Start, 1);
+        f.start_table();
         f.add_row(row("CUDA0", 24575, 23347, 11750, 816, 612), 3);
         f.add_row(row("CUDA1", 8187, 7065, 4352, 289, 1071), 4);
         f.push(
@@ -521,6 +520,7 @@ mod tests {
     fn an_accepted_probe_stands_in_when_the_log_stops_before_the_result() {
         // corpus 042: the 16-layer probe on CUDA1 was accepted, the next probe's outcome is not in the log.
         let mut f = FitLedger::default();
+        f.start_table();
         f.add_row(row("CUDA0", 32606, 30991, 0, 0, 4205), 2);
         f.add_row(row("CUDA1", 24575, 23332, 1177, 15360, 1292), 3);
         f.push(

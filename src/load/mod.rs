@@ -12,7 +12,7 @@ mod buffers;
 mod builder;
 mod fit;
 
-use crate::model::{BufferKind, Load, RejectedGpu};
+use crate::model::{Backend, BufferKind, Device, Load, RejectedGpu};
 use crate::parse::event::{Event, EventKind, GpuInfo, RunnerDevice, SideEstimate, SummaryPhase};
 
 pub use buffers::{BufferLedger, BufferLine};
@@ -328,6 +328,7 @@ impl Assembler {
                 b.ledger.add(BufferLine {
                     component: &component,
                     buffer: &buffer,
+                    device: None,
                     kind,
                     size,
                     line,
@@ -343,6 +344,7 @@ impl Assembler {
                 b.ledger.set_last(BufferLine {
                     component: "ollama-engine",
                     buffer: &buffer,
+                    device: None,
                     kind,
                     size,
                     line,
@@ -378,6 +380,13 @@ impl Assembler {
                     b.summary_actual_total = Some((size, line));
                 } else {
                     b.summary_estimate_total = Some((size, line));
+                }
+            }
+            EventKind::BreakdownHeader => {
+                // A header opens no load: the rows that follow do (a table cut before its header starts
+                // one of its own).
+                if let Some(b) = self.current.as_mut() {
+                    b.breakdown_header();
                 }
             }
             EventKind::Breakdown(row) => {
@@ -445,9 +454,12 @@ impl Assembler {
                 } else {
                     BufferKind::Model
                 };
+                // clip's size lines name no device: a GPU the log does not name, until `CLIP using … backend`
+                // (or the load's first GPU) says which.
                 b.ledger.set_last(BufferLine {
                     component: "clip",
                     buffer: "projector",
+                    device: Some(Device::gpu(Backend::Unknown, 0)),
                     kind,
                     size,
                     line,

@@ -3,6 +3,8 @@
 
 use serde::Serialize;
 
+use super::device::Device;
+
 /// How much a finding matters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -44,7 +46,7 @@ pub struct Finding {
     pub hint: String,
     /// Log lines the finding rests on.
     pub lines: Vec<u64>,
-    pub device: Option<String>,
+    pub device: Option<Device>,
     pub component: Option<String>,
 }
 

@@ -6,6 +6,7 @@
 
 use serde::Serialize;
 
+use super::device::Device;
 use super::finding::{Finding, Suggestion};
 use super::observed::ObservedRow;
 use super::quantity::Quantity;
@@ -205,7 +206,7 @@ pub struct FitSummary {
 /// A device's free memory as llama.cpp measured it before loading.
 #[derive(Debug, Clone, Serialize)]
 pub struct DeviceFree {
-    pub device: String,
+    pub device: Device,
     pub name: Option<String>,
     pub total: Option<Quantity>,
     pub free: Quantity,
@@ -213,14 +214,28 @@ pub struct DeviceFree {
 }
 
 /// One device's share of a per-device estimate.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct DeviceEstimate {
-    pub device: String,
+    pub device: Device,
     pub weights: Option<Quantity>,
     pub kv: Option<Quantity>,
     pub graph: Option<Quantity>,
     pub total: Option<Quantity>,
     pub layers: Option<i64>,
+}
+
+impl DeviceEstimate {
+    /// A device's share with nothing known yet.
+    pub fn new(device: Device) -> DeviceEstimate {
+        DeviceEstimate {
+            device,
+            weights: None,
+            kv: None,
+            graph: None,
+            total: None,
+            layers: None,
+        }
+    }
 }
 
 /// What Ollama (or llama-server's `--fit`) estimated before loading.
@@ -247,7 +262,7 @@ pub struct Estimate {
     pub projector_total: Option<Quantity>,
     /// The device the estimate charges `projector_total` to (`CPU` when the projector is not offloaded).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub projector_device: Option<String>,
+    pub projector_device: Option<Device>,
     /// The speculative draft's context (`[spec] estimated memory usage of MTP context is X MiB`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub draft_total: Option<Quantity>,
@@ -294,8 +309,8 @@ impl BufferKind {
 /// One allocation the runner reported.
 #[derive(Debug, Clone, Serialize)]
 pub struct Buffer {
-    /// Device the memory is on: a GPU name (`CUDA0`) or `CPU` for host memory.
-    pub device: String,
+    /// Device the memory is on: a GPU (`CUDA0`) or the host (`CPU`).
+    pub device: Device,
     /// The buffer name as printed (`CUDA_Host`, `CPU_Mapped`, `Metal_Mapped`).
     pub buffer: String,
     pub kind: BufferKind,
@@ -314,7 +329,7 @@ pub struct Buffer {
 /// One device row of llama.cpp's memory breakdown table (MiB integers).
 #[derive(Debug, Clone, Serialize)]
 pub struct BreakdownRow {
-    pub device: String,
+    pub device: Device,
     /// The device description in parentheses, when printed (`RTX 5090`).
     pub name: Option<String>,
     pub total: Option<Quantity>,
@@ -363,7 +378,7 @@ pub struct Actual {
     pub reported_total: Option<Quantity>,
     /// Where the vision projector ran, as the runner said (`CLIP using CPU backend` → `CPU`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub projector_device: Option<String>,
+    pub projector_device: Option<Device>,
     /// The line that said where the projector ran.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub projector_device_line: Option<u64>,

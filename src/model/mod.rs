@@ -12,10 +12,7 @@ pub mod snapshot;
 pub mod whatif;
 
 pub use analysis::{Analysis, InputRole, InputSummary, InputWarning, UnrecognizedLine};
-pub use device::{
-    device_for_library, device_of_buffer, device_position, device_sort_key, is_host_buffer,
-    HOST_DEVICE,
-};
+pub use device::{Backend, Device};
 pub use finding::{Finding, Severity, Suggestion};
 pub use load::{
     Actual, BreakdownRow, Buffer, BufferKind, DeviceEstimate, DeviceFree, Engine, Era, Estimate,

@@ -4,6 +4,8 @@
 
 use serde::Serialize;
 
+use super::device::Device;
+
 use super::quantity::Quantity;
 use super::snapshot::SmiFormat;
 
@@ -43,8 +45,8 @@ pub struct CaptureRef {
 /// One of a load's GPUs as the monitor saw it.
 #[derive(Debug, Clone, Serialize)]
 pub struct ObservedRow {
-    /// The load's device name (`CUDA0`).
-    pub device: String,
+    /// The load's device (`CUDA0`).
+    pub device: Device,
     /// The GPU's UUID when either side printed it.
     pub gpu_id: Option<String>,
     pub join: GpuJoin,

@@ -2,6 +2,8 @@
 
 use serde::Serialize;
 
+use super::device::Device;
+
 use super::quantity::{Ordering3, Quantity};
 
 /// The outcome of comparing an estimate with reality.
@@ -83,7 +85,7 @@ pub struct ComponentRow {
 /// Estimate against actual for one device.
 #[derive(Debug, Clone, Serialize)]
 pub struct DeviceRow {
-    pub device: String,
+    pub device: Device,
     pub estimated: Option<Quantity>,
     pub estimated_from: String,
     pub actual: Option<Quantity>,

@@ -3,10 +3,12 @@
 
 use serde::Serialize;
 
+use super::device::Device;
+
 /// One GPU's outcome in a replayed placement.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct PlacedGpu {
-    pub device: String,
+    pub device: Device,
     /// Free memory the placement could use.
     pub free: i64,
     pub layers: i64,

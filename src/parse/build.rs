@@ -8,7 +8,7 @@ use super::matcher::Fields;
 use super::values::{
     parse_go_struct, parse_int, parse_int_list, parse_mib_truncated, parse_size, parse_size_list,
 };
-use crate::model::{normalize_bus_id, BufferKind};
+use crate::model::{normalize_bus_id, BufferKind, Device};
 
 /// The event kinds a grammar rule may name, with the fields each requires.
 pub const EVENT_KINDS: &[(&str, &[&str])] = &[
@@ -31,6 +31,7 @@ pub const EVENT_KINDS: &[(&str, &[&str])] = &[
         "breakdown_row",
         &["device", "self", "model", "context", "compute"],
     ),
+    ("breakdown_header", &[]),
     ("fit_start", &[]),
     ("fit_projection", &["used", "free"]),
     ("fit_initial", &["device", "used", "free"]),
@@ -198,7 +199,7 @@ pub fn build(event: &str, fields: &Fields) -> Result<EventKind, BuildError> {
                 "compute graph" => SummaryPart::Graph,
                 other => return Err(format!("unknown summary part '{other}'")),
             },
-            device: need(fields, "device")?.to_string(),
+            device: Device::named(need(fields, "device")?.trim()),
             size: size_of(fields, "size")?,
             phase: phase(fields),
         },
@@ -206,13 +207,14 @@ pub fn build(event: &str, fields: &Fields) -> Result<EventKind, BuildError> {
             size: size_of(fields, "size")?,
             phase: phase(fields),
         },
+        "breakdown_header" => EventKind::BreakdownHeader,
         "breakdown_row" => EventKind::Breakdown(Box::new(breakdown(fields)?)),
         "fit_start" | "fit_projection" | "fit_initial" | "fit_decision" | "fit_context"
         | "fit_target" | "fit_probe" | "fit_set" | "fit_device" | "fit_done" => {
             EventKind::Fit(Box::new(fit_line(event, fields)?))
         }
         "runner_device" => EventKind::RunnerDevice(Box::new(RunnerDevice {
-            device: need(fields, "device")?.trim().to_string(),
+            device: Device::named(need(fields, "device")?.trim()),
             name: opt_text(fields, "name"),
             total: fields.get("total").and_then(parse_mib_truncated),
             free: parse_mib_truncated(need(fields, "free")?).ok_or("bad MiB figure")?,
@@ -226,7 +228,7 @@ pub fn build(event: &str, fields: &Fields) -> Result<EventKind, BuildError> {
             size: size_of(fields, "size")?,
         },
         "projector_backend" => EventKind::ProjectorBackend {
-            device: need(fields, "device")?.to_string(),
+            device: Device::named(need(fields, "device")?.trim()),
         },
         "projector_offload_disabled" => EventKind::ProjectorOffloadDisabled {
             reason: opt_text(fields, "reason"),
@@ -332,6 +334,7 @@ fn estimate(fields: &Fields) -> Result<EstimateLine, BuildError> {
 }
 
 fn breakdown(fields: &Fields) -> Result<BreakdownLine, BuildError> {
+    let printed = need(fields, "device")?.trim();
     let mib = |name: &str| -> Result<crate::model::Quantity, BuildError> {
         let t = need(fields, name)?;
         parse_mib_truncated(t).ok_or_else(|| format!("field '{name}' is not a MiB figure: '{t}'"))
@@ -345,10 +348,11 @@ fn breakdown(fields: &Fields) -> Result<BreakdownLine, BuildError> {
         },
     };
     Ok(BreakdownLine {
-        // As printed (`CUDA0`, `Host`, `CPU_REPACK`): the load stage groups rows into tables by this name and
-        // maps host rows to the host device.
-        device: need(fields, "device")?.trim().to_string(),
-        name: opt_text(fields, "name"),
+        device: Device::of_buffer(printed),
+        // A host buffer type's row (`CPU_REPACK`) is named by its type; `Host` is the host itself.
+        name: opt_text(fields, "name").or_else(|| {
+            (printed != "Host" && Device::of_buffer(printed).is_host()).then(|| printed.to_string())
+        }),
         total: fields.get("total").and_then(parse_mib_truncated),
         free: fields.get("free").and_then(parse_mib_truncated),
         self_: mib("self")?,

@@ -1,6 +1,6 @@
 //! Typed events: what one recognised log line says, independent of the dialect it was written in.
 
-use crate::model::{BufferKind, Quantity};
+use crate::model::{BufferKind, Device, Quantity};
 
 /// An event with the line it came from.
 #[derive(Debug, Clone)]
@@ -90,8 +90,8 @@ pub struct GpuInfo {
 /// A device as llama.cpp inventories it: `device_info:` rows and `using device … MiB free`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunnerDevice {
-    /// Backend device name (`CUDA0`, `CPU`).
-    pub device: String,
+    /// The device (`CUDA0`, or the host's `CPU` row).
+    pub device: Device,
     pub name: Option<String>,
     pub total: Option<Quantity>,
     pub free: Quantity,
@@ -110,7 +110,7 @@ pub enum FitLine {
     },
     /// `  - CUDA0 (NAME): T total, U used, F free vs. target of M` (several devices).
     Initial {
-        device: String,
+        device: Device,
         name: Option<String>,
         total: Option<Quantity>,
         used: Quantity,
@@ -143,7 +143,7 @@ pub enum FitLine {
     Set { id: i64, layers: i64, high: bool },
     /// `  - CUDA0 (NAME): L layers, U MiB used, F MiB free`: the fit's result for one device.
     Result {
-        device: String,
+        device: Device,
         name: Option<String>,
         layers: Option<i64>,
         used: Quantity,
@@ -203,7 +203,8 @@ pub struct EstimateLine {
 /// A row of llama.cpp's memory breakdown table.
 #[derive(Debug, Clone)]
 pub struct BreakdownLine {
-    pub device: String,
+    /// The device (`Host` and host buffer types such as `CPU_REPACK` are the host).
+    pub device: Device,
     pub name: Option<String>,
     pub total: Option<Quantity>,
     pub free: Option<Quantity>,
@@ -264,12 +265,14 @@ pub enum EventKind {
     /// `msg="model weights"|"kv cache"|"compute graph" device=… size=…`.
     MemorySummary {
         part: SummaryPart,
-        device: String,
+        device: Device,
         size: Quantity,
         phase: SummaryPhase,
     },
     /// `msg="total memory" size=…`.
     MemoryTotal { size: Quantity, phase: SummaryPhase },
+    /// The header of a memory breakdown table: a new table begins.
+    BreakdownHeader,
     /// A device row of the memory breakdown table.
     Breakdown(Box<BreakdownLine>),
     /// A line of the `--fit` phase.
@@ -279,7 +282,7 @@ pub enum EventKind {
     /// llama-server's own estimate of the projector or of a speculative draft.
     SideEstimate { what: SideEstimate, size: Quantity },
     /// Where clip runs: `CLIP using CPU backend`, `CLIP using CUDA0 backend`.
-    ProjectorBackend { device: String },
+    ProjectorBackend { device: Device },
     /// Ollama decided to keep the projector off the GPU (`disabling multimodal projector offload`).
     ProjectorOffloadDisabled { reason: Option<String> },
     /// A GPU discovery found and rejected (`NVIDIA driver too old`, too little memory).

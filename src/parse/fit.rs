@@ -5,7 +5,7 @@ use super::build::{need, opt_int, opt_text, BuildError};
 use super::event::FitLine;
 use super::matcher::Fields;
 use super::values::{parse_int, parse_mib_truncated};
-use crate::model::Quantity;
+use crate::model::{Device, Quantity};
 
 fn mib(fields: &Fields, name: &str) -> Result<Quantity, BuildError> {
     let text = need(fields, name)?;
@@ -31,7 +31,7 @@ pub fn fit_line(event: &str, fields: &Fields) -> Result<FitLine, BuildError> {
             host: fields.get("scope") == Some("host"),
         },
         "fit_initial" => FitLine::Initial {
-            device: need(fields, "device")?.to_string(),
+            device: Device::named(need(fields, "device")?.trim()),
             name: opt_text(fields, "name"),
             total: opt_mib(fields, "total"),
             used: mib(fields, "used")?,
@@ -65,7 +65,7 @@ pub fn fit_line(event: &str, fields: &Fields) -> Result<FitLine, BuildError> {
             high: fields.get("high").is_some_and(|h| !h.is_empty()),
         },
         "fit_device" => FitLine::Result {
-            device: need(fields, "device")?.to_string(),
+            device: Device::named(need(fields, "device")?.trim()),
             name: opt_text(fields, "name"),
             layers: opt_int(fields, "layers"),
             used: mib(fields, "used")?,

@@ -1,7 +1,7 @@
 //! What the runner actually allocated, per component and per device, from buffer lines or, where a
 //! llama-server load printed no buffer lines, from its memory breakdown table.
 
-use crate::model::{device_sort_key, Actual, Buffer, BufferKind, Quantity, HOST_DEVICE};
+use crate::model::{Actual, Buffer, BufferKind, Device, Quantity};
 
 /// An actual figure and the words that say what was summed.
 #[derive(Debug, Clone)]
@@ -61,7 +61,7 @@ pub fn sum_breakdown(
         from: format!(
             "{what} from the memory breakdown table ({})",
             rows.iter()
-                .map(|r| r.device.as_str())
+                .map(|r| r.device.to_string())
                 .collect::<Vec<_>>()
                 .join(", ")
         ),
@@ -79,28 +79,28 @@ pub fn is_kv(b: &Buffer) -> bool {
 }
 
 /// Every device that holds an actual allocation, GPUs first.
-pub fn devices(actual: &Actual) -> Vec<String> {
-    let mut names: Vec<String> = actual.buffers.iter().map(|b| b.device.clone()).collect();
+pub fn devices(actual: &Actual) -> Vec<Device> {
+    let mut devices: Vec<Device> = actual.buffers.iter().map(|b| b.device.clone()).collect();
     if actual.buffers.is_empty() {
-        names.extend(actual.breakdown.iter().map(|r| r.device.clone()));
+        devices.extend(actual.breakdown.iter().map(|r| r.device.clone()));
     }
-    names.sort_by_key(|d| device_sort_key(d));
-    names.dedup();
-    names
+    devices.sort();
+    devices.dedup();
+    devices
 }
 
 /// All memory on one device. With `without_output`, output (logits) buffers are left out and named: the
 /// `--fit` tables count model + context + compute only, so a like-for-like comparison leaves them out.
-pub fn device_total(actual: &Actual, device: &str, without_output: bool) -> Sum {
+pub fn device_total(actual: &Actual, device: &Device, without_output: bool) -> Sum {
     if has_buffers(actual) {
         let mut sum = sum_buffers(actual, "buffers", |b| {
-            b.device == device && !(without_output && b.kind == BufferKind::Output)
+            b.device == *device && !(without_output && b.kind == BufferKind::Output)
         });
         let left_out = Quantity::sum(
             actual
                 .buffers
                 .iter()
-                .filter(|b| without_output && b.device == device && b.kind == BufferKind::Output)
+                .filter(|b| without_output && b.device == *device && b.kind == BufferKind::Output)
                 .map(|b| b.size),
         );
         if let Some(q) = left_out {
@@ -115,11 +115,7 @@ pub fn device_total(actual: &Actual, device: &str, without_output: bool) -> Sum 
             actual,
             "self (model + context + compute)",
             |r| r.self_,
-            |r| r.device == device,
+            |r| r.device == *device,
         )
     }
-}
-
-pub fn is_host_device(device: &str) -> bool {
-    device == HOST_DEVICE
 }

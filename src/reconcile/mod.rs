@@ -6,8 +6,7 @@ pub mod observed;
 pub(crate) mod terms;
 
 use crate::model::{
-    device_sort_key, BufferKind, Component, ComponentRow, DeviceRow, Load, Quantity, Verdict,
-    HOST_DEVICE,
+    BufferKind, Component, ComponentRow, Device, DeviceRow, Load, Quantity, Verdict,
 };
 
 use actuals::{has_buffers, is_kv, sum_breakdown, sum_buffers, Sum};
@@ -69,18 +68,13 @@ fn components(load: &Load) -> Vec<ComponentRow> {
         sum_buffers(a, "GPU weight buffers", |b| {
             b.kind == BufferKind::Model && !b.host && !b.projector
         }),
-        sum_breakdown(a, "model on GPUs", |r| r.model, |r| r.device != HOST_DEVICE),
+        sum_breakdown(a, "model on GPUs", |r| r.model, |r| r.device.is_gpu()),
     );
     let mut weights_host = pick(
         sum_buffers(a, "host weight buffers", |b| {
             b.kind == BufferKind::Model && b.host && !b.projector
         }),
-        sum_breakdown(
-            a,
-            "model on the host",
-            |r| r.model,
-            |r| r.device == HOST_DEVICE,
-        ),
+        sum_breakdown(a, "model on the host", |r| r.model, |r| r.device.is_host()),
     );
     if weights_host.value.is_some() {
         weights_host.from.push_str(" (host memory, not VRAM)");
@@ -93,12 +87,7 @@ fn components(load: &Load) -> Vec<ComponentRow> {
         sum_buffers(a, "GPU compute buffers", |b| {
             b.kind == BufferKind::Compute && !b.host && !b.projector
         }),
-        sum_breakdown(
-            a,
-            "compute on GPUs",
-            |r| r.compute,
-            |r| r.device != HOST_DEVICE,
-        ),
+        sum_breakdown(a, "compute on GPUs", |r| r.compute, |r| r.device.is_gpu()),
     );
     let host_compute = sum_buffers(a, "host compute buffers", |b| {
         b.kind == BufferKind::Compute && b.host && !b.projector
@@ -171,9 +160,9 @@ fn devices(load: &Load) -> Vec<DeviceRow> {
         .as_ref()
         .is_some_and(|e| terms::host(e).value.is_some())
     {
-        names.push(HOST_DEVICE.to_string());
+        names.push(Device::Host);
     }
-    names.sort_by_key(|d| device_sort_key(d));
+    names.sort();
     names.dedup();
     let kv_missing = load
         .estimate
@@ -184,7 +173,7 @@ fn devices(load: &Load) -> Vec<DeviceRow> {
     names
         .into_iter()
         .map(|device| {
-            let host = actuals::is_host_device(&device);
+            let host = device.is_host();
             let est = match &load.estimate {
                 Some(e) if host => {
                     let t = terms::host(e);

@@ -6,7 +6,7 @@
 //! pasted into the log around the load, [`pick_in_series`] for a capture file given with `--smi`.
 
 use crate::model::{
-    device_position, CaptureRef, GpuJoin, Load, ObservedRow, Quantity, SmiGpu, SmiProcess, Snapshot,
+    CaptureRef, Device, GpuJoin, Load, ObservedRow, Quantity, SmiGpu, SmiProcess, Snapshot,
 };
 
 /// The captures chosen for one load.
@@ -153,8 +153,8 @@ pub fn attach_capture_file(
 }
 
 /// The GPU of `snapshot` a device of the load runs on, and how they were matched.
-fn join<'s>(load: &Load, device: &str, snapshot: &'s Snapshot) -> Option<(&'s SmiGpu, GpuJoin)> {
-    let position = device_position(device)?;
+fn join<'s>(load: &Load, device: &Device, snapshot: &'s Snapshot) -> Option<(&'s SmiGpu, GpuJoin)> {
+    let position = device.position()?;
     let gpus: Vec<&SmiGpu> = snapshot.gpus.iter().filter(|g| !g.mig).collect();
     let log_gpu = load.gpus.get(position);
     if let Some(id) = log_gpu
@@ -294,7 +294,7 @@ pub fn observe(load: &mut Load, observation: Observation<'_>) {
         lines.sort_unstable();
         lines.dedup();
         // What the log says of this device's GPU fills what the capture does not print.
-        let log_gpu = device_position(&device.device).and_then(|p| load.gpus.get(p));
+        let log_gpu = device.device.position().and_then(|p| load.gpus.get(p));
         rows.push(ObservedRow {
             device: device.device.clone(),
             gpu_id: gpu.uuid.clone().or_else(|| {

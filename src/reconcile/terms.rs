@@ -4,7 +4,7 @@
 //! versions (see `../shared/docs/ollama-log-formats.md` §1.2 and §2). This module is the one place that turns
 //! those totals into like-for-like figures, and says in words which terms it used.
 
-use crate::model::{DeviceEstimate, Engine, Estimate, Quantity, HOST_DEVICE};
+use crate::model::{DeviceEstimate, Engine, Estimate, Quantity};
 
 /// An estimated figure and the words that say how it was obtained.
 #[derive(Debug, Clone)]
@@ -87,7 +87,7 @@ pub fn weights_gpu(e: &Estimate, engine: Engine) -> Term {
         let sum = Quantity::sum(
             e.per_device
                 .iter()
-                .filter(|d| d.device != HOST_DEVICE)
+                .filter(|d| d.device.is_gpu())
                 .filter_map(|d| d.weights),
         );
         return Term {
@@ -136,7 +136,7 @@ pub fn weights_host(e: &Estimate) -> Term {
         let sum = e
             .per_device
             .iter()
-            .find(|d| d.device == HOST_DEVICE)
+            .find(|d| d.device.is_host())
             .and_then(|d| d.weights);
         return Term {
             value: sum,
@@ -188,7 +188,7 @@ pub fn graph(e: &Estimate, engine: Engine) -> Term {
         let sum = Quantity::sum(
             e.per_device
                 .iter()
-                .filter(|d| d.device != HOST_DEVICE)
+                .filter(|d| d.device.is_gpu())
                 .filter_map(|d| d.graph),
         );
         return Term {
@@ -245,7 +245,7 @@ pub fn host(e: &Estimate) -> Term {
         let total = e
             .per_device
             .iter()
-            .find(|d| d.device == HOST_DEVICE)
+            .find(|d| d.device.is_host())
             .and_then(|d| d.total);
         return Term {
             value: total,
@@ -295,7 +295,7 @@ pub fn device_estimate_from(e: &Estimate, d: &DeviceEstimate) -> String {
         "fit-result" => "the --fit result line (MiB used)".to_string(),
         other => format!("{other} for {}", d.device),
     };
-    if e.projector_device.as_deref() == Some(d.device.as_str()) {
+    if e.projector_device.as_ref() == Some(&d.device) {
         if let Some(p) = e.projector_total {
             from.push_str(&format!(
                 " + the projector's [mtmd] estimate ({})",

@@ -10,8 +10,8 @@ use super::fit::{
     fit, FitContext, FitDevice, FitInput, FitLayer, FitOutcome, FitReason, DEFAULT_FIT_TARGET,
 };
 use crate::model::{
-    device_position, human, is_host_buffer, BufferKind, EstimateReplay, Load, MeasuredReplay,
-    PlacedGpu, Placement, Quantity, ReplayFigures,
+    human, BufferKind, Device, EstimateReplay, Load, MeasuredReplay, PlacedGpu, Placement,
+    Quantity, ReplayFigures,
 };
 
 /// The model's shape as the replay needs it, with where each figure came from.
@@ -59,7 +59,7 @@ fn scale(v: i64, num: i64, den: i64) -> i64 {
 /// One GPU the replay may use.
 #[derive(Debug, Clone)]
 pub struct Gpu {
-    pub device: String,
+    pub device: Device,
     pub free: i64,
     /// Compute buffer the GPU needs when it holds layers.
     pub compute: i64,
@@ -76,24 +76,29 @@ pub fn target(load: &Load) -> i64 {
 }
 
 /// The GPUs as llama.cpp measured them before the load, in device order.
-fn gpus(load: &Load, compute: impl Fn(&str) -> i64) -> Vec<Gpu> {
-    let measured: Vec<(String, i64)> = load
+fn gpus(load: &Load, compute: impl Fn(&Device) -> i64) -> Vec<Gpu> {
+    let measured: Vec<(Device, i64)> = load
         .estimate
         .as_ref()
         .and_then(|e| e.fit.as_ref())
         .map(|f| {
             f.free
                 .iter()
-                .filter(|d| !is_host_buffer(&d.device))
+                .filter(|d| d.device.is_gpu())
                 .map(|d| (d.device.clone(), d.free.bytes))
                 .collect()
         })
         .unwrap_or_default();
-    let list: Vec<(String, i64)> = if measured.is_empty() {
+    let list: Vec<(Device, i64)> = if measured.is_empty() {
         load.gpus
             .iter()
             .enumerate()
-            .filter_map(|(i, g)| Some((format!("CUDA{i}"), g.free.or(g.available)?.bytes)))
+            .filter_map(|(i, g)| {
+                Some((
+                    Device::gpu(crate::model::Backend::Cuda, i as u32),
+                    g.free.or(g.available)?.bytes,
+                ))
+            })
             .collect()
     } else {
         measured
@@ -176,14 +181,14 @@ fn kv_split(load: &Load) -> (i64, i64) {
 }
 
 /// Measured compute buffer of one GPU (its own compute buffers, the projector's excepted).
-fn measured_compute(load: &Load, device: &str) -> i64 {
+fn measured_compute(load: &Load, device: &Device) -> i64 {
     sum_buffers(load, |b| {
-        b.kind == BufferKind::Compute && !b.host && !b.projector && b.device == device
+        b.kind == BufferKind::Compute && !b.host && !b.projector && b.device == *device
     })
 }
 
 /// What the projector costs on a GPU when it runs there (nothing when it runs on the CPU).
-fn projector_on_gpu(load: &Load) -> Option<(String, i64)> {
+fn projector_on_gpu(load: &Load) -> Option<(Device, i64)> {
     let on_gpu: Vec<_> = load
         .actual
         .buffers
@@ -200,13 +205,13 @@ fn input(
     target: i64,
     context: i64,
     load: &Load,
-    extra: Option<&(String, i64)>,
+    extra: Option<&(Device, i64)>,
 ) -> FitInput {
     FitInput {
         devices: gpus
             .iter()
             .map(|g| FitDevice {
-                name: g.device.clone(),
+                name: g.device.to_string(),
                 free: g.free,
                 target,
                 compute: g.compute + extra.filter(|(d, _)| *d == g.device).map_or(0, |(_, b)| *b),
@@ -305,7 +310,7 @@ pub fn measured(load: &Load) -> Option<MeasuredReplay> {
         if k == 1 {
             set[0].compute = all_compute;
         } else {
-            set.sort_by_key(|g| device_position(&g.device));
+            set.sort_by(|a, b| a.device.cmp(&b.device));
         }
         let outcome = fit(&input(
             &shape,
@@ -346,7 +351,7 @@ pub fn measured(load: &Load) -> Option<MeasuredReplay> {
         }
     }
     let mut set = all_gpus;
-    set.sort_by_key(|g| device_position(&g.device));
+    set.sort_by(|a, b| a.device.cmp(&b.device));
     let outcome = fit(&input(
         &shape,
         &set,
@@ -439,11 +444,7 @@ pub fn largest_context_that_fits(load: &Load) -> Option<i64> {
 pub fn estimate(load: &Load) -> Option<EstimateReplay> {
     let e = load.estimate.as_ref()?;
     e.fit.as_ref()?;
-    let gpu_rows: Vec<_> = e
-        .per_device
-        .iter()
-        .filter(|d| !is_host_buffer(&d.device))
-        .collect();
+    let gpu_rows: Vec<_> = e.per_device.iter().filter(|d| d.device.is_gpu()).collect();
     let weights: i64 = gpu_rows
         .iter()
         .filter_map(|d| d.weights)
@@ -466,10 +467,10 @@ pub fn estimate(load: &Load) -> Option<EstimateReplay> {
             "layer weights and KV: the plan's GPU model and context columns over its {offload} GPU layers"
         )],
     };
-    let compute = |device: &str| {
+    let compute = |device: &Device| {
         e.per_device
             .iter()
-            .find(|d| d.device == device)
+            .find(|d| d.device == *device)
             .and_then(|d| d.graph)
             .map_or(0, |q| q.bytes)
     };

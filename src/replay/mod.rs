@@ -9,8 +9,7 @@ pub mod llama_server;
 pub mod placement;
 
 use crate::model::{
-    device_for_library, human, Era, EstimateReplay, Load, MeasuredReplay, Placement, Quantity,
-    WhatIf,
+    human, Device, Era, EstimateReplay, Load, MeasuredReplay, Placement, Quantity, WhatIf,
 };
 pub use figures::Changes;
 use figures::End;
@@ -46,7 +45,7 @@ fn gpus(load: &Load, changes: &Changes, end: End) -> Vec<GpuSpace> {
             (
                 i,
                 GpuSpace {
-                    device: device_for_library(&library, i),
+                    device: Device::for_library(&library, i),
                     free: end.of(*q),
                 },
             )

@@ -5,12 +5,12 @@
 //! must reproduce the logged split, and replayed with measured figures it shows what the same rules would
 //! have done had the estimate been right.
 
-use crate::model::{PlacedGpu, Placement, ReplayFigures};
+use crate::model::{Device, PlacedGpu, Placement, ReplayFigures};
 
 /// A GPU the placement may use.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GpuSpace {
-    pub device: String,
+    pub device: Device,
     pub free: i64,
 }
 
@@ -187,7 +187,7 @@ mod tests {
 
     fn gpu(device: &str, free_mib: i64) -> GpuSpace {
         GpuSpace {
-            device: device.into(),
+            device: Device::named(device),
             free: free_mib * MIB,
         }
     }

@@ -83,7 +83,12 @@ pub fn lines(lines: &[u64]) -> String {
 
 /// What a finding points at, as one text: `CUDA0, graph, lines 9,32` (empty when it points at nothing).
 pub fn finding_refs(f: &crate::model::Finding) -> String {
-    let mut refs: Vec<String> = f.device.iter().chain(&f.component).cloned().collect();
+    let mut refs: Vec<String> = f
+        .device
+        .iter()
+        .map(|d| d.to_string())
+        .chain(f.component.iter().cloned())
+        .collect();
     if !f.lines.is_empty() {
         refs.push(format!("lines {}", lines(&f.lines)));
     }
@@ -300,7 +305,7 @@ fn devices(load: &Load) -> Option<Section> {
         let name = if d.host {
             format!("{} (host)", d.device)
         } else {
-            d.device.clone()
+            d.device.to_string()
         };
         table.push(vec![
             name,
@@ -311,7 +316,7 @@ fn devices(load: &Load) -> Option<Section> {
             lines(&d.lines),
         ]);
         explanations.push(Explanation {
-            subject: d.device.clone(),
+            subject: d.device.to_string(),
             parts: vec![
                 ("estimated", d.estimated_from.clone()),
                 ("actual", d.actual_from.clone()),
@@ -348,7 +353,7 @@ fn observed(load: &Load) -> Option<Section> {
             .or_else(|| o.gpu_id.clone())
             .unwrap_or_else(|| "GPU".to_string());
         table.push(vec![
-            o.device.clone(),
+            o.device.to_string(),
             format!("{gpu} ({})", o.join.as_str()),
             q(o.estimated),
             q(o.buffers),
@@ -378,7 +383,7 @@ fn observed(load: &Load) -> Option<Section> {
             ),
         ));
         explanations.push(Explanation {
-            subject: o.device.clone(),
+            subject: o.device.to_string(),
             parts,
         });
     }

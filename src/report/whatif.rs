@@ -26,7 +26,7 @@ fn placement_table(p: &Placement) -> Table {
     ]);
     for g in &p.gpus {
         t.push(vec![
-            g.device.clone(),
+            g.device.to_string(),
             g.layers.to_string(),
             human(g.allocation),
             human(g.free),

@@ -4,24 +4,25 @@
 //! replay gives for it.
 
 use super::{has, round_up, visible_devices};
-use crate::model::{device_position, human, Load, Suggestion, Verdict, MIB};
+use crate::model::{human, Device, Load, Suggestion, Verdict, MIB};
 use crate::replay::llama_server;
 
 fn needless_split(load: &Load, out: &mut Vec<Suggestion>) {
     let Some(m) = load.whatif.as_ref().and_then(|w| w.measured.as_ref()) else {
         return;
     };
-    let used: Vec<&str> = m
+    let used: Vec<&Device> = m
         .placement
         .gpus
         .iter()
         .filter(|g| g.layers > 0)
-        .map(|g| g.device.as_str())
+        .map(|g| &g.device)
         .collect();
     let names: Vec<String> = used
         .iter()
         .map(|d| {
-            let name = device_position(d)
+            let name = d
+                .position()
                 .and_then(|i| load.gpus.get(i))
                 .and_then(|g| g.name.clone());
             match name {
@@ -47,7 +48,7 @@ fn needless_split(load: &Load, out: &mut Vec<Suggestion>) {
         because: vec!["needless-split"],
     });
     if let [device] = used.as_slice() {
-        if let Some(index) = device_position(device) {
+        if let Some(index) = device.position() {
             out.push(Suggestion {
                 setting: format!("main_gpu={index}"),
                 effect: format!(

@@ -5,7 +5,7 @@
 mod llama_server;
 mod ollama;
 
-use crate::model::{device_position, Era, Finding, Load, Suggestion, MIB};
+use crate::model::{Device, Era, Finding, Load, Suggestion, MIB};
 
 fn has(findings: &[Finding], code: &str) -> bool {
     findings.iter().any(|f| f.code == code)
@@ -18,11 +18,11 @@ fn round_up(bytes: i64) -> i64 {
 }
 
 /// The GPU ids (UUID where the log printed one) of a set of devices, for CUDA_VISIBLE_DEVICES.
-fn visible_devices(load: &Load, devices: &[&str]) -> String {
+fn visible_devices(load: &Load, devices: &[&Device]) -> String {
     devices
         .iter()
         .map(|d| {
-            device_position(d)
+            d.position()
                 .and_then(|i| load.gpus.get(i).map(|g| (i, g)))
                 .map(|(i, g)| {
                     if g.id.starts_with("GPU-") {

@@ -3,31 +3,34 @@
 //! ollama37's graph multiplier), each with the effect the replay predicts.
 
 use super::{has, round_up, visible_devices};
-use crate::model::{device_position, human, Component, Finding, Load, Suggestion};
+use crate::model::{human, Component, Device, Finding, Load, Suggestion};
 use crate::replay::{replay, Changes};
 
 fn needless_split(load: &Load, out: &mut Vec<Suggestion>) {
     let Some(m) = load.whatif.as_ref().and_then(|w| w.measured.as_ref()) else {
         return;
     };
-    let used: Vec<&str> = m
+    let used: Vec<&Device> = m
         .placement
         .gpus
         .iter()
         .filter(|g| g.layers > 0)
-        .map(|g| g.device.as_str())
+        .map(|g| &g.device)
         .collect();
     out.push(Suggestion {
         setting: format!("CUDA_VISIBLE_DEVICES={}", visible_devices(load, &used)),
         effect: format!(
             "the model on {} only: by the measured sizes {}",
-            used.join(", "),
+            used.iter()
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
             m.verdict
         ),
         because: vec!["needless-split"],
     });
     // With the GPUs pinned, would the estimate itself still offload layers?
-    let positions: Vec<usize> = used.iter().filter_map(|d| device_position(d)).collect();
+    let positions: Vec<usize> = used.iter().filter_map(|d| d.position()).collect();
     let pinned = Changes {
         gpus: Some(positions.clone()),
         ..Changes::default()

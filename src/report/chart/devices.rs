@@ -9,7 +9,7 @@ use super::style::{
     gib, CAPACITY, FLOOR, FONT, GRAPH, KV, OTHER, PROJECTOR, UNATTRIBUTED, WEIGHTS,
 };
 use super::{draw_legend, gib_axes, Axes, ChartError};
-use crate::model::{device_position, human, BufferKind, DeviceRow, Load, Quantity};
+use crate::model::{human, BufferKind, Device, DeviceRow, Load, Quantity};
 use crate::replay::figures::minimum_memory;
 
 /// A stack segment's meaning.
@@ -96,7 +96,7 @@ fn estimated(load: &Load, row: &DeviceRow) -> Option<Stack> {
         return Some(stack);
     }
     // A single-line estimate: the graph and the minimum are charged per GPU holding a layer; the rest is layers.
-    let position = device_position(&row.device)?;
+    let position = row.device.position()?;
     let holds_layers = e.layers.split.get(position).is_none_or(|&n| n > 0);
     let graph = if holds_layers {
         e.graph_full.map(|q| q.bytes).unwrap_or(0).min(total)
@@ -112,13 +112,13 @@ fn estimated(load: &Load, row: &DeviceRow) -> Option<Stack> {
 }
 
 /// The runner's buffers on one device, by component.
-fn buffers(load: &Load, device: &str) -> Stack {
+fn buffers(load: &Load, device: &Device) -> Stack {
     let mut sums = [0i64; 4];
     for b in load
         .actual
         .buffers
         .iter()
-        .filter(|b| b.device == device && !b.host)
+        .filter(|b| b.device == *device && !b.host)
     {
         let slot = if b.projector {
             3
@@ -144,8 +144,8 @@ fn buffers(load: &Load, device: &str) -> Stack {
 }
 
 /// What nvidia-smi saw: the buffers, then what no log line accounts for, then other processes.
-fn observed(load: &Load, device: &str) -> Option<Stack> {
-    let o = load.observed.iter().find(|o| o.device == device)?;
+fn observed(load: &Load, device: &Device) -> Option<Stack> {
+    let o = load.observed.iter().find(|o| o.device == *device)?;
     let used = o.used?.bytes;
     let mut stack = buffers(load, device);
     let others = o.other_processes.map(|q| q.bytes).unwrap_or(0).max(0);
@@ -164,16 +164,16 @@ fn observed(load: &Load, device: &str) -> Option<Stack> {
 
 /// When the measured replay fits the model on fewer GPUs than the log used: the whole model on that GPU, by
 /// the measured sizes (weights, KV, graph, the measured CUDA context).
-fn single_gpu_replay(load: &Load) -> Option<(String, Stack)> {
+fn single_gpu_replay(load: &Load) -> Option<(Device, Stack)> {
     let m = load.whatif.as_ref()?.measured.as_ref()?;
     let e = load.estimate.as_ref()?;
     // GPUs the model sat on: the logged split, or (llama-server, which prints none) the GPUs holding weights.
-    let mut with_weights: Vec<&str> = load
+    let mut with_weights: Vec<&Device> = load
         .actual
         .buffers
         .iter()
         .filter(|b| b.kind == BufferKind::Model && !b.host && !b.projector)
-        .map(|b| b.device.as_str())
+        .map(|b| &b.device)
         .collect();
     with_weights.sort_unstable();
     with_weights.dedup();
@@ -207,12 +207,12 @@ fn single_gpu_replay(load: &Load) -> Option<(String, Stack)> {
 }
 
 /// The line drawn over a GPU's bars: its capacity when known, else the free memory the estimate worked with.
-fn capacity(load: &Load, device: &str) -> Option<(Quantity, &'static str)> {
-    let position = device_position(device);
+fn capacity(load: &Load, device: &Device) -> Option<(Quantity, &'static str)> {
+    let position = device.position();
     let gpu = position.and_then(|p| load.gpus.get(p));
     load.observed
         .iter()
-        .find(|o| o.device == device)
+        .find(|o| o.device == *device)
         .and_then(|o| o.total)
         .or_else(|| gpu.and_then(|g| g.total))
         .map(|q| (q, "capacity"))
@@ -354,7 +354,7 @@ where
         if let Some(cap) = cap {
             draw_capacity(&mut chart, g, *cap, y_max)?;
         }
-        label(&chart, g + 0.5, 24, row.device.clone(), &device_style)?;
+        label(&chart, g + 0.5, 24, row.device.to_string(), &device_style)?;
     }
     if let Some((device, stack)) = &replay {
         let g = groups.len() as f64;
