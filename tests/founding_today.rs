@@ -70,7 +70,11 @@ fn the_fit_plan_is_the_per_device_estimate_and_matches_the_buffers() {
         (11750 * MIB, 11751 * MIB - 1)
     );
     for device in ["CUDA0", "CUDA1", "CPU"] {
-        let row = load.devices.iter().find(|d| d.device == Device::named(device)).unwrap();
+        let row = load
+            .devices
+            .iter()
+            .find(|d| d.device == Device::named(device))
+            .unwrap();
         assert_eq!(
             row.verdict,
             Verdict::Match,
