@@ -16,6 +16,7 @@ pub mod grammar;
 pub mod load;
 pub mod model;
 pub mod parse;
+pub mod pipeline;
 pub mod prefilter;
 pub mod reconcile;
 pub mod replay;

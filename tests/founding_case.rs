@@ -2,15 +2,15 @@
 //! compare like with like and say which estimate terms it summed.
 
 use crate::util::{analyze, mib, root};
-use vramdiff::model::{Component, Engine, Load, Verdict, GIB};
+use vramdiff::model::{Component, Concluded, Engine, Verdict, GIB};
 
-fn founding() -> Load {
+fn founding() -> Concluded {
     let a = analyze(&[&root().join("sample-logs/founding-k80-gemma3-12b.log")]);
     assert_eq!(a.loads.len(), 1);
     a.loads.into_iter().next().unwrap()
 }
 
-fn component(load: &Load, c: Component) -> &vramdiff::model::ComponentRow {
+fn component(load: &Concluded, c: Component) -> &vramdiff::model::ComponentRow {
     load.components
         .iter()
         .find(|r| r.component == c)

@@ -5,11 +5,11 @@
 use serde_json::Value;
 
 use crate::util::{analyze, mib, root, run};
-use vramdiff::model::{Device, Era, Load, Verdict, GIB, MIB};
+use vramdiff::model::{Concluded, Device, Era, Verdict, GIB, MIB};
 
 const LOG: &str = "sample-logs/founding-today-3090-4060-gemma4-31b.log";
 
-fn today() -> Load {
+fn today() -> Concluded {
     let a = analyze(&[&root().join(LOG)]);
     assert_eq!(
         a.loads.len(),

@@ -5,9 +5,9 @@
 use serde_json::Value;
 
 use crate::util::{analyze, mib, peer_vectors};
-use vramdiff::model::{Buffer, BufferKind, Load, GIB};
+use vramdiff::model::{Buffer, BufferKind, Concluded, GIB};
 
-fn vector(id: &str) -> (Vec<Load>, Value) {
+fn vector(id: &str) -> (Vec<Concluded>, Value) {
     let dir = peer_vectors();
     let mut input = None;
     let mut expected = None;
@@ -28,7 +28,7 @@ fn vector(id: &str) -> (Vec<Load>, Value) {
     (analysis.loads, expected)
 }
 
-fn buffers(loads: &[Load]) -> Vec<&Buffer> {
+fn buffers(loads: &[Concluded]) -> Vec<&Buffer> {
     assert_eq!(loads.len(), 1, "one load expected");
     loads[0].actual.buffers.iter().collect()
 }

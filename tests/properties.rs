@@ -6,9 +6,8 @@
 use std::sync::{Mutex, OnceLock};
 
 use proptest::prelude::*;
-use vramdiff::app::{self, Options};
 use vramdiff::model::{Analysis, Quantity};
-use vramdiff::parse::Parser;
+use vramdiff::pipeline::{Options, Pipeline};
 use vramdiff::report::{self, Format, ReportOptions};
 
 use crate::util::root;
@@ -26,32 +25,30 @@ fn config(cases: u32) -> ProptestConfig {
     }
 }
 
-fn parser() -> &'static Mutex<Parser> {
-    static PARSER: OnceLock<Mutex<Parser>> = OnceLock::new();
-    PARSER.get_or_init(|| Mutex::new(app::parser(&Options::default()).unwrap()))
+/// One pipeline for every case (the grammar compiled once), keeping unrecognised lines.
+fn pipeline() -> &'static Mutex<Pipeline> {
+    static PIPELINE: OnceLock<Mutex<Pipeline>> = OnceLock::new();
+    PIPELINE.get_or_init(|| {
+        let options = Options {
+            keep_unrecognized: true,
+            ..Options::default()
+        };
+        Mutex::new(Pipeline::new(&options).unwrap())
+    })
 }
 
-/// Analyse `bytes` as one input, as the binary does (stream, then the last stages).
+/// Analyse `bytes` as one input, through the pipeline the binary runs.
 fn analyze(name: &str, bytes: &[u8]) -> Analysis {
-    let options = Options {
-        keep_unrecognized: true,
-        ..Options::default()
-    };
-    let mut analysis = Analysis::default();
-    let mut parser = parser().lock().unwrap_or_else(|e| e.into_inner());
-    let summary = app::analyze_stream(
+    let mut pipeline = pipeline().lock().unwrap_or_else(|e| e.into_inner());
+    let report = pipeline.run(
         name,
         vramdiff::source::decoded(std::io::Cursor::new(bytes.to_vec())),
-        &mut parser,
-        &options,
-        &mut analysis.loads,
+        &mut [],
     );
-    drop(parser);
-    analysis.inputs.push(summary);
-    for load in &mut analysis.loads {
-        app::conclude(load, &options.checks);
+    Analysis {
+        inputs: vec![report.summary],
+        loads: report.loads,
     }
-    analysis
 }
 
 fn render(analysis: &Analysis) -> (Vec<u8>, Vec<u8>) {

@@ -8,8 +8,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use rayon::prelude::*;
 
 use super::rows::{rows, ComponentRecord, LoadRow};
-use crate::app::{self, conclude, Options};
 use crate::model::{Finding, InputSummary};
+use crate::pipeline::{Options, Pipeline};
 use crate::source;
 
 /// What one file gave.
@@ -74,22 +74,26 @@ pub fn expand(paths: &[String]) -> (Vec<String>, Vec<String>) {
 }
 
 /// Analyse one file to rows.
-fn analyze_file(path: &str, parser: &mut crate::parse::Parser, options: &Options) -> FileResult {
-    let mut loads = Vec::new();
-    let summary = match source::open(path) {
-        Ok(input) => app::analyze_stream(&input.name, input.reader, parser, options, &mut loads),
-        Err(e) => InputSummary {
-            path: path.to_string(),
-            error: Some(e.to_string()),
-            ..InputSummary::default()
-        },
+fn analyze_file(path: &str, pipeline: &mut Pipeline) -> FileResult {
+    let (summary, loads) = match source::open(path) {
+        Ok(input) => {
+            let report = pipeline.run(&input.name, input.reader, &mut []);
+            (report.summary, report.loads)
+        }
+        Err(e) => (
+            InputSummary {
+                path: path.to_string(),
+                error: Some(e.to_string()),
+                ..InputSummary::default()
+            },
+            Vec::new(),
+        ),
     };
     let mut result = FileResult {
         summary,
         ..FileResult::default()
     };
-    for (i, mut load) in loads.into_iter().enumerate() {
-        conclude(&mut load, &options.checks);
+    for (i, load) in loads.into_iter().enumerate() {
         let (row, long) = rows(path, i + 1, &load);
         result.loads.push(row);
         result.components.extend(long);
@@ -113,15 +117,15 @@ pub fn analyze_all(
         .num_threads(threads)
         .build()?;
     // The grammar is compiled once and cloned per worker.
-    let parser = app::parser(options)?;
+    let pipeline = Pipeline::new(options)?;
     let done = AtomicU64::new(0);
     let results = pool.install(|| {
         files
             .par_iter()
             .map_init(
-                || parser.clone(),
-                |parser, path| {
-                    let r = analyze_file(path, parser, options);
+                || pipeline.clone(),
+                |pipeline, path| {
+                    let r = analyze_file(path, pipeline);
                     progress(done.fetch_add(1, Ordering::Relaxed) + 1);
                     r
                 },

@@ -15,7 +15,8 @@ pub mod tables;
 
 use std::path::PathBuf;
 
-use crate::app;
+use crate::app::{self, Outcome};
+use crate::cli::BatchArgs;
 use crate::model::Severity;
 use gate::MaxError;
 use ingest::FileResult;
@@ -35,6 +36,70 @@ pub struct BatchOptions {
     pub max_errors: Vec<MaxError>,
     pub fail_on_regression: bool,
     pub analysis: app::Options,
+}
+
+impl BatchOptions {
+    /// The options the command line asked for.
+    pub fn from_args(b: &BatchArgs) -> BatchOptions {
+        BatchOptions {
+            paths: app::files(&b.input),
+            out: b.out.clone(),
+            baseline: b.baseline.clone(),
+            jsonl: b.jsonl,
+            threads: b.threads,
+            fail_on: app::severity(b.fail_on),
+            max_errors: b.max_error.clone(),
+            fail_on_regression: b.fail_on_regression,
+            analysis: app::options(&b.input, false),
+        }
+    }
+}
+
+/// `vramdiff batch`: run it and decide the exit code. `progress` gets the number of files done, `files_found`
+/// their total once known.
+pub fn command(
+    b: &BatchArgs,
+    progress: &(dyn Fn(u64) + Sync),
+    files_found: &dyn Fn(u64),
+) -> Outcome {
+    let mut messages = Vec::new();
+    if !b.input.smi.is_empty() {
+        messages
+            .push("--smi is not used by batch (captures pasted inside the logs are)".to_string());
+    }
+    let outcome = match run(&BatchOptions::from_args(b), progress, files_found) {
+        Ok(o) => o,
+        Err(e) => {
+            messages.push(format!("{e:#}"));
+            return Outcome {
+                messages,
+                code: 2,
+                ..Outcome::default()
+            };
+        }
+    };
+    messages.extend(outcome.written.iter().map(|p| format!("wrote {p}")));
+    messages.push(format!(
+        "{} files ({} skipped: unreadable), {} loads",
+        outcome.files, outcome.failed_files, outcome.loads
+    ));
+    let code = if outcome.files == 0 {
+        messages.push("no input file found".to_string());
+        2
+    } else if outcome.failed_files >= outcome.files {
+        messages.push("no input could be read".to_string());
+        2
+    } else if !outcome.offenders.is_empty() {
+        messages.extend(outcome.offenders.iter().map(|o| format!("gate: {o}")));
+        1
+    } else {
+        0
+    };
+    Outcome {
+        stdout: outcome.summary.into_bytes(),
+        messages,
+        code,
+    }
 }
 
 /// What a batch run produced.

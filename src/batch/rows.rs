@@ -1,7 +1,7 @@
 //! Flatten a reconciled load into table rows: one wide row per load and one long row per load × component and
 //! load × device. Built in the worker that read the file, so only these small rows are kept, never the loads.
 
-use crate::model::{Component, Load, Quantity, Severity};
+use crate::model::{Component, Concluded, Quantity, Severity};
 
 /// The components in table order.
 pub const COMPONENTS: [Component; 5] = [
@@ -116,7 +116,7 @@ fn ratio(estimated: Option<Quantity>, actual: Option<Quantity>) -> Option<f64> {
 }
 
 /// `0.9` from `0.9.6`.
-pub fn era(load: &Load) -> String {
+pub fn era(load: &Concluded) -> String {
     match &load.ollama_version {
         Some(v) => v.split('.').take(2).collect::<Vec<_>>().join("."),
         None if load
@@ -139,7 +139,7 @@ fn q(v: Option<Quantity>) -> Option<i64> {
 }
 
 /// The wide row and the long rows of one load (`index` is 1-based within its file).
-pub fn rows(file: &str, index: usize, load: &Load) -> (LoadRow, Vec<ComponentRecord>) {
+pub fn rows(file: &str, index: usize, load: &Concluded) -> (LoadRow, Vec<ComponentRecord>) {
     let e = load.estimate.as_ref();
     let era = era(load);
     let gpu_names = joined(

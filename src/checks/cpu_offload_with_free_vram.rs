@@ -38,7 +38,7 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
     if !measured_weights {
         return;
     }
-    let Some(m) = load.whatif.as_ref().and_then(|w| w.measured.as_ref()) else {
+    let Some(m) = cx.whatif.and_then(|w| w.measured.as_ref()) else {
         return;
     };
     let mut lines = cx.estimate_lines();

@@ -21,7 +21,8 @@ mod unattributed_memory;
 mod underestimate;
 
 use crate::model::{
-    human, BufferKind, Component, ComponentRow, Device, Finding, Load, Quantity, Severity, GIB, MIB,
+    human, BufferKind, Component, ComponentRow, Device, Finding, Quantity, Reconciled, Severity,
+    WhatIf, GIB, MIB,
 };
 
 /// Thresholds the user can set.
@@ -45,9 +46,11 @@ impl Default for CheckConfig {
     }
 }
 
-/// What a check sees.
+/// What a check sees: the reconciled load and its placement replay (never other findings: a check stands on
+/// the evidence, so the order of the registry cannot change what it says).
 pub struct Context<'a> {
-    pub load: &'a Load,
+    pub load: &'a Reconciled,
+    pub whatif: Option<&'a WhatIf>,
     pub config: &'a CheckConfig,
 }
 
@@ -154,8 +157,12 @@ pub const REGISTRY: &[CheckDef] = &[
 ];
 
 /// Run every check on a load: findings sorted most severe first (registry order within a severity).
-pub fn run(load: &Load, config: &CheckConfig) -> Vec<Finding> {
-    let cx = Context { load, config };
+pub fn run(load: &Reconciled, whatif: Option<&WhatIf>, config: &CheckConfig) -> Vec<Finding> {
+    let cx = Context {
+        load,
+        whatif,
+        config,
+    };
     let mut findings = Vec::new();
     for def in REGISTRY {
         (def.run)(&cx, &mut findings);

@@ -48,7 +48,7 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
     if !measured(Component::WeightsGpu) || !measured(Component::Graph) {
         return;
     }
-    let Some(m) = load.whatif.as_ref().and_then(|w| w.measured.as_ref()) else {
+    let Some(m) = cx.whatif.and_then(|w| w.measured.as_ref()) else {
         return;
     };
     let fits_on = m.placement.used_gpus();

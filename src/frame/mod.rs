@@ -8,6 +8,7 @@
 
 pub mod join;
 pub mod prefix;
+pub mod read;
 
 use join::Continuation;
 

@@ -763,12 +763,6 @@ impl LoadBuilder {
                 projector_device_line: self.projector_backend.as_ref().map(|(_, l)| *l),
                 kv_caches,
             },
-            components: Vec::new(),
-            devices: Vec::new(),
-            observed: Vec::new(),
-            findings: Vec::new(),
-            whatif: None,
-            suggestions: Vec::new(),
             ollama_version: self.version,
             notes: self.notes,
         }

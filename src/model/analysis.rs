@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use super::load::Load;
+use super::concluded::Concluded;
 use super::snapshot::Snapshot;
 
 /// A line no rule recognised that looks like it is about memory.
@@ -56,11 +56,48 @@ pub struct InputSummary {
     pub captures: Vec<Snapshot>,
     /// The input could not be read (to the end, or at all).
     pub error: Option<String>,
+    /// Warnings past [`MAX_WARNINGS`], counted and summed up by [`InputSummary::close_warnings`].
+    #[serde(skip)]
+    pub dropped_warnings: u64,
+}
+
+/// At most this many warnings are kept per input; the rest are counted.
+pub const MAX_WARNINGS: usize = 1_000;
+
+impl InputSummary {
+    /// A summary for an input of this role, nothing read yet.
+    pub fn new(path: &str, role: InputRole) -> InputSummary {
+        InputSummary {
+            path: path.to_string(),
+            role,
+            ..InputSummary::default()
+        }
+    }
+
+    /// Record a warning (at most [`MAX_WARNINGS`] are kept; the rest are counted).
+    pub fn warn(&mut self, line: Option<u64>, message: String) {
+        if self.warnings.len() < MAX_WARNINGS {
+            self.warnings.push(InputWarning { line, message });
+        } else {
+            self.dropped_warnings += 1;
+        }
+    }
+
+    /// The input is read: say how many warnings were not kept.
+    pub fn close_warnings(&mut self) {
+        if self.dropped_warnings > 0 {
+            self.warnings.push(InputWarning {
+                line: None,
+                message: format!("{} more warnings not listed", self.dropped_warnings),
+            });
+            self.dropped_warnings = 0;
+        }
+    }
 }
 
 /// Everything read from a set of inputs.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Analysis {
     pub inputs: Vec<InputSummary>,
-    pub loads: Vec<Load>,
+    pub loads: Vec<Concluded>,
 }

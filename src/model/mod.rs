@@ -1,8 +1,11 @@
 //! The vocabulary every stage speaks: quantities with bounds, devices, loads and reconciled rows.
 //! Plain data, no I/O and no parsing; every other stage imports from here.
 
+pub mod actual;
 pub mod analysis;
+pub mod concluded;
 pub mod device;
+pub mod estimate;
 pub mod finding;
 pub mod load;
 pub mod observed;
@@ -11,15 +14,15 @@ pub mod reconciled;
 pub mod snapshot;
 pub mod whatif;
 
+pub use actual::{Actual, BreakdownRow, Buffer, BufferKind, KvCache};
 pub use analysis::{Analysis, InputRole, InputSummary, InputWarning, UnrecognizedLine};
+pub use concluded::Concluded;
 pub use device::{Backend, Device};
+pub use estimate::{DeviceEstimate, DeviceFree, Estimate, FitSummary, Layers};
 pub use finding::{Finding, Severity, Suggestion};
-pub use load::{
-    Actual, BreakdownRow, Buffer, BufferKind, DeviceEstimate, DeviceFree, Engine, Era, Estimate,
-    FitSummary, Gpu, KvCache, Layers, Load, LoadSource, ModelRef, RejectedGpu, Settings,
-};
+pub use load::{Engine, Era, Gpu, Load, LoadSource, ModelRef, RejectedGpu, Settings};
 pub use observed::{CaptureRef, GpuJoin, ObservedRow};
 pub use quantity::{human, Ordering3, Quantity, GIB, KIB, MIB, TIB};
-pub use reconciled::{Component, ComponentRow, DeviceRow, Verdict};
+pub use reconciled::{Component, ComponentRow, DeviceRow, Reconciled, Verdict};
 pub use snapshot::{normalize_bus_id, SmiFormat, SmiGpu, SmiProcess, Snapshot};
 pub use whatif::{EstimateReplay, MeasuredReplay, PlacedGpu, Placement, ReplayFigures, WhatIf};

@@ -1,9 +1,12 @@
-//! The rows a reconciliation produces: one per component and one per device, each with its verdict.
+//! The reconcile stage's result: a load with its rows, one per component and one per device, each with its
+//! verdict, and what a GPU monitor saw.
 
 use serde::Serialize;
 
 use super::device::Device;
 
+use super::load::Load;
+use super::observed::ObservedRow;
 use super::quantity::{Ordering3, Quantity};
 
 /// The outcome of comparing an estimate with reality.
@@ -95,4 +98,24 @@ pub struct DeviceRow {
     /// True for the host (CPU) row.
     pub host: bool,
     pub lines: Vec<u64>,
+}
+
+/// A load, reconciled: what the checks and the replay read. Reading a field of the load goes through it
+/// (`reconciled.estimate`), so later stages see one value.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Reconciled {
+    #[serde(flatten)]
+    pub load: Load,
+    pub components: Vec<ComponentRow>,
+    pub devices: Vec<DeviceRow>,
+    /// The load's GPUs as an nvidia-smi/rocm-smi capture saw them; empty without a capture.
+    pub observed: Vec<ObservedRow>,
+}
+
+impl std::ops::Deref for Reconciled {
+    type Target = Load;
+
+    fn deref(&self) -> &Load {
+        &self.load
+    }
 }

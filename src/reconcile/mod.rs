@@ -6,7 +6,7 @@ pub mod observed;
 pub(crate) mod terms;
 
 use crate::model::{
-    BufferKind, Component, ComponentRow, Device, DeviceRow, Load, Quantity, Verdict,
+    BufferKind, Component, ComponentRow, Device, DeviceRow, Load, Quantity, Reconciled, Verdict,
 };
 
 use actuals::{has_buffers, is_kv, sum_breakdown, sum_buffers, Sum};
@@ -250,8 +250,12 @@ fn devices(load: &Load) -> Vec<DeviceRow> {
         .collect()
 }
 
-/// Fill a load's component and device rows.
-pub fn reconcile(load: &mut Load) {
-    load.components = components(load);
-    load.devices = devices(load);
+/// Reconcile a load: its component and device rows (observed rows come with a capture, see [`observed`]).
+pub fn reconcile(load: Load) -> Reconciled {
+    Reconciled {
+        components: components(&load),
+        devices: devices(&load),
+        observed: Vec::new(),
+        load,
+    }
 }

@@ -6,7 +6,8 @@
 //! pasted into the log around the load, [`pick_in_series`] for a capture file given with `--smi`.
 
 use crate::model::{
-    CaptureRef, Device, GpuJoin, Load, ObservedRow, Quantity, SmiGpu, SmiProcess, Snapshot,
+    CaptureRef, Device, GpuJoin, Load, ObservedRow, Quantity, Reconciled, SmiGpu, SmiProcess,
+    Snapshot,
 };
 
 /// The captures chosen for one load.
@@ -101,7 +102,7 @@ fn neighbour_processes(snapshots: &[Snapshot], loaded: usize) -> Option<&[SmiPro
 }
 
 /// Attach the captures pasted into a log to the loads read from that log.
-pub fn attach_in_log(loads: &mut [Load], snapshots: &[Snapshot], path: &str) {
+pub fn attach_in_log(loads: &mut [Reconciled], snapshots: &[Snapshot], path: &str) {
     let starts: Vec<u64> = loads.iter().map(|l| l.source.first_line).collect();
     for (i, load) in loads.iter_mut().enumerate() {
         let next = starts.get(i + 1).copied();
@@ -128,7 +129,7 @@ pub fn attach_in_log(loads: &mut [Load], snapshots: &[Snapshot], path: &str) {
 /// Attach a capture file (`--smi`) to the load that was resident when it was taken: the last load read.
 /// Returns the index of that load.
 pub fn attach_capture_file(
-    loads: &mut [Load],
+    loads: &mut [Reconciled],
     snapshots: &[Snapshot],
     path: &str,
 ) -> Option<usize> {
@@ -145,7 +146,7 @@ pub fn attach_capture_file(
         },
     );
     if loads.len() > 1 {
-        loads[index].notes.push(format!(
+        loads[index].load.notes.push(format!(
             "nvidia-smi capture {path} applied to this load, the last one read: a capture file carries no link to log lines"
         ));
     }
@@ -237,7 +238,7 @@ fn split_processes(
 }
 
 /// Fill `load.observed` from a capture, and note on the load what a reader must know about the join.
-pub fn observe(load: &mut Load, observation: Observation<'_>) {
+pub fn observe(load: &mut Reconciled, observation: Observation<'_>) {
     let Observation {
         path,
         loaded,
@@ -327,7 +328,7 @@ pub fn observe(load: &mut Load, observation: Observation<'_>) {
             .filter_map(|g| g.name.as_deref())
             .collect();
         let mixed = names.windows(2).any(|w| w[0] != w[1]);
-        load.notes.push(if mixed {
+        load.load.notes.push(if mixed {
             format!(
                 "nvidia-smi capture {path}:{} matched to the runner's devices by index only, on mixed cards: nvidia-smi numbers GPUs in PCI bus order, CUDA fastest-first unless CUDA_DEVICE_ORDER=PCI_BUS_ID; capture with --query-gpu=index,uuid,memory.used,memory.total to join by UUID",
                 loaded.line
@@ -340,13 +341,13 @@ pub fn observe(load: &mut Load, observation: Observation<'_>) {
         });
     }
     if rows.is_empty() && !load.devices.iter().all(|d| d.host) {
-        load.notes.push(format!(
+        load.load.notes.push(format!(
             "nvidia-smi capture {path}:{} lists no GPU that matches this load's devices",
             loaded.line
         ));
     }
     if processes.is_some_and(|p| p.is_empty()) && !rows.is_empty() {
-        load.notes.push(format!(
+        load.load.notes.push(format!(
             "nvidia-smi capture {path}:{} shows no processes although memory is in use (a container without the host's PID namespace?): memory is not attributed to processes",
             loaded.line
         ));

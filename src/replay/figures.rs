@@ -1,7 +1,9 @@
 //! The figures a replay runs on: derived from the estimate line (per-layer sizes are its totals divided by the
 //! block count, since the log has no per-tensor sizes), or from the measured buffers and nvidia-smi.
 
-use crate::model::{human, Component, Engine, Estimate, Load, Quantity, ReplayFigures, GIB, MIB};
+use crate::model::{
+    human, Component, Engine, Estimate, Quantity, Reconciled, ReplayFigures, GIB, MIB,
+};
 use crate::reconcile::terms::{block_weights, is_single_line};
 
 /// Ollama's per-GPU `MinimumMemory` (gpu/gpu.go): CUDA and ROCm 457 MiB, Metal 512 MiB.
@@ -60,7 +62,7 @@ impl Changes {
     }
 
     /// How much the context changes the KV cache (and, approximately, the graph): new total / logged total.
-    fn context_factor(&self, load: &Load) -> Option<(i64, i64)> {
+    fn context_factor(&self, load: &Reconciled) -> Option<(i64, i64)> {
         if self.ctx.is_none() && self.parallel.is_none() {
             return None;
         }
@@ -96,7 +98,7 @@ fn scale(v: i64, (num, den): (i64, i64)) -> i64 {
 
 /// Figures from a single-line estimate (`msg=offload`/`offload to …`); `None` for other estimate forms or when
 /// the line lacks a term the placement needs.
-pub fn from_estimate(load: &Load, changes: &Changes, end: End) -> Option<ReplayFigures> {
+pub fn from_estimate(load: &Reconciled, changes: &Changes, end: End) -> Option<ReplayFigures> {
     let e = load.estimate.as_ref()?;
     if !is_single_line(e) {
         return None;
@@ -159,14 +161,14 @@ pub fn from_estimate(load: &Load, changes: &Changes, end: End) -> Option<ReplayF
     })
 }
 
-fn component(load: &Load, c: Component) -> Option<&crate::model::ComponentRow> {
+fn component(load: &Reconciled, c: Component) -> Option<&crate::model::ComponentRow> {
     load.components.iter().find(|r| r.component == c)
 }
 
 /// Figures from what the runner really allocated, scaled from the estimate's shape: per-layer weights are the
 /// estimate's times the measured/estimated weight ratio; KV and graph are the measured totals; the per-GPU
 /// floor is the CUDA context nvidia-smi measured (else Ollama's MinimumMemory), and no layer is held back.
-pub fn measured(load: &Load, changes: &Changes) -> Option<ReplayFigures> {
+pub fn measured(load: &Reconciled, changes: &Changes) -> Option<ReplayFigures> {
     let base = from_estimate(load, &Changes::default(), End::Nominal)?;
     let e: &Estimate = load.estimate.as_ref()?;
     let mut from = Vec::new();

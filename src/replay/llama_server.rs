@@ -10,8 +10,8 @@ use super::fit::{
     fit, FitContext, FitDevice, FitInput, FitLayer, FitOutcome, FitReason, DEFAULT_FIT_TARGET,
 };
 use crate::model::{
-    human, BufferKind, Device, EstimateReplay, Load, MeasuredReplay, PlacedGpu, Placement,
-    Quantity, ReplayFigures,
+    human, BufferKind, Device, EstimateReplay, MeasuredReplay, PlacedGpu, Placement, Quantity,
+    Reconciled, ReplayFigures,
 };
 
 /// The model's shape as the replay needs it, with where each figure came from.
@@ -66,7 +66,7 @@ pub struct Gpu {
 }
 
 /// The free-memory margin `--fit` keeps on each device.
-pub fn target(load: &Load) -> i64 {
+pub fn target(load: &Reconciled) -> i64 {
     let e = load.estimate.as_ref();
     e.and_then(|e| e.fit.as_ref())
         .and_then(|f| f.target)
@@ -76,7 +76,7 @@ pub fn target(load: &Load) -> i64 {
 }
 
 /// The GPUs as llama.cpp measured them before the load, in device order.
-fn gpus(load: &Load, compute: impl Fn(&Device) -> i64) -> Vec<Gpu> {
+fn gpus(load: &Reconciled, compute: impl Fn(&Device) -> i64) -> Vec<Gpu> {
     let measured: Vec<(Device, i64)> = load
         .estimate
         .as_ref()
@@ -112,7 +112,7 @@ fn gpus(load: &Load, compute: impl Fn(&Device) -> i64) -> Vec<Gpu> {
         .collect()
 }
 
-fn sum_buffers(load: &Load, keep: impl Fn(&crate::model::Buffer) -> bool) -> i64 {
+fn sum_buffers(load: &Reconciled, keep: impl Fn(&crate::model::Buffer) -> bool) -> i64 {
     load.actual
         .buffers
         .iter()
@@ -122,7 +122,7 @@ fn sum_buffers(load: &Load, keep: impl Fn(&crate::model::Buffer) -> bool) -> i64
 }
 
 /// The shape from the measured buffers and the KV size lines.
-pub fn measured_shape(load: &Load) -> Option<Shape> {
+pub fn measured_shape(load: &Reconciled) -> Option<Shape> {
     let a = &load.actual;
     let gpu_weights = sum_buffers(load, |b| {
         b.kind == BufferKind::Model && !b.host && !b.projector
@@ -159,7 +159,7 @@ pub fn measured_shape(load: &Load) -> Option<Shape> {
 /// KV bytes on every device that grow with the context, and those that do not: the KV size lines say which
 /// cache is which (a cache sized for fewer cells than the context is a sliding window; recurrent state is
 /// fixed); without them every KV buffer is taken to grow, recurrent-state buffers not.
-fn kv_split(load: &Load) -> (i64, i64) {
+fn kv_split(load: &Reconciled) -> (i64, i64) {
     let a = &load.actual;
     let context = load.settings.ctx_size;
     if !a.kv_caches.is_empty() {
@@ -181,14 +181,14 @@ fn kv_split(load: &Load) -> (i64, i64) {
 }
 
 /// Measured compute buffer of one GPU (its own compute buffers, the projector's excepted).
-fn measured_compute(load: &Load, device: &Device) -> i64 {
+fn measured_compute(load: &Reconciled, device: &Device) -> i64 {
     sum_buffers(load, |b| {
         b.kind == BufferKind::Compute && !b.host && !b.projector && b.device == *device
     })
 }
 
 /// What the projector costs on a GPU when it runs there (nothing when it runs on the CPU).
-fn projector_on_gpu(load: &Load) -> Option<(Device, i64)> {
+fn projector_on_gpu(load: &Reconciled) -> Option<(Device, i64)> {
     let on_gpu: Vec<_> = load
         .actual
         .buffers
@@ -204,7 +204,7 @@ fn input(
     gpus: &[Gpu],
     target: i64,
     context: i64,
-    load: &Load,
+    load: &Reconciled,
     extra: Option<&(Device, i64)>,
 ) -> FitInput {
     FitInput {
@@ -292,7 +292,7 @@ fn fits_entirely(outcome: &FitOutcome) -> bool {
 
 /// The fit on the GPUs with the measured figures, fewest GPUs first (most free first): would the model have
 /// fit on fewer GPUs than it used, or kept more layers off the CPU?
-pub fn measured(load: &Load) -> Option<MeasuredReplay> {
+pub fn measured(load: &Reconciled) -> Option<MeasuredReplay> {
     let shape = measured_shape(load)?;
     let mut from = Vec::new();
     let all_gpus = gpus(load, |d| measured_compute(load, d));
@@ -379,7 +379,7 @@ pub fn measured(load: &Load) -> Option<MeasuredReplay> {
 /// cache), at `context` tokens (all slots) instead of the load's, with `target` as the margin instead of the
 /// log's: what a setting would change.
 pub fn fit_with(
-    load: &Load,
+    load: &Reconciled,
     kv_percent: i64,
     context: Option<i64>,
     target_override: Option<i64>,
@@ -406,7 +406,7 @@ pub fn fit_with(
 
 /// The largest context (all slots, a multiple of 256) at which every layer fits on the GPUs the load had, by
 /// the measured figures; `None` when even 256 tokens do not fit or the figures are missing.
-pub fn largest_context_that_fits(load: &Load) -> Option<i64> {
+pub fn largest_context_that_fits(load: &Reconciled) -> Option<i64> {
     let shape = measured_shape(load)?;
     let set = gpus(load, |d| measured_compute(load, d));
     if set.is_empty() || shape.layer_kv_scaling <= 0 {
@@ -441,7 +441,7 @@ pub fn largest_context_that_fits(load: &Load) -> Option<i64> {
 
 /// The fit with the plan's own figures (the table the fit chose): the placement llama.cpp would make, and
 /// whether it agrees with the per-device layers the log printed.
-pub fn estimate(load: &Load) -> Option<EstimateReplay> {
+pub fn estimate(load: &Reconciled) -> Option<EstimateReplay> {
     let e = load.estimate.as_ref()?;
     e.fit.as_ref()?;
     let gpu_rows: Vec<_> = e.per_device.iter().filter(|d| d.device.is_gpu()).collect();

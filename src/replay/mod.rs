@@ -9,7 +9,7 @@ pub mod llama_server;
 pub mod placement;
 
 use crate::model::{
-    human, Device, Era, EstimateReplay, Load, MeasuredReplay, Placement, Quantity, WhatIf,
+    human, Device, Era, EstimateReplay, MeasuredReplay, Placement, Quantity, Reconciled, WhatIf,
 };
 pub use figures::Changes;
 use figures::End;
@@ -17,7 +17,7 @@ pub use placement::Scheduler;
 use placement::{place, schedule, GpuSpace};
 
 /// The GPUs the estimate placed on, in its order, with their free memory at that end of the rounding.
-fn gpus(load: &Load, changes: &Changes, end: End) -> Vec<GpuSpace> {
+fn gpus(load: &Reconciled, changes: &Changes, end: End) -> Vec<GpuSpace> {
     let Some(e) = load.estimate.as_ref() else {
         return Vec::new();
     };
@@ -63,14 +63,14 @@ fn gpus(load: &Load, changes: &Changes, end: End) -> Vec<GpuSpace> {
     all.into_iter().map(|(_, g)| g).collect()
 }
 
-fn max_layers(load: &Load) -> Option<i64> {
+fn max_layers(load: &Reconciled) -> Option<i64> {
     load.estimate
         .as_ref()
         .and_then(|e| e.layers.requested)
         .filter(|&n| n >= 0)
 }
 
-fn estimate_replay(load: &Load, changes: &Changes) -> Option<EstimateReplay> {
+fn estimate_replay(load: &Reconciled, changes: &Changes) -> Option<EstimateReplay> {
     let e = load.estimate.as_ref()?;
     let runs: Vec<Placement> = [End::Low, End::Nominal, End::High]
         .into_iter()
@@ -133,7 +133,7 @@ fn margin(p: &Placement, overhead: i64) -> i64 {
         .unwrap_or(0)
 }
 
-fn measured_replay(load: &Load, changes: &Changes) -> Option<MeasuredReplay> {
+fn measured_replay(load: &Reconciled, changes: &Changes) -> Option<MeasuredReplay> {
     let f = figures::measured(load, changes)?;
     let mut by_free = gpus(load, changes, End::Nominal);
     if by_free.is_empty() {
@@ -182,7 +182,7 @@ fn measured_replay(load: &Load, changes: &Changes) -> Option<MeasuredReplay> {
 }
 
 /// Replay a load's placement; `None` when the log lacks the estimate figures the placement needs.
-pub fn replay(load: &Load, changes: &Changes) -> Option<WhatIf> {
+pub fn replay(load: &Reconciled, changes: &Changes) -> Option<WhatIf> {
     let fit_era =
         load.era == Era::LlamaServer || load.estimate.as_ref().is_some_and(|e| e.fit.is_some());
     let (estimate, measured) = if fit_era {

@@ -6,7 +6,7 @@ use std::fmt::Write;
 
 use super::tables;
 use super::{md_code, md_escape, ReportOptions, Reporter};
-use crate::model::{Analysis, Load, WhatIf};
+use crate::model::{Analysis, Concluded, WhatIf};
 
 pub struct MarkdownReporter {
     pub options: ReportOptions,
@@ -41,7 +41,7 @@ fn replay(out: &mut String, w: &WhatIf) {
     out.push('\n');
 }
 
-fn load_section(out: &mut String, index: usize, load: &Load, charts: &[super::ChartLink]) {
+fn load_section(out: &mut String, index: usize, load: &Concluded, charts: &[super::ChartLink]) {
     let s = &load.source;
     let _ = writeln!(
         out,

@@ -3,7 +3,7 @@
 //! renderer makes it safe for its medium.
 
 use super::table::{Align, Table};
-use crate::model::{human, Load, Quantity, Verdict};
+use crate::model::{human, Concluded, Quantity, Verdict};
 
 /// How a row's figures were obtained, in words: `subject: key = text` for each part.
 #[derive(Debug, Clone)]
@@ -96,7 +96,7 @@ pub fn finding_refs(f: &crate::model::Finding) -> String {
 }
 
 /// The model's name for a title: its architecture, else the start of its blob hash.
-pub fn model_name(load: &Load) -> String {
+pub fn model_name(load: &Concluded) -> String {
     load.model
         .architecture
         .clone()
@@ -110,7 +110,7 @@ pub fn model_name(load: &Load) -> String {
 }
 
 /// The facts under a load's title, as (label, text) pairs: GPUs, settings, estimate, actual, failure.
-pub fn facts(load: &Load) -> Vec<(String, String)> {
+pub fn facts(load: &Concluded) -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> = load
         .source
         .partial_reasons
@@ -253,7 +253,7 @@ fn fit_words(f: &crate::model::FitSummary) -> String {
     parts.join(", ")
 }
 
-fn components(load: &Load) -> Option<Section> {
+fn components(load: &Concluded) -> Option<Section> {
     if load.components.is_empty() {
         return None;
     }
@@ -288,7 +288,7 @@ fn components(load: &Load) -> Option<Section> {
     })
 }
 
-fn devices(load: &Load) -> Option<Section> {
+fn devices(load: &Concluded) -> Option<Section> {
     if load.devices.is_empty() {
         return None;
     }
@@ -330,7 +330,7 @@ fn devices(load: &Load) -> Option<Section> {
     })
 }
 
-fn observed(load: &Load) -> Option<Section> {
+fn observed(load: &Concluded) -> Option<Section> {
     if load.observed.is_empty() {
         return None;
     }
@@ -466,7 +466,7 @@ pub fn capture(s: &crate::model::Snapshot) -> Table {
 }
 
 /// Every table of a load, in report order.
-pub fn sections(load: &Load) -> Vec<Section> {
+pub fn sections(load: &Concluded) -> Vec<Section> {
     [components(load), devices(load), observed(load)]
         .into_iter()
         .flatten()

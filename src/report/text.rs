@@ -5,13 +5,13 @@ use std::fmt::Write;
 
 use super::tables;
 use super::{sanitize, ReportOptions, Reporter};
-use crate::model::{Analysis, Load};
+use crate::model::{Analysis, Concluded};
 
 pub struct TextReporter {
     pub options: ReportOptions,
 }
 
-fn header(out: &mut String, index: usize, load: &Load) {
+fn header(out: &mut String, index: usize, load: &Concluded) {
     let s = &load.source;
     let _ = writeln!(
         out,
@@ -31,7 +31,7 @@ fn header(out: &mut String, index: usize, load: &Load) {
     }
 }
 
-fn load_section(out: &mut String, index: usize, load: &Load) {
+fn load_section(out: &mut String, index: usize, load: &Concluded) {
     header(out, index, load);
     for section in tables::sections(load) {
         out.push('\n');

@@ -9,6 +9,7 @@
 //! again as a possible start). The helpers the format parsers share live here too.
 
 mod csv;
+pub mod file;
 mod query;
 mod rocm;
 mod table;

@@ -3,12 +3,13 @@
 //! `OLLAMA_KV_CACHE_TYPE`, `LLAMA_ARG_FIT_TARGET`, `num_gpu` → `-ngl`), each with the figures the `--fit`
 //! replay gives for it.
 
-use super::{has, round_up, visible_devices};
-use crate::model::{human, Device, Load, Suggestion, Verdict, MIB};
+use super::{has, round_up, visible_devices, Evidence};
+use crate::model::{human, Device, Reconciled, Suggestion, Verdict, MIB};
 use crate::replay::llama_server;
 
-fn needless_split(load: &Load, out: &mut Vec<Suggestion>) {
-    let Some(m) = load.whatif.as_ref().and_then(|w| w.measured.as_ref()) else {
+fn needless_split(ev: &Evidence, out: &mut Vec<Suggestion>) {
+    let load = ev.load;
+    let Some(m) = ev.whatif.and_then(|w| w.measured.as_ref()) else {
         return;
     };
     let used: Vec<&Device> = m
@@ -64,7 +65,7 @@ fn needless_split(load: &Load, out: &mut Vec<Suggestion>) {
 
 /// How many layers the GPUs take when the KV cache is `kv_percent` % of its size, or at `context` tokens.
 fn offloaded_with(
-    load: &Load,
+    load: &Reconciled,
     kv_percent: i64,
     context: Option<i64>,
     target: Option<i64>,
@@ -72,7 +73,8 @@ fn offloaded_with(
     llama_server::fit_with(load, kv_percent, context, target).map(|o| o.offloaded() as i64)
 }
 
-fn cpu_offload(load: &Load, out: &mut Vec<Suggestion>) {
+fn cpu_offload(ev: &Evidence, out: &mut Vec<Suggestion>) {
+    let load = ev.load;
     let (Some(offloaded), Some(total)) = (load.actual.offloaded_layers, load.actual.total_layers)
     else {
         return;
@@ -136,7 +138,7 @@ fn cpu_offload(load: &Load, out: &mut Vec<Suggestion>) {
             });
         }
     }
-    if let Some(m) = load.whatif.as_ref().and_then(|w| w.measured.as_ref()) {
+    if let Some(m) = ev.whatif.and_then(|w| w.measured.as_ref()) {
         if m.placement.offloaded > offloaded {
             out.push(Suggestion {
                 setting: format!("num_gpu={}", m.placement.offloaded),
@@ -153,7 +155,8 @@ fn cpu_offload(load: &Load, out: &mut Vec<Suggestion>) {
 }
 
 /// The plan was smaller than what was allocated: more margin keeps `--fit` from filling the GPU to the brim.
-fn underestimate(load: &Load, out: &mut Vec<Suggestion>) {
+fn underestimate(ev: &Evidence, out: &mut Vec<Suggestion>) {
+    let load = ev.load;
     let gap = load
         .devices
         .iter()
@@ -178,15 +181,15 @@ fn underestimate(load: &Load, out: &mut Vec<Suggestion>) {
 }
 
 /// Settings to try for a load placed by llama.cpp's `--fit`.
-pub fn suggest(load: &Load, out: &mut Vec<Suggestion>) {
-    let findings = &load.findings;
+pub fn suggest(ev: &Evidence, out: &mut Vec<Suggestion>) {
+    let findings = ev.findings;
     if has(findings, "needless-split") {
-        needless_split(load, out);
+        needless_split(ev, out);
     }
     if has(findings, "cpu-offload-with-free-vram") {
-        cpu_offload(load, out);
+        cpu_offload(ev, out);
     }
     if has(findings, "underestimate") {
-        underestimate(load, out);
+        underestimate(ev, out);
     }
 }

@@ -5,7 +5,7 @@
 mod llama_server;
 mod ollama;
 
-use crate::model::{Device, Era, Finding, Load, Suggestion, MIB};
+use crate::model::{Device, Era, Finding, Reconciled, Suggestion, WhatIf, MIB};
 
 fn has(findings: &[Finding], code: &str) -> bool {
     findings.iter().any(|f| f.code == code)
@@ -18,7 +18,7 @@ fn round_up(bytes: i64) -> i64 {
 }
 
 /// The GPU ids (UUID where the log printed one) of a set of devices, for CUDA_VISIBLE_DEVICES.
-fn visible_devices(load: &Load, devices: &[&Device]) -> String {
+fn visible_devices(load: &Reconciled, devices: &[&Device]) -> String {
     devices
         .iter()
         .map(|d| {
@@ -37,13 +37,20 @@ fn visible_devices(load: &Load, devices: &[&Device]) -> String {
         .join(",")
 }
 
+/// What a suggestion rests on: the reconciled load, its placement replay and what the checks concluded.
+pub struct Evidence<'a> {
+    pub load: &'a Reconciled,
+    pub whatif: Option<&'a WhatIf>,
+    pub findings: &'a [Finding],
+}
+
 /// Settings to try for a load, from its findings and replay, in its era's knobs.
-pub fn suggest(load: &Load) -> Vec<Suggestion> {
+pub fn suggest(evidence: &Evidence) -> Vec<Suggestion> {
     let mut out = Vec::new();
-    if load.era == Era::LlamaServer {
-        llama_server::suggest(load, &mut out);
+    if evidence.load.era == Era::LlamaServer {
+        llama_server::suggest(evidence, &mut out);
     } else {
-        ollama::suggest(load, &mut out);
+        ollama::suggest(evidence, &mut out);
     }
     out
 }

@@ -2,12 +2,13 @@
 //! (`CUDA_VISIBLE_DEVICES`, `num_gpu`, `OLLAMA_GPU_OVERHEAD`, `OLLAMA_SCHED_SPREAD`, `num_ctx`, `num_batch`, and
 //! ollama37's graph multiplier), each with the effect the replay predicts.
 
-use super::{has, round_up, visible_devices};
-use crate::model::{human, Component, Device, Finding, Load, Suggestion};
+use super::{has, round_up, visible_devices, Evidence};
+use crate::model::{human, Component, Device, Finding, Suggestion};
 use crate::replay::{replay, Changes};
 
-fn needless_split(load: &Load, out: &mut Vec<Suggestion>) {
-    let Some(m) = load.whatif.as_ref().and_then(|w| w.measured.as_ref()) else {
+fn needless_split(ev: &Evidence, out: &mut Vec<Suggestion>) {
+    let load = ev.load;
+    let Some(m) = ev.whatif.and_then(|w| w.measured.as_ref()) else {
         return;
     };
     let used: Vec<&Device> = m
@@ -50,13 +51,14 @@ fn needless_split(load: &Load, out: &mut Vec<Suggestion>) {
             ),
             because: vec!["needless-split"],
         });
-        graph_multiplier(load, &pinned, out);
+        graph_multiplier(ev, &pinned, out);
     }
 }
 
 /// For ollama37 logs (Kepler GPUs only run on that fork): the graph multiplier that lets the estimate place the
 /// whole model on the pinned GPUs, if the measured compute buffers stay under it.
-fn graph_multiplier(load: &Load, pinned: &Changes, out: &mut Vec<Suggestion>) {
+fn graph_multiplier(ev: &Evidence, pinned: &Changes, out: &mut Vec<Suggestion>) {
+    let load = ev.load;
     let kepler = load
         .gpus
         .iter()
@@ -107,8 +109,9 @@ fn graph_multiplier(load: &Load, pinned: &Changes, out: &mut Vec<Suggestion>) {
     });
 }
 
-fn cpu_offload(load: &Load, out: &mut Vec<Suggestion>) {
-    let Some(m) = load.whatif.as_ref().and_then(|w| w.measured.as_ref()) else {
+fn cpu_offload(ev: &Evidence, out: &mut Vec<Suggestion>) {
+    let load = ev.load;
+    let Some(m) = ev.whatif.and_then(|w| w.measured.as_ref()) else {
         return;
     };
     out.push(Suggestion {
@@ -138,7 +141,8 @@ fn cpu_offload(load: &Load, out: &mut Vec<Suggestion>) {
     }
 }
 
-fn overhead(load: &Load, findings: &[Finding], out: &mut Vec<Suggestion>) {
+fn overhead(ev: &Evidence, findings: &[Finding], out: &mut Vec<Suggestion>) {
+    let load = ev.load;
     let mut need = 0i64;
     let mut reasons = Vec::new();
     let mut because = Vec::new();
@@ -190,7 +194,8 @@ fn overhead(load: &Load, findings: &[Finding], out: &mut Vec<Suggestion>) {
     });
 }
 
-fn context_and_batch(load: &Load, findings: &[Finding], out: &mut Vec<Suggestion>) {
+fn context_and_batch(ev: &Evidence, findings: &[Finding], out: &mut Vec<Suggestion>) {
+    let load = ev.load;
     let kv = load
         .components
         .iter()
@@ -259,14 +264,14 @@ fn context_and_batch(load: &Load, findings: &[Finding], out: &mut Vec<Suggestion
 }
 
 /// Settings to try for a load placed by Ollama's estimator.
-pub fn suggest(load: &Load, out: &mut Vec<Suggestion>) {
-    let findings = &load.findings;
+pub fn suggest(ev: &Evidence, out: &mut Vec<Suggestion>) {
+    let findings = ev.findings;
     if has(findings, "needless-split") {
-        needless_split(load, out);
+        needless_split(ev, out);
     }
     if has(findings, "cpu-offload-with-free-vram") {
-        cpu_offload(load, out);
+        cpu_offload(ev, out);
     }
-    overhead(load, findings, out);
-    context_and_batch(load, findings, out);
+    overhead(ev, findings, out);
+    context_and_batch(ev, findings, out);
 }

@@ -6,7 +6,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::style::{gib, ACTUAL, ESTIMATED, FONT};
 use super::{draw_legend, gib_axes, ChartError};
-use crate::model::{human, Load, Quantity, Verdict};
+use crate::model::{human, Concluded, Quantity, Verdict};
 
 fn whisker(x: f64, q: &Quantity) -> PathElement<(f64, f64)> {
     PathElement::new(
@@ -18,7 +18,7 @@ fn whisker(x: f64, q: &Quantity) -> PathElement<(f64, f64)> {
 pub fn draw<DB: DrawingBackend>(
     root: &DrawingArea<DB, plotters::coord::Shift>,
     title: &str,
-    load: &Load,
+    load: &Concluded,
 ) -> Result<(), ChartError>
 where
     DB::ErrorType: 'static,

@@ -9,7 +9,7 @@ use super::style::{
     gib, CAPACITY, FLOOR, FONT, GRAPH, KV, OTHER, PROJECTOR, UNATTRIBUTED, WEIGHTS,
 };
 use super::{draw_legend, gib_axes, Axes, ChartError};
-use crate::model::{human, BufferKind, Device, DeviceRow, Load, Quantity};
+use crate::model::{human, BufferKind, Concluded, Device, DeviceRow, Quantity};
 use crate::replay::figures::minimum_memory;
 
 /// A stack segment's meaning.
@@ -74,7 +74,7 @@ type Group<'a> = (
 );
 
 /// What the estimate charged to one device, by component where the log says so.
-fn estimated(load: &Load, row: &DeviceRow) -> Option<Stack> {
+fn estimated(load: &Concluded, row: &DeviceRow) -> Option<Stack> {
     let e = load.estimate.as_ref()?;
     let total = row.estimated?.bytes;
     let itemised = e.per_device.iter().find(|d| {
@@ -112,7 +112,7 @@ fn estimated(load: &Load, row: &DeviceRow) -> Option<Stack> {
 }
 
 /// The runner's buffers on one device, by component.
-fn buffers(load: &Load, device: &Device) -> Stack {
+fn buffers(load: &Concluded, device: &Device) -> Stack {
     let mut sums = [0i64; 4];
     for b in load
         .actual
@@ -144,7 +144,7 @@ fn buffers(load: &Load, device: &Device) -> Stack {
 }
 
 /// What nvidia-smi saw: the buffers, then what no log line accounts for, then other processes.
-fn observed(load: &Load, device: &Device) -> Option<Stack> {
+fn observed(load: &Concluded, device: &Device) -> Option<Stack> {
     let o = load.observed.iter().find(|o| o.device == *device)?;
     let used = o.used?.bytes;
     let mut stack = buffers(load, device);
@@ -164,7 +164,7 @@ fn observed(load: &Load, device: &Device) -> Option<Stack> {
 
 /// When the measured replay fits the model on fewer GPUs than the log used: the whole model on that GPU, by
 /// the measured sizes (weights, KV, graph, the measured CUDA context).
-fn single_gpu_replay(load: &Load) -> Option<(Device, Stack)> {
+fn single_gpu_replay(load: &Concluded) -> Option<(Device, Stack)> {
     let m = load.whatif.as_ref()?.measured.as_ref()?;
     let e = load.estimate.as_ref()?;
     // GPUs the model sat on: the logged split, or (llama-server, which prints none) the GPUs holding weights.
@@ -207,7 +207,7 @@ fn single_gpu_replay(load: &Load) -> Option<(Device, Stack)> {
 }
 
 /// The line drawn over a GPU's bars: its capacity when known, else the free memory the estimate worked with.
-fn capacity(load: &Load, device: &Device) -> Option<(Quantity, &'static str)> {
+fn capacity(load: &Concluded, device: &Device) -> Option<(Quantity, &'static str)> {
     let position = device.position();
     let gpu = position.and_then(|p| load.gpus.get(p));
     load.observed
@@ -294,7 +294,7 @@ where
 pub fn draw<DB: DrawingBackend>(
     root: &DrawingArea<DB, plotters::coord::Shift>,
     title: &str,
-    load: &Load,
+    load: &Concluded,
 ) -> Result<(), ChartError>
 where
     DB::ErrorType: 'static,

@@ -4,11 +4,13 @@
 
 mod components;
 mod devices;
+pub mod files;
+
 pub mod style;
 
 use plotters::prelude::*;
 
-use crate::model::Load;
+use crate::model::Concluded;
 use style::{encode_png, register_fonts, HEIGHT, WIDTH};
 
 /// A chart could not be drawn or encoded.
@@ -143,7 +145,7 @@ pub fn render(
 }
 
 /// The charts of load number `number` (1-based, as in the reports) of an input.
-pub fn load_charts(load: &Load, number: usize) -> Result<Vec<Chart>, ChartError> {
+pub fn load_charts(load: &Concluded, number: usize) -> Result<Vec<Chart>, ChartError> {
     let stem = stem(&load.source.path);
     let model = super::tables::model_name(load);
     let model: String = model.chars().filter(|c| !c.is_control()).take(40).collect();

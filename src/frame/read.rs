@@ -1,0 +1,89 @@
+//! Reading a whole stream as logical lines: the physical lines `source` cuts (at most 1 MiB each), framed one
+//! by one, and the facts about the stream a report needs — lines read, lines cut, the first NUL byte, lines
+//! joined, a read error. Logs and capture files are both read this way.
+
+use std::io::BufRead;
+
+use super::Framer;
+use crate::source::{LineReader, PhysicalLine};
+
+/// What reading a stream found out about it.
+#[derive(Debug, Default)]
+pub struct StreamFacts {
+    /// Physical lines read.
+    pub lines: u64,
+    /// Physical lines joined onto the line before them (re-wrapped pastes).
+    pub joined_lines: u64,
+    /// The first physical line holding a NUL byte: text logs have none, binary files and UTF-16 without a
+    /// byte-order mark are full of them.
+    pub first_nul: Option<u64>,
+    /// The read error that stopped the stream, if one did.
+    pub error: Option<std::io::Error>,
+}
+
+/// What a stream reader hands out as it goes, in input order.
+pub enum Read<'a> {
+    /// A logical line (prefixes stripped, re-wrapped lines joined) and the physical line it starts on.
+    Line(u64, &'a str),
+    /// A line longer than the reader keeps: `skipped` bytes of line `line` were dropped.
+    CutLine { line: u64, skipped: u64 },
+}
+
+/// Read `reader` to its end, handing every logical line and notice to `on`, in input order.
+pub fn read_logical_lines(reader: impl BufRead, mut on: impl FnMut(Read<'_>)) -> StreamFacts {
+    let mut lines = LineReader::new(reader);
+    let mut physical = PhysicalLine::default();
+    let mut framer = Framer::new();
+    let mut facts = StreamFacts::default();
+    loop {
+        match lines.next_line(&mut physical) {
+            Ok(true) => {}
+            Ok(false) => break,
+            Err(e) => {
+                facts.error = Some(e);
+                break;
+            }
+        }
+        facts.lines = physical.number;
+        if physical.cut_bytes > 0 {
+            on(Read::CutLine {
+                line: physical.number,
+                skipped: physical.cut_bytes,
+            });
+        }
+        if facts.first_nul.is_none() && memchr::memchr(0, &physical.bytes).is_some() {
+            facts.first_nul = Some(physical.number);
+        }
+        framer.push(physical.number, &physical.bytes, |n, text| {
+            on(Read::Line(n, text))
+        });
+    }
+    framer.finish(|n, text| on(Read::Line(n, text)));
+    facts.joined_lines = framer.joined_lines;
+    facts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_are_framed_and_counted() {
+        // corpus 016's journald prefix, a NUL byte, and a re-wrapped record (corpus 015's shape).
+        let text = b"Aug 22 17:36:22 amobile ollama[30907]: load_tensors: offloaded 48/49 layers to GPU\nbad\0line\ntime=2025-02-18T02:29:51.627Z level=INFO msg=offload layers.model=81 \n  layers.offload=44\n";
+        let mut seen = Vec::new();
+        let facts = read_logical_lines(&text[..], |read| {
+            if let Read::Line(n, l) = read {
+                seen.push((n, l.to_string()))
+            }
+        });
+        assert_eq!(facts.lines, 4);
+        assert_eq!(facts.first_nul, Some(2));
+        assert_eq!(facts.joined_lines, 1);
+        assert_eq!(
+            seen[0],
+            (1, "load_tensors: offloaded 48/49 layers to GPU".to_string())
+        );
+        assert!(seen[2].1.ends_with("layers.model=81 layers.offload=44"));
+    }
+}

@@ -1,0 +1,113 @@
+//! What a load actually allocated: the runner's buffers, the breakdown table printed at exit, the layer counts,
+//! the KV caches' geometry, and whether the load failed.
+
+use serde::Serialize;
+
+use super::device::Device;
+use super::quantity::Quantity;
+
+/// What kind of buffer an allocation line reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BufferKind {
+    Model,
+    Kv,
+    Compute,
+    Output,
+    Rs,
+    Lora,
+}
+
+impl BufferKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BufferKind::Model => "model",
+            BufferKind::Kv => "kv",
+            BufferKind::Compute => "compute",
+            BufferKind::Output => "output",
+            BufferKind::Rs => "rs",
+            BufferKind::Lora => "lora",
+        }
+    }
+}
+
+/// One allocation the runner reported.
+#[derive(Debug, Clone, Serialize)]
+pub struct Buffer {
+    /// Device the memory is on: a GPU (`CUDA0`) or the host (`CPU`).
+    pub device: Device,
+    /// The buffer name as printed (`CUDA_Host`, `CPU_Mapped`, `Metal_Mapped`).
+    pub buffer: String,
+    pub kind: BufferKind,
+    pub host: bool,
+    pub size: Quantity,
+    pub line: u64,
+    /// The printing function (`load_tensors`, `llama_context`, `ollama-engine`, `clip`).
+    pub component: String,
+    /// True when the buffer belongs to the vision projector (clip/mllama) rather than the text model.
+    pub projector: bool,
+    /// Other values the same (device, kind) printed in the same reserve round; the size is the last one.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub superseded: Vec<Quantity>,
+}
+
+/// One device row of llama.cpp's memory breakdown table (MiB integers).
+#[derive(Debug, Clone, Serialize)]
+pub struct BreakdownRow {
+    pub device: Device,
+    /// The device description in parentheses, when printed (`RTX 5090`).
+    pub name: Option<String>,
+    pub total: Option<Quantity>,
+    pub free: Option<Quantity>,
+    #[serde(rename = "self")]
+    pub self_: Quantity,
+    pub model: Quantity,
+    pub context: Quantity,
+    pub compute: Quantity,
+    /// Signed bytes; may be negative (a projection larger than the card) and is null when the printed value
+    /// was an unsigned underflow.
+    pub unaccounted: Option<i64>,
+    /// The printed `unaccounted` could not be a real amount (negative or underflowed).
+    pub unaccounted_suspect: bool,
+    pub line: u64,
+}
+
+/// One KV cache (or recurrent state) as its summary line describes it: the geometry behind the KV buffers.
+#[derive(Debug, Clone, Serialize)]
+pub struct KvCache {
+    pub size: Quantity,
+    /// Token cells (the context it was sized for; a sliding-window cache has fewer).
+    pub cells: Option<i64>,
+    pub layers: Option<i64>,
+    pub type_k: Option<String>,
+    pub type_v: Option<String>,
+    /// A recurrent state (R/S) of a hybrid model, not an attention KV cache: it does not grow with context.
+    pub recurrent: bool,
+    pub line: u64,
+}
+
+/// What the runner actually allocated.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Actual {
+    pub buffers: Vec<Buffer>,
+    pub breakdown: Vec<BreakdownRow>,
+    pub offloaded_layers: Option<i64>,
+    pub total_layers: Option<i64>,
+    pub failed: bool,
+    /// The failure message, when the load failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
+    /// Where the buffers came from: `llama.cpp`, `ollama-engine`, `memory-summary`, `breakdown`.
+    pub sources: Vec<String>,
+    /// The runner's own total (`msg="total memory"` after the load), when printed.
+    pub reported_total: Option<Quantity>,
+    /// Where the vision projector ran, as the runner said (`CLIP using CPU backend` → `CPU`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub projector_device: Option<Device>,
+    /// The line that said where the projector ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub projector_device_line: Option<u64>,
+    /// The KV caches' summary lines (sizes, cells, layers, types).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub kv_caches: Vec<KvCache>,
+}
