@@ -2,7 +2,7 @@
 //! the runner's compute buffer on a lightly loaded GPU is a fraction of it.
 
 use super::{finding, size, CheckDef, Context};
-use crate::model::{BufferKind, Device, Finding, Severity};
+use crate::model::{Cell, Device, Finding, Part, Severity};
 use crate::reconcile::terms::is_single_line;
 
 pub const DEF: CheckDef = CheckDef {
@@ -28,7 +28,11 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
             continue;
         }
         let device = Device::for_library(library, i);
-        let Some((actual, lines)) = cx.device_buffers(&device, BufferKind::Compute) else {
+        let Some(&Cell {
+            size: actual,
+            ref lines,
+        }) = cx.gpu_buffers(&device, Part::Graph)
+        else {
             continue;
         };
         // Half the charged graph, and beyond the threshold: the charge is clearly not what this GPU needs.
@@ -36,7 +40,7 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
             continue;
         }
         let mut all_lines = cx.estimate_lines();
-        all_lines.extend(lines);
+        all_lines.extend(lines.iter().copied());
         out.push(finding(
             DEF.code,
             Severity::Warning,

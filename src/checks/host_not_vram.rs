@@ -2,7 +2,7 @@
 //! would count as VRAM.
 
 use super::{finding, size, CheckDef, Context};
-use crate::model::{Finding, Quantity, Severity};
+use crate::model::{Device, Finding, Part, Severity};
 
 pub const DEF: CheckDef = CheckDef {
     code: "host-not-vram",
@@ -11,17 +11,19 @@ pub const DEF: CheckDef = CheckDef {
 };
 
 fn check(cx: &Context, out: &mut Vec<Finding>) {
-    let host: Vec<_> = cx
+    let Some(total) = cx.load.grid.on(&Device::Host, &Part::ALL) else {
+        return;
+    };
+    if total.size.bytes <= 0 {
+        return;
+    }
+    let host = cx
         .load
         .actual
         .buffers
         .iter()
-        .filter(|b| b.host && b.size.bytes > 0)
-        .collect();
-    let Some(total) = Quantity::sum(host.iter().map(|b| b.size)) else {
-        return;
-    };
-    let mut names: Vec<&str> = host.iter().map(|b| b.buffer.as_str()).collect();
+        .filter(|b| b.host && b.size.bytes > 0);
+    let mut names: Vec<&str> = host.map(|b| b.buffer.as_str()).collect();
     names.sort_unstable();
     names.dedup();
     out.push(finding(
@@ -29,11 +31,11 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
         Severity::Info,
         format!(
             "{} of the buffers are in host memory ({}), not VRAM; they are not counted on any GPU",
-            size(total),
+            size(total.size),
             names.join(", ")
         ),
         "adding every \"buffer size\" line overstates VRAM; only CUDAn/ROCmn/Vulkann/Metal buffers are on the GPU",
-        host.iter().map(|b| b.line).collect(),
+        total.lines,
         None,
         None,
     ));

@@ -21,7 +21,7 @@ mod unattributed_memory;
 mod underestimate;
 
 use crate::model::{
-    human, BufferKind, Component, ComponentRow, Device, Finding, Quantity, Reconciled, Severity,
+    human, Cell, Component, ComponentRow, Device, Finding, Part, Quantity, Reconciled, Severity,
     WhatIf, GIB, MIB,
 };
 
@@ -68,21 +68,12 @@ impl Context<'_> {
             .unwrap_or_default()
     }
 
-    /// The sum of a device's buffers of one kind, with the lines they came from.
-    pub fn device_buffers(
-        &self,
-        device: &Device,
-        kind: BufferKind,
-    ) -> Option<(Quantity, Vec<u64>)> {
-        let buffers: Vec<_> = self
-            .load
-            .actual
-            .buffers
-            .iter()
-            .filter(|b| b.device == *device && b.kind == kind && !b.host)
-            .collect();
-        let sum = Quantity::sum(buffers.iter().map(|b| b.size))?;
-        Some((sum, buffers.iter().map(|b| b.line).collect()))
+    /// The sum of a GPU's buffers of one part, with the lines they came from (the reconcile stage's grid).
+    pub fn gpu_buffers(&self, device: &Device, part: Part) -> Option<&Cell> {
+        device
+            .is_gpu()
+            .then(|| self.load.grid.cell(device, part))
+            .flatten()
     }
 
     /// ` (NVIDIA GeForce RTX 3090)` for a device whose GPU the log names, else nothing.

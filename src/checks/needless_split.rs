@@ -4,7 +4,7 @@
 //! from the runner's weight buffers.
 
 use super::{finding, CheckDef, Context};
-use crate::model::{human, BufferKind, Component, Device, Era, Finding, Severity};
+use crate::model::{human, Component, Era, Finding, Severity};
 
 pub const DEF: CheckDef = CheckDef {
     code: "needless-split",
@@ -12,24 +12,9 @@ pub const DEF: CheckDef = CheckDef {
     run: check,
 };
 
-/// The GPUs holding weights, by the runner's buffers (the model itself, the projector excepted).
-fn gpus_with_weights(cx: &Context) -> Vec<Device> {
-    let mut gpus: Vec<Device> = cx
-        .load
-        .actual
-        .buffers
-        .iter()
-        .filter(|b| b.kind == BufferKind::Model && !b.host && !b.projector && b.size.bytes > 0)
-        .map(|b| b.device.clone())
-        .collect();
-    gpus.sort();
-    gpus.dedup();
-    gpus
-}
-
 fn check(cx: &Context, out: &mut Vec<Finding>) {
     let load = cx.load;
-    let measured_gpus = gpus_with_weights(cx);
+    let measured_gpus = load.grid.gpus_with_weights();
     let logged_split = load
         .estimate
         .as_ref()
@@ -86,7 +71,7 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
             .load
             .devices
             .iter()
-            .filter(|d| measured_gpus.contains(&d.device))
+            .filter(|d| measured_gpus.contains(&&d.device))
             .map(|d| {
                 format!(
                     "{}{} {}",

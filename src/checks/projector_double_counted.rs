@@ -2,7 +2,7 @@
 //! buffers that already contain it, or on a GPU where it does not run.
 
 use super::{finding, size, CheckDef, Context};
-use crate::model::{Component, Engine, Finding, Quantity, Severity};
+use crate::model::{Component, Device, Engine, Finding, Part, Quantity, Severity};
 
 pub const DEF: CheckDef = CheckDef {
     code: "projector-double-counted",
@@ -23,20 +23,22 @@ fn llama_engine_weights_on_host(cx: &Context, out: &mut Vec<Finding>) {
     let Some(weights) = e.projector_weights.filter(|w| w.bytes > 0) else {
         return;
     };
-    let clip: Vec<_> = load.actual.buffers.iter().filter(|b| b.projector).collect();
-    if load.engine != Engine::Llama || clip.is_empty() || clip.iter().any(|b| !b.host) {
+    // Every clip buffer in host memory: none on a GPU.
+    let Some(on_host) = load.grid.on(&Device::Host, &[Part::Projector]) else {
+        return;
+    };
+    if load.engine != Engine::Llama || load.grid.gpus_total(&[Part::Projector]).is_some() {
         return;
     }
-    let on_host = Quantity::sum(clip.iter().map(|b| b.size)).unwrap_or(Quantity::exact(0));
     let mut lines = cx.estimate_lines();
-    lines.extend(clip.iter().map(|b| b.line));
+    lines.extend(on_host.lines);
     out.push(finding(
         DEF.code,
         Severity::Warning,
         format!(
             "the estimate charges the projector's weights ({}) to the first GPU, but the runner loaded the projector in host memory ({})",
             size(weights),
-            size(on_host)
+            size(on_host.size)
         ),
         "the projector ran on the CPU: its GPU charge only took room from layers",
         lines,

@@ -3,7 +3,7 @@
 //! GPU that holds the model: images are then encoded on the CPU, many times slower.
 
 use super::{finding, CheckDef, Context};
-use crate::model::{human, Finding, Quantity, Severity};
+use crate::model::{human, Finding, Part, Severity};
 use crate::replay::llama_server;
 
 pub const DEF: CheckDef = CheckDef {
@@ -36,14 +36,14 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
     if signs.is_empty() {
         return;
     }
-    let clip: Vec<_> = load.actual.buffers.iter().filter(|b| b.projector).collect();
+    let clip = load.grid.total(&[Part::Projector]);
     let estimate = load.estimate.as_ref().and_then(|e| e.projector_total);
-    let (size, from) = match (estimate, Quantity::sum(clip.iter().map(|b| b.size))) {
+    let (size, from) = match (estimate, clip.as_ref().map(|c| c.size)) {
         (Some(e), _) => (Some(e), "llama-server's [mtmd] estimate"),
         (None, Some(a)) => (Some(a), "its clip buffers"),
         (None, None) => (None, ""),
     };
-    lines.extend(clip.iter().map(|b| b.line));
+    lines.extend(clip.into_iter().flat_map(|c| c.lines));
     lines.extend(
         load.estimate
             .as_ref()

@@ -5,6 +5,7 @@ use serde::Serialize;
 
 use super::device::Device;
 
+use super::grid::Grid;
 use super::load::Load;
 use super::observed::ObservedRow;
 use super::quantity::{Ordering3, Quantity};
@@ -69,35 +70,80 @@ impl Component {
     }
 }
 
-/// Estimate against actual for one component, summed over devices.
+/// Estimate against actual for one thing (a component, a device): the figures, how each was obtained, the gap
+/// with its bounds and the verdict. Built only by [`Comparison::new`], so the delta and the verdict always
+/// follow from the two figures.
 #[derive(Debug, Clone, Serialize)]
-pub struct ComponentRow {
-    pub component: Component,
+pub struct Comparison {
     pub estimated: Option<Quantity>,
     /// The estimate terms summed, in words (`memory.weights.repeating + memory.weights.nonrepeating`).
     pub estimated_from: String,
     pub actual: Option<Quantity>,
     /// The buffers summed, in words.
     pub actual_from: String,
+    /// `actual − estimated`, with bounds.
     pub delta: Option<Quantity>,
     pub verdict: Verdict,
     /// Log lines the row rests on.
     pub lines: Vec<u64>,
 }
 
+impl Comparison {
+    /// Compare an estimate with an actual figure; `lines` are sorted and de-duplicated.
+    pub fn new(
+        (estimated, estimated_from): (Option<Quantity>, String),
+        (actual, actual_from): (Option<Quantity>, String),
+        mut lines: Vec<u64>,
+    ) -> Comparison {
+        lines.sort_unstable();
+        lines.dedup();
+        Comparison {
+            verdict: Verdict::judge(estimated.as_ref(), actual.as_ref()),
+            delta: match (estimated, actual) {
+                (Some(e), Some(a)) => Some(a.minus(e)),
+                _ => None,
+            },
+            estimated,
+            estimated_from,
+            actual,
+            actual_from,
+            lines,
+        }
+    }
+}
+
+/// Estimate against actual for one component, summed over devices.
+#[derive(Debug, Clone, Serialize)]
+pub struct ComponentRow {
+    pub component: Component,
+    #[serde(flatten)]
+    pub comparison: Comparison,
+}
+
 /// Estimate against actual for one device.
 #[derive(Debug, Clone, Serialize)]
 pub struct DeviceRow {
     pub device: Device,
-    pub estimated: Option<Quantity>,
-    pub estimated_from: String,
-    pub actual: Option<Quantity>,
-    pub actual_from: String,
-    pub delta: Option<Quantity>,
-    pub verdict: Verdict,
     /// True for the host (CPU) row.
     pub host: bool,
-    pub lines: Vec<u64>,
+    #[serde(flatten)]
+    pub comparison: Comparison,
+}
+
+impl std::ops::Deref for ComponentRow {
+    type Target = Comparison;
+
+    fn deref(&self) -> &Comparison {
+        &self.comparison
+    }
+}
+
+impl std::ops::Deref for DeviceRow {
+    type Target = Comparison;
+
+    fn deref(&self) -> &Comparison {
+        &self.comparison
+    }
 }
 
 /// A load, reconciled: what the checks and the replay read. Reading a field of the load goes through it
@@ -110,6 +156,9 @@ pub struct Reconciled {
     pub devices: Vec<DeviceRow>,
     /// The load's GPUs as an nvidia-smi/rocm-smi capture saw them; empty without a capture.
     pub observed: Vec<ObservedRow>,
+    /// What the runner's buffers hold, per device and part: the one sum every later stage reads.
+    #[serde(skip)]
+    pub grid: Grid,
 }
 
 impl std::ops::Deref for Reconciled {

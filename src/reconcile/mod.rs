@@ -1,34 +1,24 @@
 //! Reconciliation: a load's estimate against its actual allocations, per component and per device, with a
-//! verdict that respects the rounding of both sides. Pure functions of a [`Load`].
+//! verdict that respects the rounding of both sides; and the device × part grid of its buffers, the one sum
+//! the later stages read. Pure functions of a [`Load`].
 
 mod actuals;
 pub mod observed;
 pub(crate) mod terms;
 
 use crate::model::{
-    BufferKind, Component, ComponentRow, Device, DeviceRow, Load, Quantity, Reconciled, Verdict,
+    BufferKind, Comparison, Component, ComponentRow, Device, DeviceRow, Grid, Load, Quantity,
+    Reconciled,
 };
 
 use actuals::{has_buffers, is_kv, sum_breakdown, sum_buffers, Sum};
 use terms::Term;
 
 fn row(component: Component, est: Term, act: Sum, mut lines: Vec<u64>) -> ComponentRow {
-    let delta = match (est.value, act.value) {
-        (Some(e), Some(a)) => Some(a.minus(e)),
-        _ => None,
-    };
     lines.extend(act.lines);
-    lines.sort_unstable();
-    lines.dedup();
     ComponentRow {
         component,
-        verdict: Verdict::judge(est.value.as_ref(), act.value.as_ref()),
-        estimated: est.value,
-        estimated_from: est.from,
-        actual: act.value,
-        actual_from: act.from,
-        delta,
-        lines,
+        comparison: Comparison::new((est.value, est.from), (act.value, act.from), lines),
     }
 }
 
@@ -230,21 +220,10 @@ fn devices(load: &Load) -> Vec<DeviceRow> {
                 .map(|e| e.lines.clone())
                 .unwrap_or_default();
             lines.extend(act.lines.iter().copied());
-            lines.sort_unstable();
-            lines.dedup();
             DeviceRow {
-                verdict: Verdict::judge(est.value.as_ref(), act.value.as_ref()),
-                delta: match (est.value, act.value) {
-                    (Some(e), Some(a)) => Some(a.minus(e)),
-                    _ => None,
-                },
                 device,
-                estimated: est.value,
-                estimated_from: est.from,
-                actual: act.value,
-                actual_from: act.from,
                 host,
-                lines,
+                comparison: Comparison::new((est.value, est.from), (act.value, act.from), lines),
             }
         })
         .collect()
@@ -256,6 +235,7 @@ pub fn reconcile(load: Load) -> Reconciled {
         components: components(&load),
         devices: devices(&load),
         observed: Vec::new(),
+        grid: Grid::of(&load.actual.buffers),
         load,
     }
 }

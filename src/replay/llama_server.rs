@@ -10,7 +10,7 @@ use super::fit::{
     fit, FitContext, FitDevice, FitInput, FitLayer, FitOutcome, FitReason, DEFAULT_FIT_TARGET,
 };
 use crate::model::{
-    human, BufferKind, Device, EstimateReplay, MeasuredReplay, PlacedGpu, Placement, Quantity,
+    human, Device, EstimateReplay, MeasuredReplay, Part, PlacedGpu, Placement, Quantity,
     Reconciled, ReplayFigures,
 };
 
@@ -112,21 +112,13 @@ fn gpus(load: &Reconciled, compute: impl Fn(&Device) -> i64) -> Vec<Gpu> {
         .collect()
 }
 
-fn sum_buffers(load: &Reconciled, keep: impl Fn(&crate::model::Buffer) -> bool) -> i64 {
-    load.actual
-        .buffers
-        .iter()
-        .filter(|b| keep(b))
-        .map(|b| b.size.bytes)
-        .sum()
-}
-
 /// The shape from the measured buffers and the KV size lines.
 pub fn measured_shape(load: &Reconciled) -> Option<Shape> {
     let a = &load.actual;
-    let gpu_weights = sum_buffers(load, |b| {
-        b.kind == BufferKind::Model && !b.host && !b.projector
-    });
+    let gpu_weights = load
+        .grid
+        .gpus_total(&[Part::Weights])
+        .map_or(0, |c| c.size.bytes);
     let offloaded = a.offloaded_layers?;
     let total = a.total_layers?;
     if gpu_weights <= 0 || offloaded <= 0 || total < 2 {
@@ -174,29 +166,24 @@ fn kv_split(load: &Reconciled) -> (i64, i64) {
         }
         return (scaling, fixed);
     }
-    (
-        sum_buffers(load, |b| b.kind == BufferKind::Kv),
-        sum_buffers(load, |b| b.kind == BufferKind::Rs),
-    )
+    let total = |part| load.grid.total(&[part]).map_or(0, |c| c.size.bytes);
+    (total(Part::Kv), total(Part::State))
 }
 
 /// Measured compute buffer of one GPU (its own compute buffers, the projector's excepted).
 fn measured_compute(load: &Reconciled, device: &Device) -> i64 {
-    sum_buffers(load, |b| {
-        b.kind == BufferKind::Compute && !b.host && !b.projector && b.device == *device
-    })
+    if device.is_gpu() {
+        load.grid.bytes(device, Part::Graph)
+    } else {
+        0
+    }
 }
 
 /// What the projector costs on a GPU when it runs there (nothing when it runs on the CPU).
 fn projector_on_gpu(load: &Reconciled) -> Option<(Device, i64)> {
-    let on_gpu: Vec<_> = load
-        .actual
-        .buffers
-        .iter()
-        .filter(|b| b.projector && !b.host)
-        .collect();
-    let device = on_gpu.first()?.device.clone();
-    Some((device, on_gpu.iter().map(|b| b.size.bytes).sum()))
+    let (device, _) = load.grid.first_gpu_with(Part::Projector)?;
+    let all = load.grid.gpus_total(&[Part::Projector])?;
+    Some((device.clone(), all.size.bytes))
 }
 
 fn input(

@@ -9,7 +9,7 @@ use super::style::{
     gib, CAPACITY, FLOOR, FONT, GRAPH, KV, OTHER, PROJECTOR, UNATTRIBUTED, WEIGHTS,
 };
 use super::{draw_legend, gib_axes, Axes, ChartError};
-use crate::model::{human, BufferKind, Concluded, Device, DeviceRow, Quantity};
+use crate::model::{human, Concluded, Device, DeviceRow, Part, Quantity};
 use crate::replay::figures::minimum_memory;
 
 /// A stack segment's meaning.
@@ -111,26 +111,16 @@ fn estimated(load: &Concluded, row: &DeviceRow) -> Option<Stack> {
     ])
 }
 
-/// The runner's buffers on one device, by component.
+/// The runner's buffers on one device, by component (the reconcile stage's grid).
 fn buffers(load: &Concluded, device: &Device) -> Stack {
-    let mut sums = [0i64; 4];
-    for b in load
-        .actual
-        .buffers
-        .iter()
-        .filter(|b| b.device == *device && !b.host)
-    {
-        let slot = if b.projector {
-            3
-        } else {
-            match b.kind {
-                BufferKind::Model | BufferKind::Lora => 0,
-                BufferKind::Kv | BufferKind::Rs => 1,
-                BufferKind::Compute | BufferKind::Output => 2,
-            }
-        };
-        sums[slot] += b.size.bytes;
-    }
+    let grid = &load.grid;
+    let bytes = |parts: &[Part]| parts.iter().map(|p| grid.bytes(device, *p)).sum::<i64>();
+    let sums = [
+        bytes(&[Part::Weights]),
+        bytes(&[Part::Kv, Part::State]),
+        bytes(&[Part::Graph, Part::Output]),
+        bytes(&[Part::Projector]),
+    ];
     [
         Segment::Weights,
         Segment::Kv,
@@ -168,15 +158,7 @@ fn single_gpu_replay(load: &Concluded) -> Option<(Device, Stack)> {
     let m = load.whatif.as_ref()?.measured.as_ref()?;
     let e = load.estimate.as_ref()?;
     // GPUs the model sat on: the logged split, or (llama-server, which prints none) the GPUs holding weights.
-    let mut with_weights: Vec<&Device> = load
-        .actual
-        .buffers
-        .iter()
-        .filter(|b| b.kind == BufferKind::Model && !b.host && !b.projector)
-        .map(|b| &b.device)
-        .collect();
-    with_weights.sort_unstable();
-    with_weights.dedup();
+    let with_weights = load.grid.gpus_with_weights();
     let used_in_log = e
         .layers
         .split
