@@ -113,7 +113,7 @@ fn llama_engine_full_offload_t4_001() {
     assert_eq!(kv.verdict, Verdict::Match);
     // v0.3.x weights semantics: blocks = weights.total − kv.
     assert_eq!(
-        load.estimate.as_ref().unwrap().weights_semantics,
+        load.estimate.as_ref().unwrap().weights_semantics.as_str(),
         "blocks+kv"
     );
     assert_eq!(load.settings.ctx_size, Some(8192));
@@ -205,7 +205,7 @@ fn llama_server_fit_probe_tables_are_projections_042_043() {
     let load = &a.loads[0];
     assert!(load.actual.breakdown.is_empty());
     let e = load.estimate.as_ref().unwrap();
-    assert_eq!(e.form, "fit-probe");
+    assert_eq!(e.form.as_str(), "fit-probe");
     assert_eq!(e.layers.split, vec![0, 16]);
     let cuda1 = e
         .per_device
@@ -220,7 +220,7 @@ fn llama_server_fit_probe_tables_are_projections_042_043() {
     let a = analyze(&[&corpus_file("043")]);
     let load = &a.loads[0];
     assert!(load.actual.breakdown.is_empty());
-    assert_eq!(load.estimate.as_ref().unwrap().form, "fit-plan");
+    assert_eq!(load.estimate.as_ref().unwrap().form.as_str(), "fit-plan");
     assert_eq!(
         load.estimate.as_ref().unwrap().per_device[0]
             .total

@@ -51,7 +51,7 @@ fn the_era_and_its_settings_are_read() {
 fn the_fit_plan_is_the_per_device_estimate_and_matches_the_buffers() {
     let load = today();
     let e = load.estimate.as_ref().unwrap();
-    assert_eq!(e.form, "fit-plan");
+    assert_eq!(e.form.as_str(), "fit-plan");
     let fit = e.fit.as_ref().unwrap();
     assert_eq!(fit.outcome, "no-change");
     assert_eq!(fit.plan_line, Some(34));

@@ -119,11 +119,7 @@ fn ratio(estimated: Option<Quantity>, actual: Option<Quantity>) -> Option<f64> {
 pub fn era(load: &Concluded) -> String {
     match &load.ollama_version {
         Some(v) => v.split('.').take(2).collect::<Vec<_>>().join("."),
-        None if load
-            .estimate
-            .as_ref()
-            .is_some_and(|e| e.form.starts_with("fit")) =>
-        {
+        None if load.estimate.as_ref().is_some_and(|e| e.form.is_fit()) => {
             "llama-server".to_string()
         }
         None => "unknown".to_string(),
@@ -217,7 +213,7 @@ pub fn rows(file: &str, index: usize, load: &Concluded) -> (LoadRow, Vec<Compone
         gpu_layers: load.settings.gpu_layers,
         kv_cache_type: load.settings.kv_cache_type.clone(),
         flash_attention: load.settings.flash_attention,
-        estimate_form: e.map(|e| e.form.clone()),
+        estimate_form: e.map(|e| e.form.to_string()),
         layers_model: e.and_then(|e| e.layers.model),
         layers_offload: e.and_then(|e| e.layers.offload),
         layers_split: e.filter(|e| !e.layers.split.is_empty()).map(|e| {

@@ -6,7 +6,8 @@
 
 use crate::model::{
     Actual, Backend, BreakdownRow, BufferKind, Device, DeviceEstimate, DeviceFree, Engine, Era,
-    Estimate, Gpu, KvCache, Layers, Load, LoadSource, ModelRef, Quantity, RejectedGpu, Settings,
+    Estimate, EstimateForm, Gpu, KvCache, Layers, Load, LoadSource, ModelRef, OffloadShape,
+    Quantity, RejectedGpu, Settings, WeightsSemantics,
 };
 use crate::parse::event::{
     BreakdownLine, EstimateLine, GpuInfo, KvSizeLine, RunnerCommand, RunnerDevice, SummaryPart,
@@ -471,14 +472,16 @@ impl LoadBuilder {
         }
     }
 
-    fn weights_semantics(&self, form: &str) -> &'static str {
+    fn weights_semantics(&self, shape: OffloadShape) -> WeightsSemantics {
         // Before v0.6.1 memory.weights.total summed blocks *with* their KV share; v0.6.3 made it blocks + output.
-        if let Some(v) = self.version.as_deref().and_then(parse_version) {
-            return if v < (0, 6, 1) { "blocks+kv" } else { "blocks" };
-        }
-        match form {
-            "e1" | "e2" | "e3" | "e4-e6" => "blocks+kv",
-            _ => "blocks",
+        let with_kv = match self.version.as_deref().and_then(parse_version) {
+            Some(v) => v < (0, 6, 1),
+            None => shape.weights_include_kv(),
+        };
+        if with_kv {
+            WeightsSemantics::BlocksWithKv
+        } else {
+            WeightsSemantics::Blocks
         }
     }
 
@@ -527,8 +530,8 @@ impl LoadBuilder {
                 projector_weights: e.projector_weights,
                 projector_graph: e.projector_graph,
                 per_device,
-                form: format!("offload-{}", e.form),
-                weights_semantics: self.weights_semantics(&e.form).to_string(),
+                form: EstimateForm::Offload(e.form),
+                weights_semantics: self.weights_semantics(e.form),
                 lines: vec![*line],
                 ..Estimate::default()
             });
@@ -589,8 +592,8 @@ impl LoadBuilder {
                 weights_total: sum_part(SummaryPart::Weights),
                 graph_full: sum_part(SummaryPart::Graph),
                 per_device,
-                form: "memory-summary".to_string(),
-                weights_semantics: "per-device".to_string(),
+                form: EstimateForm::MemorySummary,
+                weights_semantics: WeightsSemantics::PerDevice,
                 lines,
                 ..Estimate::default()
             });

@@ -7,7 +7,10 @@
 //! probe whose per-device figures equal the result lines, or the first table when the fit said "no changes
 //! needed". Every figure is whole MiB, truncated.
 
-use crate::model::{Device, DeviceEstimate, DeviceFree, Estimate, FitSummary, Layers, Quantity};
+use crate::model::{
+    Device, DeviceEstimate, DeviceFree, Estimate, EstimateForm, FitSummary, Layers, Quantity,
+    WeightsSemantics,
+};
 use crate::parse::event::{BreakdownLine, FitLine};
 
 /// Probe tables kept per load: the first (the user's settings) and the latest ones.
@@ -276,17 +279,17 @@ impl FitLedger {
         }
         let (form, plan) = if !self.results.is_empty() {
             match self.table_matching_results() {
-                Some(t) => ("fit-plan", Some(t)),
-                None => ("fit-result", None),
+                Some(t) => (EstimateForm::FitPlan, Some(t)),
+                None => (EstimateForm::FitResult, None),
             }
         } else if matches!(self.decision, Some((false, ..))) && !self.tables.is_empty() {
-            ("fit-plan", self.tables.first())
+            (EstimateForm::FitPlan, self.tables.first())
         } else if let Some(t) = self.accepted_probe() {
-            ("fit-probe", Some(t))
+            (EstimateForm::FitProbe, Some(t))
         } else if let Some(t) = self.tables.first() {
-            ("breakdown-projection", Some(t))
+            (EstimateForm::BreakdownProjection, Some(t))
         } else if self.projection.is_some() {
-            ("fit-projection", None)
+            (EstimateForm::FitProjection, None)
         } else {
             return None;
         };
@@ -364,7 +367,7 @@ impl FitLedger {
             Some(0)
         } else if !split.is_empty() {
             Some(split.iter().sum())
-        } else if form == "fit-plan" {
+        } else if form == EstimateForm::FitPlan {
             // No change needed: the user's settings are the plan, every layer unless `-ngl` says fewer.
             match (model, cx.gpu_layers) {
                 (Some(m), Some(n)) if n >= 0 => Some(n.min(m)),
@@ -412,8 +415,8 @@ impl FitLedger {
             draft_total: cx.draft.map(|d| d.0),
             fit: Some(self.summary(plan, cx)),
             per_device,
-            form: form.to_string(),
-            weights_semantics: "per-device".to_string(),
+            form,
+            weights_semantics: WeightsSemantics::PerDevice,
             lines,
             ..Estimate::default()
         })
@@ -481,7 +484,7 @@ mod tests {
         f.start_table();
         f.add_row(row("CUDA0", 7807, 7627, 21654, 2622, 494), 10);
         let e = f.estimate(&FitContext::default()).unwrap();
-        assert_eq!(e.form, "fit-plan");
+        assert_eq!(e.form, EstimateForm::FitPlan);
         assert_eq!(e.per_device[0].weights.unwrap().bytes, 2542 * MIB);
         assert_eq!(e.per_device[0].layers, Some(42));
         assert_eq!(e.fit.as_ref().unwrap().plan_line, Some(2));
@@ -508,7 +511,7 @@ mod tests {
             ..FitContext::default()
         };
         let e = f.estimate(&cx).unwrap();
-        assert_eq!(e.form, "fit-plan");
+        assert_eq!(e.form, EstimateForm::FitPlan);
         assert_eq!((e.layers.model, e.layers.offload), (Some(61), Some(61)));
         assert_eq!(e.fit.as_ref().unwrap().outcome, "no-change");
         assert_eq!(e.fit.as_ref().unwrap().free.len(), 2);
@@ -552,7 +555,7 @@ mod tests {
         f.add_row(row("CUDA0", 32606, 30991, 0, 0, 4205), 10);
         f.add_row(row("CUDA1", 24575, 23332, 1346, 18432, 1292), 11);
         let e = f.estimate(&FitContext::default()).unwrap();
-        assert_eq!(e.form, "fit-probe");
+        assert_eq!(e.form, EstimateForm::FitProbe);
         assert_eq!(e.layers.split, vec![0, 16]);
         assert_eq!(e.per_device[1].weights.unwrap().bytes, 1177 * MIB);
     }

@@ -12,7 +12,7 @@ mod buffers;
 mod builder;
 mod fit;
 
-use crate::model::{Backend, BufferKind, Device, Load, RejectedGpu};
+use crate::model::{Backend, BufferKind, Device, Load, OffloadShape, RejectedGpu};
 use crate::parse::event::{Event, EventKind, GpuInfo, RunnerDevice, SideEstimate, SummaryPhase};
 
 pub use buffers::{BufferLedger, BufferLine};
@@ -230,8 +230,8 @@ impl Assembler {
                 b.touch(line);
                 if b.estimate
                     .as_ref()
-                    .is_some_and(|(old, _)| old.form != "eviction")
-                    && e.form != "eviction"
+                    .is_some_and(|(old, _)| old.form != OffloadShape::Eviction)
+                    && e.form != OffloadShape::Eviction
                 {
                     b.notes.push(format!(
                         "line {line}: the estimate was printed again; the later one is used"
@@ -242,7 +242,7 @@ impl Assembler {
                         "line {line}: the estimate line is cut short; figures after the cut are missing"
                     ));
                 }
-                if !(e.form == "eviction" && b.estimate.is_some()) {
+                if !(e.form == OffloadShape::Eviction && b.estimate.is_some()) {
                     b.estimate = Some((*e, line));
                 }
                 b.advance(Phase::Estimated);

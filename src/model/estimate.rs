@@ -1,7 +1,7 @@
 //! What was estimated before a load: Ollama's estimate (its single line, or the per-device memory summary) or
 //! the plan llama.cpp's `--fit` chose, per device, with the lines it was read from.
 
-use serde::Serialize;
+use serde::{Serialize, Serializer};
 
 use super::device::Device;
 use super::quantity::Quantity;
@@ -108,13 +108,206 @@ pub struct Estimate {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fit: Option<FitSummary>,
     pub per_device: Vec<DeviceEstimate>,
-    /// Which line shape the estimate came from: `offload-e4` … (Ollama's estimate line), `memory-summary`,
-    /// `fit-plan` (the `--fit` table chosen as the plan), `fit-probe` (the last probe the fit accepted, the
-    /// log stopping before its result), `fit-result` (the fit's per-device result lines, no matching table),
-    /// `fit-projection` (the projection line alone), `breakdown-projection` (a table before any decision).
-    pub form: String,
-    /// How `memory.weights.*` must be read for this era (`blocks+kv` before v0.6.1, `blocks` after).
-    pub weights_semantics: String,
+    /// Which line shape the estimate came from.
+    pub form: EstimateForm,
+    /// How `memory.weights.*` must be read for this era.
+    pub weights_semantics: WeightsSemantics,
     /// Line numbers the estimate was read from.
     pub lines: Vec<u64>,
+}
+
+/// The historical shapes of Ollama's `offload to <library>` line (`ollama-log-formats.md` §3), as the grammar
+/// rules name them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OffloadShape {
+    E1,
+    E2,
+    E3,
+    E4E6,
+    E7E8,
+    /// The estimate printed again when a model is evicted to make room (`msg="evicting model to make room"`).
+    Eviction,
+    /// A rule that does not name its shape.
+    #[default]
+    Unnamed,
+}
+
+impl OffloadShape {
+    /// Every named shape with the word a grammar rule sets (`set = { form = "e4-e6" }`).
+    pub const NAMED: [(OffloadShape, &'static str); 6] = [
+        (OffloadShape::E1, "e1"),
+        (OffloadShape::E2, "e2"),
+        (OffloadShape::E3, "e3"),
+        (OffloadShape::E4E6, "e4-e6"),
+        (OffloadShape::E7E8, "e7-e8"),
+        (OffloadShape::Eviction, "eviction"),
+    ];
+
+    /// The shape a grammar word names.
+    pub fn named(word: &str) -> Option<OffloadShape> {
+        Self::NAMED
+            .iter()
+            .find(|(_, w)| *w == word)
+            .map(|(s, _)| *s)
+    }
+
+    /// The grammar's word for the shape.
+    pub fn as_str(self) -> &'static str {
+        Self::NAMED
+            .iter()
+            .find(|(s, _)| *s == self)
+            .map_or("offload", |(_, w)| w)
+    }
+
+    /// Shapes from before v0.6.1, whose `memory.weights.total` summed each block's weights with its KV share.
+    pub fn weights_include_kv(self) -> bool {
+        matches!(
+            self,
+            OffloadShape::E1 | OffloadShape::E2 | OffloadShape::E3 | OffloadShape::E4E6
+        )
+    }
+}
+
+/// Which line shape an estimate came from. Serialized as the word the JSON contract carries
+/// (`offload-e4-e6`, `memory-summary`, `fit-plan` …).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EstimateForm {
+    /// Ollama's `offload to <library>` line.
+    Offload(OffloadShape),
+    /// The Ollama engine's per-device memory summary (`msg="model weights" … phase=estimate`).
+    MemorySummary,
+    /// The `--fit` breakdown table chosen as the plan.
+    FitPlan,
+    /// The last probe the fit accepted, the log stopping before its result.
+    FitProbe,
+    /// The fit's per-device result lines, no table matching them.
+    FitResult,
+    /// The fit's projection line alone.
+    FitProjection,
+    /// A breakdown table printed before any fit decision.
+    BreakdownProjection,
+}
+
+impl Default for EstimateForm {
+    fn default() -> Self {
+        EstimateForm::Offload(OffloadShape::Unnamed)
+    }
+}
+
+impl EstimateForm {
+    /// The contract's word for the form.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EstimateForm::Offload(shape) => match shape {
+                OffloadShape::E1 => "offload-e1",
+                OffloadShape::E2 => "offload-e2",
+                OffloadShape::E3 => "offload-e3",
+                OffloadShape::E4E6 => "offload-e4-e6",
+                OffloadShape::E7E8 => "offload-e7-e8",
+                OffloadShape::Eviction => "offload-eviction",
+                OffloadShape::Unnamed => "offload",
+            },
+            EstimateForm::MemorySummary => "memory-summary",
+            EstimateForm::FitPlan => "fit-plan",
+            EstimateForm::FitProbe => "fit-probe",
+            EstimateForm::FitResult => "fit-result",
+            EstimateForm::FitProjection => "fit-projection",
+            EstimateForm::BreakdownProjection => "breakdown-projection",
+        }
+    }
+
+    /// Ollama's single estimate line (any shape).
+    pub fn is_offload_line(self) -> bool {
+        matches!(self, EstimateForm::Offload(_))
+    }
+
+    /// Read from a llama.cpp memory breakdown table (the `--fit` plan, an accepted probe, or a table printed
+    /// before the fit decided).
+    pub fn is_table(self) -> bool {
+        matches!(
+            self,
+            EstimateForm::FitPlan | EstimateForm::FitProbe | EstimateForm::BreakdownProjection
+        )
+    }
+
+    /// Printed by llama.cpp's `--fit` (its plan, a probe, its result or its projection).
+    pub fn is_fit(self) -> bool {
+        matches!(
+            self,
+            EstimateForm::FitPlan
+                | EstimateForm::FitProbe
+                | EstimateForm::FitResult
+                | EstimateForm::FitProjection
+        )
+    }
+}
+
+impl std::fmt::Display for EstimateForm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for EstimateForm {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+/// How an estimate's `memory.weights.*` figures must be read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum WeightsSemantics {
+    /// Before v0.6.1: `memory.weights.total` summed each block's weights *and* its KV share.
+    BlocksWithKv,
+    /// From v0.6.1: block weights alone (v0.6.3 added the output layer).
+    #[default]
+    Blocks,
+    /// Per-device figures (memory summary, `--fit` tables): weights are their own column.
+    PerDevice,
+}
+
+impl WeightsSemantics {
+    /// The contract's word.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WeightsSemantics::BlocksWithKv => "blocks+kv",
+            WeightsSemantics::Blocks => "blocks",
+            WeightsSemantics::PerDevice => "per-device",
+        }
+    }
+}
+
+impl Serialize for WeightsSemantics {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_named_offload_shape_reads_back_from_its_grammar_word() {
+        for (shape, word) in OffloadShape::NAMED {
+            assert_eq!(OffloadShape::named(word), Some(shape));
+            assert_eq!(shape.as_str(), word);
+            assert_eq!(
+                EstimateForm::Offload(shape).as_str(),
+                format!("offload-{word}")
+            );
+        }
+        assert_eq!(OffloadShape::named("e9"), None);
+    }
+
+    #[test]
+    fn forms_serialize_as_the_contract_words() {
+        let json =
+            serde_json::to_string(&[EstimateForm::FitPlan, EstimateForm::MemorySummary]).unwrap();
+        assert_eq!(json, r#"["fit-plan","memory-summary"]"#);
+        assert_eq!(
+            serde_json::to_string(&WeightsSemantics::BlocksWithKv).unwrap(),
+            r#""blocks+kv""#
+        );
+    }
 }

@@ -19,7 +19,10 @@ pub use actual::{Actual, BreakdownRow, Buffer, BufferKind, KvCache};
 pub use analysis::{Analysis, InputRole, InputSummary, InputWarning, UnrecognizedLine};
 pub use concluded::Concluded;
 pub use device::{Backend, Device};
-pub use estimate::{DeviceEstimate, DeviceFree, Estimate, FitSummary, Layers};
+pub use estimate::{
+    DeviceEstimate, DeviceFree, Estimate, EstimateForm, FitSummary, Layers, OffloadShape,
+    WeightsSemantics,
+};
 pub use finding::{Finding, Severity, Suggestion};
 pub use grid::{Cell, Grid, Part};
 pub use load::{Engine, Era, Gpu, Load, LoadSource, ModelRef, RejectedGpu, Settings};

@@ -8,7 +8,7 @@ use super::matcher::Fields;
 use super::values::{
     parse_go_struct, parse_int, parse_int_list, parse_mib_truncated, parse_size, parse_size_list,
 };
-use crate::model::{normalize_bus_id, BufferKind, Device};
+use crate::model::{normalize_bus_id, BufferKind, Device, OffloadShape};
 
 /// The event kinds a grammar rule may name, with the fields each requires.
 pub const EVENT_KINDS: &[(&str, &[&str])] = &[
@@ -294,7 +294,11 @@ fn estimate(fields: &Fields) -> Result<EstimateLine, BuildError> {
             .unwrap_or_default()
     };
     let e = EstimateLine {
-        form: fields.get("form").unwrap_or("offload").to_string(),
+        form: match fields.get("form") {
+            None => OffloadShape::Unnamed,
+            Some(word) => OffloadShape::named(word)
+                .ok_or_else(|| format!("unknown estimate form '{word}'"))?,
+        },
         library: opt_text(fields, "library"),
         requested: opt_int(fields, "layers.requested"),
         model_layers: opt_int(fields, "layers.model"),

@@ -1,6 +1,6 @@
 //! Typed events: what one recognised log line says, independent of the dialect it was written in.
 
-use crate::model::{BufferKind, Device, Quantity};
+use crate::model::{BufferKind, Device, OffloadShape, Quantity};
 
 /// An event with the line it came from.
 #[derive(Debug, Clone)]
@@ -177,7 +177,7 @@ pub struct KvSizeLine {
 /// The `estimate` line's fields, by canonical key.
 #[derive(Debug, Clone, Default)]
 pub struct EstimateLine {
-    pub form: String,
+    pub form: OffloadShape,
     pub library: Option<String>,
     pub requested: Option<i64>,
     pub model_layers: Option<i64>,

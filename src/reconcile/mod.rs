@@ -7,8 +7,8 @@ pub mod observed;
 pub(crate) mod terms;
 
 use crate::model::{
-    BufferKind, Comparison, Component, ComponentRow, Device, DeviceRow, Grid, Load, Quantity,
-    Reconciled,
+    BufferKind, Comparison, Component, ComponentRow, Device, DeviceRow, EstimateForm, Grid, Load,
+    Quantity, Reconciled,
 };
 
 use actuals::{has_buffers, is_kv, sum_breakdown, sum_buffers, Sum};
@@ -201,7 +201,7 @@ fn devices(load: &Load) -> Vec<DeviceRow> {
             let fit_table = load
                 .estimate
                 .as_ref()
-                .is_some_and(|e| e.fit.is_some() || e.form.starts_with("breakdown"));
+                .is_some_and(|e| e.fit.is_some() || e.form == EstimateForm::BreakdownProjection);
             let mut act = actuals::device_total(a, &device, fit_table);
             if let (Some(kv), Some(value), false) = (kv_missing, act.value, host) {
                 // The log has no KV lines at all (the Ollama engine before v0.11.5 printed none): the device's

@@ -4,7 +4,7 @@
 //! versions (see `../shared/docs/ollama-log-formats.md` §1.2 and §2). This module is the one place that turns
 //! those totals into like-for-like figures, and says in words which terms it used.
 
-use crate::model::{DeviceEstimate, Engine, Estimate, Quantity};
+use crate::model::{DeviceEstimate, Engine, Estimate, EstimateForm, Quantity, WeightsSemantics};
 
 /// An estimated figure and the words that say how it was obtained.
 #[derive(Debug, Clone)]
@@ -25,7 +25,7 @@ impl Term {
 /// How a per-device estimate's column was summed, in the words of its source: Ollama's memory summary lines or
 /// llama.cpp's `--fit` table.
 fn per_device_words(e: &Estimate, summary: &str, table: &str) -> String {
-    if e.fit.is_some() || e.form.starts_with("breakdown") {
+    if e.fit.is_some() || e.form == EstimateForm::BreakdownProjection {
         format!("Σ the {} table's {table}", e.form)
     } else if summary.contains("on CPU") {
         format!("per-device {summary}")
@@ -65,12 +65,12 @@ fn offload(e: &Estimate) -> Option<Offload> {
 }
 
 pub(crate) fn is_single_line(e: &Estimate) -> bool {
-    e.form.starts_with("offload-")
+    e.form.is_offload_line()
 }
 
 /// Block weights without KV, whatever the era's `memory.weights.*` meant.
 pub(crate) fn block_weights(e: &Estimate) -> Option<(Quantity, &'static str)> {
-    if e.weights_semantics == "blocks+kv" {
+    if e.weights_semantics == WeightsSemantics::BlocksWithKv {
         // Before v0.6.1, weights.total summed each block's weights *and* its KV share.
         Some((
             e.weights_total?.minus(e.kv?),
@@ -277,11 +277,13 @@ pub fn device_estimate_from(e: &Estimate, d: &DeviceEstimate) -> String {
             i + 1
         );
     }
-    let mut from = match e.form.as_str() {
-        "fit-plan" | "fit-probe" | "breakdown-projection" => {
-            let which = match e.form.as_str() {
-                "fit-plan" => "the --fit plan",
-                "fit-probe" => "the last --fit probe accepted (the log stops before the result)",
+    let mut from = match e.form {
+        EstimateForm::FitPlan | EstimateForm::FitProbe | EstimateForm::BreakdownProjection => {
+            let which = match e.form {
+                EstimateForm::FitPlan => "the --fit plan",
+                EstimateForm::FitProbe => {
+                    "the last --fit probe accepted (the log stops before the result)"
+                }
                 _ => "the breakdown table printed before the fit decided",
             };
             let line = e
@@ -292,7 +294,7 @@ pub fn device_estimate_from(e: &Estimate, d: &DeviceEstimate) -> String {
                 .unwrap_or_default();
             format!("{which}{line}: self = model + context + compute")
         }
-        "fit-result" => "the --fit result line (MiB used)".to_string(),
+        EstimateForm::FitResult => "the --fit result line (MiB used)".to_string(),
         other => format!("{other} for {}", d.device),
     };
     if e.projector_device.as_ref() == Some(&d.device) {
