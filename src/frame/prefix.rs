@@ -1,6 +1,13 @@
 //! Removing what log collectors put in front of a log line: journald, docker compose, `docker logs
 //! --timestamps`, kubectl `--prefix`, Markdown quote markers, SSE `data:` framing, llama-server's `-lv 4`
 //! elapsed-time prefix, ANSI colour codes and indentation.
+//!
+//! Prefixes nest (a compose line inside a Markdown quote, a journald line with a llama-server tag), so
+//! [`strip_prefixes`] removes one at a time until none is left. Each shape is checked with a few byte tests
+//! before any regex, because every line of every input passes through here.
+//!
+//! * journald: `Oct 29 10:00:00 host ollama[123]: `, also without a host (`Mar 02 08:15:00 ollama[4321]: `) and
+//!   with an empty host and pid (`Sep 10 23:59:32   ollama[]: `, corpus 503).
 
 use std::borrow::Cow;
 use std::sync::LazyLock;
@@ -8,10 +15,13 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 /// `Oct 29 10:00:00 host ollama[123]: ` (month names in any locale, including `de des. 03` in Catalan) or a
-/// bare `ollama[1773]: `; the identifier can be a container id.
+/// bare `ollama[1773]: `; the identifier can be a container id. After a date the host may be missing
+/// (`Mar 02 08:15:00 ollama[4321]: `) and the pid empty (`Sep 10 23:59:32   ollama[]: `, corpus 503). The
+/// host is lazy (`??`): `ollama[1]: ` right after the time is taken as the identifier, never as a host, so
+/// a payload such as `foo[]: x` is not eaten as well.
 static JOURNALD: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"^(?:(?:\S+\s+){1,4}?\d{1,2}:\d{2}:\d{2}(?:\.\d+)?\s+\S+\s+)?[^\s\[\]]+\[\d+\]:(?:\s|$)",
+        r"^(?:(?:\S+\s+){1,4}?\d{1,2}:\d{2}:\d{2}(?:\.\d+)?\s+(?:\S+\s+)??[^\s\[\]]+\[\d*\]|[^\s\[\]]+\[\d+\]):(?:\s|$)",
     )
     .unwrap()
 });
@@ -159,11 +169,13 @@ fn hints(b: &[u8]) -> (bool, bool) {
 }
 
 /// The length of a journald prefix in the layout `journalctl` prints by default, `Nov  1 06:05:00 host
-/// ident[1234]: ` (English month abbreviation, ASCII host and identifier, no fractional seconds), or `None`
-/// for anything else, which then goes to the [`JOURNALD`] regex. For every line this accepts, the regex
-/// matches the same span: its lazy `{1,4}?` cannot stop after the month (a space follows the day, not a
-/// colon), so it takes month and day as its two leading tokens, and the rest of the pattern is forced. Like the
-/// regex path, it needs the `]:` within the first `head` bytes.
+/// ident[1234]: ` (English month abbreviation, ASCII host and identifier, no fractional seconds), also without
+/// a host or with an empty one and with an empty pid (`Sep 10 23:59:32   ollama[]: `), or `None` for anything
+/// else, which then goes to the [`JOURNALD`] regex. For every line this accepts, the regex matches the same
+/// span: its lazy `{1,4}?` cannot stop after the month (a space follows the day, not a colon), so it takes
+/// month and day as its two leading tokens; then, like its lazy `??` host, this tries the identifier right
+/// after the time first and a host before it second, and the rest of the pattern is forced. Like the regex
+/// path, it needs the `]:` within the first `head` bytes.
 fn plain_journald(b: &[u8], head: usize) -> Option<usize> {
     let graphic = |c: &u8| (0x21..=0x7e).contains(c);
     let digit = |i: usize| b.get(i).is_some_and(u8::is_ascii_digit);
@@ -181,35 +193,40 @@ fn plain_journald(b: &[u8], head: usize) -> Option<usize> {
     {
         return None;
     }
-    // `host `
-    let mut i = 16;
-    let host = b[i..].iter().take_while(|c| graphic(c)).count();
-    if host == 0 || !at(i + host, b' ') {
-        return None;
-    }
-    i += host + 1;
-    // `ident[1234]:` then a space or the end.
-    let ident = b[i..]
-        .iter()
-        .take_while(|&&c| graphic(&c) && c != b'[' && c != b']')
-        .count();
-    if ident == 0 || !at(i + ident, b'[') {
-        return None;
-    }
-    i += ident + 1;
-    let pid = b[i..].iter().take_while(|c| c.is_ascii_digit()).count();
-    if pid == 0 || !at(i + pid, b']') || !at(i + pid + 1, b':') {
-        return None;
-    }
-    i += pid + 2;
-    if i > head {
-        return None;
-    }
-    match b.get(i) {
-        None => Some(i),
-        Some(b' ') => Some(i + 1),
-        Some(_) => None,
-    }
+    let spaces = |i: usize| b[i..].iter().take_while(|&&c| c == b' ').count();
+    // `ident[1234]:` (pid possibly empty) then a space or the end.
+    let ident_pid = |mut i: usize| {
+        let ident = b[i..]
+            .iter()
+            .take_while(|&&c| graphic(&c) && c != b'[' && c != b']')
+            .count();
+        if ident == 0 || !at(i + ident, b'[') {
+            return None;
+        }
+        i += ident + 1;
+        let pid = b[i..].iter().take_while(|c| c.is_ascii_digit()).count();
+        if !at(i + pid, b']') || !at(i + pid + 1, b':') {
+            return None;
+        }
+        i += pid + 2;
+        match b.get(i) {
+            None => Some(i),
+            Some(b' ') => Some(i + 1),
+            Some(_) => None,
+        }
+    };
+    let i = 16 + spaces(16);
+    // The identifier right after the time (no host) first, as the regex's lazy host does; then `host `.
+    let end = ident_pid(i).or_else(|| {
+        let host = b[i..].iter().take_while(|c| graphic(c)).count();
+        if host == 0 || !at(i + host, b' ') {
+            return None;
+        }
+        ident_pid(i + host + spaces(i + host))
+    })?;
+    // The `]:` (two bytes before the end, or three with the space) must lie within `head`.
+    let colon = if b[end - 1] == b':' { end } else { end - 1 };
+    (colon <= head).then_some(end)
 }
 
 fn floor_char_boundary(s: &str, max: usize) -> usize {
@@ -315,9 +332,73 @@ mod tests {
         assert_eq!(strip("[44479] 0.12.132.473 I load_tensors:        ROCm0 model buffer size = 21297.21 MiB"), "load_tensors:        ROCm0 model buffer size = 21297.21 MiB");
     }
 
+    /// Lines of corpus 503 (`journalctl` with the host left out, hence three spaces, and an empty pid).
+    const CORPUS_503_LINE_1: &str = r#"Sep 10 23:59:32   ollama[]: time=2026-09-10T23:59:32.922Z level=INFO source=sched.go:613 msg="system memory" total="81.5 GiB" free="80.0 GiB" free_swap="8.0 GiB""#;
+    const CORPUS_503_LINE_8: &str = "Sep 10 23:59:33   ollama[]: cmn  common_param: device_info:";
+
+    #[test]
+    fn journald_without_a_host_or_with_an_empty_host_and_pid() {
+        assert_eq!(
+            strip(CORPUS_503_LINE_1),
+            r#"time=2026-09-10T23:59:32.922Z level=INFO source=sched.go:613 msg="system memory" total="81.5 GiB" free="80.0 GiB" free_swap="8.0 GiB""#
+        );
+        assert_eq!(strip(CORPUS_503_LINE_8), "cmn  common_param: device_info:");
+        // No host at all (the shape of the brief; the payload is corpus 503's line 4).
+        assert_eq!(
+            strip(
+                r#"Mar 02 08:15:00 ollama[4321]: time=2026-09-10T23:59:32.922Z level=INFO source=llama_server.go:1295 msg="waiting for llama-server to start responding""#
+            ),
+            r#"time=2026-09-10T23:59:32.922Z level=INFO source=llama_server.go:1295 msg="waiting for llama-server to start responding""#
+        );
+        // The identifier right after the time is never taken for a host, so `foo[]: ` stays in the payload.
+        assert_eq!(strip("Mar 02 08:15:00 ollama[4321]: foo[]: x"), "foo[]: x");
+        // Both paths: the fast one and, for a month it does not know, the regex.
+        for line in [
+            CORPUS_503_LINE_1,
+            CORPUS_503_LINE_8,
+            "Mar 02 08:15:00 ollama[4321]: x",
+        ] {
+            assert!(plain_journald(line.as_bytes(), 160).is_some(), "{line}");
+            let catalan =
+                line.replacen("Sep 10", "de set. 10", 1)
+                    .replacen("Mar 02", "de març 02", 1);
+            assert_eq!(strip(&catalan), strip(line), "{catalan}");
+        }
+        // A bare identifier still needs a pid: `GPU[]: ` at the start of a line is no journald prefix.
+        assert_eq!(strip("GPU[]: x"), "GPU[]: x");
+    }
+
+    #[test]
+    fn journald_without_a_host_keeps_the_payload_indentation() {
+        // corpus 503's prefix on an indented llama.cpp line (the payload of founding-k80-gemma3-12b.log:21).
+        let (rest, info) = strip_prefixes(
+            "Sep 10 23:59:33   ollama[]:   Device 0: Tesla K80, compute capability 3.7, VMM: yes",
+        );
+        assert_eq!(
+            rest,
+            "Device 0: Tesla K80, compute capability 3.7, VMM: yes"
+        );
+        assert!(info.indented);
+        assert!(!strip_prefixes(CORPUS_503_LINE_1).1.indented);
+        assert!(!strip_prefixes(CORPUS_503_LINE_8).1.indented);
+    }
+
     #[test]
     fn plain_journald_agrees_with_the_regex() {
         let mut lines = vec![
+            CORPUS_503_LINE_1,
+            CORPUS_503_LINE_8,
+            "Sep 10 23:59:33   ollama[]: cmn  common_param:   - CPU     : AMD Ryzen 7 5800H with Radeon Graphics (6858 MiB, 6858 MiB free)",
+            "Sep 10 23:59:33   ollama[]:",
+            "Sep 10 23:59:33   ollama[]:x",
+            "Sep 10 23:59:33   ollama[]:   Device 0: Tesla T4",
+            "Mar 02 08:15:00 ollama[4321]: time=2026-09-10T23:59:32.922Z level=INFO",
+            "Mar 02 08:15:00 ollama[4321]: foo[2]: x",
+            "Mar 02 08:15:00 ollama[4321]:\tx",
+            "Mar 02 08:15:00 a[1]:b ollama[2]: x",
+            "Mar 02 08:15:00 \tollama[1]: x",
+            "Mar 02 08:15:00  host   ollama[1]: x",
+            "Mar 02 08:15:00 ollamä[1]: foo[2]: x",
             "Nov  1 06:00:01 gpuhost ollama[1234]: [GIN] 2025/11/01 - 06:00:01 | 200 |",
             "Nov 30 06:05:00 host ollama[1234]: time=2025-11-30T06:05:00.000Z level=INFO",
             "Nov 30 06:05:00 host ollama[1234]:",
@@ -348,6 +429,17 @@ mod tests {
             }
         }
         assert!(plain_journald(b"Nov  1 06:00:01 gpuhost ollama[1234]: x", 160).is_some());
+        // The fast path takes the new shapes itself.
+        for line in [
+            CORPUS_503_LINE_1,
+            CORPUS_503_LINE_8,
+            "Sep 10 23:59:33   ollama[]:",
+            "Mar 02 08:15:00 ollama[4321]: foo[]: x",
+            "Mar 02 08:15:00 a[1]:b ollama[2]: x",
+            "Nov 30 06:05:00 host ollama[]: x",
+        ] {
+            assert!(plain_journald(line.as_bytes(), 160).is_some(), "{line}");
+        }
     }
 
     #[test]
