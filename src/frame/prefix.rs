@@ -1,6 +1,6 @@
 //! Removing what log collectors put in front of a log line: journald, docker compose, `docker logs
 //! --timestamps`, kubectl `--prefix`, Markdown quote markers, SSE `data:` framing, llama-server's `-lv 4`
-//! elapsed-time prefix, ANSI colour codes and indentation.
+//! elapsed-time prefix and component tags, ANSI colour codes and indentation.
 //!
 //! Prefixes nest (a compose line inside a Markdown quote, a journald line with a llama-server tag), so
 //! [`strip_prefixes`] removes one at a time until none is left. Each shape is checked with a few byte tests
@@ -8,6 +8,10 @@
 //!
 //! * journald: `Oct 29 10:00:00 host ollama[123]: `, also without a host (`Mar 02 08:15:00 ollama[4321]: `) and
 //!   with an empty host and pid (`Sep 10 23:59:32   ollama[]: `, corpus 503).
+//! * llama-server component tags (Ollama >= 0.30 runs it with `--no-log-prefix --no-log-timestamps`, and with
+//!   `-lv 4` after the elapsed time): a tag of 3–4 lowercase letters padded to 4, a space, the function name
+//!   right-aligned in a 12-character field, then `:` (`srv    load_model: `, `cmn  common_param: `). The tag
+//!   and the padding go; the function field stays, because grammar rules anchor on it.
 
 use std::borrow::Cow;
 use std::sync::LazyLock;
@@ -35,9 +39,10 @@ static DOCKER_TIMESTAMP: LazyLock<Regex> = LazyLock::new(|| {
 static COMPOSE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^[A-Za-z0-9][\w.-]*\s+\| ").unwrap());
 
-/// llama-server `-lv 4`: `0.00.163.006 I ` then an optional component tag (`cmn  `, `srv  `).
+/// llama-server `-lv 4`: `0.00.163.006 I `. A component tag after it (`cmn  common_param:`) is removed by the
+/// next pass, by the same rule as without the elapsed prefix ([`component_tag`]).
 static ELAPSED: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^\d+\.\d{2}\.\d{3}\.\d{3} [A-Z] (?:[a-z]{2,5}  +)?").unwrap());
+    LazyLock::new(|| Regex::new(r"^\d+\.\d{2}\.\d{3}\.\d{3} [A-Z] ").unwrap());
 
 /// ANSI escape sequences (colours, cursor movement).
 static ANSI: LazyLock<Regex> =
@@ -106,6 +111,12 @@ pub fn strip_prefixes(mut line: &str) -> (&str, Stripped) {
             }
             if let Some(m) = ELAPSED.find(line) {
                 line = &line[m.end()..];
+                continue;
+            }
+        }
+        if first.is_ascii_lowercase() {
+            if let Some(end) = component_tag(line.as_bytes()) {
+                line = &line[end..];
                 continue;
             }
         }
@@ -229,6 +240,28 @@ fn plain_journald(b: &[u8], head: usize) -> Option<usize> {
     (colon <= head).then_some(end)
 }
 
+/// The length of a llama-server component tag and the padding of the function field after it, when `b`
+/// starts with one: `srv    load_model: …` (→ 7), `cmn  common_param: …` (→ 5), `slot   operator(): …`.
+///
+/// The layout is fixed (llama.cpp's `common_log` with `--no-log-prefix`): a tag of 3–4 lowercase letters
+/// padded with spaces to 4, one space, the function name right-aligned (and cut) in a 12-character field,
+/// then `:` and a space or the end of the line. Anything else is not a tag: `llama_context: n_ctx = 8192`,
+/// `load_tensors: …` and `time=…` have no space at byte 4, English text has no 12-character field ending in
+/// `:` at byte 17.
+fn component_tag(b: &[u8]) -> Option<usize> {
+    if b.len() < 18 || b[17] != b':' || b[4] != b' ' || !matches!(b.get(18), None | Some(b' ')) {
+        return None;
+    }
+    let letters = b[..4].iter().take_while(|c| c.is_ascii_lowercase()).count();
+    if letters < 3 || b[letters..4].iter().any(|&c| c != b' ') {
+        return None;
+    }
+    let field = &b[5..17];
+    let pad = field.iter().take_while(|&&c| c == b' ').count();
+    let name = |c: &u8| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'(' | b')' | b'~');
+    (pad < field.len() && field[pad..].iter().all(name)).then_some(5 + pad)
+}
+
 fn floor_char_boundary(s: &str, max: usize) -> usize {
     if s.len() <= max {
         return s.len();
@@ -342,7 +375,8 @@ mod tests {
             strip(CORPUS_503_LINE_1),
             r#"time=2026-09-10T23:59:32.922Z level=INFO source=sched.go:613 msg="system memory" total="81.5 GiB" free="80.0 GiB" free_swap="8.0 GiB""#
         );
-        assert_eq!(strip(CORPUS_503_LINE_8), "cmn  common_param: device_info:");
+        // The journald prefix goes, then the llama-server tag.
+        assert_eq!(strip(CORPUS_503_LINE_8), "common_param: device_info:");
         // No host at all (the shape of the brief; the payload is corpus 503's line 4).
         assert_eq!(
             strip(
@@ -381,6 +415,92 @@ mod tests {
         assert!(info.indented);
         assert!(!strip_prefixes(CORPUS_503_LINE_1).1.indented);
         assert!(!strip_prefixes(CORPUS_503_LINE_8).1.indented);
+    }
+
+    #[test]
+    fn llama_server_component_tags_without_the_elapsed_prefix() {
+        // corpus 503, 506 and 511: Ollama >= 0.30 runs llama-server with --no-log-prefix.
+        let cases = [
+            ("cmn  common_param: device_info:", "common_param: device_info:"),
+            (
+                "cmn  common_param:   - CPU     : AMD Ryzen 7 5800H with Radeon Graphics (6858 MiB, 6858 MiB free)",
+                "common_param:   - CPU     : AMD Ryzen 7 5800H with Radeon Graphics (6858 MiB, 6858 MiB free)",
+            ),
+            (
+                "cmn  common_init_: fitting params to device memory ...",
+                "common_init_: fitting params to device memory ...",
+            ),
+            (
+                "srv    load_model: [mtmd] estimated worst-case memory usage of mmproj is 1136.09 MiB (took 21.91 ms)",
+                "load_model: [mtmd] estimated worst-case memory usage of mmproj is 1136.09 MiB (took 21.91 ms)",
+            ),
+            ("srv  llama_server: model loaded", "llama_server: model loaded"),
+            (
+                "srv         start: binding port with default address family",
+                "start: binding port with default address family",
+            ),
+            (
+                "slot   load_model: id  0 | task -1 | new slot, n_ctx = 4096",
+                "load_model: id  0 | task -1 | new slot, n_ctx = 4096",
+            ),
+            (
+                "spec common_specu: no implementations specified for speculative decoding",
+                "common_specu: no implementations specified for speculative decoding",
+            ),
+            (
+                "cmn          init: llama threadpool init, n_threads = 8",
+                "init: llama threadpool init, n_threads = 8",
+            ),
+            ("srv    operator(): chat format: peg-native", "operator(): chat format: peg-native"),
+            ("srv  llama_server: -----------------", "llama_server: -----------------"),
+        ];
+        for (line, want) in cases {
+            assert_eq!(strip(line), want, "{line}");
+            // After the `-lv 4` elapsed prefix, the same rule (corpus 044 shape).
+            assert_eq!(strip(&format!("0.00.163.006 I {line}")), want, "{line}");
+        }
+        // corpus 044, lines 2 and 3, as they are.
+        assert_eq!(
+            strip("0.00.163.006 I cmn  common_param: device_info:"),
+            "common_param: device_info:"
+        );
+        assert_eq!(
+            strip("0.00.165.102 I srv  llama_server: n_parallel is set to auto, using n_parallel = 4 and kv_unified = true"),
+            "llama_server: n_parallel is set to auto, using n_parallel = 4 and kv_unified = true"
+        );
+    }
+
+    #[test]
+    fn lines_that_only_look_like_tags_are_untouched() {
+        let untouched = [
+            // corpus 511:175, 024:5, 511:113, 001:47 and 001:48 (llama.cpp)
+            "llama_context: n_ctx                 = 8192",
+            "load_tensors: offloaded 81/81 layers to GPU",
+            "load: special tokens cache size = 1000",
+            "llm_load_print_meta: format           = GGUF V3 (latest)",
+            "llm_load_print_meta: arch             = llama",
+            // corpus 020:7, 505:1, sample founding-k80-gemma3-12b.log:21 (stripped), 038:8 (nvidia-smi)
+            r#"time=2025-07-18T14:50:57.066Z level=INFO source=ggml.go:365 msg="model weights" buffer=CUDA1 size="11.9 GiB""#,
+            r#"[GIN] 2026/08/01 - 07:03:02 | 200 |      38.553µs |       127.0.0.1 | GET      "/api/ps""#,
+            "Device 0: Tesla K80, compute capability 3.7, VMM: yes",
+            "|   0  NVIDIA GeForce RTX 3060        On  |   00000000:01:00.0 Off |                  N/A |",
+            // corpus 044:6, a function name longer than the field, without a tag.
+            "common_params_fit_impl: getting device memory data for initial parameters:",
+            // English with the tag's spacing but no 12-character field ending in `:`.
+            "see  the documentation for details: x",
+            "srv  llama server: x",
+        ];
+        for line in untouched {
+            assert_eq!(component_tag(line.as_bytes()), None, "{line}");
+            assert_eq!(strip(line), line, "{line}");
+        }
+        let (rest, info) =
+            strip_prefixes("  Device 0: Tesla K80, compute capability 3.7, VMM: yes");
+        assert_eq!(
+            rest,
+            "Device 0: Tesla K80, compute capability 3.7, VMM: yes"
+        );
+        assert!(info.indented);
     }
 
     #[test]
