@@ -416,6 +416,29 @@ mod tests {
     }
 
     #[test]
+    fn a_log_pasted_as_comments_frames_like_the_log() {
+        // corpus 020:6-8 as shell comments, with a bare `#` and a dmon header (doc §7.4) between.
+        let out = frame(&[
+            br#"# time=2025-07-18T14:50:57.066Z level=INFO source=ggml.go:365 msg="model weights" buffer=CUDA0 size="11.5 GiB""#,
+            br#"# time=2025-07-18T14:50:57.066Z level=INFO source=ggml.go:365 msg="model weights" buffer=CUDA1 size="11.9 GiB""#,
+            b"#",
+            b"# gpu   pwr  temp    sm   mem   enc   dec  mclk  pclk",
+            br#"# time=2025-07-18T14:50:57.066Z level=INFO source=ggml.go:365 msg="model weights" buffer=CPU size="680.0 MiB""#,
+        ]);
+        let texts: Vec<&str> = out.iter().map(|(_, t)| t.as_str()).collect();
+        assert_eq!(
+            texts,
+            [
+                r#"time=2025-07-18T14:50:57.066Z level=INFO source=ggml.go:365 msg="model weights" buffer=CUDA0 size="11.5 GiB""#,
+                r#"time=2025-07-18T14:50:57.066Z level=INFO source=ggml.go:365 msg="model weights" buffer=CUDA1 size="11.9 GiB""#,
+                "",
+                "# gpu   pwr  temp    sm   mem   enc   dec  mclk  pclk",
+                r#"time=2025-07-18T14:50:57.066Z level=INFO source=ggml.go:365 msg="model weights" buffer=CPU size="680.0 MiB""#,
+            ]
+        );
+    }
+
+    #[test]
     fn invalid_utf8_is_replaced_not_dropped() {
         let out = frame(&[b"load_tensors: \xff CUDA0"]);
         assert_eq!(out[0].1, "load_tensors: \u{fffd} CUDA0");

@@ -1,6 +1,6 @@
 //! Removing what log collectors put in front of a log line: journald, docker compose, `docker logs
-//! --timestamps`, kubectl `--prefix`, Markdown quote markers, SSE `data:` framing, llama-server's `-lv 4`
-//! elapsed-time prefix and component tags, ANSI colour codes and indentation.
+//! --timestamps`, kubectl `--prefix`, Markdown quote markers, shell comment markers, SSE `data:` framing,
+//! llama-server's `-lv 4` elapsed-time prefix and component tags, ANSI colour codes and indentation.
 //!
 //! Prefixes nest (a compose line inside a Markdown quote, a journald line with a llama-server tag), so
 //! [`strip_prefixes`] removes one at a time until none is left. Each shape is checked with a few byte tests
@@ -12,11 +12,17 @@
 //!   `-lv 4` after the elapsed time): a tag of 3–4 lowercase letters padded to 4, a space, the function name
 //!   right-aligned in a 12-character field, then `:` (`srv    load_model: `, `cmn  common_param: `). The tag
 //!   and the padding go; the function field stays, because grammar rules anchor on it.
+//! * Shell comments: a log pasted into a script or a CI config as comments (`# time=…`, `#   Device 0: …`, a
+//!   bare `#`). The `# ` goes only when what follows is itself a log line (a record start in the sense of
+//!   [`super::join::is_record_start`], or a collector prefix), so nvidia-smi `dmon` headers (`# gpu   pwr
+//!   temp …`) and ordinary comments (`# leg2-baseline — argv: …`) are left as they are.
 
 use std::borrow::Cow;
 use std::sync::LazyLock;
 
 use regex::Regex;
+
+use super::join::is_record_start;
 
 /// `Oct 29 10:00:00 host ollama[123]: ` (month names in any locale, including `de des. 03` in Catalan) or a
 /// bare `ollama[1773]: `; the identifier can be a container id. After a date the host may be missing
@@ -81,6 +87,14 @@ pub fn strip_prefixes(mut line: &str) -> (&str, Stripped) {
         if let Some(rest) = line.strip_prefix('>') {
             // Markdown quote marker from a pasted log (`> ` or a bare `>`).
             if rest.is_empty() || rest.starts_with(' ') || rest.starts_with('>') {
+                line = rest.strip_prefix(' ').unwrap_or(rest);
+                info.indented = false;
+                continue;
+            }
+        }
+        if let Some(rest) = line.strip_prefix('#') {
+            // A log pasted as shell comments (`# time=…`, a bare `#`); see the module doc.
+            if rest.is_empty() || rest.starts_with(' ') && commented_log_line(&rest[1..]) {
                 line = rest.strip_prefix(' ').unwrap_or(rest);
                 info.indented = false;
                 continue;
@@ -260,6 +274,23 @@ fn component_tag(b: &[u8]) -> Option<usize> {
     let pad = field.iter().take_while(|&&c| c == b' ').count();
     let name = |c: &u8| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'(' | b')' | b'~');
     (pad < field.len() && field[pad..].iter().all(name)).then_some(5 + pad)
+}
+
+/// True when `rest`, the text after a `# ` comment marker, is a log line (see the module doc): blank, a record
+/// start ([`is_record_start`]), or a line with a llama-server tag or a journald, compose or `docker logs
+/// --timestamps` prefix.
+fn commented_log_line(rest: &str) -> bool {
+    let rest = rest.trim_start_matches([' ', '\t']);
+    if rest.is_empty() || is_record_start(rest) || component_tag(rest.as_bytes()).is_some() {
+        return true;
+    }
+    let b = rest.as_bytes();
+    let head = floor_char_boundary(rest, 160);
+    if plain_journald(b, head).is_some() || DOCKER_TIMESTAMP.is_match(rest) {
+        return true;
+    }
+    let (bracket_colon, spaced_bar) = hints(&b[..head]);
+    bracket_colon && JOURNALD.is_match(rest) || spaced_bar && COMPOSE.is_match(rest)
 }
 
 fn floor_char_boundary(s: &str, max: usize) -> usize {
@@ -501,6 +532,63 @@ mod tests {
             "Device 0: Tesla K80, compute capability 3.7, VMM: yes"
         );
         assert!(info.indented);
+    }
+
+    #[test]
+    fn a_log_pasted_as_shell_comments() {
+        // corpus 020:7, 002:128 (`load_tensors:` as in newer builds), founding-k80-gemma3-12b.log:21.
+        assert_eq!(
+            strip(
+                r#"# time=2025-07-18T14:50:57.066Z level=INFO source=ggml.go:365 msg="model weights" buffer=CUDA1 size="11.9 GiB""#
+            ),
+            r#"time=2025-07-18T14:50:57.066Z level=INFO source=ggml.go:365 msg="model weights" buffer=CUDA1 size="11.9 GiB""#
+        );
+        assert_eq!(
+            strip("# load_tensors:        CUDA0 model buffer size =  4403.49 MiB"),
+            "load_tensors:        CUDA0 model buffer size =  4403.49 MiB"
+        );
+        let (rest, info) =
+            strip_prefixes("#   Device 0: Tesla K80, compute capability 3.7, VMM: yes");
+        assert_eq!(
+            rest,
+            "Device 0: Tesla K80, compute capability 3.7, VMM: yes"
+        );
+        assert!(info.indented, "the payload's own indentation is kept");
+        let (rest, info) = strip_prefixes("    # time=2025-07-18T14:50:57.066Z level=INFO");
+        assert_eq!(rest, "time=2025-07-18T14:50:57.066Z level=INFO");
+        assert!(
+            !info.indented,
+            "a YAML comment's indentation is not the payload's"
+        );
+        assert_eq!(strip("#"), "");
+        assert_eq!(strip("# "), "");
+        // Nested collector prefixes after the marker (corpus 503:8, 506:4).
+        assert_eq!(
+            strip(&format!("# {CORPUS_503_LINE_8}")),
+            "common_param: device_info:"
+        );
+        assert_eq!(
+            strip("# srv    load_model: [mtmd] estimated worst-case memory usage of mmproj is 1136.09 MiB (took 21.91 ms)"),
+            "load_model: [mtmd] estimated worst-case memory usage of mmproj is 1136.09 MiB (took 21.91 ms)"
+        );
+    }
+
+    #[test]
+    fn comments_that_are_not_log_lines_keep_their_marker() {
+        let kept = [
+            // corpus 044:1 (cut here), and nvidia-smi dmon / dmon -s m / pmon headers (doc §7.4).
+            r"# leg2-baseline — argv: <drive>\runtime\llama.cpp\win\llama-server.exe --host 127.0.0.1 --port 52804",
+            "# gpu   pwr  temp    sm   mem   enc   dec  mclk  pclk",
+            "# Idx     W     C     %     %     %     %   MHz   MHz",
+            "# gpu    fb  bar1",
+            "# gpu        pid  type    sm   mem   enc   dec   command",
+            "#!/bin/sh",
+            "## Logs",
+            "#time=2025-07-18T14:50:57.066Z level=INFO",
+        ];
+        for line in kept {
+            assert_eq!(strip(line), line, "{line}");
+        }
     }
 
     #[test]
