@@ -191,6 +191,10 @@ fn last_token(record: &str) -> &str {
 /// only the end of a value (`30dc41dc…`) says nothing.
 pub fn slog_cut(previous: &str, raw: &str) -> bool {
     let b = raw.as_bytes();
+    if !previous.ends_with('=') && memchr::memchr(b'=', b).is_none() {
+        // Nothing shows the cut (the common case: a line of plain text after a record).
+        return false;
+    }
     let last = last_token(previous);
     let complete = last.contains('=') && !last.ends_with('=');
     let mut shows = false;
@@ -253,40 +257,49 @@ pub fn slog_cut(previous: &str, raw: &str) -> bool {
     shows
 }
 
-/// True when the physical line `raw` continues the slog record `previous` as the next piece of a terminal
-/// hard wrap at `width` characters (see the module doc).
+/// Whether the physical line `raw` can be the next piece of a terminal hard wrap of the slog record
+/// `previous`, whatever the widths: `None` when it starts a record of its own, otherwise whether `previous`
+/// has an open quote (see [`hard_wrap`]).
 ///
-/// `line` is `raw` with its prefixes stripped, `raw_chars` its length in characters, `prefixed` whether a
-/// collector prefix (not just indentation) was stripped from it, `known_width` whether this input already
-/// wrapped at `width`. A piece never starts a record of its own; inside an open quote only a slog record,
-/// a `[GIN]` line or a collector prefix count as one (the quoted text may read `error: …`), as in
-/// [`continuation`].
+/// `line` is `raw` with its prefixes stripped, `prefixed` whether a collector prefix (not just indentation)
+/// was stripped from it. Inside an open quote only a slog record, a `[GIN]` line or a collector prefix count
+/// as a record start (the quoted text may read `error: …`), as in [`continuation`].
+pub fn wrap_piece(previous: &str, raw: &str, line: &str, prefixed: bool) -> Option<bool> {
+    if raw.is_empty() || line.starts_with("time=") || line.starts_with("[GIN]") {
+        return None;
+    }
+    // A stripped prefix makes a record (in a journald dump, every line), except `[37] ` (a one-element list
+    // cut before its value, which the stripper takes for a router's `[pid] `) when what follows it is no
+    // record start.
+    if prefixed && (!raw.trim_start_matches([' ', '\t']).starts_with('[') || is_record_start(line))
+    {
+        return None;
+    }
+    // No record is a lone `time=` token: a `level=` after one is the same record, cut where a collector
+    // prefix in front of the first piece pushed it (`Aug 22 17:36:22 amobile ollama[30907]: time=… ` / `level=…`).
+    let level = line.starts_with("level=");
+    if level && previous.trim_end().contains(' ') {
+        return None;
+    }
+    let open = has_open_quote(previous);
+    if !level && !open && is_record_start(line) {
+        return None;
+    }
+    Some(open)
+}
+
+/// True when `raw`, a possible piece of `previous` ([`wrap_piece`]; `open` if `previous` has an open quote),
+/// is the next piece of a terminal hard wrap at `width` characters (see the module doc). `raw_chars` is its
+/// length in characters, `known_width` whether this input already wrapped at `width`.
 pub fn hard_wrap(
     previous: &str,
     width: usize,
     known_width: bool,
     raw: &str,
-    line: &str,
     raw_chars: usize,
-    prefixed: bool,
+    open: bool,
 ) -> bool {
-    if width < MIN_WRAP_WIDTH || raw.is_empty() || raw_chars > width {
-        return false;
-    }
-    // No record is a lone `time=` token: a `level=` after one is the same record, cut where a collector
-    // prefix in front of the first piece pushed it (`Aug 22 17:36:22 amobile ollama[30907]: time=… ` / `level=…`).
-    let level_after_time = line.starts_with("level=") && !previous.trim_end().contains(' ');
-    if line.starts_with("time=") || line.starts_with("[GIN]") {
-        return false;
-    }
-    let open = has_open_quote(previous);
-    if !level_after_time && (line.starts_with("level=") || !open && is_record_start(line)) {
-        return false;
-    }
-    // A stripped prefix makes a record, except `[37] ` (a one-element list cut before its value, which the
-    // stripper takes for a router's `[pid] `) when what follows it is no record start.
-    if prefixed && (!raw.trim_start_matches([' ', '\t']).starts_with('[') || is_record_start(line))
-    {
+    if width < MIN_WRAP_WIDTH || raw_chars > width {
         return false;
     }
     raw_chars == width || known_width || open || slog_cut(previous, raw)
@@ -436,17 +449,15 @@ mod tests {
         let previous = r#"time=2026-04-09T23:30:17.630-07:00 level=INFO source=runner.go:1284 msg=load request="{Operation:commit LoraPath:[] Parallel:1 BatchSize:1024 FlashAttention:Enabled KvSize:32768 KvCacheType: NumThreads:8 GPULayers:20[ID:GPU-223c73ff-f253-3c8c-d212-82b5d1ce2963 Layers:20(28..47)] MultiUserCache:false "#;
         let piece = r#"ProjectorPath: MainGPU:0 UseMmap:false}""#;
         assert!(is_record_start(piece));
+        assert_eq!(wrap_piece(previous, piece, piece, false), Some(true));
+        assert_eq!(wrap_piece(previous, "time=x", "time=x", false), None);
         assert!(hard_wrap(
             previous,
-            247,
+            previous.len(),
             false,
             piece,
-            piece,
             piece.len(),
-            false
-        ));
-        assert!(!hard_wrap(
-            previous, 247, false, "time=x", "time=x", 6, false
+            true
         ));
     }
 

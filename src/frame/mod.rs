@@ -65,7 +65,14 @@ impl Framer {
             self.wrap_width = 0;
         }
         if self.has_pending && self.pending.len() < MAX_JOINED_BYTES {
-            if let Some(full) = self.hard_wrap(&text, line) {
+            // The usual next line is the next record: no hard-wrap check for it.
+            let record = line.starts_with("time=") || line.starts_with("[GIN]");
+            let wrapped = if record {
+                None
+            } else {
+                self.hard_wrap(&text, line)
+            };
+            if let Some(full) = wrapped {
                 // The piece as printed, prefix-like text and spaces included: the cut was mid-record.
                 self.pending.push_str(&text);
                 self.joined_lines += 1;
@@ -107,9 +114,12 @@ impl Framer {
             // Bytes bound characters from above: a line shorter in bytes cannot be a wide enough piece.
             self.wrap = if text.len() >= join::MIN_WRAP_WIDTH {
                 let prefix = &text[..text.len() - line.len()];
-                Wrap::Unmeasured {
-                    prefix_chars: prefix.chars().count(),
-                }
+                let prefix_chars = if prefix.is_ascii() {
+                    prefix.len()
+                } else {
+                    prefix.chars().count()
+                };
+                Wrap::Unmeasured { prefix_chars }
             } else {
                 Wrap::No
             };
@@ -123,14 +133,17 @@ impl Framer {
     /// When `raw` (whose stripped form is `line`) is the next piece of the pending record's hard wrap:
     /// `Some(true)` if it is as wide as the others (more may follow), `Some(false)` if it is the last.
     fn hard_wrap(&mut self, raw: &str, line: &str) -> Option<bool> {
+        if matches!(self.wrap, Wrap::No) {
+            return None;
+        }
+        // What the line is, first: the usual next record is rejected here, before anything is measured.
+        let blanks = raw.len() - raw.trim_start_matches([' ', '\t']).len();
+        let prefixed = line.len() + blanks < raw.len();
+        let open = join::wrap_piece(&self.pending, raw, line, prefixed)?;
         let width = match self.wrap {
             Wrap::No => return None,
             Wrap::Width(width) => width,
             Wrap::Unmeasured { prefix_chars } => {
-                if line.starts_with("time=") || line.starts_with("[GIN]") {
-                    // The usual next record: no need to measure.
-                    return None;
-                }
                 let width = prefix_chars + self.pending.chars().count();
                 self.wrap = Wrap::Width(width);
                 width
@@ -143,10 +156,8 @@ impl Framer {
         } else {
             raw.chars().count()
         };
-        let blanks = raw.len() - raw.trim_start_matches([' ', '\t']).len();
-        let prefixed = line.len() + blanks < raw.len();
         let known = self.wrap_width == width;
-        if !join::hard_wrap(&self.pending, width, known, raw, line, raw_chars, prefixed) {
+        if !join::hard_wrap(&self.pending, width, known, raw, raw_chars, open) {
             return None;
         }
         self.wrap_width = width;
