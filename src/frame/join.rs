@@ -11,7 +11,7 @@
 //! for byte, glued without a space; [`hard_wrap`] decides it from the lengths of the physical pieces, which
 //! the framer measures (in characters, prefix included): every piece but the last is exactly as long as the
 //! first, which is at least [`MIN_WRAP_WIDTH`]; the last is no longer; no piece is a record start
-//! ([`is_record_start`]). Equal lengths alone are weak evidence for a record cut into two pieces, so a
+//! ([`wrap_piece`], [`is_record_start`]). Equal lengths alone are weak evidence for a record cut into two pieces, so a
 //! two-piece cut needs one more sign: the width was already seen wrapping in this input, the record has an
 //! open quote, or the pieces meet inside a `key=value` pair ([`slog_cut`]).
 
@@ -48,7 +48,8 @@ pub fn starts_record(line: &str) -> bool {
 ///
 /// Unlike [`starts_record`] it does not take any `words: ` head for a record, because a piece of a
 /// hard-wrapped slog record can begin with one inside a quoted value (`ProjectorPath: MainGPU:0`), and it
-/// never takes a piece beginning with digits, `-`, `[` or `"` (`0 B"`, `-1 layers.model=`, `[37] `).
+/// takes no piece beginning with `-` or `"`, with digits other than a Go std log date, or with `[` other than
+/// `[GIN]` (`0 B"`, `-1 layers.model=`, `[37] `).
 pub fn is_record_start(line: &str) -> bool {
     let b = line.as_bytes();
     let Some(&first) = b.first() else {

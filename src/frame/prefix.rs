@@ -203,8 +203,8 @@ fn hints(b: &[u8]) -> (bool, bool) {
 /// after the time first and a host before it second, and the rest of the pattern is forced. Like the regex
 /// path, it needs the `]:` within the first `head` bytes.
 ///
-/// Every journald line passes here: it and its helpers are inlined into [`strip_prefixes`] (out of line, the
-/// calls cost 3 % of the whole run on a journald dump).
+/// Every journald line passes here, so it is inlined into [`strip_prefixes`] (out of line, with closures, it
+/// cost 3 % of a whole run on a journald dump) and scans with plain loops and a byte-class table.
 #[inline(always)]
 fn plain_journald(b: &[u8], head: usize) -> Option<usize> {
     let digit = |i: usize| b.get(i).is_some_and(u8::is_ascii_digit);
