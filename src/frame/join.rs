@@ -1,10 +1,22 @@
-//! Re-joining records that a paste re-wrapped.
+//! Re-joining records that a paste re-wrapped or a terminal hard-wrapped.
 //!
 //! People paste logs into issues and notes, and editors wrap them at 80–120 columns, sometimes mid-token
 //! (`C\nPU.1.LLAMAFILE`, `GPU\nLayers:[]`). A physical line is joined onto the previous logical line only
 //! when it cannot start a record on its own *and* the previous line is a Go slog record that it plausibly
 //! continues: either the previous record has an open quote, or the line is an indented run of `key=value`
-//! pairs. Everything else stands alone, so a stray line never swallows the next record.
+//! pairs ([`continuation`]). Everything else stands alone, so a stray line never swallows the next record.
+//!
+//! A terminal (or `fold`) cuts differently: every long line at the same column, mid-token, with no
+//! indentation on the next piece (`… memory.gpu_o` / `verhead="0 B" …`). Such a record must come back byte
+//! for byte, glued without a space; [`hard_wrap`] decides it from the lengths of the physical pieces, which
+//! the framer measures (in characters, prefix included): every piece but the last is exactly as long as the
+//! first, which is at least [`MIN_WRAP_WIDTH`]; the last is no longer; no piece is a record start
+//! ([`wrap_piece`], [`is_record_start`]). Equal lengths alone are weak evidence for a record cut into two pieces, so a
+//! two-piece cut needs one more sign: the width was already seen wrapping in this input, the record has an
+//! open quote, or the pieces meet inside a `key=value` pair ([`slog_cut`]).
+
+/// The narrowest terminal whose hard wrap is undone: narrower cuts are not told apart from short records.
+pub const MIN_WRAP_WIDTH: usize = 60;
 
 /// True when `line` looks like the start of a record of some dialect we know.
 pub fn starts_record(line: &str) -> bool {
@@ -27,6 +39,68 @@ pub fn starts_record(line: &str) -> bool {
     }
     // Go std log `2024/06/27 19:00:53 …` and other date-led lines.
     b.len() >= 10 && b[..4].iter().all(u8::is_ascii_digit) && (b[4] == b'/' || b[4] == b'-')
+}
+
+/// True when `line` (prefixes stripped) is, strictly, the start of a record of a dialect we know: a Go slog
+/// record (`time=`, `level=`), a `[GIN]` access line, a llama.cpp `function_name: ` line or `Device 0: `,
+/// llama.cpp's old server (`INFO [main] …`), a Go std log or syslog date (`2024/06/27 19:00:53 `,
+/// `Nov 30 06:05:00 `), or an nvidia-smi table row (`|`, `+--`, `==`).
+///
+/// Unlike [`starts_record`] it does not take any `words: ` head for a record, because a piece of a
+/// hard-wrapped slog record can begin with one inside a quoted value (`ProjectorPath: MainGPU:0`), and it
+/// takes no piece beginning with `-` or `"`, with digits other than a Go std log date, or with `[` other than
+/// `[GIN]` (`0 B"`, `-1 layers.model=`, `[37] `).
+pub fn is_record_start(line: &str) -> bool {
+    let b = line.as_bytes();
+    let Some(&first) = b.first() else {
+        return false;
+    };
+    match first {
+        b't' | b'l' if line.starts_with("time=") || line.starts_with("level=") => return true,
+        b'[' => return line.starts_with("[GIN]"),
+        b'|' => return true,
+        b'+' => return b.get(1) == Some(&b'-'),
+        b'=' => return b.get(1) == Some(&b'='),
+        b'0'..=b'9' => {
+            // Go std log `2024/06/27 19:00:53 `.
+            let d = |i: usize| b.get(i).is_some_and(u8::is_ascii_digit);
+            return (0..4).all(d)
+                && b.get(4) == Some(&b'/')
+                && d(5)
+                && d(6)
+                && b.get(7) == Some(&b'/');
+        }
+        c if !(c.is_ascii_alphabetic() || c == b'_') => return false,
+        _ => {}
+    }
+    // `function_name:` or `Device 0:`, then a space or the end.
+    let word = |i: usize, ok: fn(&u8) -> bool| b[i..].iter().take_while(|c| ok(c)).count();
+    let mut i = word(0, |c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.'));
+    if b.get(i) == Some(&b' ') {
+        let digits = word(i + 1, u8::is_ascii_digit);
+        if digits > 0 {
+            i += 1 + digits;
+        }
+    }
+    if b.get(i) == Some(&b':') && matches!(b.get(i + 1), None | Some(b' ' | b'\t')) {
+        return true;
+    }
+    // `INFO [main] starting c++ runner | …` (llama.cpp's old server, corpus 008).
+    let upper = word(0, u8::is_ascii_uppercase);
+    if upper >= 4 && b[upper..].starts_with(b" [") {
+        return true;
+    }
+    // syslog `Nov 30 06:05:00 ` / `Nov  1 06:05:00 `.
+    let d = |i: usize| b.get(i).is_some_and(u8::is_ascii_digit);
+    b.len() > 15
+        && b[..3].iter().all(u8::is_ascii_alphabetic)
+        && b[3] == b' '
+        && (d(4) || b[4] == b' ')
+        && d(5)
+        && b[6] == b' '
+        && d(7)
+        && d(8)
+        && b[9] == b':'
 }
 
 /// True when `record` is a Go slog record whose quoting is still open (an odd number of unescaped quotes).
@@ -56,6 +130,180 @@ fn starts_with_pair(line: &str) -> bool {
         line.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
     };
     matches!(key_end, Some(i) if i > 0 && line.as_bytes().get(i) == Some(&b'='))
+}
+
+/// The end of the slog `key=value` pair starting at `i` (bare or quoted key and value), or `None`.
+fn pair_end(b: &[u8], i: usize) -> Option<usize> {
+    let i = token_end(b, i)?;
+    if b.get(i) != Some(&b'=') {
+        return None;
+    }
+    token_end(b, i + 1)
+}
+
+/// The end of a slog key or value at `i`: a quoted string (with backslash escapes) or a bare run without
+/// space, `=` or `"` (slog quotes any value that has one).
+fn token_end(b: &[u8], i: usize) -> Option<usize> {
+    if b.get(i) == Some(&b'"') {
+        let mut j = i + 1;
+        while j < b.len() {
+            match b[j] {
+                b'\\' => j += 2,
+                b'"' => return Some(j + 1),
+                _ => j += 1,
+            }
+        }
+        return None;
+    }
+    let n = b[i.min(b.len())..]
+        .iter()
+        .take_while(|c| !matches!(c, b' ' | b'=' | b'"'))
+        .count();
+    (n > 0).then_some(i + n)
+}
+
+/// The last space-separated token of a slog record whose quotes are balanced, a quoted value with its key
+/// (`memory.available="[11.5 GiB 4.6 GiB]"`, not `GiB]"`).
+fn last_token(record: &str) -> &str {
+    let b = record.as_bytes();
+    let (mut start, mut quoted, mut i) = (0, false, 0);
+    while i < b.len() {
+        match b[i] {
+            b'\\' if quoted => i += 1,
+            b'"' => quoted = !quoted,
+            b' ' if !quoted => start = i + 1,
+            _ => {}
+        }
+        i += 1;
+    }
+    &record[start..]
+}
+
+/// True when `raw`, a whole physical line, is what follows a terminal cut in the slog record `previous`
+/// (which has no open quote): the two meet inside a pair, or at its space, and `raw` runs on as ` key=value`
+/// pairs to its end, and the cut shows.
+///
+/// Where they meet tells how `raw` must start: after a space, with a pair; before one, with a single space;
+/// after a `=`, with the value; inside a key (`memory.gpu_o` / `verhead="0 B" …`: the last token of
+/// `previous` has no `=`), with the rest of the key and its value; inside a bare value (`layers.offload=4` /
+/// `0 layers.split=…`), with the rest of the value. The cut shows when `previous` cannot end a record (it
+/// ends in `=` or in a key) or `raw` holds a pair. A complete pair on each side with no space between
+/// (`layers.requested=-1` / `layers.model=63`) is a paste that dropped the space, not a cut; a line that is
+/// only the end of a value (`30dc41dc…`) says nothing.
+pub fn slog_cut(previous: &str, raw: &str) -> bool {
+    let b = raw.as_bytes();
+    if !previous.ends_with('=') && memchr::memchr(b'=', b).is_none() {
+        // Nothing shows the cut (the common case: a line of plain text after a record).
+        return false;
+    }
+    let last = last_token(previous);
+    let complete = last.contains('=') && !last.ends_with('=');
+    let mut shows = false;
+    let mut i = 0;
+    if previous.ends_with(' ') {
+        // After the space: a pair.
+        if b.first() == Some(&b' ') {
+            return false;
+        }
+        let Some(end) = pair_end(b, 0) else {
+            return false;
+        };
+        (shows, i) = (true, end);
+    } else if b.first() == Some(&b' ') {
+        // Before the space: the pair before it is complete.
+        if !complete {
+            return false;
+        }
+    } else if b.first() == Some(&b'=') || last.ends_with('=') {
+        // Between a key and its value, or after the `=`: the value.
+        let at = usize::from(b.first() == Some(&b'='));
+        if at == 1 && last.contains('=') {
+            return false;
+        }
+        let Some(end) = token_end(b, at) else {
+            return false;
+        };
+        (shows, i) = (true, end);
+    } else {
+        if previous.ends_with('"') {
+            // A closing quote is followed by a space or the end of the record.
+            return false;
+        }
+        let piece = b
+            .iter()
+            .take_while(|c| !matches!(c, b' ' | b'=' | b'"'))
+            .count();
+        match b.get(piece) {
+            // Inside a key: the rest of it, then its value.
+            Some(b'=') if !last.contains('=') => {
+                let Some(end) = token_end(b, piece + 1) else {
+                    return false;
+                };
+                (shows, i) = (true, end);
+            }
+            // Inside a bare value: the rest of it.
+            None | Some(b' ') if piece > 0 && complete => i = piece,
+            _ => return false,
+        }
+    }
+    while i < b.len() {
+        if b[i] != b' ' {
+            return false;
+        }
+        let Some(end) = pair_end(b, i + 1) else {
+            return false;
+        };
+        (shows, i) = (true, end);
+    }
+    shows
+}
+
+/// Whether the physical line `raw` can be the next piece of a terminal hard wrap of the slog record
+/// `previous`, whatever the widths: `None` when it starts a record of its own, otherwise whether `previous`
+/// has an open quote (see [`hard_wrap`]).
+///
+/// `line` is `raw` with its prefixes stripped, `prefixed` whether a collector prefix (not just indentation)
+/// was stripped from it. Inside an open quote only a slog record, a `[GIN]` line or a collector prefix count
+/// as a record start (the quoted text may read `error: …`), as in [`continuation`].
+pub fn wrap_piece(previous: &str, raw: &str, line: &str, prefixed: bool) -> Option<bool> {
+    if raw.is_empty() || line.starts_with("time=") || line.starts_with("[GIN]") {
+        return None;
+    }
+    // A stripped prefix makes a record (in a journald dump, every line), except `[37] ` (a one-element list
+    // cut before its value, which the stripper takes for a router's `[pid] `) when what follows it is no
+    // record start.
+    if prefixed && (!raw.trim_start_matches([' ', '\t']).starts_with('[') || is_record_start(line))
+    {
+        return None;
+    }
+    // No record is a lone `time=` token: a `level=` after one is the same record, cut where a collector
+    // prefix in front of the first piece pushed it (`Aug 22 17:36:22 amobile ollama[30907]: time=… ` / `level=…`).
+    let level = line.starts_with("level=");
+    if level && previous.trim_end().contains(' ') {
+        return None;
+    }
+    let open = has_open_quote(previous);
+    if !level && !open && is_record_start(line) {
+        return None;
+    }
+    Some(open)
+}
+
+/// True when `raw`, a possible piece of `previous` ([`wrap_piece`]; `open` if `previous` has an open quote),
+/// is the next piece of a terminal hard wrap at `width` characters (see the module doc). `raw_chars` is its
+/// length in characters, `known_width` whether this input already wrapped at `width`.
+pub fn hard_wrap(
+    previous: &str,
+    width: usize,
+    known_width: bool,
+    raw: &str,
+    raw_chars: usize,
+    open: bool,
+) -> bool {
+    if width < MIN_WRAP_WIDTH || raw_chars > width {
+        return false;
+    }
+    raw_chars == width || known_width || open || slog_cut(previous, raw)
 }
 
 /// How a physical line continues the previous logical line, if it does.
@@ -126,6 +374,92 @@ mod tests {
         assert!(!has_open_quote(r#"msg="a \\\" b""#));
         assert!(has_open_quote(r#"x=\\""#));
         assert!(!has_open_quote(r#"x=\""#));
+    }
+
+    /// corpus 014:2, cut by hand at the places named in each test.
+    const OFFLOAD: &str = r#"time=2025-05-23T17:16:43.377Z level=INFO source=server.go:168 msg=offload library=cuda layers.requested=49 layers.model=49 layers.offload=37 layers.split=37,0 memory.available="[11.5 GiB 4.6 GiB]" memory.gpu_overhead="0 B" memory.required.full="14.9 GiB""#;
+
+    fn cut_after(needle: &str) -> (&'static str, &'static str) {
+        OFFLOAD.split_at(OFFLOAD.find(needle).unwrap() + needle.len())
+    }
+
+    #[test]
+    fn where_a_terminal_cut_falls_in_a_pair() {
+        for needle in [
+            "memory.gpu_o",                             // inside a key
+            "layers.offload=3",                         // inside a bare value
+            "layers.requested=",                        // after the `=`
+            "memory.available=",                        // after the `=`, before a quoted value
+            "layers.split=37,0 ",                       // after a space
+            "layers.split=37,0",                        // before a space
+            r#"memory.available="[11.5 GiB 4.6 GiB]""#, // before a space, after a quoted value
+        ] {
+            let (previous, raw) = cut_after(needle);
+            assert!(slog_cut(previous, raw), "{needle}: {raw}");
+        }
+        // Only the end of a value says nothing; so does text that is no run of pairs.
+        assert!(!slog_cut(
+            "model=/usr/share/ollama/.ollama/models/blobs/sha256-6be6d66a",
+            "3f546d8c19b1"
+        ));
+        let (previous, _) = cut_after("layers.split=37,0");
+        assert!(!slog_cut(previous, "releasing nvml library"));
+        assert!(!slog_cut(
+            previous,
+            r#"INFO [main] starting c++ runner | tid="0x1f9bab240" timestamp=1731008127"#
+        ));
+        // A complete pair on each side without a space is a paste that dropped it.
+        assert!(!slog_cut(previous, "memory.available=1"));
+        // A closing quote is followed by a space.
+        assert!(!slog_cut(r#"msg="a b""#, "x=1"));
+    }
+
+    #[test]
+    fn strict_record_starts() {
+        for line in [
+            "time=2025-05-23T17:16:43.377Z level=INFO",
+            "level=INFO source=server.go:168",
+            "[GIN] 2025/07/24 - 18:29:06 | 200 |            0s |       127.0.0.1 | HEAD     \"/\"",
+            "load_tensors: offloaded 81/81 layers to GPU",
+            "device_info:",
+            "Device 0: Tesla K80, compute capability 3.7, VMM: yes",
+            "INFO [main] starting c++ runner | tid=\"0x1f9bab240\" timestamp=1731008127",
+            "2024/06/27 19:00:53 routes.go:1060: INFO server config",
+            "Nov 30 06:05:00 host kernel: NVRM: loading",
+            "|   0  NVIDIA GeForce RTX 3060        On  |   00000000:01:00.0 Off |                  N/A |",
+            "+-----------------------------------------------------------------------------------------+",
+        ] {
+            assert!(is_record_start(line), "{line}");
+        }
+        // Pieces of slog records (corpus 014:2 and 009:1).
+        for piece in [
+            r#"verhead="0 B" memory.required.full="14.9 GiB""#,
+            "0 layers.split=37,0",
+            "-1 layers.model=81",
+            "[37] memory.available=",
+            r#""[11.5 GiB 4.6 GiB]" memory.gpu_overhead="0 B""#,
+            " GiB]\"",
+            "Layers:[] MultiUserCache:false}\"",
+            "server.go:168 msg=offload",
+            "",
+        ] {
+            assert!(!is_record_start(piece), "{piece}");
+        }
+        // Inside a quoted value a piece may read like a llama.cpp line: there only slog, [GIN] and collector
+        // prefixes start records (corpus 009:1 cut before `ProjectorPath: `).
+        let previous = r#"time=2026-04-09T23:30:17.630-07:00 level=INFO source=runner.go:1284 msg=load request="{Operation:commit LoraPath:[] Parallel:1 BatchSize:1024 FlashAttention:Enabled KvSize:32768 KvCacheType: NumThreads:8 GPULayers:20[ID:GPU-223c73ff-f253-3c8c-d212-82b5d1ce2963 Layers:20(28..47)] MultiUserCache:false "#;
+        let piece = r#"ProjectorPath: MainGPU:0 UseMmap:false}""#;
+        assert!(is_record_start(piece));
+        assert_eq!(wrap_piece(previous, piece, piece, false), Some(true));
+        assert_eq!(wrap_piece(previous, "time=x", "time=x", false), None);
+        assert!(hard_wrap(
+            previous,
+            previous.len(),
+            false,
+            piece,
+            piece.len(),
+            true
+        ));
     }
 
     #[test]

@@ -2,9 +2,9 @@
 //! line it starts on.
 //!
 //! The framer decodes UTF-8 lossily (a bad byte costs one character, never the line), strips collector
-//! prefixes and ANSI codes (see [`prefix`]), and joins lines that a paste re-wrapped (see [`join`]). It holds
-//! at most one logical line, so memory does not grow with the input; a line nothing can join onto is passed on
-//! at once, without a copy.
+//! prefixes and ANSI codes (see [`prefix`]), and joins lines that a paste re-wrapped or a terminal hard-wrapped
+//! (see [`join`]). It holds at most one logical line, so memory does not grow with the input; a line nothing
+//! can join onto is passed on at once, without a copy.
 
 pub mod join;
 pub mod prefix;
@@ -21,11 +21,30 @@ pub struct Framer {
     pending: String,
     pending_line: u64,
     has_pending: bool,
+    /// The pending record as the first pieces of a terminal hard wrap.
+    wrap: Wrap,
+    /// The width (in characters) at which a record of this input was seen hard-wrapped, 0 if none: a later
+    /// record cut at the same width needs no other evidence ([`join::hard_wrap`]). A longer line resets it.
+    wrap_width: usize,
     /// Number of physical lines joined onto a previous one.
     pub joined_lines: u64,
 }
 
+/// Where the pending record stands as a hard-wrap candidate. Its width is measured only when a line that
+/// could continue it arrives, so the usual record followed by another record costs no character count.
+#[derive(Debug, Default, Clone, Copy)]
+enum Wrap {
+    /// Not a candidate: too short, or joined by the re-wrap rules.
+    #[default]
+    No,
+    /// Not measured yet; the collector prefix stripped from its first piece was this many characters.
+    Unmeasured { prefix_chars: usize },
+    /// Every physical piece so far was this many characters long, prefix included.
+    Width(usize),
+}
+
 impl Framer {
+    /// A framer for one input (the wrap width it learns belongs to that input).
     pub fn new() -> Self {
         Framer::default()
     }
@@ -39,7 +58,33 @@ impl Framer {
         };
         let text = prefix::strip_ansi(&text);
         let (line, stripped) = prefix::strip_prefixes(&text);
+        if self.wrap_width > 0
+            && text.len() > self.wrap_width
+            && text.chars().count() > self.wrap_width
+        {
+            // A terminal never prints a line longer than its width: this input is not wrapped there.
+            self.wrap_width = 0;
+        }
         if self.has_pending && self.pending.len() < MAX_JOINED_BYTES {
+            // The usual next line is the next record: no hard-wrap check for it.
+            let record = line.starts_with("time=") || line.starts_with("[GIN]");
+            let wrapped = if record {
+                None
+            } else {
+                self.hard_wrap(&text, line)
+            };
+            if let Some(full) = wrapped {
+                // The piece as printed, prefix-like text and spaces included: the cut was mid-record.
+                self.pending.push_str(&text);
+                self.joined_lines += 1;
+                if !full {
+                    // A piece shorter than the width ends the record.
+                    self.has_pending = false;
+                    self.wrap = Wrap::No;
+                    emit(self.pending_line, &self.pending);
+                }
+                return;
+            }
             match join::continuation(&self.pending, line, stripped.indented) {
                 Continuation::No => {}
                 Continuation::WithSpace => {
@@ -48,11 +93,13 @@ impl Framer {
                     self.pending.push(' ');
                     self.pending.push_str(line);
                     self.joined_lines += 1;
+                    self.wrap = Wrap::No;
                     return;
                 }
                 Continuation::Glued => {
                     self.pending.push_str(line);
                     self.joined_lines += 1;
+                    self.wrap = Wrap::No;
                     return;
                 }
             }
@@ -65,11 +112,57 @@ impl Framer {
             self.pending.push_str(line);
             self.pending_line = number;
             self.has_pending = true;
+            // Bytes bound characters from above: a line shorter in bytes cannot be a wide enough piece.
+            self.wrap = if text.len() >= join::MIN_WRAP_WIDTH {
+                let prefix = &text[..text.len() - line.len()];
+                let prefix_chars = if prefix.is_ascii() {
+                    prefix.len()
+                } else {
+                    prefix.chars().count()
+                };
+                Wrap::Unmeasured { prefix_chars }
+            } else {
+                Wrap::No
+            };
         } else {
             // Nothing can join onto it, so it need not wait (or be copied) for the next line.
             self.has_pending = false;
             emit(number, line);
         }
+    }
+
+    /// When `raw` (whose stripped form is `line`) is the next piece of the pending record's hard wrap:
+    /// `Some(true)` if it is as wide as the others (more may follow), `Some(false)` if it is the last.
+    fn hard_wrap(&mut self, raw: &str, line: &str) -> Option<bool> {
+        if matches!(self.wrap, Wrap::No) {
+            return None;
+        }
+        // What the line is, first: the usual next record is rejected here, before anything is measured.
+        let blanks = raw.len() - raw.trim_start_matches([' ', '\t']).len();
+        let prefixed = line.len() + blanks < raw.len();
+        let open = join::wrap_piece(&self.pending, raw, line, prefixed)?;
+        let width = match self.wrap {
+            Wrap::No => return None,
+            Wrap::Width(width) => width,
+            Wrap::Unmeasured { prefix_chars } => {
+                let width = prefix_chars + self.pending.chars().count();
+                self.wrap = Wrap::Width(width);
+                width
+            }
+        };
+        // Exact when it can matter: fewer bytes than `width` is fewer characters, and only the comparison
+        // with `width` is used.
+        let raw_chars = if raw.len() < width {
+            raw.len()
+        } else {
+            raw.chars().count()
+        };
+        let known = self.wrap_width == width;
+        if !join::hard_wrap(&self.pending, width, known, raw, raw_chars, open) {
+            return None;
+        }
+        self.wrap_width = width;
+        Some(raw_chars == width)
     }
 
     /// Flush the last logical line at the end of the input.
@@ -78,6 +171,7 @@ impl Framer {
             emit(self.pending_line, &self.pending);
         }
         self.has_pending = false;
+        self.wrap = Wrap::No;
         self.pending.clear();
     }
 }
@@ -111,6 +205,248 @@ mod tests {
         assert_eq!(
             out[1],
             (3, "load_tensors: offloaded 33/33 layers to GPU".to_string())
+        );
+    }
+
+    /// corpus 014:2, the `msg=offload` estimate line (582 characters).
+    const OFFLOAD_014: &str = r#"time=2025-05-23T17:16:43.377Z level=INFO source=server.go:168 msg=offload library=cuda layers.requested=49 layers.model=49 layers.offload=37 layers.split=37,0 memory.available="[11.5 GiB 4.6 GiB]" memory.gpu_overhead="0 B" memory.required.full="14.9 GiB" memory.required.partial="11.4 GiB" memory.required.kv="2.0 GiB" memory.required.allocations="[11.4 GiB 0 B]" memory.weights.total="7.5 GiB" memory.weights.repeating="5.6 GiB" memory.weights.nonrepeating="1.9 GiB" memory.graph.full="1.3 GiB" memory.graph.partial="1.3 GiB" projector.weights="806.2 MiB" projector.graph="1.0 GiB""#;
+    /// corpus 015:1, another estimate line (four GPUs, bare `layers.split=11,11,11,11`).
+    const OFFLOAD_015: &str = r#"time=2025-02-18T02:21:25.646Z level=INFO source=server.go:130 msg=offload library=cuda layers.requested=-1 layers.model=81 layers.offload=44 layers.split=11,11,11,11 memory.available="[22.0 GiB 22.0 GiB 22.0 GiB 22.0 GiB]" memory.gpu_overhead="0 B" memory.required.full="127.4 GiB" memory.required.partial="87.1 GiB" memory.required.kv="19.5 GiB" memory.required.allocations="[21.8 GiB 21.8 GiB 21.8 GiB 21.8 GiB]" memory.weights.total="87.3 GiB" memory.weights.repeating="86.2 GiB" memory.weights.nonrepeating="1.0 GiB" memory.graph.full="8.2 GiB" memory.graph.partial="8.2 GiB""#;
+    /// corpus 009:1, a `load request` struct in one quoted value (`KvCacheType: NumThreads:8` inside it).
+    const LOAD_REQUEST_009: &str = r#"time=2026-04-09T23:30:17.630-07:00 level=INFO source=runner.go:1284 msg=load request="{Operation:commit LoraPath:[] Parallel:1 BatchSize:1024 FlashAttention:Enabled KvSize:32768 KvCacheType: NumThreads:8 GPULayers:20[ID:GPU-223c73ff-f253-3c8c-d212-82b5d1ce2963 Layers:20(28..47)] MultiUserCache:false ProjectorPath: MainGPU:0 UseMmap:false}""#;
+    /// corpus 016:2, with its journald prefix (which only the first piece of a wrap carries).
+    const JOURNALD_016: &str = r#"Aug 22 17:36:22 amobile ollama[30907]: time=2025-08-22T17:36:22.027-04:00 level=INFO source=server.go:175 msg=offload library=cuda layers.requested=-1 layers.model=49 layers.offload=48 layers.split="" memory.available="[11.1 GiB]" memory.gpu_overhead="0 B" memory.required.full="11.4 GiB" memory.required.partial="8.9 GiB" memory.required.kv="992.0 MiB" memory.required.allocations="[8.9 GiB]" memory.weights.total="6.8 GiB" memory.weights.repeating="6.0 GiB" memory.weights.nonrepeating="787.5 MiB" memory.graph.full="519.5 MiB" memory.graph.partial="1.3 GiB" projector.weights="795.9 MiB" projector.graph="1.0 GiB""#;
+    /// corpus 012:4, journald, with an int-list `layers.split=[37]` (a piece can begin with `[37] `).
+    const JOURNALD_012: &str = r#"Sep 11 00:42:49 ai ollama[3110]: time=2025-09-11T00:42:49.545+02:00 level=INFO source=server.go:543 msg=offload library=rocm layers.requested=-1 layers.model=37 layers.offload=37 layers.split=[37] memory.available="[63.8 GiB]" memory.gpu_overhead="0 B" memory.required.full="62.4 GiB" memory.required.partial="62.4 GiB" memory.required.kv="450.0 MiB" memory.required.allocations="[62.4 GiB]" memory.weights.total="59.7 GiB" memory.weights.repeating="58.6 GiB" memory.weights.nonrepeating="1.1 GiB" memory.graph.full="122.0 MiB" memory.graph.partial="122.0 MiB""#;
+    /// The terminal widths the hard-wrap tests use.
+    const WIDTHS: [usize; 6] = [80, 100, 120, 132, 160, 200];
+
+    /// `line` cut every `width` characters, as a terminal or `fold -w` prints it.
+    fn wrap(line: &str, width: usize) -> Vec<String> {
+        let chars: Vec<char> = line.chars().collect();
+        chars.chunks(width).map(|c| c.iter().collect()).collect()
+    }
+
+    fn frame_all(lines: &[String]) -> Vec<(u64, String)> {
+        let bytes: Vec<&[u8]> = lines.iter().map(|l| l.as_bytes()).collect();
+        frame(&bytes)
+    }
+
+    fn strip(line: &str) -> &str {
+        prefix::strip_prefixes(line).0
+    }
+
+    #[test]
+    fn hard_wrapped_records_come_back_byte_for_byte() {
+        for line in [
+            OFFLOAD_014,
+            OFFLOAD_015,
+            LOAD_REQUEST_009,
+            JOURNALD_016,
+            JOURNALD_012,
+        ] {
+            for width in WIDTHS {
+                let pieces = wrap(line, width);
+                assert!(pieces.len() > 1);
+                let out = frame_all(&pieces);
+                assert_eq!(out, vec![(1, strip(line).to_string())], "width {width}");
+            }
+        }
+    }
+
+    #[test]
+    fn every_cut_of_an_estimate_line_comes_back() {
+        // Every width from the narrowest wrapped one to one short of the line: every cut position, two pieces
+        // (no other piece to compare lengths with) for the widths past half the line. With 016's journald
+        // prefix on the first piece only, a cut can fall right before `level=` (widths 73 and 74).
+        let mut starts = std::collections::BTreeSet::new();
+        let (mut after_space, mut in_quotes, mut two_pieces) = (0, 0, 0);
+        for line in [
+            OFFLOAD_014,
+            OFFLOAD_015,
+            LOAD_REQUEST_009,
+            JOURNALD_016,
+            JOURNALD_012,
+        ] {
+            for width in join::MIN_WRAP_WIDTH..line.len() {
+                let pieces = wrap(line, width);
+                let out = frame_all(&pieces);
+                assert_eq!(out, vec![(1, strip(line).to_string())], "width {width}");
+                let first = pieces[1].as_bytes()[0];
+                starts.insert(match first {
+                    b'0'..=b'9' => '0',
+                    b'a'..=b'z' | b'A'..=b'Z' => 'a',
+                    c => c as char,
+                });
+                after_space += usize::from(pieces[0].ends_with(' '));
+                in_quotes += usize::from(join::has_open_quote(&pieces[0]));
+                two_pieces += usize::from(pieces.len() == 2);
+            }
+        }
+        // Continuations beginning with digits, `-`, `[`, `"`, a space, a letter; cuts after a space, inside
+        // quoted values, and in two pieces.
+        for c in ['0', '-', '[', '"', ' ', 'a'] {
+            assert!(
+                starts.contains(&c),
+                "no continuation starting with {c:?}: {starts:?}"
+            );
+        }
+        assert!(after_space > 10 && in_quotes > 100 && two_pieces > 400);
+    }
+
+    #[test]
+    fn a_key_cut_in_two_is_glued_without_a_space() {
+        // The cut of the brief, `memory.gpu_o` / `verhead="0 B"`, on corpus 016's estimate.
+        let cut = JOURNALD_016.find("memory.gpu_o").unwrap() + "memory.gpu_o".len();
+        let pieces = wrap(JOURNALD_016, cut);
+        assert!(pieces[1].starts_with(r#"verhead="0 B" memory.required.full="11.4 GiB""#));
+        assert_eq!(
+            frame_all(&pieces),
+            vec![(1, strip(JOURNALD_016).to_string())]
+        );
+        // A key cut in two pieces only (no second full piece to compare): the cut key is the evidence.
+        let cut = OFFLOAD_014.find("memory.graph.par").unwrap() + "memory.graph.par".len();
+        let pieces = wrap(OFFLOAD_014, cut);
+        assert_eq!(pieces.len(), 2);
+        assert!(pieces[1].starts_with(r#"tial="1.3 GiB" projector.weights="#));
+        assert!(join::slog_cut(&pieces[0], &pieces[1]));
+        assert_eq!(frame_all(&pieces), vec![(1, OFFLOAD_014.to_string())]);
+    }
+
+    #[test]
+    fn a_piece_beginning_like_a_router_pid_is_still_a_piece() {
+        // `[37] ` is what the prefix stripper removes as llama-swap's `[pid] `; here it is a cut list value.
+        let cut = JOURNALD_012.find("[37] ").unwrap();
+        let pieces = wrap(JOURNALD_012, cut);
+        assert!(pieces[1].starts_with("[37] memory.available="));
+        assert_eq!(
+            frame_all(&pieces),
+            vec![(1, strip(JOURNALD_012).to_string())]
+        );
+    }
+
+    #[test]
+    fn a_hard_wrapped_log_keeps_its_records_apart() {
+        // corpus 014, lines 1 to 5, then llama.cpp lines (024:5, 511:175; not slog, so not wrapped here: only
+        // slog records are rejoined) and 015's truncated record (lines 5, 6).
+        let log = [
+            r#"time=2025-05-23T17:16:43.374Z level=INFO source=server.go:135 msg="system memory" total="31.2 GiB" free="20.9 GiB" free_swap="0 B""#,
+            OFFLOAD_014,
+            r#"time=2025-05-23T17:16:43.431Z level=INFO source=server.go:431 msg="starting llama server" cmd="/usr/bin/ollama runner --ollama-engine --model /root/.ollama/models/blobs/sha256-1fb99eda86dc48a736567406253769fdc75f01e65cde7c65fa5563e4bdf156e0 --ctx-size 24576 --batch-size 512 --n-gpu-layers 49 --threads 6 --parallel 1 --tensor-split 37,0 --port 42751""#,
+            r#"time=2025-05-23T17:16:43.432Z level=INFO source=sched.go:472 msg="loaded runners" count=1"#,
+            r#"time=2025-05-23T17:16:43.432Z level=INFO source=server.go:591 msg="waiting for llama runner to start responding""#,
+            "load_tensors: offloaded 81/81 layers to GPU",
+            "llama_context: n_ctx                 = 8192",
+            r#"time=2025-02-18T02:21:25.648Z level=INFO source=sched.go:450 msg="loaded runners" count=1"#,
+            r#"time=2025-02-18T02:21:25.648Z level=INFO source=server.go:557 msg="waiting for llama"#,
+        ];
+        for width in WIDTHS {
+            let mut physical = Vec::new();
+            let mut starts = Vec::new();
+            for line in log {
+                starts.push(physical.len() as u64 + 1);
+                physical.extend(wrap(line, width));
+            }
+            let want: Vec<(u64, String)> = starts
+                .into_iter()
+                .zip(log.iter().map(|l| l.to_string()))
+                .collect();
+            assert_eq!(frame_all(&physical), want, "width {width}");
+        }
+    }
+
+    #[test]
+    fn a_record_cut_only_inside_its_last_bare_value_needs_the_width_seen_before() {
+        // corpus 503:3: the model path is bare, so a cut in it leaves a piece with no pair and no quote.
+        let line = "time=2026-09-10T23:59:32.922Z level=INFO source=llama_server.go:1048 msg=\"loading model via llama-server\" model=/usr/share/ollama/.ollama/models/blobs/sha256-6be6d66a3f546d8c19b130dc41dc24b2fc159f84ffbc76a0ee0676205083cf5a";
+        let width = line.len() - 30;
+        let pieces = wrap(line, width);
+        assert_eq!(pieces.len(), 2);
+        // Alone, it could as well be a record followed by a line of its own: it is left as two lines.
+        assert_eq!(frame_all(&pieces).len(), 2);
+        // After a record wrapped at the same width in the same input, it is taken for a wrap too.
+        let mut physical = wrap(OFFLOAD_014, width);
+        let next = physical.len() as u64 + 1;
+        physical.extend(pieces.iter().cloned());
+        let out = frame_all(&physical);
+        assert_eq!(
+            out,
+            vec![(1, OFFLOAD_014.to_string()), (next, line.to_string())]
+        );
+        // A line longer than that width shows the input is not wrapped there after all.
+        let mut physical = wrap(OFFLOAD_014, width);
+        physical.push(OFFLOAD_015.to_string());
+        physical.extend(pieces);
+        assert_eq!(frame_all(&physical).len(), 4);
+    }
+
+    #[test]
+    fn records_followed_by_lines_of_their_own_are_not_glued() {
+        // Each pair is real and consecutive: peer vector 310 (lines 1-2), corpus 036:4-5, 002:4-5, 008:16-17.
+        let pairs = [
+            (
+                r#"time=2025-07-01T19:33:43.162Z level=DEBUG source=amd_linux.go:419 msg="amdgpu driver not detected /sys/module/amdgpu""#,
+                "releasing cuda driver library",
+            ),
+            (
+                r#"time=2025-09-27T19:30:12.517+02:00 level=DEBUG source=gpu.go:460 msg="updating cuda memory data" gpu=GPU-d0f9ed85-a082-2e7e-f1ca-ec56c347fcb0 name="NVIDIA GeForce RTX 4060 Ti" overhead="0 B" before.total="16.0 GiB" before.free="14.7 GiB" now.total="16.0 GiB" now.free="14.7 GiB" now.used="1.3 GiB""#,
+                "releasing nvml library",
+            ),
+            (
+                r#"time=2025-12-01T20:28:45.760Z level=INFO source=types.go:131 msg="inference compute" id=GPU-93e08bff-19ea-9448-3848-d2ab3d687e30 library=cuda variant=v12 compute=8.9 driver=12.4 name="NVIDIA GeForce RTX 4090" total="23.6 GiB" available="23.3 GiB""#,
+                "Checking if server is running...",
+            ),
+            (
+                r#"time=2024-11-08T01:05:27.415+05:30 level=INFO source=server.go:621 msg="waiting for server to become available" status="llm server error""#,
+                r#"INFO [main] starting c++ runner | tid="0x1f9bab240" timestamp=1731008127"#,
+            ),
+        ];
+        for (record, next) in pairs {
+            let out = frame(&[record.as_bytes(), next.as_bytes()]);
+            assert_eq!(out.len(), 2, "{next}");
+            assert_eq!(out[0].1, record);
+        }
+        // A wrapped record ends with its short last piece: what follows stands alone.
+        let mut physical = wrap(OFFLOAD_014, 100);
+        physical.push("releasing nvml library".to_string());
+        let out = frame_all(&physical);
+        assert_eq!(out.len(), 2);
+        assert_eq!(out[1].1, "releasing nvml library");
+    }
+
+    #[test]
+    fn a_paste_that_dropped_the_space_still_gets_one() {
+        // The re-wrap of the first test, without indentation: a complete pair on both sides is no cut.
+        let out = frame(&[
+            b"time=2025-05-22T17:59:04.662-07:00 level=INFO source=server.go:168 msg=offload library=cuda layers.requested=-1",
+            b"layers.model=63 layers.offload=49",
+        ]);
+        assert_eq!(out.len(), 1);
+        assert!(out[0]
+            .1
+            .ends_with("layers.requested=-1 layers.model=63 layers.offload=49"));
+    }
+
+    #[test]
+    fn a_log_pasted_as_comments_frames_like_the_log() {
+        // corpus 020:6-8 as shell comments, with a bare `#` and a dmon header (doc §7.4) between.
+        let out = frame(&[
+            br#"# time=2025-07-18T14:50:57.066Z level=INFO source=ggml.go:365 msg="model weights" buffer=CUDA0 size="11.5 GiB""#,
+            br#"# time=2025-07-18T14:50:57.066Z level=INFO source=ggml.go:365 msg="model weights" buffer=CUDA1 size="11.9 GiB""#,
+            b"#",
+            b"# gpu   pwr  temp    sm   mem   enc   dec  mclk  pclk",
+            br#"# time=2025-07-18T14:50:57.066Z level=INFO source=ggml.go:365 msg="model weights" buffer=CPU size="680.0 MiB""#,
+        ]);
+        let texts: Vec<&str> = out.iter().map(|(_, t)| t.as_str()).collect();
+        assert_eq!(
+            texts,
+            [
+                r#"time=2025-07-18T14:50:57.066Z level=INFO source=ggml.go:365 msg="model weights" buffer=CUDA0 size="11.5 GiB""#,
+                r#"time=2025-07-18T14:50:57.066Z level=INFO source=ggml.go:365 msg="model weights" buffer=CUDA1 size="11.9 GiB""#,
+                "",
+                "# gpu   pwr  temp    sm   mem   enc   dec  mclk  pclk",
+                r#"time=2025-07-18T14:50:57.066Z level=INFO source=ggml.go:365 msg="model weights" buffer=CPU size="680.0 MiB""#,
+            ]
         );
     }
 

@@ -1,17 +1,37 @@
 //! Removing what log collectors put in front of a log line: journald, docker compose, `docker logs
-//! --timestamps`, kubectl `--prefix`, Markdown quote markers, SSE `data:` framing, llama-server's `-lv 4`
-//! elapsed-time prefix, ANSI colour codes and indentation.
+//! --timestamps`, kubectl `--prefix`, Markdown quote markers, shell comment markers, SSE `data:` framing,
+//! llama-server's `-lv 4` elapsed-time prefix and component tags, ANSI colour codes and indentation.
+//!
+//! Prefixes nest (a compose line inside a Markdown quote, a journald line with a llama-server tag), so
+//! [`strip_prefixes`] removes one at a time until none is left. Each shape is checked with a few byte tests
+//! before any regex, because every line of every input passes through here.
+//!
+//! * journald: `Oct 29 10:00:00 host ollama[123]: `, also without a host (`Mar 02 08:15:00 ollama[4321]: `) and
+//!   with an empty host and pid (`Sep 10 23:59:32   ollama[]: `, corpus 503).
+//! * llama-server component tags (Ollama >= 0.30 runs it with `--no-log-prefix --no-log-timestamps`, and with
+//!   `-lv 4` after the elapsed time): a tag of 3–4 lowercase letters padded to 4, a space, the function name
+//!   right-aligned in a 12-character field, then `:` (`srv    load_model: `, `cmn  common_param: `). The tag
+//!   and the padding go; the function field stays, because grammar rules anchor on it.
+//! * Shell comments: a log pasted into a script or a CI config as comments (`# time=…`, `#   Device 0: …`, a
+//!   bare `#`). The `# ` goes only when what follows is itself a log line (a record start in the sense of
+//!   [`super::join::is_record_start`], or a collector prefix), so nvidia-smi `dmon` headers (`# gpu   pwr
+//!   temp …`) and ordinary comments (`# leg2-baseline — argv: …`) are left as they are.
 
 use std::borrow::Cow;
 use std::sync::LazyLock;
 
 use regex::Regex;
 
+use super::join::is_record_start;
+
 /// `Oct 29 10:00:00 host ollama[123]: ` (month names in any locale, including `de des. 03` in Catalan) or a
-/// bare `ollama[1773]: `; the identifier can be a container id.
+/// bare `ollama[1773]: `; the identifier can be a container id. After a date the host may be missing
+/// (`Mar 02 08:15:00 ollama[4321]: `) and the pid empty (`Sep 10 23:59:32   ollama[]: `, corpus 503). The
+/// host is lazy (`??`): `ollama[1]: ` right after the time is taken as the identifier, never as a host, so
+/// a payload such as `foo[]: x` is not eaten as well.
 static JOURNALD: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"^(?:(?:\S+\s+){1,4}?\d{1,2}:\d{2}:\d{2}(?:\.\d+)?\s+\S+\s+)?[^\s\[\]]+\[\d+\]:(?:\s|$)",
+        r"^(?:(?:\S+\s+){1,4}?\d{1,2}:\d{2}:\d{2}(?:\.\d+)?\s+(?:\S+\s+)??[^\s\[\]]+\[\d*\]|[^\s\[\]]+\[\d+\]):(?:\s|$)",
     )
     .unwrap()
 });
@@ -25,9 +45,10 @@ static DOCKER_TIMESTAMP: LazyLock<Regex> = LazyLock::new(|| {
 static COMPOSE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^[A-Za-z0-9][\w.-]*\s+\| ").unwrap());
 
-/// llama-server `-lv 4`: `0.00.163.006 I ` then an optional component tag (`cmn  `, `srv  `).
+/// llama-server `-lv 4`: `0.00.163.006 I `. A component tag after it (`cmn  common_param:`) is removed by the
+/// next pass, by the same rule as without the elapsed prefix ([`component_tag`]).
 static ELAPSED: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^\d+\.\d{2}\.\d{3}\.\d{3} [A-Z] (?:[a-z]{2,5}  +)?").unwrap());
+    LazyLock::new(|| Regex::new(r"^\d+\.\d{2}\.\d{3}\.\d{3} [A-Z] ").unwrap());
 
 /// ANSI escape sequences (colours, cursor movement).
 static ANSI: LazyLock<Regex> =
@@ -71,6 +92,14 @@ pub fn strip_prefixes(mut line: &str) -> (&str, Stripped) {
                 continue;
             }
         }
+        if let Some(rest) = line.strip_prefix('#') {
+            // A log pasted as shell comments (`# time=…`, a bare `#`); see the module doc.
+            if rest.is_empty() || rest.starts_with(' ') && commented_log_line(&rest[1..]) {
+                line = rest.strip_prefix(' ').unwrap_or(rest);
+                info.indented = false;
+                continue;
+            }
+        }
         if let Some(rest) = line.strip_prefix("data: ") {
             line = rest;
             continue;
@@ -97,6 +126,13 @@ pub fn strip_prefixes(mut line: &str) -> (&str, Stripped) {
             if let Some(m) = ELAPSED.find(line) {
                 line = &line[m.end()..];
                 continue;
+            }
+        }
+        if first.is_ascii_lowercase() {
+            if let Some(end) = component_tag(line.as_bytes()) {
+                // llama-server's own tag is the innermost prefix: the function name follows, nothing else.
+                line = &line[end..];
+                break;
             }
         }
         if first.is_ascii_alphanumeric() {
@@ -159,13 +195,18 @@ fn hints(b: &[u8]) -> (bool, bool) {
 }
 
 /// The length of a journald prefix in the layout `journalctl` prints by default, `Nov  1 06:05:00 host
-/// ident[1234]: ` (English month abbreviation, ASCII host and identifier, no fractional seconds), or `None`
-/// for anything else, which then goes to the [`JOURNALD`] regex. For every line this accepts, the regex
-/// matches the same span: its lazy `{1,4}?` cannot stop after the month (a space follows the day, not a
-/// colon), so it takes month and day as its two leading tokens, and the rest of the pattern is forced. Like the
-/// regex path, it needs the `]:` within the first `head` bytes.
+/// ident[1234]: ` (English month abbreviation, ASCII host and identifier, no fractional seconds), also without
+/// a host or with an empty one and with an empty pid (`Sep 10 23:59:32   ollama[]: `), or `None` for anything
+/// else, which then goes to the [`JOURNALD`] regex. For every line this accepts, the regex matches the same
+/// span: its lazy `{1,4}?` cannot stop after the month (a space follows the day, not a colon), so it takes
+/// month and day as its two leading tokens; then, like its lazy `??` host, this tries the identifier right
+/// after the time first and a host before it second, and the rest of the pattern is forced. Like the regex
+/// path, it needs the `]:` within the first `head` bytes.
+///
+/// Every journald line passes here, so it is inlined into [`strip_prefixes`] (out of line, with closures, it
+/// cost 3 % of a whole run on a journald dump) and scans with plain loops and a byte-class table.
+#[inline(always)]
 fn plain_journald(b: &[u8], head: usize) -> Option<usize> {
-    let graphic = |c: &u8| (0x21..=0x7e).contains(c);
     let digit = |i: usize| b.get(i).is_some_and(u8::is_ascii_digit);
     let at = |i: usize, c: u8| b.get(i) == Some(&c);
     // `Nov ` then `30 ` or ` 1 `.
@@ -181,35 +222,119 @@ fn plain_journald(b: &[u8], head: usize) -> Option<usize> {
     {
         return None;
     }
-    // `host `
+    // Plain loops with the cheapest test per byte: this runs on every line of a journald dump.
+    let n = b.len();
     let mut i = 16;
-    let host = b[i..].iter().take_while(|c| graphic(c)).count();
-    if host == 0 || !at(i + host, b' ') {
+    while i < n && b[i] == b' ' {
+        i += 1;
+    }
+    // The token after the time: `ident[1234]:` when there is no host, else the host.
+    let mut end = i;
+    while end < n && JOURNALD_CLASS[usize::from(b[end])] & PRINTABLE != 0 {
+        end += 1;
+    }
+    if end == i || end < n && b[end] != b' ' {
         return None;
     }
-    i += host + 1;
-    // `ident[1234]:` then a space or the end.
-    let ident = b[i..]
-        .iter()
-        .take_while(|&&c| graphic(&c) && c != b'[' && c != b']')
-        .count();
-    if ident == 0 || !at(i + ident, b'[') {
+    // The identifier first, as the regex's lazy host does (a host ends in `]:` only if it is one).
+    let colon = if b.get(end - 1) == Some(&b':') && journald_ident_pid(&b[i..end - 1]) {
+        end
+    } else {
+        let mut j = end;
+        while j < n && b[j] == b' ' {
+            j += 1;
+        }
+        let mut ident = j;
+        while ident < n && JOURNALD_CLASS[usize::from(b[ident])] & NAME != 0 {
+            ident += 1;
+        }
+        if ident == j || !at(ident, b'[') {
+            return None;
+        }
+        let mut k = ident + 1;
+        while k < n && b[k].is_ascii_digit() {
+            k += 1;
+        }
+        if !(at(k, b']') && at(k + 1, b':') && matches!(b.get(k + 2), None | Some(b' '))) {
+            return None;
+        }
+        k + 2
+    };
+    // The `]:` must lie within `head`; the prefix takes the space after it too.
+    (colon <= head).then(|| (colon + 1).min(b.len()))
+}
+
+/// Byte classes for [`plain_journald`], one table load per byte: [`PRINTABLE`] ASCII (`!` to `~`), and of
+/// those the [`NAME`] bytes of an identifier (not `[` or `]`).
+static JOURNALD_CLASS: [u8; 256] = {
+    let mut table = [0; 256];
+    let mut c = 0x21;
+    while c <= 0x7e {
+        table[c] = if c == b'[' as usize || c == b']' as usize {
+            PRINTABLE
+        } else {
+            PRINTABLE | NAME
+        };
+        c += 1;
+    }
+    table
+};
+/// See [`JOURNALD_CLASS`].
+const PRINTABLE: u8 = 1;
+/// See [`JOURNALD_CLASS`].
+const NAME: u8 = 2;
+
+/// True when `token` (printable ASCII) is `ident[1234]` (the pid possibly empty, the identifier not): a
+/// journald identifier and pid without their colon.
+fn journald_ident_pid(token: &[u8]) -> bool {
+    let Some((&b']', rest)) = token.split_last() else {
+        return false;
+    };
+    let digits = rest.iter().rev().take_while(|c| c.is_ascii_digit()).count();
+    let Some((&b'[', ident)) = rest[..rest.len() - digits].split_last() else {
+        return false;
+    };
+    !ident.is_empty() && !ident.iter().any(|&c| c == b'[' || c == b']')
+}
+
+/// The length of a llama-server component tag and the padding of the function field after it, when `b`
+/// starts with one: `srv    load_model: …` (→ 7), `cmn  common_param: …` (→ 5), `slot   operator(): …`.
+///
+/// The layout is fixed (llama.cpp's `common_log` with `--no-log-prefix`): a tag of 3–4 lowercase letters
+/// padded with spaces to 4, one space, the function name right-aligned (and cut) in a 12-character field,
+/// then `:` and a space or the end of the line. Anything else is not a tag: `llama_context: n_ctx = 8192`,
+/// `load_tensors: …` and `time=…` have no space at byte 4, English text has no 12-character field ending in
+/// `:` at byte 17.
+#[inline]
+fn component_tag(b: &[u8]) -> Option<usize> {
+    if b.len() < 18 || b[17] != b':' || b[4] != b' ' || !matches!(b.get(18), None | Some(b' ')) {
         return None;
     }
-    i += ident + 1;
-    let pid = b[i..].iter().take_while(|c| c.is_ascii_digit()).count();
-    if pid == 0 || !at(i + pid, b']') || !at(i + pid + 1, b':') {
+    let letters = b[..4].iter().take_while(|c| c.is_ascii_lowercase()).count();
+    if letters < 3 || b[letters..4].iter().any(|&c| c != b' ') {
         return None;
     }
-    i += pid + 2;
-    if i > head {
-        return None;
+    let field = &b[5..17];
+    let pad = field.iter().take_while(|&&c| c == b' ').count();
+    let name = |c: &u8| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'(' | b')' | b'~');
+    (pad < field.len() && field[pad..].iter().all(name)).then_some(5 + pad)
+}
+
+/// True when `rest`, the text after a `# ` comment marker, is a log line (see the module doc): blank, a record
+/// start ([`is_record_start`]), or a line with a llama-server tag or a journald, compose or `docker logs
+/// --timestamps` prefix.
+fn commented_log_line(rest: &str) -> bool {
+    let rest = rest.trim_start_matches([' ', '\t']);
+    if rest.is_empty() || is_record_start(rest) || component_tag(rest.as_bytes()).is_some() {
+        return true;
     }
-    match b.get(i) {
-        None => Some(i),
-        Some(b' ') => Some(i + 1),
-        Some(_) => None,
+    let b = rest.as_bytes();
+    let head = floor_char_boundary(rest, 160);
+    if plain_journald(b, head).is_some() || DOCKER_TIMESTAMP.is_match(rest) {
+        return true;
     }
+    let (bracket_colon, spaced_bar) = hints(&b[..head]);
+    bracket_colon && JOURNALD.is_match(rest) || spaced_bar && COMPOSE.is_match(rest)
 }
 
 fn floor_char_boundary(s: &str, max: usize) -> usize {
@@ -315,9 +440,217 @@ mod tests {
         assert_eq!(strip("[44479] 0.12.132.473 I load_tensors:        ROCm0 model buffer size = 21297.21 MiB"), "load_tensors:        ROCm0 model buffer size = 21297.21 MiB");
     }
 
+    /// Lines of corpus 503 (`journalctl` with the host left out, hence three spaces, and an empty pid).
+    const CORPUS_503_LINE_1: &str = r#"Sep 10 23:59:32   ollama[]: time=2026-09-10T23:59:32.922Z level=INFO source=sched.go:613 msg="system memory" total="81.5 GiB" free="80.0 GiB" free_swap="8.0 GiB""#;
+    const CORPUS_503_LINE_8: &str = "Sep 10 23:59:33   ollama[]: cmn  common_param: device_info:";
+
+    #[test]
+    fn journald_without_a_host_or_with_an_empty_host_and_pid() {
+        assert_eq!(
+            strip(CORPUS_503_LINE_1),
+            r#"time=2026-09-10T23:59:32.922Z level=INFO source=sched.go:613 msg="system memory" total="81.5 GiB" free="80.0 GiB" free_swap="8.0 GiB""#
+        );
+        // The journald prefix goes, then the llama-server tag.
+        assert_eq!(strip(CORPUS_503_LINE_8), "common_param: device_info:");
+        // No host at all (the shape of the brief; the payload is corpus 503's line 4).
+        assert_eq!(
+            strip(
+                r#"Mar 02 08:15:00 ollama[4321]: time=2026-09-10T23:59:32.922Z level=INFO source=llama_server.go:1295 msg="waiting for llama-server to start responding""#
+            ),
+            r#"time=2026-09-10T23:59:32.922Z level=INFO source=llama_server.go:1295 msg="waiting for llama-server to start responding""#
+        );
+        // The identifier right after the time is never taken for a host, so `foo[]: ` stays in the payload.
+        assert_eq!(strip("Mar 02 08:15:00 ollama[4321]: foo[]: x"), "foo[]: x");
+        // Both paths: the fast one and, for a month it does not know, the regex.
+        for line in [
+            CORPUS_503_LINE_1,
+            CORPUS_503_LINE_8,
+            "Mar 02 08:15:00 ollama[4321]: x",
+        ] {
+            assert!(plain_journald(line.as_bytes(), 160).is_some(), "{line}");
+            let catalan =
+                line.replacen("Sep 10", "de set. 10", 1)
+                    .replacen("Mar 02", "de març 02", 1);
+            assert_eq!(strip(&catalan), strip(line), "{catalan}");
+        }
+        // A bare identifier still needs a pid: `GPU[]: ` at the start of a line is no journald prefix.
+        assert_eq!(strip("GPU[]: x"), "GPU[]: x");
+    }
+
+    #[test]
+    fn journald_without_a_host_keeps_the_payload_indentation() {
+        // corpus 503's prefix on an indented llama.cpp line (the payload of founding-k80-gemma3-12b.log:21).
+        let (rest, info) = strip_prefixes(
+            "Sep 10 23:59:33   ollama[]:   Device 0: Tesla K80, compute capability 3.7, VMM: yes",
+        );
+        assert_eq!(
+            rest,
+            "Device 0: Tesla K80, compute capability 3.7, VMM: yes"
+        );
+        assert!(info.indented);
+        assert!(!strip_prefixes(CORPUS_503_LINE_1).1.indented);
+        assert!(!strip_prefixes(CORPUS_503_LINE_8).1.indented);
+    }
+
+    #[test]
+    fn llama_server_component_tags_without_the_elapsed_prefix() {
+        // corpus 503, 506 and 511: Ollama >= 0.30 runs llama-server with --no-log-prefix.
+        let cases = [
+            ("cmn  common_param: device_info:", "common_param: device_info:"),
+            (
+                "cmn  common_param:   - CPU     : AMD Ryzen 7 5800H with Radeon Graphics (6858 MiB, 6858 MiB free)",
+                "common_param:   - CPU     : AMD Ryzen 7 5800H with Radeon Graphics (6858 MiB, 6858 MiB free)",
+            ),
+            (
+                "cmn  common_init_: fitting params to device memory ...",
+                "common_init_: fitting params to device memory ...",
+            ),
+            (
+                "srv    load_model: [mtmd] estimated worst-case memory usage of mmproj is 1136.09 MiB (took 21.91 ms)",
+                "load_model: [mtmd] estimated worst-case memory usage of mmproj is 1136.09 MiB (took 21.91 ms)",
+            ),
+            ("srv  llama_server: model loaded", "llama_server: model loaded"),
+            (
+                "srv         start: binding port with default address family",
+                "start: binding port with default address family",
+            ),
+            (
+                "slot   load_model: id  0 | task -1 | new slot, n_ctx = 4096",
+                "load_model: id  0 | task -1 | new slot, n_ctx = 4096",
+            ),
+            (
+                "spec common_specu: no implementations specified for speculative decoding",
+                "common_specu: no implementations specified for speculative decoding",
+            ),
+            (
+                "cmn          init: llama threadpool init, n_threads = 8",
+                "init: llama threadpool init, n_threads = 8",
+            ),
+            ("srv    operator(): chat format: peg-native", "operator(): chat format: peg-native"),
+            ("srv  llama_server: -----------------", "llama_server: -----------------"),
+        ];
+        for (line, want) in cases {
+            assert_eq!(strip(line), want, "{line}");
+            // After the `-lv 4` elapsed prefix, the same rule (corpus 044 shape).
+            assert_eq!(strip(&format!("0.00.163.006 I {line}")), want, "{line}");
+        }
+        // corpus 044, lines 2 and 3, as they are.
+        assert_eq!(
+            strip("0.00.163.006 I cmn  common_param: device_info:"),
+            "common_param: device_info:"
+        );
+        assert_eq!(
+            strip("0.00.165.102 I srv  llama_server: n_parallel is set to auto, using n_parallel = 4 and kv_unified = true"),
+            "llama_server: n_parallel is set to auto, using n_parallel = 4 and kv_unified = true"
+        );
+    }
+
+    #[test]
+    fn lines_that_only_look_like_tags_are_untouched() {
+        let untouched = [
+            // corpus 511:175, 024:5, 511:113, 001:47 and 001:48 (llama.cpp)
+            "llama_context: n_ctx                 = 8192",
+            "load_tensors: offloaded 81/81 layers to GPU",
+            "load: special tokens cache size = 1000",
+            "llm_load_print_meta: format           = GGUF V3 (latest)",
+            "llm_load_print_meta: arch             = llama",
+            // corpus 020:7, 505:1, sample founding-k80-gemma3-12b.log:21 (stripped), 038:8 (nvidia-smi)
+            r#"time=2025-07-18T14:50:57.066Z level=INFO source=ggml.go:365 msg="model weights" buffer=CUDA1 size="11.9 GiB""#,
+            r#"[GIN] 2026/08/01 - 07:03:02 | 200 |      38.553µs |       127.0.0.1 | GET      "/api/ps""#,
+            "Device 0: Tesla K80, compute capability 3.7, VMM: yes",
+            "|   0  NVIDIA GeForce RTX 3060        On  |   00000000:01:00.0 Off |                  N/A |",
+            // corpus 044:6, a function name longer than the field, without a tag.
+            "common_params_fit_impl: getting device memory data for initial parameters:",
+            // English with the tag's spacing but no 12-character field ending in `:`.
+            "see  the documentation for details: x",
+            "srv  llama server: x",
+        ];
+        for line in untouched {
+            assert_eq!(component_tag(line.as_bytes()), None, "{line}");
+            assert_eq!(strip(line), line, "{line}");
+        }
+        let (rest, info) =
+            strip_prefixes("  Device 0: Tesla K80, compute capability 3.7, VMM: yes");
+        assert_eq!(
+            rest,
+            "Device 0: Tesla K80, compute capability 3.7, VMM: yes"
+        );
+        assert!(info.indented);
+    }
+
+    #[test]
+    fn a_log_pasted_as_shell_comments() {
+        // corpus 020:7, 002:128 (`load_tensors:` as in newer builds), founding-k80-gemma3-12b.log:21.
+        assert_eq!(
+            strip(
+                r#"# time=2025-07-18T14:50:57.066Z level=INFO source=ggml.go:365 msg="model weights" buffer=CUDA1 size="11.9 GiB""#
+            ),
+            r#"time=2025-07-18T14:50:57.066Z level=INFO source=ggml.go:365 msg="model weights" buffer=CUDA1 size="11.9 GiB""#
+        );
+        assert_eq!(
+            strip("# load_tensors:        CUDA0 model buffer size =  4403.49 MiB"),
+            "load_tensors:        CUDA0 model buffer size =  4403.49 MiB"
+        );
+        let (rest, info) =
+            strip_prefixes("#   Device 0: Tesla K80, compute capability 3.7, VMM: yes");
+        assert_eq!(
+            rest,
+            "Device 0: Tesla K80, compute capability 3.7, VMM: yes"
+        );
+        assert!(info.indented, "the payload's own indentation is kept");
+        let (rest, info) = strip_prefixes("    # time=2025-07-18T14:50:57.066Z level=INFO");
+        assert_eq!(rest, "time=2025-07-18T14:50:57.066Z level=INFO");
+        assert!(
+            !info.indented,
+            "a YAML comment's indentation is not the payload's"
+        );
+        assert_eq!(strip("#"), "");
+        assert_eq!(strip("# "), "");
+        // Nested collector prefixes after the marker (corpus 503:8, 506:4).
+        assert_eq!(
+            strip(&format!("# {CORPUS_503_LINE_8}")),
+            "common_param: device_info:"
+        );
+        assert_eq!(
+            strip("# srv    load_model: [mtmd] estimated worst-case memory usage of mmproj is 1136.09 MiB (took 21.91 ms)"),
+            "load_model: [mtmd] estimated worst-case memory usage of mmproj is 1136.09 MiB (took 21.91 ms)"
+        );
+    }
+
+    #[test]
+    fn comments_that_are_not_log_lines_keep_their_marker() {
+        let kept = [
+            // corpus 044:1 (cut here), and nvidia-smi dmon / dmon -s m / pmon headers (doc §7.4).
+            r"# leg2-baseline — argv: <drive>\runtime\llama.cpp\win\llama-server.exe --host 127.0.0.1 --port 52804",
+            "# gpu   pwr  temp    sm   mem   enc   dec  mclk  pclk",
+            "# Idx     W     C     %     %     %     %   MHz   MHz",
+            "# gpu    fb  bar1",
+            "# gpu        pid  type    sm   mem   enc   dec   command",
+            "#!/bin/sh",
+            "## Logs",
+            "#time=2025-07-18T14:50:57.066Z level=INFO",
+        ];
+        for line in kept {
+            assert_eq!(strip(line), line, "{line}");
+        }
+    }
+
     #[test]
     fn plain_journald_agrees_with_the_regex() {
         let mut lines = vec![
+            CORPUS_503_LINE_1,
+            CORPUS_503_LINE_8,
+            "Sep 10 23:59:33   ollama[]: cmn  common_param:   - CPU     : AMD Ryzen 7 5800H with Radeon Graphics (6858 MiB, 6858 MiB free)",
+            "Sep 10 23:59:33   ollama[]:",
+            "Sep 10 23:59:33   ollama[]:x",
+            "Sep 10 23:59:33   ollama[]:   Device 0: Tesla T4",
+            "Mar 02 08:15:00 ollama[4321]: time=2026-09-10T23:59:32.922Z level=INFO",
+            "Mar 02 08:15:00 ollama[4321]: foo[2]: x",
+            "Mar 02 08:15:00 ollama[4321]:\tx",
+            "Mar 02 08:15:00 a[1]:b ollama[2]: x",
+            "Mar 02 08:15:00 \tollama[1]: x",
+            "Mar 02 08:15:00  host   ollama[1]: x",
+            "Mar 02 08:15:00 ollamä[1]: foo[2]: x",
             "Nov  1 06:00:01 gpuhost ollama[1234]: [GIN] 2025/11/01 - 06:00:01 | 200 |",
             "Nov 30 06:05:00 host ollama[1234]: time=2025-11-30T06:05:00.000Z level=INFO",
             "Nov 30 06:05:00 host ollama[1234]:",
@@ -351,6 +684,45 @@ mod tests {
             }
         }
         assert!(plain_journald(b"Nov  1 06:00:01 gpuhost ollama[1234]: x", 160).is_some());
+        // Every sequence of up to four of these tokens after the time: where the fast path answers, it
+        // answers as the regex does.
+        let tokens = [
+            " ",
+            "  ",
+            "\t",
+            "host",
+            "ollama[1]:",
+            "ollama[]:",
+            "a[1]:b",
+            "[1]:",
+            "x]",
+            "foo[2]:",
+            ":",
+        ];
+        let mut accepted = 0;
+        let mut stack = vec![(String::from("Mar 02 08:15:00 "), 0)];
+        while let Some((line, depth)) = stack.pop() {
+            let head = floor_char_boundary(&line, 160);
+            if let Some(end) = plain_journald(line.as_bytes(), head) {
+                assert_eq!(JOURNALD.find(&line).map(|m| m.end()), Some(end), "{line:?}");
+                accepted += 1;
+            }
+            if depth < 4 {
+                stack.extend(tokens.iter().map(|t| (format!("{line}{t}"), depth + 1)));
+            }
+        }
+        assert!(accepted > 1000, "{accepted}");
+        // The fast path takes the new shapes itself.
+        for line in [
+            CORPUS_503_LINE_1,
+            CORPUS_503_LINE_8,
+            "Sep 10 23:59:33   ollama[]:",
+            "Mar 02 08:15:00 ollama[4321]: foo[]: x",
+            "Mar 02 08:15:00 a[1]:b ollama[2]: x",
+            "Nov 30 06:05:00 host ollama[]: x",
+        ] {
+            assert!(plain_journald(line.as_bytes(), 160).is_some(), "{line}");
+        }
     }
 
     #[test]
