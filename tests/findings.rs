@@ -104,7 +104,7 @@ fn every_sample_has_exactly_the_findings_its_evidence_supports() {
     // Every registered check is exercised by at least one sample, except unattributed-memory (below).
     for def in vramdiff::checks::REGISTRY {
         assert!(
-            fired.contains(def.code) || def.code == "unattributed-memory",
+            fired.contains(def.code.as_str()) || def.code.as_str() == "unattributed-memory",
             "{} has no positive case",
             def.code
         );

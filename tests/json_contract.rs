@@ -668,6 +668,15 @@ const FINDING_CODES: &[&str] = &[
 
 #[test]
 fn finding_codes_are_the_contract_s() {
-    let codes: Vec<&str> = vramdiff::checks::REGISTRY.iter().map(|c| c.code).collect();
+    let codes: Vec<&str> = vramdiff::checks::REGISTRY
+        .iter()
+        .map(|c| c.code.as_str())
+        .collect();
     assert_eq!(codes, FINDING_CODES);
+    // The code type knows the same words, in the same order, and nothing else.
+    let words: Vec<&str> = vramdiff::model::FindingCode::ALL
+        .iter()
+        .map(|(_, w)| *w)
+        .collect();
+    assert_eq!(words, FINDING_CODES);
 }

@@ -65,7 +65,9 @@ pub fn expect(path: &str) -> Expect {
     );
     for code in expect.load.iter().flat_map(|l| &l.findings) {
         assert!(
-            vramdiff::checks::REGISTRY.iter().any(|d| d.code == code),
+            vramdiff::checks::REGISTRY
+                .iter()
+                .any(|d| d.code.as_str() == code),
             "{}: {code} is not a registered check",
             file.display()
         );

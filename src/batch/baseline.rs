@@ -8,7 +8,7 @@ use polars::prelude::*;
 
 use super::rows::COMPONENTS;
 use super::summary::{cell, float};
-use crate::model::human;
+use crate::model::{human, FindingCode};
 use crate::report::md_escape;
 
 /// One matched load's changes.
@@ -136,7 +136,9 @@ pub fn compare(current: &DataFrame, baseline: DataFrame) -> PolarsResult<Vec<Cha
         let before: Vec<&str> = findings_base.split(',').filter(|s| !s.is_empty()).collect();
         let mut new: Vec<&str> = findings
             .split(',')
-            .filter(|s| !s.is_empty() && !before.contains(s) && !INFO_CODES.contains(s))
+            .filter(|s| {
+                !s.is_empty() && !before.contains(s) && !INFO_CODES.iter().any(|c| c.as_str() == *s)
+            })
             .collect();
         new.dedup();
         if !new.is_empty() {
@@ -152,7 +154,11 @@ pub fn compare(current: &DataFrame, baseline: DataFrame) -> PolarsResult<Vec<Cha
 }
 
 /// Findings that are information, not a regression when they appear.
-const INFO_CODES: &[&str] = &["host-not-vram", "rounding-limited", "incomplete-load"];
+const INFO_CODES: [FindingCode; 3] = [
+    FindingCode::HostNotVram,
+    FindingCode::RoundingLimited,
+    FindingCode::IncompleteLoad,
+];
 
 /// The comparison as Markdown.
 pub fn render(changes: &[Change]) -> String {

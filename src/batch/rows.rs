@@ -253,7 +253,7 @@ pub fn rows(file: &str, index: usize, load: &Concluded) -> (LoadRow, Vec<Compone
             .as_ref()
             .and_then(|w| w.measured.as_ref())
             .map(|m| m.margin),
-        findings: joined(load.findings.iter().map(|f| f.code)),
+        findings: joined(load.findings.iter().map(|f| f.code.as_str())),
         max_severity: max_severity.map(|s: Severity| s.as_str().to_string()),
     };
     let base =

@@ -169,7 +169,9 @@ pub fn render(
     let mut counts: BTreeMap<(&str, &str), usize> = BTreeMap::new();
     for r in results {
         for (_, f) in &r.findings {
-            *counts.entry((f.code, f.severity.as_str())).or_insert(0) += 1;
+            *counts
+                .entry((f.code.as_str(), f.severity.as_str()))
+                .or_insert(0) += 1;
         }
     }
     let mut by_count: Vec<_> = counts.into_iter().collect();

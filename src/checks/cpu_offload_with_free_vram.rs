@@ -3,11 +3,11 @@
 //! which `num_ctx` every layer would fit. Decided by the placement replay.
 
 use super::{finding, CheckDef, Context};
-use crate::model::{human, Component, Finding, Severity};
+use crate::model::{human, Component, Finding, FindingCode, Severity};
 use crate::replay::llama_server;
 
 pub const DEF: CheckDef = CheckDef {
-    code: "cpu-offload-with-free-vram",
+    code: FindingCode::CpuOffloadWithFreeVram,
     summary: "layers left on the CPU while the GPUs had room for them by the measured sizes, or at a smaller context",
     run: check,
 };

@@ -3,10 +3,10 @@
 //! first thing that user must hear: every other figure is about host memory.
 
 use super::{finding, CheckDef, Context};
-use crate::model::{Finding, Severity};
+use crate::model::{Finding, FindingCode, Severity};
 
 pub const DEF: CheckDef = CheckDef {
-    code: "gpu-unused",
+    code: FindingCode::GpuUnused,
     summary: "a GPU was found but rejected or left idle; an error when nothing ran on a GPU at all",
     run: check,
 };

@@ -2,11 +2,11 @@
 //! the runner's compute buffer on a lightly loaded GPU is a fraction of it.
 
 use super::{finding, size, CheckDef, Context};
-use crate::model::{Cell, Device, Finding, Part, Severity};
+use crate::model::{Cell, Component, Device, Finding, FindingCode, Part, Severity};
 use crate::reconcile::terms::is_single_line;
 
 pub const DEF: CheckDef = CheckDef {
-    code: "graph-charged-per-gpu",
+    code: FindingCode::GraphChargedPerGpu,
     summary: "the graph estimate is charged to every GPU holding a layer; a lightly loaded GPU allocates far less",
     run: check,
 };
@@ -53,7 +53,7 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
             "the estimator pays the full graph on every GPU used; pinning the model to one GPU (CUDA_VISIBLE_DEVICES) avoids paying it twice",
             all_lines,
             Some(&device),
-            Some("graph"),
+            Some(Component::Graph),
         ));
     }
 }

@@ -2,10 +2,10 @@
 //! would count as VRAM.
 
 use super::{finding, size, CheckDef, Context};
-use crate::model::{Device, Finding, Part, Severity};
+use crate::model::{Device, Finding, FindingCode, Part, Severity};
 
 pub const DEF: CheckDef = CheckDef {
-    code: "host-not-vram",
+    code: FindingCode::HostNotVram,
     summary: "host buffers that a naive sum of the buffer lines would count as VRAM",
     run: check,
 };

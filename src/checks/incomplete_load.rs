@@ -1,10 +1,10 @@
 //! `incomplete-load`: the log starts or ends in the middle of the load, so some figures are missing.
 
 use super::{finding, CheckDef, Context};
-use crate::model::{Finding, Severity};
+use crate::model::{Finding, FindingCode, Severity};
 
 pub const DEF: CheckDef = CheckDef {
-    code: "incomplete-load",
+    code: FindingCode::IncompleteLoad,
     summary: "the log starts or ends mid-load; what is known is reported",
     run: check,
 };

@@ -2,10 +2,10 @@
 //! that apply to this load (sliding-window layers, quantised KV, parallel × context).
 
 use super::{finding, size, CheckDef, Context};
-use crate::model::{human, Component, Finding, Severity, Verdict};
+use crate::model::{human, Component, Finding, FindingCode, Severity, Verdict};
 
 pub const DEF: CheckDef = CheckDef {
-    code: "kv-mismatch",
+    code: FindingCode::KvMismatch,
     summary: "KV estimate and KV buffers disagree beyond rounding (sliding window, quantised KV, parallel × ctx)",
     run: check,
 };
@@ -86,6 +86,6 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
         "check num_ctx × parallel and OLLAMA_KV_CACHE_TYPE against what the runner printed",
         kv.lines.clone(),
         None,
-        Some("kv"),
+        Some(Component::Kv),
     ));
 }

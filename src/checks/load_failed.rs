@@ -1,10 +1,10 @@
 //! `load-failed`: the runner crashed or reported an allocation failure; what was read before is still shown.
 
 use super::{finding, CheckDef, Context};
-use crate::model::{Finding, Severity};
+use crate::model::{Finding, FindingCode, Severity};
 
 pub const DEF: CheckDef = CheckDef {
-    code: "load-failed",
+    code: FindingCode::LoadFailed,
     summary:
         "the load failed (crash, out of memory); the figures read before the failure are reported",
     run: check,

@@ -21,8 +21,8 @@ mod unattributed_memory;
 mod underestimate;
 
 use crate::model::{
-    human, Cell, Component, ComponentRow, Device, Finding, Part, Quantity, Reconciled, Severity,
-    WhatIf, GIB, MIB,
+    human, Cell, Component, ComponentRow, Device, Finding, FindingCode, Part, Quantity, Reconciled,
+    Severity, WhatIf, GIB, MIB,
 };
 
 /// Thresholds the user can set.
@@ -101,13 +101,13 @@ impl Context<'_> {
 /// Build a finding.
 #[allow(clippy::too_many_arguments)]
 pub fn finding(
-    code: &'static str,
+    code: FindingCode,
     severity: Severity,
     message: String,
     hint: &str,
     mut lines: Vec<u64>,
     device: Option<&Device>,
-    component: Option<&str>,
+    component: Option<Component>,
 ) -> Finding {
     lines.sort_unstable();
     lines.dedup();
@@ -118,13 +118,13 @@ pub fn finding(
         hint: hint.to_string(),
         lines,
         device: device.cloned(),
-        component: component.map(str::to_string),
+        component,
     }
 }
 
 /// A check: its stable code, what it looks for, and the function.
 pub struct CheckDef {
-    pub code: &'static str,
+    pub code: FindingCode,
     pub summary: &'static str,
     pub run: fn(&Context, &mut Vec<Finding>),
 }

@@ -4,10 +4,10 @@
 //! from the runner's weight buffers.
 
 use super::{finding, CheckDef, Context};
-use crate::model::{human, Component, Era, Finding, Severity};
+use crate::model::{human, Component, Era, Finding, FindingCode, Severity};
 
 pub const DEF: CheckDef = CheckDef {
-    code: "needless-split",
+    code: FindingCode::NeedlessSplit,
     summary: "the model sits on several GPUs although the measured total fits on fewer (replay with measured sizes)",
     run: check,
 };

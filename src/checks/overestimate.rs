@@ -2,10 +2,10 @@
 //! rounding. Memory reserved for nothing pushes layers to other GPUs or to the CPU.
 
 use super::{finding, size, CheckDef, Context};
-use crate::model::{Finding, Severity};
+use crate::model::{Finding, FindingCode, Severity};
 
 pub const DEF: CheckDef = CheckDef {
-    code: "overestimate",
+    code: FindingCode::Overestimate,
     summary: "estimated exceeds actual beyond rounding by more than the threshold (default 10 % and 256 MiB)",
     run: check,
 };
@@ -33,7 +33,7 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
             "the estimator's formula for this component is too high for this model/GPU; an oversized estimate splits models or offloads layers needlessly (see the replay)",
             c.lines.clone(),
             None,
-            Some(c.component.as_str()),
+            Some(c.component),
         ));
     }
 }

@@ -2,10 +2,10 @@
 //! buffers that already contain it, or on a GPU where it does not run.
 
 use super::{finding, size, CheckDef, Context};
-use crate::model::{Component, Device, Engine, Finding, Part, Quantity, Severity};
+use crate::model::{Component, Device, Engine, Finding, FindingCode, Part, Quantity, Severity};
 
 pub const DEF: CheckDef = CheckDef {
-    code: "projector-double-counted",
+    code: FindingCode::ProjectorDoubleCounted,
     summary:
         "the estimate charges the vision projector where reality shows it inside other buffers",
     run: check,
@@ -43,7 +43,7 @@ fn llama_engine_weights_on_host(cx: &Context, out: &mut Vec<Finding>) {
         "the projector ran on the CPU: its GPU charge only took room from layers",
         lines,
         None,
-        Some("projector"),
+        Some(Component::Projector),
     ));
 }
 
@@ -86,6 +86,6 @@ fn ollama_engine_graph(cx: &Context, out: &mut Vec<Finding>) {
         "the Ollama engine's vision graph shares the compute buffers; the estimate counts it twice (upstream estimator, llm/memory.go \"last layer\")",
         graph.lines.clone(),
         None,
-        Some("projector"),
+        Some(Component::Projector),
     ));
 }

@@ -3,11 +3,11 @@
 //! GPU that holds the model: images are then encoded on the CPU, many times slower.
 
 use super::{finding, CheckDef, Context};
-use crate::model::{human, Finding, Part, Severity};
+use crate::model::{human, Component, Finding, FindingCode, Part, Severity};
 use crate::replay::llama_server;
 
 pub const DEF: CheckDef = CheckDef {
-    code: "projector-on-cpu",
+    code: FindingCode::ProjectorOnCpu,
     summary: "the vision projector runs on the CPU; its size against the room left on the GPU holding the model",
     run: check,
 };
@@ -134,6 +134,6 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
         "Ollama ≥ 0.30 decides before the load from free VRAM (0.30 kept the projector off GPUs under a 10 GiB floor; later builds compare with the projector's size plus headroom): freeing VRAM on the GPU (see suggestions) or a newer Ollama keeps it on the GPU",
         lines,
         main.as_ref().map(|(d, _)| d),
-        Some("projector"),
+        Some(Component::Projector),
     ));
 }

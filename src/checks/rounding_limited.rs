@@ -2,10 +2,10 @@
 //! one decimal: `6.8 GiB` is ±51 MiB), so no conclusion is possible.
 
 use super::{finding, CheckDef, Context};
-use crate::model::{human, Finding, Severity, Verdict};
+use crate::model::{human, Finding, FindingCode, Severity, Verdict};
 
 pub const DEF: CheckDef = CheckDef {
-    code: "rounding-limited",
+    code: FindingCode::RoundingLimited,
     summary: "a gap that is inside the printed precision; no conclusion possible",
     run: check,
 };

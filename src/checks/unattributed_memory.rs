@@ -2,10 +2,10 @@
 //! (CUDA context, cuBLAS workspaces, staging buffers), per GPU.
 
 use super::{finding, size, CheckDef, Context};
-use crate::model::{Finding, Severity};
+use crate::model::{Finding, FindingCode, Severity};
 
 pub const DEF: CheckDef = CheckDef {
-    code: "unattributed-memory",
+    code: FindingCode::UnattributedMemory,
     summary: "nvidia-smi shows much more than the buffers on a GPU (context, runtime), with the per-GPU figure",
     run: check,
 };

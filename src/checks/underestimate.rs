@@ -3,10 +3,10 @@
 
 use super::load_failed::is_out_of_memory;
 use super::{finding, size, CheckDef, Context};
-use crate::model::{Finding, Severity, Verdict};
+use crate::model::{Finding, FindingCode, Severity, Verdict};
 
 pub const DEF: CheckDef = CheckDef {
-    code: "underestimate",
+    code: FindingCode::Underestimate,
     summary: "actual exceeds estimated beyond rounding (risk of out-of-memory); error past the GPU's capacity or after an OOM",
     run: check,
 };
@@ -44,7 +44,7 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
             hint,
             c.lines.clone(),
             None,
-            Some(c.component.as_str()),
+            Some(c.component),
         ));
     }
     for d in load

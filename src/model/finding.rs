@@ -1,9 +1,81 @@
 //! Findings: what vramdiff concludes about a load, in words a user can act on, with the log lines the
 //! conclusion rests on. Codes are stable (part of the JSON contract); messages and hints may be reworded.
 
-use serde::Serialize;
+use serde::{Serialize, Serializer};
 
 use super::device::Device;
+use super::reconciled::Component;
+
+/// A finding's stable code: the kebab-case word of the JSON contract (`needless-split`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum FindingCode {
+    LoadFailed,
+    GpuUnused,
+    IncompleteLoad,
+    Underestimate,
+    NeedlessSplit,
+    CpuOffloadWithFreeVram,
+    ProjectorOnCpu,
+    GraphChargedPerGpu,
+    ProjectorDoubleCounted,
+    KvMismatch,
+    Overestimate,
+    UnattributedMemory,
+    HostNotVram,
+    RoundingLimited,
+}
+
+impl FindingCode {
+    /// Every code with its word, in the order of the check registry.
+    pub const ALL: [(FindingCode, &'static str); 14] = [
+        (FindingCode::LoadFailed, "load-failed"),
+        (FindingCode::GpuUnused, "gpu-unused"),
+        (FindingCode::IncompleteLoad, "incomplete-load"),
+        (FindingCode::Underestimate, "underestimate"),
+        (FindingCode::NeedlessSplit, "needless-split"),
+        (
+            FindingCode::CpuOffloadWithFreeVram,
+            "cpu-offload-with-free-vram",
+        ),
+        (FindingCode::ProjectorOnCpu, "projector-on-cpu"),
+        (FindingCode::GraphChargedPerGpu, "graph-charged-per-gpu"),
+        (
+            FindingCode::ProjectorDoubleCounted,
+            "projector-double-counted",
+        ),
+        (FindingCode::KvMismatch, "kv-mismatch"),
+        (FindingCode::Overestimate, "overestimate"),
+        (FindingCode::UnattributedMemory, "unattributed-memory"),
+        (FindingCode::HostNotVram, "host-not-vram"),
+        (FindingCode::RoundingLimited, "rounding-limited"),
+    ];
+
+    /// The contract's word.
+    pub fn as_str(self) -> &'static str {
+        Self::ALL
+            .iter()
+            .find(|(c, _)| *c == self)
+            .map(|(_, w)| *w)
+            .expect("every code has a word")
+    }
+
+    /// The code a word names (a baseline table, the command line).
+    pub fn parse(word: &str) -> Option<FindingCode> {
+        Self::ALL.iter().find(|(_, w)| *w == word).map(|(c, _)| *c)
+    }
+}
+
+impl std::fmt::Display for FindingCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for FindingCode {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
 
 /// How much a finding matters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -37,8 +109,8 @@ impl Severity {
 /// One conclusion about a load.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Finding {
-    /// Stable kebab-case code (`needless-split`).
-    pub code: &'static str,
+    /// Stable code (`needless-split`).
+    pub code: FindingCode,
     pub severity: Severity,
     /// One line with the figures.
     pub message: String,
@@ -47,7 +119,7 @@ pub struct Finding {
     /// Log lines the finding rests on.
     pub lines: Vec<u64>,
     pub device: Option<Device>,
-    pub component: Option<String>,
+    pub component: Option<Component>,
 }
 
 /// A concrete setting to try, with its expected effect in figures.
@@ -58,5 +130,5 @@ pub struct Suggestion {
     /// What it should change, in figures.
     pub effect: String,
     /// The finding codes it answers.
-    pub because: Vec<&'static str>,
+    pub because: Vec<FindingCode>,
 }

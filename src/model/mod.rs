@@ -23,7 +23,7 @@ pub use estimate::{
     DeviceEstimate, DeviceFree, Estimate, EstimateForm, FitSummary, Layers, OffloadShape,
     WeightsSemantics,
 };
-pub use finding::{Finding, Severity, Suggestion};
+pub use finding::{Finding, FindingCode, Severity, Suggestion};
 pub use grid::{Cell, Grid, Part};
 pub use load::{Engine, Era, Gpu, Load, LoadSource, ModelRef, RejectedGpu, Settings};
 pub use observed::{CaptureRef, GpuJoin, ObservedRow};

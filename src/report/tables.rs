@@ -87,7 +87,7 @@ pub fn finding_refs(f: &crate::model::Finding) -> String {
         .device
         .iter()
         .map(|d| d.to_string())
-        .chain(f.component.iter().cloned())
+        .chain(f.component.iter().map(|c| c.as_str().to_string()))
         .collect();
     if !f.lines.is_empty() {
         refs.push(format!("lines {}", lines(&f.lines)));

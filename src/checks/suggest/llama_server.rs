@@ -4,7 +4,7 @@
 //! replay gives for it.
 
 use super::{has, round_up, visible_devices, Evidence};
-use crate::model::{human, Device, Reconciled, Suggestion, Verdict, MIB};
+use crate::model::{human, Device, FindingCode, Reconciled, Suggestion, Verdict, MIB};
 use crate::replay::llama_server;
 
 fn needless_split(ev: &Evidence, out: &mut Vec<Suggestion>) {
@@ -46,7 +46,7 @@ fn needless_split(ev: &Evidence, out: &mut Vec<Suggestion>) {
                 .join("; "),
             human(m.margin)
         ),
-        because: vec!["needless-split"],
+        because: vec![FindingCode::NeedlessSplit],
     });
     if let [device] = used.as_slice() {
         if let Some(index) = device.position() {
@@ -57,7 +57,7 @@ fn needless_split(ev: &Evidence, out: &mut Vec<Suggestion>) {
                     names.join(", "),
                     if load.gpus.len() > 2 { "s" } else { "" }
                 ),
-                because: vec!["needless-split"],
+                because: vec![FindingCode::NeedlessSplit],
             });
         }
     }
@@ -102,7 +102,7 @@ fn cpu_offload(ev: &Evidence, out: &mut Vec<Suggestion>) {
                             .map(|k| format!(", {} → about {}", human(k.bytes), human(k.bytes / ctx.max(1) * per_slot * parallel)))
                             .unwrap_or_default()
                     ),
-                    because: vec!["cpu-offload-with-free-vram"],
+                    because: vec![FindingCode::CpuOffloadWithFreeVram],
                 });
             }
         }
@@ -120,7 +120,7 @@ fn cpu_offload(ev: &Evidence, out: &mut Vec<Suggestion>) {
                     "the KV cache in 8 bits (about 53 % of f16{}): {n} of {total} layers on the GPUs by the measured sizes (now {offloaded}); needs flash attention",
                     kv_now.map(|k| format!(", {} → about {}", human(k.bytes), human(k.bytes * 53 / 100))).unwrap_or_default()
                 ),
-                because: vec!["cpu-offload-with-free-vram"],
+                because: vec![FindingCode::CpuOffloadWithFreeVram],
             });
         }
     }
@@ -134,7 +134,7 @@ fn cpu_offload(ev: &Evidence, out: &mut Vec<Suggestion>) {
                     "--fit keeps 512 MiB free per GPU instead of {}: {n} of {total} layers on the GPUs by the measured sizes (now {offloaded}); less headroom for the desktop and other processes",
                     human(target)
                 ),
-                because: vec!["cpu-offload-with-free-vram"],
+                because: vec![FindingCode::CpuOffloadWithFreeVram],
             });
         }
     }
@@ -148,7 +148,7 @@ fn cpu_offload(ev: &Evidence, out: &mut Vec<Suggestion>) {
                     m.placement.offloaded,
                     human(m.margin.max(0))
                 ),
-                because: vec!["cpu-offload-with-free-vram"],
+                because: vec![FindingCode::CpuOffloadWithFreeVram],
             });
         }
     }
@@ -176,20 +176,20 @@ fn underestimate(ev: &Evidence, out: &mut Vec<Suggestion>) {
             human(target),
             human(gap)
         ),
-        because: vec!["underestimate"],
+        because: vec![FindingCode::Underestimate],
     });
 }
 
 /// Settings to try for a load placed by llama.cpp's `--fit`.
 pub fn suggest(ev: &Evidence, out: &mut Vec<Suggestion>) {
     let findings = ev.findings;
-    if has(findings, "needless-split") {
+    if has(findings, FindingCode::NeedlessSplit) {
         needless_split(ev, out);
     }
-    if has(findings, "cpu-offload-with-free-vram") {
+    if has(findings, FindingCode::CpuOffloadWithFreeVram) {
         cpu_offload(ev, out);
     }
-    if has(findings, "underestimate") {
+    if has(findings, FindingCode::Underestimate) {
         underestimate(ev, out);
     }
 }

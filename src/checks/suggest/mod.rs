@@ -5,9 +5,9 @@
 mod llama_server;
 mod ollama;
 
-use crate::model::{Device, Era, Finding, Reconciled, Suggestion, WhatIf, MIB};
+use crate::model::{Device, Era, Finding, FindingCode, Reconciled, Suggestion, WhatIf, MIB};
 
-fn has(findings: &[Finding], code: &str) -> bool {
+fn has(findings: &[Finding], code: FindingCode) -> bool {
     findings.iter().any(|f| f.code == code)
 }
 

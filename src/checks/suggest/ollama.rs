@@ -3,7 +3,7 @@
 //! ollama37's graph multiplier), each with the effect the replay predicts.
 
 use super::{has, round_up, visible_devices, Evidence};
-use crate::model::{human, Component, Device, Finding, Suggestion};
+use crate::model::{human, Component, Device, Finding, FindingCode, Suggestion};
 use crate::replay::{replay, Changes};
 
 fn needless_split(ev: &Evidence, out: &mut Vec<Suggestion>) {
@@ -28,7 +28,7 @@ fn needless_split(ev: &Evidence, out: &mut Vec<Suggestion>) {
                 .join(", "),
             m.verdict
         ),
-        because: vec!["needless-split"],
+        because: vec![FindingCode::NeedlessSplit],
     });
     // With the GPUs pinned, would the estimate itself still offload layers?
     let positions: Vec<usize> = used.iter().filter_map(|d| d.position()).collect();
@@ -49,7 +49,7 @@ fn needless_split(ev: &Evidence, out: &mut Vec<Suggestion>) {
                 if used.len() == 1 { "" } else { "s" },
                 p.offloaded
             ),
-            because: vec!["needless-split"],
+            because: vec![FindingCode::NeedlessSplit],
         });
         graph_multiplier(ev, &pinned, out);
     }
@@ -105,7 +105,7 @@ fn graph_multiplier(ev: &Evidence, pinned: &Changes, out: &mut Vec<Suggestion>) 
             human(graph_then),
             human(measured.bytes)
         ),
-        because: vec!["needless-split", "graph-charged-per-gpu"],
+        because: vec![FindingCode::NeedlessSplit, FindingCode::GraphChargedPerGpu],
     });
 }
 
@@ -122,7 +122,7 @@ fn cpu_offload(ev: &Evidence, out: &mut Vec<Suggestion>) {
             m.placement.total,
             human(m.margin.max(0))
         ),
-        because: vec!["cpu-offload-with-free-vram"],
+        because: vec![FindingCode::CpuOffloadWithFreeVram],
     });
     let used = load
         .estimate
@@ -136,7 +136,7 @@ fn cpu_offload(ev: &Evidence, out: &mut Vec<Suggestion>) {
                 "spreads the model over all {} GPUs instead of {used}",
                 load.gpus.len()
             ),
-            because: vec!["cpu-offload-with-free-vram"],
+            because: vec![FindingCode::CpuOffloadWithFreeVram],
         });
     }
 }
@@ -148,21 +148,21 @@ fn overhead(ev: &Evidence, findings: &[Finding], out: &mut Vec<Suggestion>) {
     let mut because = Vec::new();
     for d in &load.devices {
         if let (Some(e), Some(a), false) = (d.estimated, d.actual, d.host) {
-            if a.low > e.high && has(findings, "underestimate") {
+            if a.low > e.high && has(findings, FindingCode::Underestimate) {
                 need = need.max(a.high - e.low);
                 reasons.push(format!(
                     "{} exceeds its estimate by up to {}",
                     d.device,
                     human(a.high - e.low)
                 ));
-                because.push("underestimate");
+                because.push(FindingCode::Underestimate);
             }
         }
     }
     let floor = crate::replay::figures::minimum_memory(
         load.estimate.as_ref().and_then(|e| e.library.as_deref()),
     );
-    if has(findings, "unattributed-memory") {
+    if has(findings, FindingCode::UnattributedMemory) {
         for o in &load.observed {
             if let Some(u) = o.unattributed {
                 if u.high > floor {
@@ -173,7 +173,7 @@ fn overhead(ev: &Evidence, findings: &[Finding], out: &mut Vec<Suggestion>) {
                         human(u.bytes),
                         human(u.high - floor)
                     ));
-                    because.push("unattributed-memory");
+                    because.push(FindingCode::UnattributedMemory);
                 }
             }
         }
@@ -200,15 +200,15 @@ fn context_and_batch(ev: &Evidence, findings: &[Finding], out: &mut Vec<Suggesti
         .components
         .iter()
         .find(|c| c.component == Component::Kv);
-    let oom = has(findings, "load-failed")
+    let oom = has(findings, FindingCode::LoadFailed)
         && load
             .actual
             .failure
             .as_deref()
             .is_some_and(super::super::load_failed::is_out_of_memory);
-    let kv_under = findings
-        .iter()
-        .any(|f| f.code == "kv-mismatch" && f.severity >= crate::model::Severity::Warning);
+    let kv_under = findings.iter().any(|f| {
+        f.code == FindingCode::KvMismatch && f.severity >= crate::model::Severity::Warning
+    });
     if oom || kv_under {
         if let (Some(ctx), Some(kv)) = (
             load.settings.ctx_size,
@@ -225,9 +225,9 @@ fn context_and_batch(ev: &Evidence, findings: &[Finding], out: &mut Vec<Suggesti
                         human(kv.bytes / 2)
                     ),
                     because: if oom {
-                        vec!["load-failed"]
+                        vec![FindingCode::LoadFailed]
                     } else {
-                        vec!["kv-mismatch"]
+                        vec![FindingCode::KvMismatch]
                     },
                 });
             }
@@ -235,7 +235,7 @@ fn context_and_batch(ev: &Evidence, findings: &[Finding], out: &mut Vec<Suggesti
     }
     let graph_under = findings
         .iter()
-        .any(|f| f.code == "underestimate" && f.component.as_deref() == Some("graph"));
+        .any(|f| f.code == FindingCode::Underestimate && f.component == Some(Component::Graph));
     if oom || graph_under {
         if let (Some(batch), Some(graph)) = (
             load.settings.batch_size,
@@ -253,9 +253,9 @@ fn context_and_batch(ev: &Evidence, findings: &[Finding], out: &mut Vec<Suggesti
                         human(graph.bytes / 2)
                     ),
                     because: if oom {
-                        vec!["load-failed"]
+                        vec![FindingCode::LoadFailed]
                     } else {
-                        vec!["underestimate"]
+                        vec![FindingCode::Underestimate]
                     },
                 });
             }
@@ -266,10 +266,10 @@ fn context_and_batch(ev: &Evidence, findings: &[Finding], out: &mut Vec<Suggesti
 /// Settings to try for a load placed by Ollama's estimator.
 pub fn suggest(ev: &Evidence, out: &mut Vec<Suggestion>) {
     let findings = ev.findings;
-    if has(findings, "needless-split") {
+    if has(findings, FindingCode::NeedlessSplit) {
         needless_split(ev, out);
     }
-    if has(findings, "cpu-offload-with-free-vram") {
+    if has(findings, FindingCode::CpuOffloadWithFreeVram) {
         cpu_offload(ev, out);
     }
     overhead(ev, findings, out);
