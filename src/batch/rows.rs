@@ -1,7 +1,7 @@
 //! Flatten a reconciled load into table rows: one wide row per load and one long row per load × component and
 //! load × device. Built in the worker that read the file, so only these small rows are kept, never the loads.
 
-use crate::model::{Component, Concluded, Quantity, Severity};
+use crate::model::{Component, Concluded, Quantity, ReplayOutcome, Severity};
 
 /// The components in table order.
 pub const COMPONENTS: [Component; 5] = [
@@ -246,8 +246,10 @@ pub fn rows(file: &str, index: usize, load: &Concluded) -> (LoadRow, Vec<Compone
             .whatif
             .as_ref()
             .and_then(|w| w.measured.as_ref())
-            .filter(|m| m.placement.fully_offloaded())
-            .map(|m| m.placement.used_gpus() as i64),
+            .and_then(|m| match m.verdict.outcome {
+                ReplayOutcome::Fits { gpus } => Some(gpus as i64),
+                ReplayOutcome::CpuOffload { .. } => None,
+            }),
         replay_margin: load
             .whatif
             .as_ref()

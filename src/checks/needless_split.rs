@@ -4,7 +4,7 @@
 //! from the runner's weight buffers.
 
 use super::{finding, CheckDef, Context};
-use crate::model::{human, Component, Era, Finding, FindingCode, Severity};
+use crate::model::{human, Component, Era, Finding, FindingCode, ReplayOutcome, Severity};
 
 pub const DEF: CheckDef = CheckDef {
     code: FindingCode::NeedlessSplit,
@@ -36,8 +36,10 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
     let Some(m) = cx.whatif.and_then(|w| w.measured.as_ref()) else {
         return;
     };
-    let fits_on = m.placement.used_gpus();
-    if !m.placement.fully_offloaded() || fits_on >= used || m.margin <= 0 {
+    let ReplayOutcome::Fits { gpus: fits_on } = m.verdict.outcome else {
+        return;
+    };
+    if fits_on >= used || m.margin <= 0 {
         return;
     }
     let placed: Vec<String> = m

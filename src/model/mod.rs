@@ -30,4 +30,7 @@ pub use observed::{CaptureRef, GpuJoin, ObservedRow};
 pub use quantity::{human, Ordering3, Quantity, GIB, KIB, MIB, TIB};
 pub use reconciled::{Comparison, Component, ComponentRow, DeviceRow, Reconciled, Verdict};
 pub use snapshot::{normalize_bus_id, SmiFormat, SmiGpu, SmiProcess, Snapshot};
-pub use whatif::{EstimateReplay, MeasuredReplay, PlacedGpu, Placement, ReplayFigures, WhatIf};
+pub use whatif::{
+    EstimateReplay, MeasuredReplay, PlacedGpu, Placement, ReplayFigures, ReplayOutcome,
+    ReplayVerdict, WhatIf,
+};

@@ -96,8 +96,37 @@ pub struct MeasuredReplay {
     pub placement: Placement,
     /// Free memory left on the tightest used GPU (negative: it does not fit).
     pub margin: i64,
-    /// `fits on 1 GPU (CUDA1), 1.3 GiB to spare` / `needs CPU offload of 4 layers`.
-    pub verdict: String,
+    /// Whether every layer fits, in words with the figures.
+    pub verdict: ReplayVerdict,
+}
+
+/// What the measured replay concludes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReplayOutcome {
+    /// Every layer on this many GPUs.
+    Fits { gpus: usize },
+    /// This many layers stay on the CPU even by the measured sizes.
+    CpuOffload { layers: i64 },
+}
+
+/// The measured replay's conclusion and the sentence that states it with the figures (`fits on 1 GPU (CUDA1
+/// …), 1.3 GiB to spare on the tightest`). Serialized as the sentence.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReplayVerdict {
+    pub outcome: ReplayOutcome,
+    pub text: String,
+}
+
+impl std::fmt::Display for ReplayVerdict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+impl Serialize for ReplayVerdict {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.text)
+    }
 }
 
 /// Everything the replay found for one load.

@@ -11,7 +11,7 @@ use super::fit::{
 };
 use crate::model::{
     human, Device, EstimateReplay, MeasuredReplay, Part, PlacedGpu, Placement, Quantity,
-    Reconciled, ReplayFigures,
+    Reconciled, ReplayFigures, ReplayOutcome, ReplayVerdict,
 };
 
 /// The model's shape as the replay needs it, with where each figure came from.
@@ -322,13 +322,16 @@ pub fn measured(load: &Reconciled) -> Option<MeasuredReplay> {
                 .filter(|g| g.layers > 0)
                 .map(|g| format!("{} {} of {}", g.device, human(g.allocation), human(g.free)))
                 .collect();
-            let verdict = format!(
-                "fits on {k} GPU{} ({}), {} to spare above the {} --fit margin",
-                if k == 1 { "" } else { "s" },
-                used.join("; "),
-                human(m),
-                human(target)
-            );
+            let verdict = ReplayVerdict {
+                outcome: ReplayOutcome::Fits { gpus: k },
+                text: format!(
+                    "fits on {k} GPU{} ({}), {} to spare above the {} --fit margin",
+                    if k == 1 { "" } else { "s" },
+                    used.join("; "),
+                    human(m),
+                    human(target)
+                ),
+            };
             return Some(MeasuredReplay {
                 figures: figures(&shape, &set, target, from),
                 placement: p,
@@ -348,12 +351,17 @@ pub fn measured(load: &Reconciled) -> Option<MeasuredReplay> {
         projector.as_ref(),
     ));
     let p = placement(&outcome, &set);
-    let verdict = format!(
-        "needs {} of {} layers on the CPU even by the measured sizes ({})",
-        outcome.cpu_layers,
-        p.total,
-        outcome.reason.describe()
-    );
+    let verdict = ReplayVerdict {
+        outcome: ReplayOutcome::CpuOffload {
+            layers: outcome.cpu_layers as i64,
+        },
+        text: format!(
+            "needs {} of {} layers on the CPU even by the measured sizes ({})",
+            outcome.cpu_layers,
+            p.total,
+            outcome.reason.describe()
+        ),
+    };
     Some(MeasuredReplay {
         figures: figures(&shape, &set, target, from),
         margin: margin(&outcome),

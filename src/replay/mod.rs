@@ -9,7 +9,8 @@ pub mod llama_server;
 pub mod placement;
 
 use crate::model::{
-    human, Device, Era, EstimateReplay, MeasuredReplay, Placement, Quantity, Reconciled, WhatIf,
+    human, Device, Era, EstimateReplay, MeasuredReplay, Placement, Quantity, Reconciled,
+    ReplayOutcome, ReplayVerdict, WhatIf,
 };
 pub use figures::Changes;
 use figures::End;
@@ -151,12 +152,15 @@ fn measured_replay(load: &Reconciled, changes: &Changes) -> Option<MeasuredRepla
                 .filter(|g| g.layers > 0)
                 .map(|g| format!("{} {} of {}", g.device, human(g.allocation), human(g.free)))
                 .collect();
-            let verdict = format!(
-                "fits on {k} GPU{} ({}), {} to spare on the tightest",
-                if k == 1 { "" } else { "s" },
-                used.join("; "),
-                human(m)
-            );
+            let verdict = ReplayVerdict {
+                outcome: ReplayOutcome::Fits { gpus: k },
+                text: format!(
+                    "fits on {k} GPU{} ({}), {} to spare on the tightest",
+                    if k == 1 { "" } else { "s" },
+                    used.join("; "),
+                    human(m)
+                ),
+            };
             return Some(MeasuredReplay {
                 figures: f,
                 placement: p,
@@ -167,12 +171,17 @@ fn measured_replay(load: &Reconciled, changes: &Changes) -> Option<MeasuredRepla
     }
     let p = place(&by_free, &f, None);
     let m = margin(&p, f.gpu_overhead);
-    let verdict = format!(
-        "needs CPU offload of {} of {} layers even by the measured sizes ({} left to the CPU)",
-        p.total - p.offloaded,
-        p.total,
-        human(p.overflow)
-    );
+    let verdict = ReplayVerdict {
+        outcome: ReplayOutcome::CpuOffload {
+            layers: p.total - p.offloaded,
+        },
+        text: format!(
+            "needs CPU offload of {} of {} layers even by the measured sizes ({} left to the CPU)",
+            p.total - p.offloaded,
+            p.total,
+            human(p.overflow)
+        ),
+    };
     Some(MeasuredReplay {
         figures: f,
         placement: p,

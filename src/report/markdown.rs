@@ -35,7 +35,7 @@ fn replay(out: &mut String, w: &WhatIf) {
         let _ = writeln!(
             out,
             "- Replayed with the measured figures: **{}**.",
-            md_escape(&m.verdict)
+            md_escape(&m.verdict.text)
         );
     }
     out.push('\n');

@@ -89,7 +89,7 @@ pub fn summary(out: &mut String, w: &WhatIf) {
         let _ = writeln!(
             out,
             "  replay with the measured figures: {}",
-            sanitize(&m.verdict)
+            sanitize(&m.verdict.text)
         );
     }
 }
@@ -121,7 +121,11 @@ fn detailed(out: &mut String, w: &WhatIf) {
     }
     match &w.measured {
         Some(m) => {
-            let _ = writeln!(out, "  with the measured figures: {}", sanitize(&m.verdict));
+            let _ = writeln!(
+                out,
+                "  with the measured figures: {}",
+                sanitize(&m.verdict.text)
+            );
             out.push_str(&placement_table(&m.placement).to_text(4));
             figures(out, &m.figures);
         }
