@@ -3,8 +3,9 @@
 
 use vramdiff::frame::Framer;
 use vramdiff::grammar;
-use vramdiff::parse::build::{build, EVENT_KINDS};
+use vramdiff::parse::build::build;
 use vramdiff::parse::matcher::classify;
+use vramdiff::parse::spec::event_spec;
 
 #[test]
 fn every_rule_matches_its_examples_with_the_expected_fields() {
@@ -42,11 +43,7 @@ fn every_rule_matches_its_examples_with_the_expected_fields() {
                     rule.id
                 );
             }
-            let required = EVENT_KINDS
-                .iter()
-                .find(|(k, _)| *k == rule.event)
-                .map(|(_, f)| *f)
-                .unwrap_or(&[]);
+            let required = event_spec(&rule.event).map_or(&[][..], |s| s.required);
             for field in required {
                 assert!(
                     fields.get(field).is_some(),
@@ -83,6 +80,37 @@ expect = {}
     let err = grammar::load(Some(&dir)).unwrap_err().to_string();
     assert!(
         err.contains("60-fork.toml") && err.contains("format = 2"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_misspelt_set_key_in_a_grammar_dir_is_an_error_naming_file_and_rule() {
+    let dir = crate::util::grammar_dir(
+        "grammar-set",
+        r#"format = 1
+[[rule]]
+id = "fork.kv"
+event = "kv_size"
+anchors = ["fork kv"]
+regex = 'fork kv (?P<size>\d+ MiB)'
+set = { recurrant = "true" }
+[[rule.example]]
+line = "fork kv 12 MiB"
+expect = {}
+"#,
+    );
+    let out = crate::util::run(
+        &["--grammar-dir", dir.to_str().unwrap(), "-"],
+        b"fork kv 12 MiB\n",
+    );
+    let err = crate::util::stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("60-fork.toml")
+            && err.contains("'fork.kv'")
+            && err.contains("no settable field 'recurrant' (settable: recurrent)"),
         "{err}"
     );
     std::fs::remove_dir_all(&dir).unwrap();

@@ -10,57 +10,6 @@ use super::values::{
 };
 use crate::model::{normalize_bus_id, BufferKind, Device, OffloadShape};
 
-/// The event kinds a grammar rule may name, with the fields each requires.
-pub const EVENT_KINDS: &[(&str, &[&str])] = &[
-    ("server_start", &[]),
-    ("inference_compute", &["id"]),
-    ("gpu_memory", &["id"]),
-    ("estimate", &[]),
-    ("runner_start", &["cmd"]),
-    ("loading_model", &[]),
-    ("load_request", &["request"]),
-    ("engine_start", &["engine"]),
-    ("cuda_device", &["index", "name"]),
-    ("offloaded", &["done", "total"]),
-    ("buffer", &["buffer", "size"]),
-    ("engine_weights", &["buffer", "size"]),
-    ("engine_graph", &["buffer", "size"]),
-    ("memory_summary", &["part", "device", "size"]),
-    ("memory_total", &["size"]),
-    (
-        "breakdown_row",
-        &["device", "self", "model", "context", "compute"],
-    ),
-    ("breakdown_header", &[]),
-    ("fit_start", &[]),
-    ("fit_projection", &["used", "free"]),
-    ("fit_initial", &["device", "used", "free"]),
-    ("fit_decision", &["change"]),
-    ("fit_context", &["to"]),
-    ("fit_target", &["id", "target"]),
-    ("fit_probe", &["id", "layers", "mem"]),
-    ("fit_set", &["id", "layers"]),
-    ("fit_device", &["device", "used"]),
-    ("fit_done", &[]),
-    ("runner_device", &["device", "free"]),
-    ("side_estimate", &["what", "size"]),
-    ("projector_backend", &["device"]),
-    ("projector_offload_disabled", &[]),
-    ("gpu_rejected", &["name", "reason"]),
-    ("kv_size", &["size"]),
-    ("model_param", &["key", "value"]),
-    ("model_loader", &[]),
-    ("recovered", &["message"]),
-    ("kv_params", &[]),
-    ("context_param", &["key", "value"]),
-    ("projector_size", &["what", "size"]),
-    ("vocab_only", &[]),
-    ("runner_started", &[]),
-    ("load_failed", &[]),
-    ("model_header", &[]),
-    ("known", &[]),
-];
-
 /// Why a matched line could not become an event.
 pub type BuildError = String;
 
@@ -166,15 +115,8 @@ pub fn build(event: &str, fields: &Fields) -> Result<EventKind, BuildError> {
             total: parse_int(need(fields, "total")?).ok_or("bad layer count")?,
         },
         "buffer" => {
-            let kind = match fields.get("kind").unwrap_or("") {
-                "" | "model" => BufferKind::Model,
-                "KV" => BufferKind::Kv,
-                "RS" => BufferKind::Rs,
-                "output" => BufferKind::Output,
-                "compute" => BufferKind::Compute,
-                "LoRA" => BufferKind::Lora,
-                other => return Err(format!("unknown buffer kind '{other}'")),
-            };
+            let word = fields.get("kind").unwrap_or("");
+            let kind = buffer_kind(word).ok_or_else(|| format!("unknown buffer kind '{word}'"))?;
             EventKind::Buffer {
                 component: fields.get("component").unwrap_or("").to_string(),
                 buffer: need(fields, "buffer")?.to_string(),
@@ -220,10 +162,9 @@ pub fn build(event: &str, fields: &Fields) -> Result<EventKind, BuildError> {
             free: parse_mib_truncated(need(fields, "free")?).ok_or("bad MiB figure")?,
         })),
         "side_estimate" => EventKind::SideEstimate {
-            what: match need(fields, "what")? {
-                "projector" => SideEstimate::Projector,
-                "draft" => SideEstimate::Draft,
-                other => return Err(format!("unknown side estimate '{other}'")),
+            what: {
+                let word = need(fields, "what")?;
+                side_estimate(word).ok_or_else(|| format!("unknown side estimate '{word}'"))?
             },
             size: size_of(fields, "size")?,
         },
@@ -284,6 +225,28 @@ pub fn build(event: &str, fields: &Fields) -> Result<EventKind, BuildError> {
         "known" => EventKind::Known,
         other => return Err(format!("unknown event kind '{other}'")),
     })
+}
+
+/// The buffer kind a llama.cpp buffer line names (`KV`, `RS`, `compute` …; none for weights).
+pub(super) fn buffer_kind(word: &str) -> Option<BufferKind> {
+    Some(match word {
+        "" | "model" => BufferKind::Model,
+        "KV" => BufferKind::Kv,
+        "RS" => BufferKind::Rs,
+        "output" => BufferKind::Output,
+        "compute" => BufferKind::Compute,
+        "LoRA" => BufferKind::Lora,
+        _ => return None,
+    })
+}
+
+/// Which side estimate an `[mtmd]`/`[spec]` line gives.
+pub(super) fn side_estimate(word: &str) -> Option<SideEstimate> {
+    match word {
+        "projector" => Some(SideEstimate::Projector),
+        "draft" => Some(SideEstimate::Draft),
+        _ => None,
+    }
 }
 
 fn estimate(fields: &Fields) -> Result<EstimateLine, BuildError> {

@@ -11,6 +11,7 @@ pub mod command;
 pub mod event;
 pub mod fit;
 pub mod matcher;
+pub mod spec;
 pub mod values;
 
 use std::sync::Arc;
@@ -75,24 +76,15 @@ pub struct ParserError {
 }
 
 impl Parser {
-    /// Check that every rule names a known event kind, then build the parser.
+    /// Check every rule against its event's spec (known event, `set` keys and words, obtainable fields), then
+    /// build the parser.
     pub fn new(grammar: Grammar) -> Result<Parser, ParserError> {
         for rule in &grammar.rules {
-            if !build::EVENT_KINDS
-                .iter()
-                .any(|(kind, _)| *kind == rule.event)
-            {
-                let known: Vec<&str> = build::EVENT_KINDS.iter().map(|(k, _)| *k).collect();
-                return Err(ParserError {
-                    file: rule.file.clone(),
-                    id: rule.id.clone(),
-                    what: format!(
-                        "unknown event '{}' (known: {})",
-                        rule.event,
-                        known.join(", ")
-                    ),
-                });
-            }
+            spec::check_rule(rule).map_err(|what| ParserError {
+                file: rule.file.clone(),
+                id: rule.id.clone(),
+                what,
+            })?;
         }
         let rule_ids = grammar
             .rules
