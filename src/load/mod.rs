@@ -10,14 +10,18 @@
 
 mod buffers;
 mod builder;
+mod engine;
+mod estimate;
 mod fit;
+mod gpus;
+mod settings;
 
 use crate::model::{Backend, BufferKind, Device, Load, OffloadShape, RejectedGpu};
 use crate::parse::event::{Event, EventKind, GpuInfo, RunnerDevice, SideEstimate, SummaryPhase};
 
 pub use buffers::{BufferLedger, BufferLine};
-pub use builder::parse_version;
 use builder::{LoadBuilder, Phase};
+pub use engine::parse_version;
 
 /// Whether a memory-summary line is the actual: said by the rule, else by position (after the runner
 /// reported `offloaded N/M layers`, or after the `commit` load request, the summary describes what the Ollama
@@ -185,7 +189,7 @@ impl Assembler {
                 return;
             }
             EventKind::InferenceCompute(gpu) => {
-                self.discovered.push(builder::gpu_from_info(&gpu, line));
+                self.discovered.push(gpus::gpu_from_info(&gpu, line));
                 self.inventory
                     .retain(|(g, _)| g.id.is_none() || g.id != gpu.id);
                 self.inventory.push((gpu, line));
@@ -291,12 +295,11 @@ impl Assembler {
                 b.gpu_memory.retain(|(g, _)| g.id != gpu.id);
                 b.gpu_memory.push((gpu, line));
             }
-            EventKind::LoadRequest { operation, fields } => {
+            EventKind::LoadRequest(request) => {
                 let b = self.ongoing(line, done);
                 b.touch(line);
-                b.seen_commit |= operation == "commit";
-                b.load_requests
-                    .push(builder::LoadRequestSeen { operation, fields });
+                b.seen_commit |= request.commit;
+                b.load_requests.push(*request);
                 b.advance(Phase::RunnerOutput);
             }
             EventKind::EngineStart { ollama } => {
@@ -441,10 +444,10 @@ impl Assembler {
                 b.kv_cells = cells.or(b.kv_cells);
                 b.kv_type = type_k.or(b.kv_type.take());
             }
-            EventKind::ContextParam { key, value } => {
+            EventKind::ContextParam(param) => {
                 let b = self.ongoing(line, done);
                 b.touch(line);
-                b.context_params.push((key, value));
+                b.context.read(param);
             }
             EventKind::ProjectorSize { graph, size } => {
                 let b = self.ongoing(line, done);
@@ -524,4 +527,21 @@ impl Assembler {
             done(b.finish("the log ends first"));
         }
     }
+}
+
+/// Loads assembled from real log lines (already framed, numbered from 1), for the unit tests of each concern.
+#[cfg(test)]
+pub(crate) fn loads_of(lines: &[&str]) -> Vec<Load> {
+    let grammar = crate::grammar::load(None).expect("built-in grammar");
+    let mut parser = crate::parse::Parser::new(grammar).expect("parser");
+    let mut assembler = Assembler::new("test.log");
+    let mut loads = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        match parser.parse_line(i as u64 + 1, line) {
+            crate::parse::LineOutcome::Event(event) => assembler.push(*event, |l| loads.push(l)),
+            other => panic!("line {} not read ({other:?}): {line}", i + 1),
+        }
+    }
+    assembler.finish(|l| loads.push(l));
+    loads
 }

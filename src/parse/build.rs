@@ -6,7 +6,8 @@ use super::event::*;
 use super::fit::fit_line;
 use super::matcher::Fields;
 use super::values::{
-    parse_go_struct, parse_int, parse_int_list, parse_mib_truncated, parse_size, parse_size_list,
+    parse_go_struct, parse_gpu_layers, parse_int, parse_int_list, parse_mib_truncated, parse_size,
+    parse_size_list,
 };
 use crate::model::{normalize_bus_id, BufferKind, Device, OffloadShape};
 
@@ -83,17 +84,7 @@ pub fn build(event: &str, fields: &Fields) -> Result<EventKind, BuildError> {
             requested: opt_int(fields, "requested"),
             model: opt_text(fields, "model"),
         },
-        "load_request" => {
-            let parsed = parse_go_struct(need(fields, "request")?);
-            let operation = parsed
-                .iter()
-                .find(|(k, _)| k == "Operation")
-                .map(|(_, v)| v.clone());
-            EventKind::LoadRequest {
-                operation: operation.unwrap_or_default(),
-                fields: parsed,
-            }
-        }
+        "load_request" => EventKind::LoadRequest(Box::new(load_request(need(fields, "request")?))),
         "engine_start" => EventKind::EngineStart {
             ollama: need(fields, "engine")? == "ollama",
         },
@@ -198,10 +189,10 @@ pub fn build(event: &str, fields: &Fields) -> Result<EventKind, BuildError> {
             cells: opt_int(fields, "cells"),
             type_k: opt_text(fields, "type_k").map(|t| t.trim_matches('\'').to_string()),
         },
-        "context_param" => EventKind::ContextParam {
-            key: need(fields, "key")?.to_string(),
-            value: need(fields, "value")?.trim().to_string(),
-        },
+        "context_param" => EventKind::ContextParam(context_param(
+            need(fields, "key")?,
+            need(fields, "value")?.trim(),
+        )?),
         "projector_size" => EventKind::ProjectorSize {
             graph: need(fields, "what")? == "graph",
             size: size_of(fields, "size")?,
@@ -224,6 +215,52 @@ pub fn build(event: &str, fields: &Fields) -> Result<EventKind, BuildError> {
         },
         "known" => EventKind::Known,
         other => return Err(format!("unknown event kind '{other}'")),
+    })
+}
+
+/// A `load request` struct, by Ollama's Go field names.
+fn load_request(text: &str) -> LoadRequest {
+    let fields = parse_go_struct(text);
+    let get = |name: &str| {
+        fields
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    };
+    LoadRequest {
+        commit: get("Operation") == Some("commit"),
+        kv_size: get("KvSize").and_then(parse_int),
+        batch_size: get("BatchSize").and_then(parse_int),
+        parallel: get("Parallel").and_then(parse_int),
+        gpu_layers: get("GPULayers")
+            .and_then(parse_gpu_layers)
+            .map(|(total, _)| total),
+        flash_attention: get("FlashAttention").and_then(|v| match v {
+            "true" | "Enabled" => Some(true),
+            "false" | "Disabled" => Some(false),
+            _ => None,
+        }),
+        kv_cache_type: get("KvCacheType")
+            .filter(|v| !v.is_empty())
+            .map(str::to_string),
+    }
+}
+
+/// A context parameter by its llama.cpp key; a count that is not a number is an error (the line is reported).
+fn context_param(key: &str, value: &str) -> Result<ContextParam, BuildError> {
+    let count = || parse_int(value).ok_or_else(|| format!("{key} is not a number: '{value}'"));
+    Ok(match key {
+        "n_ctx" => ContextParam::Ctx(count()?),
+        "n_batch" => ContextParam::Batch(count()?),
+        "n_ubatch" => ContextParam::Ubatch(count()?),
+        "n_seq_max" => ContextParam::SeqMax(count()?),
+        "n_ctx_seq" | "n_ctx_per_seq" => ContextParam::CtxPerSequence(count()?),
+        "flash_attn" => ContextParam::FlashAttention(match value {
+            "1" | "true" | "enabled" => Some(true),
+            "0" | "false" | "disabled" => Some(false),
+            _ => None,
+        }),
+        other => return Err(format!("unknown context parameter '{other}'")),
     })
 }
 
@@ -348,4 +385,63 @@ fn rejection_reason(fields: &Fields) -> Result<String, BuildError> {
         reason.push_str(&format!(" ({})", details.join(", ")));
     }
     Ok(reason)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `sample-logs/009-…-kvf16-newengine.log:1` (ollama#15390).
+    const COMMIT_009: &str = "{Operation:commit LoraPath:[] Parallel:1 BatchSize:1024 FlashAttention:Enabled KvSize:32768 KvCacheType: NumThreads:8 GPULayers:20[ID:GPU-223c73ff-f253-3c8c-d212-82b5d1ce2963 Layers:20(28..47)] MultiUserCache:false ProjectorPath: MainGPU:0 UseMmap:false}";
+
+    #[test]
+    fn a_commit_request_reads_into_its_settings() {
+        assert_eq!(
+            load_request(COMMIT_009),
+            LoadRequest {
+                commit: true,
+                kv_size: Some(32768),
+                batch_size: Some(1024),
+                parallel: Some(1),
+                gpu_layers: Some(20),
+                flash_attention: Some(true),
+                kv_cache_type: None,
+            }
+        );
+        // `sample-logs/011-…-kvq4-newengine.log:1`: the same request with a quantised KV cache.
+        let q4 = COMMIT_009.replace("KvCacheType: ", "KvCacheType:q4_0 ");
+        assert_eq!(load_request(&q4).kv_cache_type.as_deref(), Some("q4_0"));
+    }
+
+    #[test]
+    fn a_fit_request_cut_by_the_collector_keeps_what_came_before_the_cut() {
+        // `sample-logs/032-journald-catalan-2x-quadro-newengine-fit.log:7`, cut inside GPULayers.
+        let r = load_request("{Operation:fit LoraPath:[] Parallel:1 BatchSize:512 FlashAttention:true KvSize:4096 KvCacheType: NumThreads:8 GPULayers:37[ID:GPU-d5703024-26e4-303b-8104-7d33cce0eeb1 Layers:20(0..19) ID:");
+        assert!(!r.commit);
+        assert_eq!(
+            (r.kv_size, r.batch_size, r.flash_attention),
+            (Some(4096), Some(512), Some(true))
+        );
+    }
+
+    #[test]
+    fn context_parameters_are_typed_and_a_bad_count_is_an_error() {
+        // `sample-logs/001-kaggle-t4-llama31-8b.log:105,108`, `sample-logs/511-…-2loads.log:176,180`.
+        assert_eq!(context_param("n_ctx", "8192"), Ok(ContextParam::Ctx(8192)));
+        assert_eq!(
+            context_param("flash_attn", "0"),
+            Ok(ContextParam::FlashAttention(Some(false)))
+        );
+        assert_eq!(
+            context_param("n_ctx_seq", "4096"),
+            Ok(ContextParam::CtxPerSequence(4096))
+        );
+        assert_eq!(
+            context_param("flash_attn", "auto"),
+            Ok(ContextParam::FlashAttention(None))
+        );
+        assert!(context_param("n_batch", "lots")
+            .unwrap_err()
+            .contains("'lots'"));
+    }
 }

@@ -237,10 +237,7 @@ pub enum EventKind {
         model: Option<String>,
     },
     /// The runner's `load request` (`fit`, `alloc`, `commit`).
-    LoadRequest {
-        operation: String,
-        fields: Vec<(String, String)>,
-    },
+    LoadRequest(Box<LoadRequest>),
     /// `starting ollama engine` / `starting go runner`.
     EngineStart { ollama: bool },
     /// `Device 0: Tesla K80, compute capability 3.7, …`.
@@ -302,8 +299,8 @@ pub enum EventKind {
         cells: Option<i64>,
         type_k: Option<String>,
     },
-    /// A context parameter: `n_ctx`, `n_batch`, `n_seq_max`, `flash_attn`.
-    ContextParam { key: String, value: String },
+    /// A context parameter llama.cpp prints when it creates the context.
+    ContextParam(ContextParam),
     /// Projector (clip/mllama) sizes printed in MiB-as-MB.
     ProjectorSize { graph: bool, size: Quantity },
     /// `llama_model_load: vocab only - skipping tensors`.
@@ -319,4 +316,42 @@ pub enum EventKind {
     ModelHeader { architecture: Option<String> },
     /// A line we recognise and deliberately do not use.
     Known,
+}
+
+/// The Ollama engine runner's `load request` (`runner.go`: a Go `%+v` struct), read into what vramdiff uses.
+/// Ollama ≥ 0.11.5 sends `fit`, then `alloc`, then `commit`; the commit is the placement that was loaded.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LoadRequest {
+    /// `Operation:commit`.
+    pub commit: bool,
+    /// `KvSize`: the context, in cells, over all parallel sequences.
+    pub kv_size: Option<i64>,
+    /// `BatchSize`.
+    pub batch_size: Option<i64>,
+    /// `Parallel`.
+    pub parallel: Option<i64>,
+    /// `GPULayers`: the number of layers on GPUs (the per-GPU shares summed).
+    pub gpu_layers: Option<i64>,
+    /// `FlashAttention` (`true`/`Enabled`, `false`/`Disabled`).
+    pub flash_attention: Option<bool>,
+    /// `KvCacheType`, when not empty.
+    pub kv_cache_type: Option<String>,
+}
+
+/// A context parameter llama.cpp prints when it creates the context
+/// (`llama_context: n_ctx = 8192`, `llama_new_context_with_model: flash_attn = 0`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ContextParam {
+    /// `n_ctx`: the context, in cells, over all sequences.
+    Ctx(i64),
+    /// `n_batch`.
+    Batch(i64),
+    /// `n_ubatch`.
+    Ubatch(i64),
+    /// `n_seq_max`: parallel sequences.
+    SeqMax(i64),
+    /// `flash_attn`: `None` for `auto` (the line does not say what was chosen).
+    FlashAttention(Option<bool>),
+    /// `n_ctx_seq` / `n_ctx_per_seq`: one sequence's share of `n_ctx` (recognised; `n_ctx` is what is used).
+    CtxPerSequence(i64),
 }
