@@ -199,38 +199,7 @@ pub enum SchedulerArg {
 
 /// `512MiB`, `1.5 GiB`, `2G`, or a byte count.
 pub fn parse_size_arg(text: &str) -> Result<i64, String> {
-    let t = text.trim();
-    if let Ok(bytes) = t.parse::<i64>() {
-        return if bytes >= 0 {
-            Ok(bytes)
-        } else {
-            Err("a size cannot be negative".into())
-        };
-    }
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (number, unit) = t.split_at(split);
-    let value: f64 = number
-        .parse()
-        .map_err(|_| format!("'{text}' is not a size (try 512MiB or 1.5GiB)"))?;
-    let unit = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 1.0,
-        "k" | "kb" | "kib" => 1024.0,
-        "m" | "mb" | "mib" => 1024.0 * 1024.0,
-        "g" | "gb" | "gib" => 1024.0 * 1024.0 * 1024.0,
-        "t" | "tb" | "tib" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
-        other => {
-            return Err(format!(
-                "unknown unit '{other}' (use B, KiB, MiB, GiB, TiB)"
-            ))
-        }
-    };
-    let bytes = value * unit;
-    if !bytes.is_finite() || bytes > i64::MAX as f64 / 2.0 {
-        return Err(format!("'{text}' is too large"));
-    }
-    Ok(bytes.round() as i64)
+    crate::parse::values::parse_typed_size(text)
 }
 
 fn parse_multiplier(text: &str) -> Result<f64, String> {

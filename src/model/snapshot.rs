@@ -124,6 +124,33 @@ pub fn normalize_bus_id(text: &str) -> Option<String> {
     Some(format!("{domain:08x}:{bus:02x}:{dev:02x}.{func:x}"))
 }
 
+/// UUIDs compare case-insensitively; ROCm discovery prints a shortened id (`GPU-9abb57639fa80c50`), so a prefix
+/// of at least 12 hex digits matches.
+pub fn same_uuid(a: &str, b: &str) -> bool {
+    let norm = |s: &str| s.trim().to_ascii_lowercase().replace('-', "");
+    let (a, b) = (norm(a), norm(b));
+    let (short, long) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+    short.len() >= 15 && long.starts_with(&short)
+}
+
+impl SmiProcess {
+    /// The one rule joining a process row to a GPU: by UUID when both print one, else by PCI bus id when
+    /// both print one, else by index. A process is on at most the GPU its strongest key names.
+    pub fn runs_on(&self, g: &SmiGpu) -> bool {
+        let p = self;
+        let eq = |a: &Option<String>, b: &Option<String>| a.is_some() && a == b;
+        let uuid = match (&p.gpu_uuid, &g.uuid) {
+            (Some(a), Some(b)) => Some(same_uuid(a, b)),
+            _ => None,
+        };
+        uuid.or_else(|| {
+            (p.gpu_bus_id.is_some() && g.bus_id.is_some()).then(|| eq(&p.gpu_bus_id, &g.bus_id))
+        })
+        .or_else(|| p.gpu_index.zip(g.index).map(|(a, b)| a == b))
+        .unwrap_or(false)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -142,5 +169,52 @@ mod tests {
         assert_eq!(normalize_bus_id("GPU-78b84756"), None);
         assert_eq!(normalize_bus_id("0:0"), None);
         assert_eq!(normalize_bus_id(""), None);
+    }
+
+    #[test]
+    fn a_process_is_on_the_gpu_its_strongest_key_names() {
+        // nvidia-smi `--query-compute-apps=gpu_uuid,…` beside a table whose indices follow another order
+        // (`CUDA_DEVICE_ORDER`): the UUID decides, the index does not put the process on a second GPU.
+        let gpu = |index, uuid: &str| SmiGpu {
+            index: Some(index),
+            uuid: Some(uuid.to_string()),
+            ..SmiGpu::default()
+        };
+        let (g0, g1) = (
+            gpu(0, "GPU-7c3a1f52-9e04-2b6d-4a81-d05e3c9b6f27"),
+            gpu(1, "GPU-1e96b0d4-5c2a-8f31-77e0-a9d1c4b2e608"),
+        );
+        let p = SmiProcess {
+            gpu_index: Some(0),
+            gpu_uuid: Some("GPU-1e96b0d4-5c2a-8f31-77e0-a9d1c4b2e608".into()),
+            name: "ollama".into(),
+            ..SmiProcess::default()
+        };
+        assert!(p.runs_on(&g1) && !p.runs_on(&g0));
+        // Without a UUID on both sides, the index decides.
+        let by_index = SmiProcess {
+            gpu_index: Some(0),
+            ..SmiProcess::default()
+        };
+        assert!(by_index.runs_on(&SmiGpu {
+            index: Some(0),
+            ..SmiGpu::default()
+        }));
+    }
+
+    #[test]
+    fn uuid_prefixes_match_only_when_long_enough() {
+        assert!(same_uuid(
+            "GPU-7c3a1f52-9e04-2b6d-4a81-d05e3c9b6f27",
+            "gpu-7C3A1F52-9e04-2b6d-4a81-d05e3c9b6f27"
+        ));
+        assert!(same_uuid(
+            "GPU-9abb57639fa80c50",
+            "GPU-9abb5763-9fa8-0c50-1111-222233334444"
+        ));
+        assert!(!same_uuid(
+            "GPU-7c3a",
+            "GPU-7c3a1f52-9e04-2b6d-4a81-d05e3c9b6f27"
+        ));
     }
 }

@@ -50,8 +50,31 @@ fn unit(input: &str) -> IResult<&str, i64> {
     .parse(input)
 }
 
+/// A unit as a person types it on the command line: any case, with or without the `i`, or its initial
+/// (`512m`, `1.5GB`, `2G`, `1 GiB`): binary multiples throughout, as every figure vramdiff compares is.
+fn typed_unit(input: &str) -> IResult<&str, i64> {
+    use nom::bytes::complete::tag_no_case as t;
+    alt((
+        value(TIB, alt((t("TiB"), t("TB"), t("T")))),
+        value(GIB, alt((t("GiB"), t("GB"), t("G")))),
+        value(MIB, alt((t("MiB"), t("MB"), t("M")))),
+        value(KIB, alt((t("KiB"), t("KB"), t("K")))),
+        value(1, t("B")),
+    ))
+    .parse(input)
+}
+
 /// One size: `6.8 GiB`, `4403.49 MiB`, `0 B`, `595.49 MB`, `9866MiB`.
 pub fn size(input: &str) -> IResult<&str, Quantity> {
+    size_in(input, unit)
+}
+
+/// A number and a unit read by `unit`: the one size grammar behind log fields, nvidia-smi cells and
+/// command-line arguments.
+fn size_in<'a>(
+    input: &'a str,
+    unit: fn(&'a str) -> IResult<&'a str, i64>,
+) -> IResult<&'a str, Quantity> {
     let (rest, (mantissa, scale)) = decimal(input)?;
     let (rest, _) = space0(rest)?;
     let (rest, unit) = unit(rest)?;
@@ -78,6 +101,42 @@ pub fn size(input: &str) -> IResult<&str, Quantity> {
 pub fn parse_size(text: &str) -> Option<Quantity> {
     let t = text.trim().trim_matches('"').trim();
     all_consuming(size).parse(t).ok().map(|(_, q)| q)
+}
+
+/// A size where a bare number is in `bare_unit` (nvidia-smi's `nounits` CSV prints MiB as `9866`); with a
+/// unit, as [`parse_size`] reads it (`9866MiB`, `9866 MiB`: ±0.5 MiB).
+pub fn parse_size_or_bare(text: &str, bare_unit: i64) -> Option<Quantity> {
+    let t = text.trim();
+    if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) {
+        let (_, (mantissa, _)) = all_consuming(decimal).parse(t).ok()?;
+        return Quantity::from_decimal(mantissa, 0, bare_unit);
+    }
+    parse_size(t)
+}
+
+/// A size typed on the command line, in bytes: `512MiB`, `1.5 GiB`, `2G`, `512m`, or a bare byte count.
+pub fn parse_typed_size(text: &str) -> Result<i64, String> {
+    let t = text.trim();
+    if t.starts_with('-') {
+        return Err("a size cannot be negative".into());
+    }
+    let bare = |input| -> IResult<&str, Quantity> {
+        let (rest, (mantissa, scale)) = decimal(input)?;
+        match Quantity::from_decimal(mantissa, scale, 1) {
+            Some(q) => Ok((rest, q)),
+            None => Err(nom::Err::Failure(nom::error::Error::new(
+                input,
+                nom::error::ErrorKind::TooLarge,
+            ))),
+        }
+    };
+    match all_consuming(alt((|i| size_in(i, typed_unit), bare))).parse(t) {
+        Ok((_, q)) => Ok(q.bytes),
+        Err(nom::Err::Failure(_)) => Err(format!("'{text}' is too large")),
+        Err(_) => Err(format!(
+            "'{text}' is not a size (try 512MiB or 1.5GiB; units B, KiB, MiB, GiB, TiB)"
+        )),
+    }
 }
 
 /// Parse a whole number of MiB as llama.cpp's breakdown table and `--fit` lines print it: truncated
@@ -283,6 +342,30 @@ pub fn parse_gpu_layers(text: &str) -> Option<(i64, Vec<GpuLayerShare>)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_size_grammar_for_logs_smi_cells_and_typed_arguments() {
+        // A log field and an nvidia-smi cell read the same way.
+        assert_eq!(parse_size("9866MiB"), parse_size_or_bare("9866", MIB));
+        assert_eq!(
+            parse_size_or_bare(" 9866 MiB ", MIB),
+            parse_size("9866 MiB")
+        );
+        assert_eq!(parse_size_or_bare("[N/A]", MIB), None);
+        // Typed by a person: any case, the initial alone, a bare byte count.
+        assert_eq!(parse_typed_size("512m"), Ok(512 * MIB));
+        assert_eq!(parse_typed_size("1.5gb"), Ok(3 * GIB / 2));
+        assert_eq!(parse_typed_size("0.5 KiB"), Ok(512));
+        assert!(parse_typed_size("-1GiB").unwrap_err().contains("negative"));
+        assert!(parse_typed_size("1.5GiBs")
+            .unwrap_err()
+            .contains("not a size"));
+        assert!(parse_typed_size("99999999999999TiB")
+            .unwrap_err()
+            .contains("too large"));
+        // Logs never print `GB` for GiB (Ollama's decimal `GB` is another quantity): not read from a log.
+        assert_eq!(parse_size("1.5 GB"), None);
+    }
 
     // Values below are cut from real lines in ../shared/corpus (file noted per test).
 

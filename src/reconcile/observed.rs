@@ -6,8 +6,8 @@
 //! pasted into the log around the load, [`pick_in_series`] for a capture file given with `--smi`.
 
 use crate::model::{
-    CaptureRef, Device, GpuJoin, Load, ObservedRow, Quantity, Reconciled, SmiGpu, SmiProcess,
-    Snapshot,
+    same_uuid, CaptureRef, Device, GpuJoin, Load, ObservedRow, Quantity, Reconciled, SmiGpu,
+    SmiProcess, Snapshot,
 };
 
 /// The captures chosen for one load.
@@ -189,34 +189,12 @@ fn join<'s>(load: &Load, device: &Device, snapshot: &'s Snapshot) -> Option<(&'s
     by_index.map(|g| (*g, GpuJoin::Index))
 }
 
-/// UUIDs compare case-insensitively; ROCm discovery prints a shortened id (`GPU-9abb57639fa80c50`), so a prefix
-/// of at least 12 hex digits matches.
-fn same_uuid(a: &str, b: &str) -> bool {
-    let norm = |s: &str| s.trim().to_ascii_lowercase().replace('-', "");
-    let (a, b) = (norm(a), norm(b));
-    let (short, long) = if a.len() <= b.len() { (a, b) } else { (b, a) };
-    short.len() >= 15 && long.starts_with(&short)
-}
-
-fn process_on(p: &SmiProcess, g: &SmiGpu) -> bool {
-    let eq = |a: &Option<String>, b: &Option<String>| a.is_some() && a == b;
-    let uuid = match (&p.gpu_uuid, &g.uuid) {
-        (Some(a), Some(b)) => Some(same_uuid(a, b)),
-        _ => None,
-    };
-    uuid.or_else(|| {
-        (p.gpu_bus_id.is_some() && g.bus_id.is_some()).then(|| eq(&p.gpu_bus_id, &g.bus_id))
-    })
-    .or_else(|| p.gpu_index.zip(g.index).map(|(a, b)| a == b))
-    .unwrap_or(false)
-}
-
 /// The runner's and the other processes' memory on one GPU; `None` each when the table cannot say.
 fn split_processes(
     processes: &[SmiProcess],
     gpu: &SmiGpu,
 ) -> (Option<Quantity>, Option<Quantity>, Vec<u64>) {
-    let on_gpu: Vec<&SmiProcess> = processes.iter().filter(|p| process_on(p, gpu)).collect();
+    let on_gpu: Vec<&SmiProcess> = processes.iter().filter(|p| p.runs_on(gpu)).collect();
     if processes.is_empty() || on_gpu.iter().any(|p| p.used.is_none()) {
         return (None, None, on_gpu.iter().map(|p| p.line).collect());
     }
@@ -393,21 +371,5 @@ mod tests {
         assert!(!is_runner_process("/usr/lib/xorg/Xorg"));
         assert!(!is_runner_process("python3"));
         assert!(!is_runner_process("..."));
-    }
-
-    #[test]
-    fn uuid_prefixes_match_only_when_long_enough() {
-        assert!(same_uuid(
-            "GPU-7c3a1f52-9e04-2b6d-4a81-d05e3c9b6f27",
-            "gpu-7C3A1F52-9e04-2b6d-4a81-d05e3c9b6f27"
-        ));
-        assert!(same_uuid(
-            "GPU-9abb57639fa80c50",
-            "GPU-9abb5763-9fa8-0c50-1111-222233334444"
-        ));
-        assert!(!same_uuid(
-            "GPU-7c3a",
-            "GPU-7c3a1f52-9e04-2b6d-4a81-d05e3c9b6f27"
-        ));
     }
 }

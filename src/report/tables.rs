@@ -419,11 +419,7 @@ pub fn capture(s: &crate::model::Snapshot) -> Table {
             Some(list) => {
                 let on: Vec<String> = list
                     .iter()
-                    .filter(|p| {
-                        p.gpu_index.is_some() && p.gpu_index == g.index
-                            || p.gpu_uuid.is_some() && p.gpu_uuid == g.uuid
-                            || p.gpu_bus_id.is_some() && p.gpu_bus_id == g.bus_id
-                    })
+                    .filter(|p| p.runs_on(g))
                     .map(|p| format!("{} {}", p.name, smi(p.used)))
                     .collect();
                 if on.is_empty() {

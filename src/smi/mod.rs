@@ -338,14 +338,10 @@ fn is_not_available(text: &str) -> bool {
     )
 }
 
-/// A whole number of MiB as nvidia-smi prints it (`9866MiB`, `9866 MiB`, `9866`), ±0.5 MiB.
+/// A whole number of MiB as nvidia-smi prints it (`9866MiB`, `9866 MiB`, `9866`), ±0.5 MiB; placeholders
+/// (`N/A`, `[Not Supported]`) are `None`.
 fn mib(text: &str) -> Option<Quantity> {
-    let t = text.trim();
-    let t = t.strip_suffix("MiB").unwrap_or(t).trim_end();
-    if t.is_empty() || t.len() > 12 || !t.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    Quantity::from_decimal(t.parse().ok()?, 0, MIB)
+    crate::parse::values::parse_size_or_bare(text, MIB)
 }
 
 /// A whole number (index, PID, minor number).
