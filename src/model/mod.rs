@@ -28,7 +28,9 @@ pub use grid::{Cell, Grid, Part};
 pub use load::{Engine, Era, Gpu, Load, LoadSource, ModelRef, RejectedGpu, Settings};
 pub use observed::{CaptureRef, GpuJoin, ObservedRow};
 pub use quantity::{human, Ordering3, Quantity, GIB, KIB, MIB, TIB};
-pub use reconciled::{Comparison, Component, ComponentRow, DeviceRow, Reconciled, Verdict};
+pub use reconciled::{
+    Comparison, Component, ComponentRow, DeviceRow, EstimatePart, Reconciled, Verdict,
+};
 pub use snapshot::{normalize_bus_id, same_uuid, SmiFormat, SmiGpu, SmiProcess, Snapshot};
 pub use whatif::{
     EstimateReplay, MeasuredReplay, PlacedGpu, Placement, ReplayFigures, ReplayOutcome,

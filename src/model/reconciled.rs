@@ -128,6 +128,23 @@ pub struct DeviceRow {
     pub host: bool,
     #[serde(flatten)]
     pub comparison: Comparison,
+    /// What the estimate charged to the device, by part, summing to its estimate (empty without one).
+    #[serde(skip)]
+    pub estimated_parts: Vec<(EstimatePart, i64)>,
+}
+
+/// A part of what an estimate charged to one device. Per-device estimates (memory summary, `--fit` tables)
+/// itemise weights, KV and graph; Ollama's single line only says the graph and the per-GPU minimum it charges
+/// each GPU holding layers, the rest being layers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EstimatePart {
+    Weights,
+    Kv,
+    Graph,
+    /// The per-GPU minimum Ollama reserves (`MinimumMemory`).
+    Floor,
+    /// Layers (weights, KV, projector) that the estimate does not itemise per device.
+    Layers,
 }
 
 impl std::ops::Deref for ComponentRow {

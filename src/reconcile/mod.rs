@@ -220,10 +220,15 @@ fn devices(load: &Load) -> Vec<DeviceRow> {
                 .map(|e| e.lines.clone())
                 .unwrap_or_default();
             lines.extend(act.lines.iter().copied());
+            let estimated_parts = match (&load.estimate, est.value) {
+                (Some(e), Some(total)) => terms::device_estimate_parts(e, &device, total.bytes),
+                _ => Vec::new(),
+            };
             DeviceRow {
                 device,
                 host,
                 comparison: Comparison::new((est.value, est.from), (act.value, act.from), lines),
+                estimated_parts,
             }
         })
         .collect()

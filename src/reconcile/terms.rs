@@ -4,7 +4,10 @@
 //! versions (see `../shared/docs/ollama-log-formats.md` §1.2 and §2). This module is the one place that turns
 //! those totals into like-for-like figures, and says in words which terms it used.
 
-use crate::model::{DeviceEstimate, Engine, Estimate, EstimateForm, Quantity, WeightsSemantics};
+use crate::model::{
+    Device, DeviceEstimate, Engine, Estimate, EstimateForm, EstimatePart, Quantity,
+    WeightsSemantics, MIB,
+};
 
 /// An estimated figure and the words that say how it was obtained.
 #[derive(Debug, Clone)]
@@ -306,4 +309,54 @@ pub fn device_estimate_from(e: &Estimate, d: &DeviceEstimate) -> String {
         }
     }
     from
+}
+
+/// Ollama's per-GPU `MinimumMemory` (gpu/gpu.go): CUDA and ROCm 457 MiB, Metal 512 MiB.
+pub fn minimum_memory(library: Option<&str>) -> i64 {
+    match library.map(str::to_ascii_lowercase).as_deref() {
+        Some("metal") => 512 * MIB,
+        _ => 457 * MIB,
+    }
+}
+
+/// What an estimate charged to one device (`total` bytes), by part: itemised where the estimate is per device;
+/// for Ollama's single line, the graph and the minimum it charges a GPU holding layers, the rest layers.
+pub fn device_estimate_parts(
+    e: &Estimate,
+    device: &Device,
+    total: i64,
+) -> Vec<(EstimatePart, i64)> {
+    let itemised = e.per_device.iter().find(|d| {
+        d.device == *device && (d.weights.is_some() || d.kv.is_some() || d.graph.is_some())
+    });
+    if let Some(d) = itemised {
+        let mut parts: Vec<(EstimatePart, i64)> = [
+            (EstimatePart::Weights, d.weights),
+            (EstimatePart::Kv, d.kv),
+            (EstimatePart::Graph, d.graph),
+        ]
+        .into_iter()
+        .filter_map(|(p, q)| q.map(|q| (p, q.bytes)))
+        .collect();
+        let known: i64 = parts.iter().map(|(_, b)| b).sum();
+        if total > known {
+            parts.push((EstimatePart::Layers, total - known));
+        }
+        return parts;
+    }
+    let Some(position) = device.position() else {
+        return Vec::new();
+    };
+    let holds_layers = e.layers.split.get(position).is_none_or(|&n| n > 0);
+    let graph = if holds_layers {
+        e.graph_full.map(|q| q.bytes).unwrap_or(0).min(total)
+    } else {
+        0
+    };
+    let floor = minimum_memory(e.library.as_deref()).min(total - graph);
+    vec![
+        (EstimatePart::Graph, graph),
+        (EstimatePart::Floor, floor),
+        (EstimatePart::Layers, (total - graph - floor).max(0)),
+    ]
 }

@@ -1,18 +1,9 @@
 //! The figures a replay runs on: derived from the estimate line (per-layer sizes are its totals divided by the
 //! block count, since the log has no per-tensor sizes), or from the measured buffers and nvidia-smi.
 
-use crate::model::{
-    human, Component, Engine, Estimate, Quantity, Reconciled, ReplayFigures, GIB, MIB,
-};
+use crate::model::{human, Component, Engine, Estimate, Quantity, Reconciled, ReplayFigures, GIB};
+use crate::reconcile::terms::minimum_memory;
 use crate::reconcile::terms::{block_weights, is_single_line};
-
-/// Ollama's per-GPU `MinimumMemory` (gpu/gpu.go): CUDA and ROCm 457 MiB, Metal 512 MiB.
-pub fn minimum_memory(library: Option<&str>) -> i64 {
-    match library.map(str::to_ascii_lowercase).as_deref() {
-        Some("metal") => 512 * MIB,
-        _ => 457 * MIB,
-    }
-}
 
 /// What the user asked to change before replaying.
 #[derive(Debug, Clone, Default, PartialEq)]

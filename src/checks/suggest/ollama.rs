@@ -159,7 +159,7 @@ fn overhead(ev: &Evidence, findings: &[Finding], out: &mut Vec<Suggestion>) {
             }
         }
     }
-    let floor = crate::replay::figures::minimum_memory(
+    let floor = crate::reconcile::terms::minimum_memory(
         load.estimate.as_ref().and_then(|e| e.library.as_deref()),
     );
     if has(findings, FindingCode::UnattributedMemory) {

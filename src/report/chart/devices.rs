@@ -9,8 +9,7 @@ use super::style::{
     gib, CAPACITY, FLOOR, FONT, GRAPH, KV, OTHER, PROJECTOR, UNATTRIBUTED, WEIGHTS,
 };
 use super::{draw_legend, gib_axes, Axes, ChartError};
-use crate::model::{human, Concluded, Device, DeviceRow, Part, Quantity};
-use crate::replay::figures::minimum_memory;
+use crate::model::{human, Concluded, Device, DeviceRow, EstimatePart, Part, Quantity};
 
 /// A stack segment's meaning.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,42 +72,24 @@ type Group<'a> = (
     Option<(Quantity, &'static str)>,
 );
 
-/// What the estimate charged to one device, by component where the log says so.
-fn estimated(load: &Concluded, row: &DeviceRow) -> Option<Stack> {
-    let e = load.estimate.as_ref()?;
-    let total = row.estimated?.bytes;
-    let itemised = e.per_device.iter().find(|d| {
-        d.device == row.device && (d.weights.is_some() || d.kv.is_some() || d.graph.is_some())
-    });
-    if let Some(d) = itemised {
-        let mut stack: Stack = [
-            (Segment::Weights, d.weights),
-            (Segment::Kv, d.kv),
-            (Segment::Graph, d.graph),
-        ]
-        .into_iter()
-        .filter_map(|(s, q)| q.map(|q| (s, q.bytes)))
-        .collect();
-        let known: i64 = stack.iter().map(|(_, b)| b).sum();
-        if total > known {
-            stack.push((Segment::Layers, total - known));
-        }
-        return Some(stack);
-    }
-    // A single-line estimate: the graph and the minimum are charged per GPU holding a layer; the rest is layers.
-    let position = row.device.position()?;
-    let holds_layers = e.layers.split.get(position).is_none_or(|&n| n > 0);
-    let graph = if holds_layers {
-        e.graph_full.map(|q| q.bytes).unwrap_or(0).min(total)
-    } else {
-        0
-    };
-    let floor = minimum_memory(e.library.as_deref()).min(total - graph);
-    Some(vec![
-        (Segment::Graph, graph),
-        (Segment::Floor, floor),
-        (Segment::Layers, (total - graph - floor).max(0)),
-    ])
+/// What the estimate charged to one device, by part (the reconcile stage itemises it).
+fn estimated(row: &DeviceRow) -> Option<Stack> {
+    row.estimated?;
+    Some(
+        row.estimated_parts
+            .iter()
+            .map(|(part, bytes)| {
+                let segment = match part {
+                    EstimatePart::Weights => Segment::Weights,
+                    EstimatePart::Kv => Segment::Kv,
+                    EstimatePart::Graph => Segment::Graph,
+                    EstimatePart::Floor => Segment::Floor,
+                    EstimatePart::Layers => Segment::Layers,
+                };
+                (segment, *bytes)
+            })
+            .collect(),
+    )
 }
 
 /// The runner's buffers on one device, by component (the reconcile stage's grid).
@@ -289,7 +270,7 @@ where
             (
                 *d,
                 [
-                    estimated(load, d),
+                    estimated(d),
                     (!actual.is_empty()).then_some(actual),
                     observed(load, &d.device),
                 ],
