@@ -1,0 +1,308 @@
+//! Events of one load: its start lines (the estimate, the runner, `loading model`), the runner's reports
+//! (buffers, memory summaries, breakdown tables, the `--fit` phase, KV and context lines) and its end
+//! (`llama runner started`, a failure). Each opens, feeds or ends the load being assembled.
+
+use super::builder::Phase;
+use super::{is_actual, Assembler, BufferLine};
+use crate::model::{Backend, BufferKind, Device, Load, OffloadShape};
+use crate::parse::event::{EventKind, SideEstimate};
+
+impl Assembler {
+    /// Feed an event of the open load (or of a new partial one).
+    pub(super) fn load_event(&mut self, kind: EventKind, line: u64, done: &mut impl FnMut(Load)) {
+        match kind {
+            EventKind::Estimate(e) => {
+                // v0.11.5+ prints the estimate after `starting runner`; earlier eras print it before. Either
+                // way it belongs to the open load until the runner has printed its own output.
+                let replace = matches!(&self.current, Some(b) if b.phase < Phase::RunnerOutput
+                    && (b.estimate.is_none() || b.phase < Phase::RunnerStarted));
+                let b = if replace {
+                    self.current.as_mut().expect("checked")
+                } else {
+                    self.open(line, true, done)
+                };
+                b.touch(line);
+                if b.estimate
+                    .as_ref()
+                    .is_some_and(|(old, _)| old.form != OffloadShape::Eviction)
+                    && e.form != OffloadShape::Eviction
+                {
+                    b.notes.push(format!(
+                        "line {line}: the estimate was printed again; the later one is used"
+                    ));
+                }
+                if e.truncated {
+                    b.notes.push(format!(
+                        "line {line}: the estimate line is cut short; figures after the cut are missing"
+                    ));
+                }
+                if !(e.form == OffloadShape::Eviction && b.estimate.is_some()) {
+                    b.estimate = Some((*e, line));
+                }
+                b.advance(Phase::Estimated);
+            }
+            EventKind::RunnerStart(cmd) if cmd.is_discovery() => {
+                // A runner started without a model (GPU discovery, Ollama >= 0.12): not a load.
+            }
+            EventKind::RunnerStart(cmd) => {
+                let attach = matches!(&self.current, Some(b) if b.phase < Phase::RunnerStarted);
+                let b = if attach {
+                    self.current.as_mut().expect("checked")
+                } else {
+                    self.open(line, true, done)
+                };
+                b.touch(line);
+                if cmd.llama_server {
+                    b.llama_engine_hint = true;
+                }
+                b.runner = Some((*cmd, line));
+                b.started_cleanly = true;
+                b.advance(Phase::RunnerStarted);
+            }
+            EventKind::LoadingModel {
+                layers,
+                requested,
+                model,
+            } => {
+                let attach = matches!(&self.current, Some(b) if b.phase < Phase::Ended && b.loading_model.is_none() && b.phase <= Phase::RunnerStarted);
+                let b = if attach {
+                    self.current.as_mut().expect("checked")
+                } else {
+                    self.open(line, true, done)
+                };
+                b.touch(line);
+                b.loading_model = Some((layers, requested, line));
+                if model.is_some() {
+                    b.model_path = model;
+                    b.llama_engine_hint = true;
+                }
+                b.started_cleanly = true;
+                b.advance(Phase::RunnerStarted);
+            }
+            EventKind::GpuMemory(gpu) => {
+                let b = self.ongoing(line, done);
+                b.touch(line);
+                b.gpu_memory.retain(|(g, _)| g.id != gpu.id);
+                b.gpu_memory.push((gpu, line));
+            }
+            EventKind::LoadRequest(request) => {
+                let b = self.ongoing(line, done);
+                b.touch(line);
+                b.seen_commit |= request.commit;
+                b.load_requests.push(*request);
+                b.advance(Phase::RunnerOutput);
+            }
+            EventKind::EngineStart { ollama } => {
+                let b = self.ongoing(line, done);
+                b.touch(line);
+                if ollama {
+                    b.ollama_engine_hint = true;
+                } else {
+                    b.llama_engine_hint = true;
+                }
+                b.advance(Phase::RunnerOutput);
+            }
+            EventKind::Offloaded { done: d, total } => {
+                let b = self.ongoing(line, done);
+                b.touch(line);
+                b.offloaded = Some((d, total));
+                b.seen_offloaded = true;
+                b.advance(Phase::RunnerOutput);
+            }
+            EventKind::Buffer {
+                component,
+                buffer,
+                kind,
+                size,
+                projector,
+            } => {
+                let b = self.ongoing(line, done);
+                b.touch(line);
+                b.ledger.add(BufferLine {
+                    component: &component,
+                    buffer: &buffer,
+                    device: None,
+                    kind,
+                    size,
+                    line,
+                    projector,
+                });
+                b.llama_engine_hint = true;
+                b.mark_source("llama.cpp");
+                b.advance(Phase::RunnerOutput);
+            }
+            EventKind::EngineBuffer { buffer, kind, size } => {
+                let b = self.ongoing(line, done);
+                b.touch(line);
+                b.ledger.set_last(BufferLine {
+                    component: "ollama-engine",
+                    buffer: &buffer,
+                    device: None,
+                    kind,
+                    size,
+                    line,
+                    projector: false,
+                });
+                b.ollama_engine_hint = true;
+                b.mark_source("ollama-engine");
+                b.advance(Phase::RunnerOutput);
+            }
+            EventKind::MemorySummary {
+                part,
+                device,
+                size,
+                phase,
+            } => {
+                let b = self.ongoing(line, done);
+                b.touch(line);
+                let actual = is_actual(phase, b);
+                if actual {
+                    b.add_summary_actual(part, &device, size, line);
+                    b.ollama_engine_hint = true;
+                    b.advance(Phase::RunnerOutput);
+                } else {
+                    b.add_summary_estimate(part, &device, size, line);
+                    b.advance(Phase::Estimated);
+                }
+            }
+            EventKind::MemoryTotal { size, phase } => {
+                let b = self.ongoing(line, done);
+                b.touch(line);
+                let actual = is_actual(phase, b);
+                if actual {
+                    b.summary_actual_total = Some((size, line));
+                } else {
+                    b.summary_estimate_total = Some((size, line));
+                }
+            }
+            EventKind::BreakdownHeader => {
+                // A header opens no load: the rows that follow do (a table cut before its header starts
+                // one of its own).
+                if let Some(b) = self.current.as_mut() {
+                    b.breakdown_header();
+                }
+            }
+            EventKind::Breakdown(row) => {
+                // After the load, an addable table is the one llama-server prints at exit (an actual); a
+                // table whose free + self exceeds the total is a fit probe of the next load.
+                let exit = !row.unaccounted_suspect
+                    && self.current.as_ref().is_some_and(|b| b.allocated());
+                let b = match self.current.as_mut() {
+                    Some(b) if exit => b,
+                    _ => self.ongoing(line, done),
+                };
+                b.touch(line);
+                b.add_breakdown(*row, line);
+                b.llama_engine_hint = true;
+                b.advance(Phase::RunnerOutput);
+            }
+            EventKind::Fit(fit) => {
+                let b = self.ongoing(line, done);
+                b.touch(line);
+                b.fit.push(*fit, line);
+                b.llama_engine_hint = true;
+                b.advance(Phase::RunnerOutput);
+            }
+            EventKind::SideEstimate { what, size } => {
+                let b = self.ongoing(line, done);
+                b.touch(line);
+                match what {
+                    SideEstimate::Projector => b.projector_estimate = Some((size, line)),
+                    SideEstimate::Draft => b.draft_estimate = Some((size, line)),
+                }
+            }
+            EventKind::ProjectorBackend { device } => {
+                let b = self.ongoing(line, done);
+                b.touch(line);
+                b.projector_backend = Some((device, line));
+            }
+            EventKind::KvSize(kv) => {
+                let b = self.ongoing(line, done);
+                b.touch(line);
+                b.kv_caches.push((*kv, line));
+            }
+            EventKind::Recovered { message } => {
+                let b = self.ongoing(line, done);
+                b.touch(line);
+                b.notes.push(format!(
+                    "line {line}: {message} (recovered: llama.cpp used an ordinary host buffer instead; not a failure)"
+                ));
+            }
+            EventKind::KvParams { cells, type_k } => {
+                let b = self.ongoing(line, done);
+                b.touch(line);
+                b.kv_cells = cells.or(b.kv_cells);
+                b.kv_type = type_k.or(b.kv_type.take());
+            }
+            EventKind::ContextParam(param) => {
+                let b = self.ongoing(line, done);
+                b.touch(line);
+                b.context.read(param);
+            }
+            EventKind::ProjectorSize { graph, size } => {
+                let b = self.ongoing(line, done);
+                b.touch(line);
+                let kind = if graph {
+                    BufferKind::Compute
+                } else {
+                    BufferKind::Model
+                };
+                // clip's size lines name no device: a GPU the log does not name, until `CLIP using … backend`
+                // (or the load's first GPU) says which.
+                b.ledger.set_last(BufferLine {
+                    component: "clip",
+                    buffer: "projector",
+                    device: Some(Device::gpu(Backend::Unknown, 0)),
+                    kind,
+                    size,
+                    line,
+                    projector: true,
+                });
+            }
+            EventKind::ModelHeader { architecture } => {
+                if let Some(b) = self.current.as_mut().filter(|b| b.phase < Phase::Ended) {
+                    b.touch(line);
+                    b.architecture = architecture;
+                }
+            }
+            EventKind::RunnerStarted => {
+                if let Some(b) = self.current.as_mut() {
+                    b.touch(line);
+                    b.advance(Phase::Ended);
+                }
+            }
+            EventKind::LoadFailed {
+                message,
+                out_of_memory,
+            } => match self.current.as_mut() {
+                Some(b) if b.phase == Phase::Ended => {
+                    b.notes
+                        .push(format!("line {line}: after the load completed: {message}"));
+                }
+                Some(b) => {
+                    b.touch(line);
+                    // The first failure, unless a later line is the out-of-memory that explains it.
+                    if b.failure.is_none() || out_of_memory && !b.failure_oom {
+                        b.failure = Some((message, line));
+                        b.failure_oom = out_of_memory;
+                    }
+                }
+                None => {
+                    let b = self.open(line, false, done);
+                    b.failure = Some((message, line));
+                    b.failure_oom = out_of_memory;
+                }
+            },
+            EventKind::ServerStart { .. }
+            | EventKind::InferenceCompute(_)
+            | EventKind::CudaDevice(_)
+            | EventKind::GpuRejected { .. }
+            | EventKind::RunnerDevice(_)
+            | EventKind::ProjectorOffloadDisabled { .. }
+            | EventKind::ModelParam { .. }
+            | EventKind::ModelLoader
+            | EventKind::Known
+            | EventKind::VocabOnly => unreachable!("handled above"),
+        }
+    }
+}

@@ -1,0 +1,114 @@
+//! Events about the server rather than one load: its start (version), its GPU discovery and rejections, the
+//! runner's device list and the projector decision printed before a load opens, model hyperparameters (which
+//! the vocab-only load prints too, so they never open a load). They are kept until the load they concern.
+
+use super::builder::Phase;
+use super::Assembler;
+use crate::model::{Load, RejectedGpu};
+use crate::parse::event::EventKind;
+
+impl Assembler {
+    /// Take a server event; any other event is handed back for the open load.
+    pub(super) fn server_event(
+        &mut self,
+        kind: EventKind,
+        line: u64,
+        done: &mut impl FnMut(Load),
+    ) -> Option<EventKind> {
+        match kind {
+            EventKind::ServerStart { version } => {
+                if let Some(previous) = self.current.take() {
+                    done(previous.finish("the server restarted"));
+                }
+                self.forget_server();
+                self.version = version;
+                None
+            }
+            EventKind::GpuRejected { name, reason } => {
+                let gpu = RejectedGpu { name, reason, line };
+                if !self.rejected.iter().any(|r| r.name == gpu.name) {
+                    if let Some(b) = self.current.as_mut() {
+                        b.rejected.push(gpu.clone());
+                    }
+                    self.rejected.push(gpu);
+                }
+                None
+            }
+            EventKind::RunnerDevice(device) => {
+                match self.open_load() {
+                    Some(b) => {
+                        b.touch(line);
+                        b.runner_devices.retain(|(d, _)| d.device != device.device);
+                        b.runner_devices.push((*device, line));
+                    }
+                    None => {
+                        self.pending_runner_devices
+                            .retain(|(d, _)| d.device != device.device);
+                        self.pending_runner_devices.push((*device, line));
+                    }
+                }
+                None
+            }
+            EventKind::ProjectorOffloadDisabled { reason } => {
+                match self
+                    .current
+                    .as_mut()
+                    .filter(|b| b.phase < Phase::RunnerStarted)
+                {
+                    Some(b) => {
+                        b.touch(line);
+                        b.projector_offload_disabled = Some((reason, line));
+                    }
+                    None => self.pending_projector_offload = Some((reason, line)),
+                }
+                None
+            }
+            EventKind::ModelParam { key, value } => {
+                // Never opens a load: the server's vocab-only model load prints the same block.
+                if let Some(b) = self.open_load() {
+                    b.touch(line);
+                    b.model_params.retain(|(k, _)| *k != key);
+                    b.model_params.push((key, value));
+                }
+                None
+            }
+            EventKind::ModelLoader => {
+                if let Some(b) = self.open_load() {
+                    b.model_loader_seen = true;
+                }
+                None
+            }
+            EventKind::InferenceCompute(gpu) => {
+                self.discovered.push(super::gpus::gpu_from_info(&gpu, line));
+                self.inventory
+                    .retain(|(g, _)| g.id.is_none() || g.id != gpu.id);
+                self.inventory.push((gpu, line));
+                None
+            }
+            EventKind::Known | EventKind::VocabOnly => None,
+            EventKind::CudaDevice(gpu) => {
+                match &mut self.current {
+                    Some(b) if b.phase < Phase::Ended => {
+                        if b.devices.iter().any(|(d, _)| d.index == gpu.index) {
+                            b.devices.clear();
+                        }
+                        b.devices.push((gpu, line));
+                        b.touch(line);
+                    }
+                    _ => {
+                        if self
+                            .pending_devices
+                            .iter()
+                            .any(|(d, _)| d.index == gpu.index)
+                        {
+                            self.pending_devices.clear();
+                        }
+                        self.pending_devices.push((gpu, line));
+                    }
+                }
+                None
+            }
+            other => Some(other),
+        }
+    }
+}
