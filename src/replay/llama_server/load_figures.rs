@@ -1,0 +1,178 @@
+//! What the llama-server replay reads from a load: the model's per-layer shape from the measured buffers and
+//! the KV size lines, the GPUs as llama.cpp measured them before the load, the `--fit` margin, and the
+//! measured compute and projector costs.
+
+use super::super::fit::{FitLayer, DEFAULT_FIT_TARGET};
+use crate::model::{human, Device, Part, Quantity, Reconciled};
+
+/// The model's shape as the replay needs it, with where each figure came from.
+#[derive(Debug, Clone)]
+pub struct Shape {
+    /// Repeating layers (`n_layer`).
+    pub blocks: i64,
+    /// Weights of one layer (the output layer is taken as one more such layer).
+    pub layer_weights: i64,
+    /// KV bytes of one layer that grow with the context, at `context`.
+    pub layer_kv_scaling: i64,
+    /// KV bytes of one layer that do not (sliding-window caches, recurrent state).
+    pub layer_kv_fixed: i64,
+    /// The context (all slots) the KV was measured at.
+    pub context: i64,
+    pub from: Vec<String>,
+}
+
+impl Shape {
+    pub(super) fn layers(&self, context: i64) -> Vec<FitLayer> {
+        let kv = self.layer_kv_fixed + scale(self.layer_kv_scaling, context, self.context);
+        vec![
+            FitLayer {
+                dense: self.layer_weights,
+                experts: 0,
+                kv,
+            };
+            self.blocks.max(0) as usize
+        ]
+    }
+
+    /// KV of one layer at `context` tokens (all slots).
+    pub fn layer_kv_at(&self, context: i64) -> i64 {
+        self.layer_kv_fixed + scale(self.layer_kv_scaling, context, self.context)
+    }
+}
+
+fn scale(v: i64, num: i64, den: i64) -> i64 {
+    if den <= 0 {
+        return v;
+    }
+    Quantity::exact(v).scale(num, den).bytes
+}
+
+/// One GPU the replay may use.
+#[derive(Debug, Clone)]
+pub struct Gpu {
+    pub device: Device,
+    pub free: i64,
+    /// Compute buffer the GPU needs when it holds layers.
+    pub compute: i64,
+}
+
+/// The free-memory margin `--fit` keeps on each device.
+pub fn target(load: &Reconciled) -> i64 {
+    let e = load.estimate.as_ref();
+    e.and_then(|e| e.fit.as_ref())
+        .and_then(|f| f.target)
+        .or(load.settings.fit_target)
+        .map(|q| q.bytes)
+        .unwrap_or(DEFAULT_FIT_TARGET)
+}
+
+/// The GPUs as llama.cpp measured them before the load, in device order.
+pub(super) fn gpus(load: &Reconciled, compute: impl Fn(&Device) -> i64) -> Vec<Gpu> {
+    let measured: Vec<(Device, i64)> = load
+        .estimate
+        .as_ref()
+        .and_then(|e| e.fit.as_ref())
+        .map(|f| {
+            f.free
+                .iter()
+                .filter(|d| d.device.is_gpu())
+                .map(|d| (d.device.clone(), d.free.bytes))
+                .collect()
+        })
+        .unwrap_or_default();
+    let list: Vec<(Device, i64)> = if measured.is_empty() {
+        load.gpus
+            .iter()
+            .enumerate()
+            .filter_map(|(i, g)| {
+                Some((
+                    Device::gpu(crate::model::Backend::Cuda, i as u32),
+                    g.free.or(g.available)?.bytes,
+                ))
+            })
+            .collect()
+    } else {
+        measured
+    };
+    list.into_iter()
+        .map(|(device, free)| Gpu {
+            compute: compute(&device),
+            device,
+            free,
+        })
+        .collect()
+}
+
+/// The shape from the measured buffers and the KV size lines.
+pub fn measured_shape(load: &Reconciled) -> Option<Shape> {
+    let a = &load.actual;
+    let gpu_weights = load
+        .grid
+        .gpus_total(&[Part::Weights])
+        .map_or(0, |c| c.size.bytes);
+    let offloaded = a.offloaded_layers?;
+    let total = a.total_layers?;
+    if gpu_weights <= 0 || offloaded <= 0 || total < 2 {
+        return None;
+    }
+    let blocks = load.model.block_count.unwrap_or(total - 1);
+    let mut from = vec![format!(
+        "layer weights: GPU weight buffers {} over the {offloaded} layers on GPUs (the output layer counted as one)",
+        human(gpu_weights)
+    )];
+    let context = load.settings.ctx_size.unwrap_or(0);
+    let (scaling, fixed) = kv_split(load);
+    if scaling + fixed > 0 {
+        from.push(format!(
+            "layer KV: KV buffers over {blocks} layers ({} grow with the context, {} do not)",
+            human(scaling),
+            human(fixed)
+        ));
+    }
+    Some(Shape {
+        blocks,
+        layer_weights: gpu_weights / offloaded,
+        layer_kv_scaling: scaling / blocks.max(1),
+        layer_kv_fixed: fixed / blocks.max(1),
+        context,
+        from,
+    })
+}
+
+/// KV bytes on every device that grow with the context, and those that do not: the KV size lines say which
+/// cache is which (a cache sized for fewer cells than the context is a sliding window; recurrent state is
+/// fixed); without them every KV buffer is taken to grow, recurrent-state buffers not.
+fn kv_split(load: &Reconciled) -> (i64, i64) {
+    let a = &load.actual;
+    let context = load.settings.ctx_size;
+    if !a.kv_caches.is_empty() {
+        let (mut scaling, mut fixed) = (0, 0);
+        for k in &a.kv_caches {
+            let grows = !k.recurrent && (context.is_none() || k.cells == context);
+            if grows {
+                scaling += k.size.bytes;
+            } else {
+                fixed += k.size.bytes;
+            }
+        }
+        return (scaling, fixed);
+    }
+    let total = |part| load.grid.total(&[part]).map_or(0, |c| c.size.bytes);
+    (total(Part::Kv), total(Part::State))
+}
+
+/// Measured compute buffer of one GPU (its own compute buffers, the projector's excepted).
+pub(super) fn measured_compute(load: &Reconciled, device: &Device) -> i64 {
+    if device.is_gpu() {
+        load.grid.bytes(device, Part::Graph)
+    } else {
+        0
+    }
+}
+
+/// What the projector costs on a GPU when it runs there (nothing when it runs on the CPU).
+pub(super) fn projector_on_gpu(load: &Reconciled) -> Option<(Device, i64)> {
+    let (device, _) = load.grid.first_gpu_with(Part::Projector)?;
+    let all = load.grid.gpus_total(&[Part::Projector])?;
+    Some((device.clone(), all.size.bytes))
+}
