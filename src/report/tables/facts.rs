@@ -1,0 +1,149 @@
+//! The facts under a load's title: GPUs, settings, the estimate and what the runner allocated, `--fit`'s
+//! decision, the failure.
+
+use super::cells::{lines, q};
+use crate::model::{human, Concluded};
+
+/// The facts under a load's title, as (label, text) pairs: GPUs, settings, estimate, actual, failure.
+pub fn facts(load: &Concluded) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = load
+        .source
+        .partial_reasons
+        .iter()
+        .map(|r| ("partial".to_string(), r.clone()))
+        .collect();
+    if !load.gpus.is_empty() {
+        let gpus: Vec<String> = load
+            .gpus
+            .iter()
+            .map(|g| {
+                let mut parts = vec![g.name.clone().unwrap_or_else(|| g.id.clone())];
+                if let Some(c) = &g.compute {
+                    parts.push(format!("compute {c}"));
+                }
+                if let Some(t) = g.total {
+                    parts.push(format!("{} total", human(t.bytes)));
+                }
+                // Ollama's `available` (free − minimum − overhead) and the measured free memory are two
+                // figures; never show one as the other.
+                if let Some(a) = g.available {
+                    parts.push(format!("{} available", human(a.bytes)));
+                }
+                if let Some(f) = g.free {
+                    parts.push(format!("{} free", human(f.bytes)));
+                }
+                parts.join(", ")
+            })
+            .collect();
+        out.push(("GPUs".to_string(), gpus.join("; ")));
+    }
+    let st = &load.settings;
+    let opt = |v: Option<i64>| v.map(|v| v.to_string()).unwrap_or_else(|| "–".to_string());
+    out.push((
+        "settings".to_string(),
+        format!(
+            "ctx {}, batch {}, parallel {}, gpu layers {}, kv cache {}, flash attention {}",
+            opt(st.ctx_size),
+            opt(st.batch_size),
+            opt(st.parallel),
+            opt(st.gpu_layers),
+            st.kv_cache_type.as_deref().unwrap_or("–"),
+            st.flash_attention
+                .map(|f| if f { "on" } else { "off" })
+                .unwrap_or("–")
+        ) + &match (st.projector_offload, &st.projector_offload_reason) {
+            (Some(false), Some(reason)) => format!(", projector on the CPU ({reason})"),
+            (Some(false), None) => ", projector on the CPU".to_string(),
+            _ => String::new(),
+        },
+    ));
+    for r in &load.rejected_gpus {
+        out.push((
+            "rejected GPU".to_string(),
+            format!("{}: {} (line {})", r.name, r.reason, r.line),
+        ));
+    }
+    if let Some(f) = load.estimate.as_ref().and_then(|e| e.fit.as_ref()) {
+        out.push(("--fit".to_string(), fit_words(f)));
+    }
+    match &load.estimate {
+        Some(e) => {
+            let layers = match (e.layers.offload, e.layers.model) {
+                (Some(o), Some(m)) => format!("{o}/{m} layers on GPU"),
+                _ => "layers not stated".to_string(),
+            };
+            let split = if e.layers.split.is_empty() {
+                String::new()
+            } else {
+                let split: Vec<String> = e.layers.split.iter().map(|n| n.to_string()).collect();
+                format!(", split {}", split.join(","))
+            };
+            out.push((
+                format!("estimate ({}, line {})", e.form, lines(&e.lines)),
+                format!(
+                    "{layers}{split}, required {} (VRAM {})",
+                    q(e.required_full),
+                    q(e.required_partial)
+                ),
+            ));
+        }
+        None => out.push((
+            "estimate".to_string(),
+            "none in the log for this load".to_string(),
+        )),
+    }
+    let a = &load.actual;
+    if let (Some(done), Some(total)) = (a.offloaded_layers, a.total_layers) {
+        let from = if a.sources.is_empty() {
+            String::new()
+        } else {
+            format!(", from {}", a.sources.join(", "))
+        };
+        out.push((
+            "actual".to_string(),
+            format!("{done}/{total} layers on GPU{from}"),
+        ));
+    } else if !a.sources.is_empty() {
+        out.push((
+            "actual".to_string(),
+            format!("from {}", a.sources.join(", ")),
+        ));
+    }
+    if let Some(f) = &a.failure {
+        out.push(("FAILED".to_string(), f.clone()));
+    }
+    out
+}
+
+/// What llama.cpp's `--fit` did, in words.
+fn fit_words(f: &crate::model::FitSummary) -> String {
+    let mut parts = vec![match f.outcome.as_str() {
+        "no-change" => {
+            "no changes needed: every device kept its margin with the user's settings".to_string()
+        }
+        "changed" => "moved layers or the context to keep every device's margin".to_string(),
+        _ => "the log stops before the fit's result".to_string(),
+    }];
+    if let Some(t) = f.target {
+        parts.push(format!("margin {} per device", human(t.bytes)));
+    }
+    if let Some(r) = f.reduce_by {
+        parts.push(format!("had to shed {}", human(r.bytes)));
+    }
+    if let (Some(c), Some(by_user)) = (f.context, f.context_by_user) {
+        parts.push(if by_user {
+            format!("context {c} kept (set by the user)")
+        } else {
+            format!("context reduced to {c}")
+        });
+    }
+    parts.push(format!(
+        "{} probe table{}",
+        f.probes,
+        if f.probes == 1 { "" } else { "s" }
+    ));
+    if let Some(s) = f.seconds {
+        parts.push(format!("took {s:.2} s"));
+    }
+    parts.join(", ")
+}
