@@ -2,9 +2,13 @@
 //! component and per GPU, with the rounding of every printed number carried through.
 //!
 //! Stages, each a module, with imports flowing one way:
-//! `source` (bytes) → `frame` (logical lines) → `grammar` + `parse` (typed events) → `load` (one model load
-//! each) → `reconcile` (component and device rows) → `report` (text, JSON). `model` is the vocabulary they
-//! share; `app` wires them together for the command line; `prefilter` lets it skip lines no stage can use.
+//! `source` (bytes, decompressed) → `frame` (logical lines) → `grammar` + `parse` (typed events; `prefilter`
+//! lets the parser skip lines no rule can use) → `load` (one [`model::Load`] per model load) → `reconcile`
+//! ([`model::Reconciled`]: component and device rows, the device × part grid, what nvidia-smi observed; `smi`
+//! reads the captures) → `replay` (the placement, Ollama's or `--fit`'s) → `checks` ([`model::Concluded`]:
+//! findings and suggestions) → `report` (text, Markdown, JSON, charts). `model` is the vocabulary they share.
+//! [`pipeline::Pipeline`] carries one input through every stage and is the only way in: the command line
+//! (`app`, with `cli` for its arguments), `batch`, the property tests and the fuzz target all call it.
 
 pub mod app;
 #[cfg(feature = "batch")]

@@ -1,8 +1,11 @@
 //! Findings: the checks that turn a reconciled load (and its replay) into conclusions a user can act on.
 //!
-//! One check per file, each a `pub fn check(cx: &Context, out: &mut Vec<Finding>)` with a stable code, listed
-//! in [`REGISTRY`]. A check fires only when its premise is in the log (the figures it needs are there); it
-//! says nothing otherwise. [`suggest`] turns findings and the replay into settings to try.
+//! One check per file, each a `pub const DEF: CheckDef`: its [`FindingCode`] (stable, part of the JSON
+//! contract), a one-line summary, and `fn check(cx: &Context, out: &mut Vec<Finding>)`; all are listed in
+//! [`REGISTRY`]. A check sees the [`Reconciled`] load and its replay (so the compiler keeps checks after the
+//! reconcile stage) and never another check's findings. It fires only when its premise is in the log (the
+//! figures it needs are there); it says nothing otherwise. [`suggest`] turns findings and the replay into
+//! settings to try, in the knobs of the load's era; `pipeline::conclude` runs both and makes the `Concluded` load.
 
 mod cpu_offload_with_free_vram;
 mod gpu_unused;

@@ -7,7 +7,7 @@ use serde::Serialize;
 pub enum Home {
     /// System memory (llama.cpp's CPU buffers), experts included.
     Cpu,
-    /// Device `index` (a position in [`FitInput::devices`]). `dense_only`: a MoE layer whose expert weights
+    /// Device `index` (a position in [`super::FitInput::devices`]). `dense_only`: a MoE layer whose expert weights
     /// stay in system memory (llama.cpp's "partial" layer, counted in `n_part`).
     Device { index: usize, dense_only: bool },
 }
@@ -56,7 +56,7 @@ impl FitReason {
 /// (`- CUDA0 (…): L layers, U MiB used, F MiB free`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct DeviceFit {
-    /// [`FitDevice::name`].
+    /// [`super::FitDevice::name`].
     pub name: String,
     /// Layers held, counted as llama.cpp counts them (the output layer included).
     pub layers: usize,
@@ -70,11 +70,11 @@ pub struct DeviceFit {
     pub holds_output: bool,
     /// Layers (dense, experts on the device, KV at the outcome's context), output, compute if any layer.
     pub used: i64,
-    /// Free memory before the load ([`FitDevice::free`]).
+    /// Free memory before the load ([`super::FitDevice::free`]).
     pub free: i64,
     /// `free − used`: what llama.cpp prints as `F MiB free`.
     pub free_left: i64,
-    /// The margin the device had to keep ([`FitDevice::target`]).
+    /// The margin the device had to keep ([`super::FitDevice::target`]).
     pub target: i64,
     /// `free_left < target`: the device does not keep its margin. A device whose free memory is already below
     /// its target is flagged even when it holds nothing, as llama.cpp's first check counts it.

@@ -7,7 +7,7 @@ use super::Home;
 /// the outcome whenever the fit changes no layer. Returns the home of each of the `n_layer + 1` layers.
 ///
 /// `weights` has one entry per device: free memory by default, or the user's tensor split (see
-/// [`FitInput::split_weights`]). Cumulative fractions `split[i] = Σ_{j≤i} w_j / Σ w` are computed in `f32` as
+/// [`super::FitInput::split_weights`]). Cumulative fractions `split[i] = Σ_{j≤i} w_j / Σ w` are computed in `f32` as
 /// llama.cpp does. With `N` GPU layers (`None`: all), `i_gpu_start = max(n_layer − N, 0)` and
 /// `act = min(N, n_layer + 1)`; layer `il` is on the CPU when `il < i_gpu_start` or
 /// `il − i_gpu_start ≥ act`, else on the first device whose cumulative fraction is strictly greater than
