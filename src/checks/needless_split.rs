@@ -44,9 +44,7 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
     }
     let placed: Vec<String> = m
         .placement
-        .gpus
-        .iter()
-        .filter(|g| g.layers > 0)
+        .gpus_with_layers()
         .map(|g| {
             format!(
                 "{}{}: {} of {} free",
@@ -109,10 +107,7 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
                 "split {} over {used} GPUs, but by the measured sizes the whole model fits on {}: {}, {} to spare",
                 split.join(","),
                 if fits_on == 1 { "one GPU".to_string() } else { format!("{fits_on} GPUs") },
-                m.placement
-                    .gpus
-                    .iter()
-                    .filter(|g| g.layers > 0)
+                m.placement.gpus_with_layers()
                     .map(|g| format!("{} ({} of {} free)", g.device, human(g.allocation), human(g.free)))
                     .collect::<Vec<_>>()
                     .join("; "),

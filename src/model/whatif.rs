@@ -4,6 +4,7 @@
 use serde::Serialize;
 
 use super::device::Device;
+use super::quantity::human;
 
 /// One GPU's outcome in a replayed placement.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -40,7 +41,12 @@ impl Placement {
 
     /// GPUs that received at least one layer.
     pub fn used_gpus(&self) -> usize {
-        self.gpus.iter().filter(|g| g.layers > 0).count()
+        self.gpus_with_layers().count()
+    }
+
+    /// The GPUs that received at least one layer, in order.
+    pub fn gpus_with_layers(&self) -> impl Iterator<Item = &PlacedGpu> {
+        self.gpus.iter().filter(|g| g.layers > 0)
     }
 }
 
@@ -115,6 +121,24 @@ pub enum ReplayOutcome {
 pub struct ReplayVerdict {
     pub outcome: ReplayOutcome,
     pub text: String,
+}
+
+impl ReplayVerdict {
+    /// Every layer fits on `gpus` GPUs: `fits on 1 GPU (CUDA0 17.2 GiB of 23.6 GiB), {spare}`.
+    pub fn fits(placement: &Placement, gpus: usize, spare: String) -> ReplayVerdict {
+        let used: Vec<String> = placement
+            .gpus_with_layers()
+            .map(|g| format!("{} {} of {}", g.device, human(g.allocation), human(g.free)))
+            .collect();
+        ReplayVerdict {
+            outcome: ReplayOutcome::Fits { gpus },
+            text: format!(
+                "fits on {gpus} GPU{} ({}), {spare}",
+                if gpus == 1 { "" } else { "s" },
+                used.join("; ")
+            ),
+        }
+    }
 }
 
 impl std::fmt::Display for ReplayVerdict {

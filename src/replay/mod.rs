@@ -126,9 +126,7 @@ fn estimate_replay(load: &Reconciled, changes: &Changes) -> Option<EstimateRepla
 
 /// Free memory left on the tightest GPU that holds a layer.
 fn margin(p: &Placement, overhead: i64) -> i64 {
-    p.gpus
-        .iter()
-        .filter(|g| g.layers > 0)
+    p.gpus_with_layers()
         .map(|g| g.free - overhead - g.allocation)
         .min()
         .unwrap_or(0)
@@ -146,21 +144,8 @@ fn measured_replay(load: &Reconciled, changes: &Changes) -> Option<MeasuredRepla
         let p = place(&by_free[..k], &f, None);
         if p.fully_offloaded() {
             let m = margin(&p, f.gpu_overhead);
-            let used: Vec<String> = p
-                .gpus
-                .iter()
-                .filter(|g| g.layers > 0)
-                .map(|g| format!("{} {} of {}", g.device, human(g.allocation), human(g.free)))
-                .collect();
-            let verdict = ReplayVerdict {
-                outcome: ReplayOutcome::Fits { gpus: k },
-                text: format!(
-                    "fits on {k} GPU{} ({}), {} to spare on the tightest",
-                    if k == 1 { "" } else { "s" },
-                    used.join("; "),
-                    human(m)
-                ),
-            };
+            let verdict =
+                ReplayVerdict::fits(&p, k, format!("{} to spare on the tightest", human(m)));
             return Some(MeasuredReplay {
                 figures: f,
                 placement: p,

@@ -12,13 +12,7 @@ fn needless_split(ev: &Evidence, out: &mut Vec<Suggestion>) {
     let Some(m) = ev.whatif.and_then(|w| w.measured.as_ref()) else {
         return;
     };
-    let used: Vec<&Device> = m
-        .placement
-        .gpus
-        .iter()
-        .filter(|g| g.layers > 0)
-        .map(|g| &g.device)
-        .collect();
+    let used: Vec<&Device> = m.placement.gpus_with_layers().map(|g| &g.device).collect();
     let names: Vec<String> = used
         .iter()
         .map(|d| {
@@ -37,10 +31,7 @@ fn needless_split(ev: &Evidence, out: &mut Vec<Suggestion>) {
         effect: format!(
             "Ollama and llama-server see {} only: by the measured sizes the model fits there ({}), {} to spare above the --fit margin, with no transfer between GPUs per token",
             names.join(", "),
-            m.placement
-                .gpus
-                .iter()
-                .filter(|g| g.layers > 0)
+            m.placement.gpus_with_layers()
                 .map(|g| format!("{} of {} free", human(g.allocation), human(g.free)))
                 .collect::<Vec<_>>()
                 .join("; "),

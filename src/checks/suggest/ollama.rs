@@ -11,13 +11,7 @@ fn needless_split(ev: &Evidence, out: &mut Vec<Suggestion>) {
     let Some(m) = ev.whatif.and_then(|w| w.measured.as_ref()) else {
         return;
     };
-    let used: Vec<&Device> = m
-        .placement
-        .gpus
-        .iter()
-        .filter(|g| g.layers > 0)
-        .map(|g| &g.device)
-        .collect();
+    let used: Vec<&Device> = m.placement.gpus_with_layers().map(|g| &g.device).collect();
     out.push(Suggestion {
         setting: format!("CUDA_VISIBLE_DEVICES={}", visible_devices(load, &used)),
         effect: format!(

@@ -147,22 +147,15 @@ pub fn measured(load: &Reconciled) -> Option<MeasuredReplay> {
             }
             let m = margin(&outcome);
             let p = placement(&outcome, &set);
-            let used: Vec<String> = p
-                .gpus
-                .iter()
-                .filter(|g| g.layers > 0)
-                .map(|g| format!("{} {} of {}", g.device, human(g.allocation), human(g.free)))
-                .collect();
-            let verdict = ReplayVerdict {
-                outcome: ReplayOutcome::Fits { gpus: k },
-                text: format!(
-                    "fits on {k} GPU{} ({}), {} to spare above the {} --fit margin",
-                    if k == 1 { "" } else { "s" },
-                    used.join("; "),
+            let verdict = ReplayVerdict::fits(
+                &p,
+                k,
+                format!(
+                    "{} to spare above the {} --fit margin",
                     human(m),
                     human(target)
                 ),
-            };
+            );
             return Some(MeasuredReplay {
                 figures: figures(&shape, &set, target, from),
                 placement: p,

@@ -147,12 +147,7 @@ fn single_gpu_replay(load: &Concluded) -> Option<(Device, Stack)> {
         .filter(|&&n| n > 0)
         .count()
         .max(with_weights.len());
-    let used = m
-        .placement
-        .gpus
-        .iter()
-        .filter(|g| g.layers > 0)
-        .collect::<Vec<_>>();
+    let used = m.placement.gpus_with_layers().collect::<Vec<_>>();
     if used.len() != 1 || used_in_log < 2 || !m.placement.fully_offloaded() {
         return None;
     }
