@@ -185,17 +185,15 @@ fn parse(doc: &str, first: u64, last: u64, emit: &mut impl FnMut(SmiItem)) -> Op
         };
         match event {
             Event::Eof => break,
-            Event::DocType(d) => {
-                if d.contains("ENTITY") || d.contains('[') {
-                    emit(SmiItem::Warning {
-                        line: at,
-                        message: format!(
-                            "nvidia-smi XML capture starting at line {first} has a DOCTYPE with an internal \
-                             subset; refused, nothing expanded or fetched"
-                        ),
-                    });
-                    return None;
-                }
+            Event::DocType(d) if d.contains("ENTITY") || d.contains('[') => {
+                emit(SmiItem::Warning {
+                    line: at,
+                    message: format!(
+                        "nvidia-smi XML capture starting at line {first} has a DOCTYPE with an internal \
+                         subset; refused, nothing expanded or fetched"
+                    ),
+                });
+                return None;
             }
             Event::Start(e) => {
                 let name = e.local_name().as_ref().to_owned();
@@ -257,7 +255,7 @@ fn parse(doc: &str, first: u64, last: u64, emit: &mut impl FnMut(SmiItem)) -> Op
                     None => {
                         // Never expanded: kept as written.
                         value.push('&');
-                        value.push_str(&name);
+                        value.push_str(name);
                         value.push(';');
                         if !unknown_entity_warned {
                             unknown_entity_warned = true;
