@@ -102,7 +102,7 @@ pub fn loads_frame(rows: &[LoadRow]) -> PolarsResult<DataFrame> {
         column!("findings", s(&|r| r.findings.clone())),
         column!("max_severity", os(&|r| r.max_severity.clone())),
     ]);
-    DataFrame::new(columns)
+    DataFrame::new(rows.len(), columns)
 }
 
 /// The `components` table (long form).
@@ -111,38 +111,41 @@ pub fn components_frame(rows: &[ComponentRecord]) -> PolarsResult<DataFrame> {
     let i = |f: &dyn Fn(&ComponentRecord) -> Option<i64>| {
         rows.iter().map(f).collect::<Vec<Option<i64>>>()
     };
-    DataFrame::new(vec![
-        column!("file", s(&|r| r.file.clone())),
-        column!("load", rows.iter().map(|r| r.load).collect::<Vec<i64>>()),
-        column!(
-            "first_line",
-            rows.iter().map(|r| r.first_line).collect::<Vec<i64>>()
-        ),
-        column!("kind", s(&|r| r.kind.to_string())),
-        column!("name", s(&|r| r.name.clone())),
-        column!("estimated", i(&|r| r.estimated)),
-        column!("estimated_low", i(&|r| r.estimated_low)),
-        column!("estimated_high", i(&|r| r.estimated_high)),
-        column!("actual", i(&|r| r.actual)),
-        column!("actual_low", i(&|r| r.actual_low)),
-        column!("actual_high", i(&|r| r.actual_high)),
-        column!("delta", i(&|r| r.delta)),
-        column!("verdict", s(&|r| r.verdict.clone())),
-        column!(
-            "ratio",
-            rows.iter().map(|r| r.ratio).collect::<Vec<Option<f64>>>()
-        ),
-        column!(
-            "model",
-            rows.iter()
-                .map(|r| r.model.clone())
-                .collect::<Vec<Option<String>>>()
-        ),
-        column!("engine", s(&|r| r.engine.clone())),
-        column!("era", s(&|r| r.era.clone())),
-        column!("gpu_name", s(&|r| r.gpu_name.clone())),
-        column!("compute", s(&|r| r.compute.clone())),
-    ])
+    DataFrame::new(
+        rows.len(),
+        vec![
+            column!("file", s(&|r| r.file.clone())),
+            column!("load", rows.iter().map(|r| r.load).collect::<Vec<i64>>()),
+            column!(
+                "first_line",
+                rows.iter().map(|r| r.first_line).collect::<Vec<i64>>()
+            ),
+            column!("kind", s(&|r| r.kind.to_string())),
+            column!("name", s(&|r| r.name.clone())),
+            column!("estimated", i(&|r| r.estimated)),
+            column!("estimated_low", i(&|r| r.estimated_low)),
+            column!("estimated_high", i(&|r| r.estimated_high)),
+            column!("actual", i(&|r| r.actual)),
+            column!("actual_low", i(&|r| r.actual_low)),
+            column!("actual_high", i(&|r| r.actual_high)),
+            column!("delta", i(&|r| r.delta)),
+            column!("verdict", s(&|r| r.verdict.clone())),
+            column!(
+                "ratio",
+                rows.iter().map(|r| r.ratio).collect::<Vec<Option<f64>>>()
+            ),
+            column!(
+                "model",
+                rows.iter()
+                    .map(|r| r.model.clone())
+                    .collect::<Vec<Option<String>>>()
+            ),
+            column!("engine", s(&|r| r.engine.clone())),
+            column!("era", s(&|r| r.era.clone())),
+            column!("gpu_name", s(&|r| r.gpu_name.clone())),
+            column!("compute", s(&|r| r.compute.clone())),
+        ],
+    )
 }
 
 /// Which files to write.

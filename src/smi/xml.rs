@@ -185,21 +185,18 @@ fn parse(doc: &str, first: u64, last: u64, emit: &mut impl FnMut(SmiItem)) -> Op
         };
         match event {
             Event::Eof => break,
-            Event::DocType(d) => {
-                let d = String::from_utf8_lossy(&d);
-                if d.contains("ENTITY") || d.contains('[') {
-                    emit(SmiItem::Warning {
-                        line: at,
-                        message: format!(
-                            "nvidia-smi XML capture starting at line {first} has a DOCTYPE with an internal \
-                             subset; refused, nothing expanded or fetched"
-                        ),
-                    });
-                    return None;
-                }
+            Event::DocType(d) if d.contains("ENTITY") || d.contains('[') => {
+                emit(SmiItem::Warning {
+                    line: at,
+                    message: format!(
+                        "nvidia-smi XML capture starting at line {first} has a DOCTYPE with an internal \
+                         subset; refused, nothing expanded or fetched"
+                    ),
+                });
+                return None;
             }
             Event::Start(e) => {
-                let name = String::from_utf8_lossy(e.local_name().as_ref()).into_owned();
+                let name = e.local_name().as_ref().to_owned();
                 value.clear();
                 match (path.last().map(String::as_str), name.as_str()) {
                     (Some("nvidia_smi_log"), "gpu") => {
@@ -207,7 +204,7 @@ fn parse(doc: &str, first: u64, last: u64, emit: &mut impl FnMut(SmiItem)) -> Op
                             .try_get_attribute("id")
                             .ok()
                             .flatten()
-                            .map(|a| String::from_utf8_lossy(&a.value).into_owned());
+                            .map(|a| a.value.into_owned());
                         gpu = Some(SmiGpu {
                             bus_id: id.as_deref().and_then(normalize_bus_id),
                             line: at,
@@ -241,11 +238,11 @@ fn parse(doc: &str, first: u64, last: u64, emit: &mut impl FnMut(SmiItem)) -> Op
                 }
                 path.push(name);
             }
-            Event::Text(t) => value.push_str(&t.decode().unwrap_or_default()),
-            Event::CData(t) => value.push_str(&String::from_utf8_lossy(&t)),
+            Event::Text(t) => value.push_str(&t),
+            Event::CData(t) => value.push_str(&t),
             Event::GeneralRef(r) => {
-                let name = r.decode().unwrap_or_default();
-                let ch = match name.as_ref() {
+                let name: &str = &r;
+                let ch = match name {
                     "lt" => Some('<'),
                     "gt" => Some('>'),
                     "amp" => Some('&'),
@@ -258,7 +255,7 @@ fn parse(doc: &str, first: u64, last: u64, emit: &mut impl FnMut(SmiItem)) -> Op
                     None => {
                         // Never expanded: kept as written.
                         value.push('&');
-                        value.push_str(&name);
+                        value.push_str(name);
                         value.push(';');
                         if !unknown_entity_warned {
                             unknown_entity_warned = true;
