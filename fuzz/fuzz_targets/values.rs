@@ -1,5 +1,5 @@
 //! The nom value parsers on arbitrary text. Invariants: no panic; every size read keeps
-//! `low <= bytes <= high` and is not negative.
+//! `low <= bytes <= high` and is not negative (a truncated MiB figure may be).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -17,8 +17,15 @@ fuzz_target!(|data: &[u8]| {
     if let Some(q) = values::parse_size(t) {
         check(&q);
     }
-    if let Some(q) = values::parse_mib_integer(t) {
+    if let Some(q) = values::parse_size_or_bare(t, vramdiff::model::MIB) {
         check(&q);
+    }
+    // Truncated MiB may be negative (free memory below zero): only the bounds are checked.
+    if let Some(q) = values::parse_mib_truncated(t) {
+        assert!(q.low <= q.bytes && q.bytes <= q.high, "{q:?}");
+    }
+    if let Ok(bytes) = values::parse_typed_size(t) {
+        assert!(bytes >= 0, "{t:?} → {bytes}");
     }
     for q in values::parse_size_list(t).unwrap_or_default() {
         check(&q);
