@@ -367,7 +367,7 @@ mod tests {
         assert_eq!(parse_size("1.5 GB"), None);
     }
 
-    // Values below are cut from real lines in ../shared/corpus (file noted per test).
+    // Values below are cut from real corpus lines, copied into `sample-logs/` (file noted per test).
 
     #[test]
     fn sizes_in_every_printed_form() {

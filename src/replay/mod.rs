@@ -140,6 +140,8 @@ fn measured_replay(load: &Reconciled, changes: &Changes) -> Option<MeasuredRepla
     }
     by_free.sort_by_key(|g| std::cmp::Reverse(g.free));
     // The fewest GPUs first (what ollama37 does; upstream tries one GPU, then all).
+    // With every GPU and layers still on the CPU, the last placement tried is the answer.
+    let mut last = None;
     for k in 1..=by_free.len() {
         let p = place(&by_free[..k], &f, None);
         if p.fully_offloaded() {
@@ -153,8 +155,9 @@ fn measured_replay(load: &Reconciled, changes: &Changes) -> Option<MeasuredRepla
                 verdict,
             });
         }
+        last = Some(p);
     }
-    let p = place(&by_free, &f, None);
+    let p = last?;
     let m = margin(&p, f.gpu_overhead);
     let verdict = ReplayVerdict {
         outcome: ReplayOutcome::CpuOffload {

@@ -123,6 +123,8 @@ pub fn measured(load: &Reconciled) -> Option<MeasuredReplay> {
     let projector = projector_on_gpu(load);
     let mut by_free = all_gpus.clone();
     by_free.sort_by_key(|g| std::cmp::Reverse(g.free));
+    // With every GPU and layers still on the CPU, the last fit tried is the answer.
+    let mut last = None;
     for k in 1..=by_free.len() {
         let mut set: Vec<Gpu> = by_free[..k].to_vec();
         if k == 1 {
@@ -163,17 +165,9 @@ pub fn measured(load: &Reconciled) -> Option<MeasuredReplay> {
                 verdict,
             });
         }
+        last = Some((outcome, set));
     }
-    let mut set = all_gpus;
-    set.sort_by(|a, b| a.device.cmp(&b.device));
-    let outcome = fit(&input(
-        &shape,
-        &set,
-        target,
-        shape.context,
-        load,
-        projector.as_ref(),
-    ));
+    let (outcome, set) = last?;
     let p = placement(&outcome, &set);
     let verdict = ReplayVerdict {
         outcome: ReplayOutcome::CpuOffload {
