@@ -8,6 +8,7 @@ pub mod device;
 pub mod estimate;
 pub mod finding;
 pub mod grid;
+pub mod layout;
 pub mod load;
 pub mod observed;
 pub mod quantity;
@@ -25,6 +26,7 @@ pub use estimate::{
 };
 pub use finding::{Finding, FindingCode, Severity, Suggestion};
 pub use grid::{Cell, Grid, Part};
+pub use layout::{KvType, LayerAttention, LayerLayout, LayoutSource, ModelLayout};
 pub use load::{Engine, Era, Gpu, Load, LoadSource, ModelRef, RejectedGpu, Settings};
 pub use observed::{CaptureRef, GpuJoin, ObservedRow};
 pub use quantity::{human, Ordering3, Quantity, GIB, KIB, MIB, TIB};

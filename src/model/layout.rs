@@ -1,0 +1,118 @@
+//! The model's own shape, layer by layer: what each repeating layer weighs, what it costs in KV cache per token,
+//! and what does not repeat. It exists because logs print totals only, and a per-layer average is wrong for
+//! models whose layers differ (MoE experts, sliding-window attention, hybrid recurrent layers, vision towers).
+//!
+//! Two sources fill it: the GGUF file's header (exact tensor sizes, every hyperparameter) and, without the file,
+//! the hyperparameters the log prints (`print_info: n_layer`, `n_head_kv`, `n_embd_head_k`, `n_swa`, …), which
+//! give the KV side but not the weights. The replay and `whatif --max-ctx` read it; they do not care which.
+
+use serde::Serialize;
+
+/// Where a [`ModelLayout`] came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum LayoutSource {
+    /// A GGUF file's header (`--gguf`, or the blob the log names, found on this machine).
+    Gguf { path: String },
+    /// The hyperparameters the log prints (`print_info:` lines); weights per layer are then unknown.
+    LogHyperparameters { lines: Vec<u64> },
+}
+
+/// How a layer keeps its per-token state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum LayerAttention {
+    /// Attention over the whole context: `k_elements + v_elements` per token and per sequence position.
+    Full { k_elements: u64, v_elements: u64 },
+    /// Attention over a sliding window of `window` tokens (gemma2/3/4, gpt-oss, …): the cache holds at most
+    /// about `window` tokens per slot, whatever the context.
+    SlidingWindow {
+        window: u64,
+        k_elements: u64,
+        v_elements: u64,
+    },
+    /// A recurrent layer (Mamba, RWKV, hybrid models): a fixed state per slot, independent of the context.
+    Recurrent { state_bytes_per_slot: u64 },
+}
+
+/// One repeating layer (`blk.N.*`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct LayerLayout {
+    pub index: u32,
+    /// Weights that always go with the layer (attention, norms, a dense FFN, shared experts). `None` when the
+    /// source does not know them (log hyperparameters only).
+    pub dense_bytes: Option<u64>,
+    /// Expert weights (`ffn_*_exps`); 0 for a dense layer.
+    pub expert_bytes: Option<u64>,
+    pub attention: LayerAttention,
+}
+
+/// A model's layers as the file (or the log) describes them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ModelLayout {
+    pub source: LayoutSource,
+    /// `general.architecture` (`llama`, `gemma3`, `qwen3moe`, …).
+    pub architecture: String,
+    /// `{arch}.context_length`: the trained context.
+    pub trained_context: Option<u64>,
+    /// The repeating layers, index 0 first.
+    pub layers: Vec<LayerLayout>,
+    /// Tensors outside `blk.N.*` of the language model (`token_embd`, `output`, `output_norm`, `rope_freqs`, …).
+    pub nonrepeating_bytes: Option<u64>,
+    /// What goes with the output layer on the last GPU (`output.weight`, `output_norm.weight`; the tied
+    /// embedding when there is no `output.weight`).
+    pub output_bytes: Option<u64>,
+    /// The vision projector/tower (`v.*`, `mm.*` in the main file, or a separate mmproj file), when present.
+    pub projector_bytes: Option<u64>,
+}
+
+/// A KV cache element type, as `--cache-type-k/v` / `OLLAMA_KV_CACHE_TYPE` name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KvType {
+    F16,
+    Q8_0,
+    Q4_0,
+}
+
+impl KvType {
+    /// Bytes of `elements` cache elements of this type (q8_0 and q4_0 store blocks of 32 elements in 34 and 18
+    /// bytes; llama.cpp's rows are whole blocks, which every real head dimension is a multiple of).
+    pub fn bytes(self, elements: u64) -> u64 {
+        match self {
+            KvType::F16 => elements * 2,
+            KvType::Q8_0 => elements.div_ceil(32) * 34,
+            KvType::Q4_0 => elements.div_ceil(32) * 18,
+        }
+    }
+
+    pub const ALL: [KvType; 3] = [KvType::F16, KvType::Q8_0, KvType::Q4_0];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            KvType::F16 => "f16",
+            KvType::Q8_0 => "q8_0",
+            KvType::Q4_0 => "q4_0",
+        }
+    }
+}
+
+impl ModelLayout {
+    /// Number of repeating layers.
+    pub fn block_count(&self) -> usize {
+        self.layers.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kv_types_store_blocks_of_32() {
+        // A 128-wide head: 256 bytes in f16, 4 blocks of 34 in q8_0, 4 blocks of 18 in q4_0.
+        assert_eq!(KvType::F16.bytes(128), 256);
+        assert_eq!(KvType::Q8_0.bytes(128), 136);
+        assert_eq!(KvType::Q4_0.bytes(128), 72);
+    }
+}
