@@ -35,6 +35,17 @@ fn main() -> ExitCode {
         Some(Command::Whatif(w)) => app::whatif(w),
         #[cfg(feature = "batch")]
         Some(Command::Batch(b)) => batch(b),
+        None if args.report.follow => {
+            let mut stdout = std::io::stdout().lock();
+            let code = vramdiff::live::follow(
+                &args.report,
+                vramdiff::live::Terminal {
+                    stdout: &mut stdout,
+                    message: &mut |m| eprintln!("vramdiff: {m}"),
+                },
+            );
+            return ExitCode::from(code);
+        }
         None => app::report(&args.report),
     };
     // The report first, as a pipe reader expects it; then what went wrong or was written.

@@ -27,9 +27,16 @@ pub enum Read<'a> {
     Line(u64, &'a str),
     /// A line longer than the reader keeps: `skipped` bytes of line `line` were dropped.
     CutLine { line: u64, skipped: u64 },
+    /// A followed stream has no more data for now (its reader said `WouldBlock` between two lines): the line
+    /// held back for joining was handed out before this, and whatever is complete can be reported.
+    Idle,
 }
 
 /// Read `reader` to its end, handing every logical line and notice to `on`, in input order.
+///
+/// A reader that follows a growing stream ([`crate::source::follow`]) returns `WouldBlock` between two whole
+/// lines when it has nothing more for now: the framer's held line is flushed (a live log is not re-wrapped, so
+/// nothing will join onto it) and `on` gets [`Read::Idle`]; reading then goes on.
 pub fn read_logical_lines(reader: impl BufRead, mut on: impl FnMut(Read<'_>)) -> StreamFacts {
     let mut lines = LineReader::new(reader);
     let mut physical = PhysicalLine::default();
@@ -39,6 +46,11 @@ pub fn read_logical_lines(reader: impl BufRead, mut on: impl FnMut(Read<'_>)) ->
         match lines.next_line(&mut physical) {
             Ok(true) => {}
             Ok(false) => break,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                framer.finish(|n, text| on(Read::Line(n, text)));
+                on(Read::Idle);
+                continue;
+            }
             Err(e) => {
                 facts.error = Some(e);
                 break;

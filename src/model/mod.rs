@@ -11,6 +11,7 @@ pub mod grid;
 pub mod layout;
 pub mod load;
 pub mod observed;
+pub mod ps;
 pub mod quantity;
 pub mod reconciled;
 pub mod snapshot;
@@ -29,6 +30,7 @@ pub use grid::{Cell, Grid, Part};
 pub use layout::{KvType, LayerAttention, LayerLayout, LayoutSource, ModelLayout};
 pub use load::{Engine, Era, Gpu, Load, LoadSource, ModelRef, RejectedGpu, Settings};
 pub use observed::{CaptureRef, GpuJoin, ObservedRow};
+pub use ps::{CardFigure, OllamaPs};
 pub use quantity::{human, Ordering3, Quantity, GIB, KIB, MIB, TIB};
 pub use reconciled::{
     Comparison, Component, ComponentRow, DeviceRow, EstimatePart, Reconciled, Verdict,

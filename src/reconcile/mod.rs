@@ -240,6 +240,7 @@ pub fn reconcile(load: Load) -> Reconciled {
         components: components(&load),
         devices: devices(&load),
         observed: Vec::new(),
+        ollama_ps: None,
         grid: Grid::of(&load.actual.buffers),
         load,
     }

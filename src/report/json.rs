@@ -25,7 +25,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use super::Reporter;
-use crate::model::Analysis;
+use crate::model::{Analysis, Concluded};
 
 /// The contract version; bump only for a breaking change.
 pub const SCHEMA_VERSION: u64 = 1;
@@ -52,6 +52,30 @@ impl Reporter for JsonReporter {
     fn render(&self, analysis: &Analysis) -> Vec<u8> {
         render(analysis).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}").into_bytes())
     }
+}
+
+/// `--format jsonl`: one line per load, the `loads[]` element with the input's name.
+pub struct JsonLinesReporter;
+
+impl Reporter for JsonLinesReporter {
+    fn render(&self, analysis: &Analysis) -> Vec<u8> {
+        analysis.loads.iter().flat_map(load_line).collect()
+    }
+}
+
+/// One load as one line of JSON: the element of the report's `loads[]` (the same serialisation, keys sorted)
+/// with `input`, the name of the input it was read from, and `schema_version`.
+pub fn load_line(load: &Concluded) -> Vec<u8> {
+    let line = serde_json::to_value(load).and_then(|mut value| {
+        if let Value::Object(map) = &mut value {
+            map.insert("input".to_string(), json!(load.source.path));
+            map.insert("schema_version".to_string(), json!(SCHEMA_VERSION));
+        }
+        serde_json::to_vec(&value)
+    });
+    let mut out = line.unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}").into_bytes());
+    out.push(b'\n');
+    out
 }
 
 /// The bytes `serde_json::to_vec_pretty` would give for the whole report as one `Value` (serde_json's map is

@@ -22,6 +22,8 @@ pub enum Format {
     Text,
     Json,
     Markdown,
+    /// One JSON object per line and per load: a `loads[]` element plus `input`.
+    JsonLines,
 }
 
 /// A chart written beside the report, for reporters that can link it.
@@ -47,7 +49,19 @@ pub fn reporter(format: Format, options: ReportOptions) -> Box<dyn Reporter> {
         Format::Text => Box::new(text::TextReporter { options }),
         Format::Json => Box::new(json::JsonReporter),
         Format::Markdown => Box::new(markdown::MarkdownReporter { options }),
+        Format::JsonLines => Box::new(json::JsonLinesReporter),
     }
+}
+
+/// One load's report on its own, numbered `index`, for `--follow`, which prints each load as it completes.
+pub fn render_load(format: Format, index: usize, load: &crate::model::Concluded) -> Vec<u8> {
+    let mut out = String::new();
+    match format {
+        Format::Text => text::load_section(&mut out, index, load),
+        Format::Markdown => markdown::load_section(&mut out, index, load, &[]),
+        Format::Json | Format::JsonLines => return json::load_line(load),
+    }
+    out.into_bytes()
 }
 
 /// Make text from a log safe inside Markdown: control characters become `?`, line breaks a space, and every

@@ -140,7 +140,7 @@ fn detailed(out: &mut String, w: &WhatIf) {
 
 /// `vramdiff whatif` output.
 pub fn render(analysis: &Analysis, format: Format) -> Vec<u8> {
-    if format == Format::Json {
+    if matches!(format, Format::Json | Format::JsonLines) {
         let loads: Vec<serde_json::Value> = analysis
             .loads
             .iter()
