@@ -124,7 +124,13 @@ impl<S: LoadSink + ?Sized> Completed<'_, S> {
         let load = reconcile(load);
         self.seen += 1;
         if let Some(previous) = self.held.take() {
-            self.conclude(previous, captures, name, Some(load.source.first_line), &mut []);
+            self.conclude(
+                previous,
+                captures,
+                name,
+                Some(load.source.first_line),
+                &mut [],
+            );
         }
         self.held = Some(load);
     }

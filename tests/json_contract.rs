@@ -134,6 +134,22 @@ pub(crate) struct Load {
     ollama_version: Option<String>,
     #[serde(default)]
     notes: Vec<String>,
+    /// Added with `--ollama` (follow mode): what `/api/ps` said of the model when the load completed.
+    #[serde(default)]
+    ollama_ps: Option<OllamaPs>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct OllamaPs {
+    pub url: String,
+    pub name: String,
+    pub size: Q,
+    pub size_vram: Q,
+    #[serde(default)]
+    pub context_length: Option<i64>,
+    pub models_listed: u64,
+    pub matched_by: String,
 }
 
 #[derive(Deserialize)]
@@ -662,6 +678,7 @@ const FINDING_CODES: &[&str] = &[
     "kv-mismatch",
     "overestimate",
     "unattributed-memory",
+    "ps-mismatch",
     "host-not-vram",
     "rounding-limited",
 ];

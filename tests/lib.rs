@@ -10,6 +10,7 @@ mod batch;
 mod cli;
 mod corpus;
 mod findings;
+mod follow;
 mod founding_case;
 mod founding_today;
 mod golden;

@@ -141,9 +141,7 @@ impl LoadSink for Printer<'_> {
             match capturer.take() {
                 Ok(snapshots) => {
                     let path = format!("{} (live)", capturer.program());
-                    let note = format!(
-                        "{path}: captured when this load completed (--capture)"
-                    );
+                    let note = format!("{path}: captured when this load completed (--capture)");
                     attach_capture(load, &snapshots, &path, Some(note));
                 }
                 Err(Some(why)) => (self.message)(why),
@@ -167,7 +165,11 @@ impl LoadSink for Printer<'_> {
         }
         self.index += 1;
         let bytes = report::render_load(self.format, self.index, &load);
-        match self.stdout.write_all(&bytes).and_then(|_| self.stdout.flush()) {
+        match self
+            .stdout
+            .write_all(&bytes)
+            .and_then(|_| self.stdout.flush())
+        {
             Ok(()) => {}
             Err(e) => {
                 if e.kind() != std::io::ErrorKind::BrokenPipe {

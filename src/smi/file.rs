@@ -50,7 +50,11 @@ pub fn read_capture_file(path: &str, fields: Option<&str>) -> InputSummary {
 }
 
 /// Read a capture from any stream (a `--smi` file, or what `--capture` ran printed), named `name` in reports.
-pub fn read_capture(name: &str, reader: impl std::io::BufRead, fields: Option<&str>) -> InputSummary {
+pub fn read_capture(
+    name: &str,
+    reader: impl std::io::BufRead,
+    fields: Option<&str>,
+) -> InputSummary {
     let mut summary = InputSummary::new(name, InputRole::Capture);
     let mut scanner = SmiScanner::capture_file(fields);
     let facts = read_logical_lines(reader, |read| match read {

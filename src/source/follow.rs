@@ -205,9 +205,8 @@ impl FileFeed {
             }
             Err(e) => return Err(e),
         };
-        let replaced = self.file.is_some()
-            && identity(&meta).is_some()
-            && identity(&meta) != self.identity;
+        let replaced =
+            self.file.is_some() && identity(&meta).is_some() && identity(&meta) != self.identity;
         if self.file.is_none() || replaced {
             if replaced {
                 notice(format!(

@@ -179,7 +179,7 @@ pub fn sections(load: &Concluded) -> Vec<Section> {
         observed(load),
         ps::section(load),
     ]
-        .into_iter()
-        .flatten()
-        .collect()
+    .into_iter()
+    .flatten()
+    .collect()
 }
