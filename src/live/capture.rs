@@ -75,10 +75,7 @@ impl Capturer {
     pub fn take(&mut self) -> Result<Vec<Snapshot>, Option<String>> {
         match self.run() {
             Ok(snapshots) => Ok(snapshots),
-            Err(e) if self.warned => {
-                let _ = e;
-                Err(None)
-            }
+            Err(_) if self.warned => Err(None),
             Err(e) => {
                 self.warned = true;
                 Err(Some(format!(

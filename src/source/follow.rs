@@ -22,6 +22,9 @@ pub const POLL: Duration = Duration::from_millis(200);
 /// The most bytes read from the input at once.
 const CHUNK: usize = 64 * 1024;
 
+/// An unfinished line is held until its end arrives, up to this many bytes (twice the longest line kept).
+const MAX_HELD_BYTES: usize = 2 * super::MAX_LINE_BYTES;
+
 /// A growing input, read as whole lines.
 pub struct Follow {
     feed: Feed,
@@ -136,9 +139,15 @@ impl Follow {
         }
     }
 
-    /// Bytes up to and including the last newline held, ready to hand out.
+    /// Bytes up to and including the last newline held, ready to hand out. A line that grows past
+    /// [`MAX_HELD_BYTES`] without its end is handed out as it is (the line reader cuts it).
     fn ready(&self) -> usize {
-        memchr::memrchr(b'\n', &self.pending[self.start..]).map_or(0, |i| i + 1)
+        let held = &self.pending[self.start..];
+        match memchr::memrchr(b'\n', held) {
+            Some(i) => i + 1,
+            None if held.len() > MAX_HELD_BYTES => held.len(),
+            None => 0,
+        }
     }
 
     /// End a line left open (the input ended or was replaced in the middle of it).
@@ -275,5 +284,106 @@ impl Read for Follow {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn scratch(tag: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!(
+            "vramdiff-source-follow-{tag}-{}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    fn follow(path: &Path) -> (Follow, Arc<AtomicBool>) {
+        let stop = Arc::new(AtomicBool::new(false));
+        let f = Follow::file(
+            &path.display().to_string(),
+            Arc::clone(&stop),
+            Box::new(|_| {}),
+        );
+        (f, stop)
+    }
+
+    /// Read until the source says it is quiet; what it handed out.
+    fn until_quiet(f: &mut Follow) -> Vec<u8> {
+        let mut out = Vec::new();
+        let mut buf = [0u8; 7];
+        loop {
+            match f.read(&mut buf) {
+                Ok(0) => return out,
+                Ok(n) => out.extend_from_slice(&buf[..n]),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return out,
+                Err(e) => panic!("{e}"),
+            }
+        }
+    }
+
+    use std::path::Path;
+
+    // Lines of sample-logs/founding-k80-gemma3-12b.log (35 and 36).
+    const RUNNER_STARTED: &[u8] = b"time=2025-07-20T09:43:48.058+08:00 level=INFO source=server.go:637 msg=\"llama runner started in 21.82 seconds\"\n";
+    const GIN: &[u8] = b"[GIN] 2025/07/20 - 09:43:48 | 200 | 22.297513877s |       127.0.0.1 | POST     \"/api/generate\"\n";
+
+    #[test]
+    fn whole_lines_only_then_quiet_until_the_line_ends() {
+        let dir = scratch("partial");
+        let path = dir.join("server.log");
+        let mut file = std::fs::File::create(&path).unwrap();
+        file.write_all(RUNNER_STARTED).unwrap();
+        file.write_all(&GIN[..20]).unwrap();
+        let (mut f, _) = follow(&path);
+        assert_eq!(until_quiet(&mut f), RUNNER_STARTED);
+        file.write_all(&GIN[20..]).unwrap();
+        assert_eq!(until_quiet(&mut f), GIN);
+    }
+
+    #[test]
+    fn a_truncated_file_is_read_again_from_its_start() {
+        let dir = scratch("truncate");
+        let path = dir.join("server.log");
+        std::fs::write(&path, [RUNNER_STARTED, GIN].concat()).unwrap();
+        let (mut f, _) = follow(&path);
+        assert_eq!(until_quiet(&mut f), [RUNNER_STARTED, GIN].concat());
+        std::fs::write(&path, GIN).unwrap();
+        assert_eq!(until_quiet(&mut f), GIN);
+    }
+
+    #[test]
+    fn a_rotated_file_is_drained_then_the_new_one_read_and_a_cut_line_ended() {
+        let dir = scratch("rotate");
+        let path = dir.join("server.log");
+        std::fs::write(&path, RUNNER_STARTED).unwrap();
+        let (mut f, _) = follow(&path);
+        assert_eq!(until_quiet(&mut f), RUNNER_STARTED);
+        let mut old = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        std::fs::rename(&path, dir.join("server.log.1")).unwrap();
+        // Written to the old file after the rename, as a logger that has not reopened yet does; no newline.
+        old.write_all(&GIN[..GIN.len() - 1]).unwrap();
+        std::fs::write(&path, RUNNER_STARTED).unwrap();
+        // No pause between the old file's last bytes and the new file's: one read-until-quiet gets both.
+        assert_eq!(until_quiet(&mut f), [GIN, RUNNER_STARTED].concat());
+    }
+
+    #[test]
+    fn the_stop_flag_ends_the_stream() {
+        let dir = scratch("stop");
+        let path = dir.join("server.log");
+        std::fs::write(&path, GIN).unwrap();
+        let (mut f, stop) = follow(&path);
+        assert_eq!(until_quiet(&mut f), GIN);
+        stop.store(true, Ordering::Relaxed);
+        let mut buf = [0u8; 16];
+        assert_eq!(f.read(&mut buf).unwrap(), 0);
     }
 }
