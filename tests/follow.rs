@@ -52,9 +52,14 @@ fn scratch(tag: &str) -> PathBuf {
 
 /// A folder holding an executable `nvidia-smi` with this script.
 fn fake_tool(dir: &Path, script: &str) -> PathBuf {
+    fake_named(dir, "nvidia-smi", script)
+}
+
+/// A folder holding an executable `name` with this script.
+fn fake_named(dir: &Path, name: &str, script: &str) -> PathBuf {
     let bin = dir.join("bin");
     std::fs::create_dir_all(&bin).unwrap();
-    let tool = bin.join("nvidia-smi");
+    let tool = bin.join(name);
     std::fs::write(&tool, script).unwrap();
     #[cfg(unix)]
     {
@@ -499,6 +504,38 @@ fn a_capture_that_hangs_is_stopped_and_the_report_still_printed() {
         err.contains("took longer than 5 s and was stopped"),
         "{err}"
     );
+}
+
+#[test]
+fn rocm_smi_json_is_captured_through_the_same_path() {
+    let dir = scratch("rocm");
+    // `rocm-smi --showmeminfo vram --showbus --json`, in the shape of ollama-log-formats.md §7.6 (bytes).
+    let script = r#"#!/bin/sh
+[ "$*" = "--showmeminfo vram --showbus --json" ] || exit 2
+echo '{"card0": {"PCI Bus": "0000:04:00.0", "VRAM Total Memory (B)": "11996758016", "VRAM Total Used Memory (B)": "646971392"}, "card1": {"PCI Bus": "0000:07:00.0", "VRAM Total Memory (B)": "11996758016", "VRAM Total Used Memory (B)": "10345250816"}}'
+"#;
+    let bin = fake_named(&dir, "rocm-smi", script);
+    let follower = follow_founding(
+        "rocm-log",
+        &[
+            "-f",
+            "--format",
+            "jsonl",
+            "--capture",
+            "rocm-smi",
+            "--fail-on",
+            "never",
+        ],
+        &path_with(&bin),
+    );
+    let load = follower.load();
+    let observed = load["observed"].as_array().unwrap();
+    assert_eq!(observed.len(), 2, "{observed:?}");
+    assert_eq!((mib(&load, 0, "used"), mib(&load, 1, "used")), (617, 9866));
+    assert_eq!(observed[0]["capture"]["format"], "rocm-smi-json");
+    let (code, err) = follower.interrupt();
+    assert_eq!(code, Some(0));
+    assert!(err.is_empty(), "{err}");
 }
 
 #[test]
