@@ -33,6 +33,7 @@ pub struct CardFigure {
     pub value: Quantity,
     /// Where it comes from, in words.
     pub from: &'static str,
+    /// The log lines the figure rests on.
     pub lines: Vec<u64>,
 }
 
@@ -47,7 +48,10 @@ impl Reconciled {
         let mut lines = Vec::new();
         for row in &self.observed {
             total = total.plus(row.runner_process?);
-            lines.extend(row.lines.iter().copied());
+            // The log lines of the device (the capture's own lines are not the log's).
+            if let Some(device) = self.devices.iter().find(|d| d.device == row.device) {
+                lines.extend(device.comparison.lines.iter().copied());
+            }
         }
         Some(CardFigure {
             value: total,
