@@ -20,6 +20,10 @@
 //! reduce_by, context, context_by_user, probes, plan_line, seconds, free[], lines}`),
 //! `actual.{projector_device, projector_device_line, kv_caches[]}`, `whatif.estimate.layers_agree`; estimate
 //! forms `fit-plan`, `fit-probe`, `fit-result`; finding codes `gpu-unused` and `projector-on-cpu`.
+//!
+//! Added with `--follow`: `loads[].ollama_ps` (`{url, name, size, size_vram, context_length, models_listed,
+//! matched_by}`, omitted without `--ollama`), finding code `ps-mismatch`, and `--format jsonl`: one line per load,
+//! a `loads[]` element with `input` (the input's name) and `schema_version` beside its fields.
 
 use serde::Serialize;
 use serde_json::{json, Value};

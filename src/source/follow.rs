@@ -2,7 +2,7 @@
 //! does, by polling), or a standard input that does not end (`journalctl -fu ollama -o cat | vramdiff -f`).
 //!
 //! [`Follow`] is a plain [`Read`], so the rest of the pipeline reads it as it reads any input. It hands out
-//! whole lines only, and when it has nothing more for now it returns `WouldBlock` once, between two lines:
+//! whole lines only, and when it has nothing more for now it returns [`Quiet`] once, between two lines:
 //! the framing stage takes that as "the input went quiet" ([`crate::frame::read::Read::Idle`]) and the
 //! pipeline reports whatever load has completed. It ends (`Ok(0)`) when the stop flag is set (Ctrl-C, a
 //! closed stdout, `--fail-on`) or when standard input is closed.
@@ -24,6 +24,27 @@ const CHUNK: usize = 64 * 1024;
 
 /// An unfinished line is held until its end arrives, up to this many bytes (twice the longest line kept).
 const MAX_HELD_BYTES: usize = 2 * super::MAX_LINE_BYTES;
+
+/// The error [`Follow`] returns, between two lines, when it has nothing more for now (kind `WouldBlock`).
+/// A marker of its own, so that a non-blocking descriptor's `WouldBlock` is still an error elsewhere.
+#[derive(Debug)]
+pub struct Quiet;
+
+impl std::fmt::Display for Quiet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the followed input has nothing more for now")
+    }
+}
+
+impl std::error::Error for Quiet {}
+
+impl Quiet {
+    /// True when `e` is the follow source's pause.
+    pub fn is(e: &io::Error) -> bool {
+        e.kind() == io::ErrorKind::WouldBlock
+            && e.get_ref().is_some_and(|inner| inner.is::<Quiet>())
+    }
+}
 
 /// A growing input, read as whole lines.
 pub struct Follow {
@@ -275,7 +296,7 @@ impl Read for Follow {
                 }
                 Fetched::Nothing if !self.quiet_said => {
                     self.quiet_said = true;
-                    return Err(io::ErrorKind::WouldBlock.into());
+                    return Err(io::Error::new(io::ErrorKind::WouldBlock, Quiet));
                 }
                 Fetched::Nothing => {
                     if matches!(self.feed, Feed::File(_)) {
@@ -320,7 +341,7 @@ mod tests {
             match f.read(&mut buf) {
                 Ok(0) => return out,
                 Ok(n) => out.extend_from_slice(&buf[..n]),
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return out,
+                Err(e) if Quiet::is(&e) => return out,
                 Err(e) => panic!("{e}"),
             }
         }
