@@ -11,7 +11,7 @@ use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, TryRecvError};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -181,12 +181,20 @@ impl Follow {
     fn fetch(&mut self) -> io::Result<Fetched> {
         let mut closed_line = false;
         let fetched = match &mut self.feed {
-            Feed::Stdin(rx) => match rx.recv_timeout(POLL) {
-                Ok(Ok(chunk)) => {
-                    self.pending.extend_from_slice(&chunk);
+            // Until the pause is said, only what has already arrived counts: the pipe is drained.
+            Feed::Stdin(rx) if !self.quiet_said => match rx.try_recv() {
+                Ok(chunk) => {
+                    self.pending.extend_from_slice(&chunk?);
                     Fetched::Bytes
                 }
-                Ok(Err(e)) => return Err(e),
+                Err(TryRecvError::Empty) => Fetched::Nothing,
+                Err(TryRecvError::Disconnected) => Fetched::Ended,
+            },
+            Feed::Stdin(rx) => match rx.recv_timeout(POLL) {
+                Ok(chunk) => {
+                    self.pending.extend_from_slice(&chunk?);
+                    Fetched::Bytes
+                }
                 Err(RecvTimeoutError::Timeout) => Fetched::Nothing,
                 Err(RecvTimeoutError::Disconnected) => Fetched::Ended,
             },
