@@ -21,6 +21,9 @@ use super::shard::Shard;
 /// The columns a dataset can be partitioned by: text columns of both tables with few distinct values.
 pub const PARTITION_COLUMNS: [&str; 4] = ["era", "engine", "model", "compute"];
 
+/// The longest folder name written (bytes): what ext4, NTFS and APFS take.
+const MAX_SEGMENT: usize = 255;
+
 /// What Hive and Spark name the partition of a null or empty value.
 pub const DEFAULT_PARTITION: &str = "__HIVE_DEFAULT_PARTITION__";
 
@@ -151,20 +154,34 @@ pub fn write(
     shard: Option<Shard>,
 ) -> anyhow::Result<Vec<String>> {
     let root = dir.join(table);
-    clear_shard(&root, shard)?;
     let columns: Vec<Vec<Option<String>>> =
         by.0.iter()
             .map(|c| values(df, c))
             .collect::<PolarsResult<_>>()?;
     // Partition folder → row indices, in the order of the folders' names (deterministic).
     let mut partitions: std::collections::BTreeMap<PathBuf, Vec<IdxSize>> = Default::default();
+    let files = values(df, "file")?;
+    let lines = df.column("first_line")?.i64()?.clone();
     for row in 0..df.height() {
         let mut folder = root.clone();
         for (name, vals) in by.0.iter().zip(&columns) {
-            folder.push(format!("{name}={}", encode_value(vals[row].as_deref())));
+            let segment = format!("{name}={}", encode_value(vals[row].as_deref()));
+            // Log text becomes a folder name here: one that no file system takes is refused before anything
+            // is written, naming the load it came from.
+            if segment.len() > MAX_SEGMENT {
+                anyhow::bail!(
+                    "{}:{}: the {name} value is {} bytes as a folder name, more than {MAX_SEGMENT}: partition by \
+                     other columns",
+                    files[row].as_deref().unwrap_or("?"),
+                    lines.get(row).unwrap_or(0),
+                    segment.len()
+                );
+            }
+            folder.push(segment);
         }
         partitions.entry(folder).or_default().push(row as IdxSize);
     }
+    clear_shard(&root, shard)?;
     let data = df.drop_many(by.0.iter().map(String::as_str));
     let name = part_name(shard);
     let mut written = Vec::new();
@@ -214,6 +231,36 @@ mod tests {
         let e = "file".parse::<PartitionBy>().unwrap_err();
         assert!(e.contains("era, engine, model, compute"), "{e}");
         assert!("".parse::<PartitionBy>().is_err());
+    }
+
+    #[test]
+    fn a_value_too_long_for_a_folder_name_is_refused_naming_the_load() {
+        use crate::batch::rows::LoadRow;
+        let row = |model: &str| LoadRow {
+            file: "fleet/node-1.log".into(),
+            load: 1,
+            first_line: 42,
+            model: Some(model.into()),
+            era: "0.9".into(),
+            ..LoadRow::default()
+        };
+        let df =
+            crate::batch::tables::loads_frame(&[row("gemma3"), row(&"x".repeat(300))]).unwrap();
+        let dir =
+            std::env::temp_dir().join(format!("vramdiff-dataset-long-{}", std::process::id()));
+        let by: PartitionBy = "model".parse().unwrap();
+        let e = write(&dir, "loads", &df, &by, None)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("fleet/node-1.log:42: the model value is 306 bytes"),
+            "{e}"
+        );
+        assert!(
+            !dir.join("loads").join("model=gemma3").exists(),
+            "nothing written"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
