@@ -93,6 +93,21 @@ pub struct BatchArgs {
     /// Exit 1 when the baseline compare finds a regression.
     #[arg(long, requires = "baseline")]
     pub fail_on_regression: bool,
+
+    /// Read only the K-th of N shares of the inputs (1 <= K <= N), chosen by a hash of each file's path below
+    /// its folder or glob, the same on every machine; files written get -K-of-N in their names.
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<crate::batch::shard::Shard>,
+
+    /// Write loads and components as a Hive-partitioned Parquet dataset, DIR/loads/era=…/engine=…/part-K-of-N.parquet,
+    /// partitioned by these columns (comma-separated: era, engine, model, compute).
+    #[arg(
+        long,
+        value_name = "COLUMNS",
+        requires = "out",
+        conflicts_with = "jsonl"
+    )]
+    pub partition_by: Option<crate::batch::dataset::PartitionBy>,
 }
 
 /// What every analysis reads and how it judges.

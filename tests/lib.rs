@@ -10,6 +10,8 @@ mod batch;
 mod cli;
 mod corpus;
 mod findings;
+#[cfg(feature = "batch")]
+mod fleet;
 mod founding_case;
 mod founding_today;
 mod golden;
