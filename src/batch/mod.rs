@@ -7,6 +7,7 @@
 pub mod baseline;
 pub mod calibration;
 pub mod charts;
+pub mod diff_tables;
 pub mod gate;
 pub mod ingest;
 pub mod rows;
