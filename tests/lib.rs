@@ -7,8 +7,10 @@ mod util;
 mod bad_input;
 #[cfg(feature = "batch")]
 mod batch;
+mod ci;
 mod cli;
 mod corpus;
+mod diff;
 mod findings;
 mod founding_case;
 mod founding_today;

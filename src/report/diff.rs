@@ -78,11 +78,13 @@ fn side(s: &Option<crate::diff::Side>) -> String {
 }
 
 fn finding_line(f: &crate::diff::FindingFact) -> String {
-    let severity = f.severity.map(|s| s.as_str()).unwrap_or("finding");
-    if f.message.is_empty() {
-        format!("{severity} {}", f.code)
-    } else {
-        format!("{severity} {}: {}", f.code, f.message)
+    // A `batch` table keeps the code only.
+    match f.severity {
+        Some(severity) if !f.message.is_empty() => {
+            format!("{} {}: {}", severity.as_str(), f.code, f.message)
+        }
+        Some(severity) => format!("{} {}", severity.as_str(), f.code),
+        None => f.code.clone(),
     }
 }
 
