@@ -417,7 +417,7 @@ fn matched(old: &LoadFacts, new: &LoadFacts) -> LoadDiff {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{GIB, MIB};
+    use crate::model::GIB;
 
     /// Ollama's one-decimal GiB, as `7.4 GiB` is read.
     fn gib_tenths(tenths: u128) -> Quantity {
@@ -432,12 +432,15 @@ mod tests {
         // 7.4 → 7.5 GiB: the intervals [7.35, 7.45) and [7.45, 7.55) touch at one byte, still no claim.
         let touching = FigureChange::new(Some(gib_tenths(74)), Some(gib_tenths(75)));
         assert_eq!(touching.movement, Movement::Same);
-        // 7.4 → 8.4 GiB is a real growth, and its range says at least 0.9 GiB.
+        // 7.4 → 8.4 GiB is a real growth of 1 GiB, between 0.9 and 1.1 GiB by the rounding of both figures.
         let grown = FigureChange::new(Some(gib_tenths(74)), Some(gib_tenths(84)));
         assert_eq!(grown.movement, Movement::Up);
         let d = grown.change.unwrap();
         assert_eq!(d.bytes, GIB);
-        assert!(d.low > 900 * MIB && d.high < 1100 * MIB, "{d:?}");
+        assert!(
+            (d.low - GIB * 9 / 10).abs() <= 1 && (d.high - GIB * 11 / 10).abs() <= 1,
+            "{d:?}"
+        );
         assert_eq!(
             FigureChange::new(None, Some(gib_tenths(1))).movement,
             Movement::Appeared
