@@ -111,6 +111,7 @@ struct LoadDiff {
     label: String,
     old: Option<Side>,
     new: Option<Side>,
+    settings_changes: Vec<String>,
     components: Vec<Row>,
     devices: Vec<Row>,
     placement: Option<PlacementChange>,
@@ -145,6 +146,7 @@ fn one_gib_more_weights_on_cuda1_is_a_regression_per_gpu_and_component() {
     assert_eq!(load.key.model, "gemma3");
     assert_eq!(load.key.ctx, Some(4096));
     assert_eq!(load.key.gpus, ["Tesla K80", "Tesla K80"]);
+    assert!(load.settings_changes.is_empty());
     // CUDA1's buffers grew by the edit's 1 GiB (7.4 → 8.4 GiB printed), beyond rounding.
     let cuda1 = row(&load.devices, "CUDA1");
     assert_eq!(cuda1.actual.movement, "up");
@@ -351,4 +353,21 @@ fn diff_reports_are_current() {
         mismatched.is_empty(),
         "reports differ from a fresh run (regenerate with VRAMDIFF_UPDATE_REPORTS=1 and review): {mismatched:?}"
     );
+}
+
+#[test]
+fn a_changed_context_is_compared_with_the_change_named() {
+    // The founding case with the runner's `--ctx-size 4096` edited to 8192 (written to a scratch file): the
+    // same model on the same GPUs, so the loads pair on model and GPU set, and the settings change is named.
+    let dir = std::env::temp_dir().join(format!("vramdiff-diff-ctx-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = std::fs::read_to_string(root().join(OLD)).unwrap();
+    assert!(text.contains("--ctx-size 4096"));
+    let edited = dir.join("ctx-8192.log");
+    std::fs::write(&edited, text.replace("--ctx-size 4096", "--ctx-size 8192")).unwrap();
+    let doc = diff_json(OLD, edited.to_str().unwrap());
+    assert_eq!((doc.matched, doc.only_old, doc.only_new), (1, 0, 0));
+    assert_eq!(doc.loads[0].settings_changes, ["ctx 4096 → 8192"]);
+    assert!(doc.loads[0].changed && doc.loads[0].regressions.is_empty());
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -134,20 +134,21 @@ pub fn read_folder(dir: &Path) -> anyhow::Result<Vec<LoadFacts>> {
         let facts = LoadFacts {
             path: file.clone(),
             first_line: int(&loads, "first_line", r).unwrap_or(0).max(0) as u64,
-            key: MatchKey {
-                model: model_word(
+            key: MatchKey::new(
+                model_word(
                     text(&loads, "model", r).as_deref(),
                     text(&loads, "blob", r).as_deref(),
                 ),
-                ctx: int(&loads, "ctx", r),
-                parallel: int(&loads, "parallel", r),
-                gpus: text(&loads, "gpu_names", r)
+                int(&loads, "ctx", r),
+                int(&loads, "parallel", r),
+                text(&loads, "gpu_names", r)
                     .unwrap_or_default()
                     .split(',')
                     .filter(|s| !s.is_empty())
                     .map(str::to_string)
                     .collect(),
-            },
+            ),
+            blob: text(&loads, "blob", r),
             components,
             devices,
             placement,

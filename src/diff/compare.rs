@@ -14,7 +14,7 @@
 use serde::Serialize;
 
 use super::facts::{FindingFact, LoadFacts, MatchKey, Placement, RowFacts};
-use super::matching::pair;
+use super::matching::{pair, Pair, Pairing};
 use crate::model::{human, Ordering3, Quantity, Severity};
 
 /// How one figure moved between the runs.
@@ -128,6 +128,8 @@ pub struct LoadDiff {
     pub old: Option<Side>,
     /// `null` when only the old run has the load.
     pub new: Option<Side>,
+    /// Settings that differ between the paired loads (`ctx 4096 → 8192`): empty when paired on the full key.
+    pub settings_changes: Vec<String>,
     /// Every component either run has, old run's order first.
     pub components: Vec<RowDiff>,
     /// Every device either run has, old run's order first.
@@ -173,11 +175,10 @@ const ALWAYS_INFO: [&str; 3] = ["host-not-vram", "rounding-limited", "incomplete
 pub fn diff(old_name: &str, new_name: &str, old: &[LoadFacts], new: &[LoadFacts]) -> Diff {
     let loads: Vec<LoadDiff> = pair(old, new)
         .into_iter()
-        .filter_map(|(o, n)| match (o, n) {
-            (Some(o), Some(n)) => Some(matched(&old[o], &new[n])),
-            (Some(o), None) => Some(alone(&old[o], true)),
-            (None, Some(n)) => Some(alone(&new[n], false)),
-            (None, None) => None,
+        .map(|p| match p {
+            Pair::Both(o, n, how) => matched(&old[o], &new[n], how),
+            Pair::OldOnly(o) => alone(&old[o], true),
+            Pair::NewOnly(n) => alone(&new[n], false),
         })
         .collect();
     Diff {
@@ -209,6 +210,7 @@ fn alone(l: &LoadFacts, in_old: bool) -> LoadDiff {
         label: l.key.label(),
         old: in_old.then(|| side(l)),
         new: (!in_old).then(|| side(l)),
+        settings_changes: Vec::new(),
         components: Vec::new(),
         devices: Vec::new(),
         placement: None,
@@ -338,7 +340,11 @@ fn range(c: &FigureChange) -> String {
     }
 }
 
-fn matched(old: &LoadFacts, new: &LoadFacts) -> LoadDiff {
+fn matched(old: &LoadFacts, new: &LoadFacts, how: Pairing) -> LoadDiff {
+    let settings_changes = match how {
+        Pairing::Key => Vec::new(),
+        Pairing::Settings => new.key.settings_changes(&old.key),
+    };
     let components = rows(&old.components, &new.components);
     let devices = rows(&old.devices, &new.devices);
     let placement = placement(&old.placement, &new.placement);
@@ -394,7 +400,8 @@ fn matched(old: &LoadFacts, new: &LoadFacts) -> LoadDiff {
             }
         ));
     }
-    let changed = components.iter().any(RowDiff::is_change)
+    let changed = !settings_changes.is_empty()
+        || components.iter().any(RowDiff::is_change)
         || devices.iter().any(RowDiff::is_change)
         || !placement.changes.is_empty()
         || !findings_appeared.is_empty()
@@ -404,6 +411,7 @@ fn matched(old: &LoadFacts, new: &LoadFacts) -> LoadDiff {
         label: new.key.label(),
         old: Some(side(old)),
         new: Some(side(new)),
+        settings_changes,
         components,
         devices,
         placement: Some(placement),

@@ -14,11 +14,66 @@ pub struct MatchKey {
     /// Total context as the runner printed it (num_ctx × parallel).
     pub ctx: Option<i64>,
     pub parallel: Option<i64>,
-    /// The GPUs of the load, by name (or id when unnamed), in the log's order.
+    /// The GPUs of the load, by name (or id when unnamed), sorted: a set, whatever order discovery printed.
     pub gpus: Vec<String>,
 }
 
 impl MatchKey {
+    /// A key from its parts; the GPU names are sorted here.
+    pub fn new(
+        model: String,
+        ctx: Option<i64>,
+        parallel: Option<i64>,
+        mut gpus: Vec<String>,
+    ) -> MatchKey {
+        gpus.sort();
+        MatchKey {
+            model,
+            ctx,
+            parallel,
+            gpus,
+        }
+    }
+
+    /// A concluded load's key.
+    pub fn of(load: &Concluded) -> MatchKey {
+        MatchKey::new(
+            model_word(
+                load.model.architecture.as_deref(),
+                load.model.blob.as_deref(),
+            ),
+            load.settings.ctx_size,
+            load.settings.parallel,
+            load.gpus
+                .iter()
+                .map(|g| g.name.clone().unwrap_or_else(|| g.id.clone()))
+                .collect(),
+        )
+    }
+
+    /// Same model on the same GPUs, whatever the settings: what a load whose context or parallel slots changed
+    /// between the runs is paired on.
+    pub fn same_model_and_gpus(&self, other: &MatchKey) -> bool {
+        self.model == other.model && self.gpus == other.gpus
+    }
+
+    /// The settings that differ from `old`'s, in words: `ctx 4096 → 8192`.
+    pub fn settings_changes(&self, old: &MatchKey) -> Vec<String> {
+        let opt = |v: Option<i64>| v.map(|v| v.to_string()).unwrap_or_else(|| "?".into());
+        let mut out = Vec::new();
+        if self.ctx != old.ctx {
+            out.push(format!("ctx {} → {}", opt(old.ctx), opt(self.ctx)));
+        }
+        if self.parallel != old.parallel {
+            out.push(format!(
+                "parallel {} → {}",
+                opt(old.parallel),
+                opt(self.parallel)
+            ));
+        }
+        out
+    }
+
     /// One line for a heading: `gemma3 ctx=4096 parallel=1 on Tesla K80 + Tesla K80`.
     pub fn label(&self) -> String {
         let opt = |v: Option<i64>| v.map(|v| v.to_string()).unwrap_or_else(|| "?".into());
@@ -93,6 +148,8 @@ pub struct LoadFacts {
     pub path: String,
     pub first_line: u64,
     pub key: MatchKey,
+    /// The model file's blob, when printed: among loads of one key, the one with the same blob is paired first.
+    pub blob: Option<String>,
     pub components: Vec<RowFacts>,
     pub devices: Vec<RowFacts>,
     pub placement: Placement,
@@ -106,19 +163,7 @@ pub fn model_word(architecture: Option<&str>, blob: Option<&str>) -> String {
 
 /// A concluded load's facts.
 pub fn from_concluded(load: &Concluded) -> LoadFacts {
-    let key = MatchKey {
-        model: model_word(
-            load.model.architecture.as_deref(),
-            load.model.blob.as_deref(),
-        ),
-        ctx: load.settings.ctx_size,
-        parallel: load.settings.parallel,
-        gpus: load
-            .gpus
-            .iter()
-            .map(|g| g.name.clone().unwrap_or_else(|| g.id.clone()))
-            .collect(),
-    };
+    let key = MatchKey::of(load);
     let components = load
         .components
         .iter()
@@ -168,6 +213,7 @@ pub fn from_concluded(load: &Concluded) -> LoadFacts {
         path: load.source.path.clone(),
         first_line: load.source.first_line,
         key,
+        blob: load.model.blob.clone(),
         components,
         devices,
         placement,

@@ -1,57 +1,83 @@
-//! Pair the loads of two runs. Loads are matched on their [`MatchKey`] (model, context, parallel, GPU set);
-//! when a key occurs several times in a run, the n-th load with that key in the old run is paired with the
-//! n-th in the new run (order of appearance: file order, then line order). Loads left over are reported as
-//! only in one run.
+//! Pair the loads of two runs, in two passes.
+//!
+//! 1. On the full [`MatchKey`] (model, context, parallel, GPU set). When a key occurs several times in a run,
+//!    each new load takes the first old load of its key not paired yet that has the same model blob (when both
+//!    logs print one), else the first of its key not paired yet: order of appearance (file order, then line
+//!    order), the n-th with the n-th.
+//! 2. What is left, on model and GPU set alone, again in order of appearance: the same model on the same GPUs
+//!    whose context or parallel slots changed between the runs (a release that picks another default context,
+//!    ollama#14073) is compared, with the settings change named, rather than listed as two unrelated loads.
+//!
+//! Loads left after both passes are reported as only in one run.
 
-use super::facts::{LoadFacts, MatchKey};
+use super::facts::LoadFacts;
 
-/// Indices into the old and the new run: both for a matched pair, one for a load only one run has.
-pub type Pair = (Option<usize>, Option<usize>);
+/// How a pair was found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pairing {
+    /// Same model, context, parallel and GPU set.
+    Key,
+    /// Same model and GPU set; context or parallel changed.
+    Settings,
+}
+
+/// Indices into the old and the new run: both for a matched pair (with how it was found), one for a load only
+/// one run has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pair {
+    Both(usize, usize, Pairing),
+    OldOnly(usize),
+    NewOnly(usize),
+}
 
 /// Pairs in the new run's order, then the old run's unmatched loads in its order.
 pub fn pair(old: &[LoadFacts], new: &[LoadFacts]) -> Vec<Pair> {
     let mut taken = vec![false; old.len()];
-    let mut pairs = Vec::new();
+    let mut partner: Vec<Option<(usize, Pairing)>> = vec![None; new.len()];
     for (j, n) in new.iter().enumerate() {
-        let found = next_free(old, &taken, &n.key);
-        if let Some(i) = found {
+        let free = |i: &usize| !taken[*i] && old[*i].key == n.key;
+        let same_blob = (0..old.len())
+            .filter(free)
+            .find(|i| n.blob.is_some() && old[*i].blob == n.blob);
+        if let Some(i) = same_blob.or_else(|| (0..old.len()).find(free)) {
             taken[i] = true;
+            partner[j] = Some((i, Pairing::Key));
         }
-        pairs.push((found, Some(j)));
     }
-    pairs.extend(
-        taken
-            .iter()
-            .enumerate()
-            .filter(|(_, t)| !**t)
-            .map(|(i, _)| (Some(i), None)),
-    );
-    pairs
-}
-
-/// The first old load with this key not paired yet.
-fn next_free(old: &[LoadFacts], taken: &[bool], key: &MatchKey) -> Option<usize> {
-    old.iter()
+    for (j, n) in new.iter().enumerate() {
+        if partner[j].is_some() {
+            continue;
+        }
+        if let Some(i) =
+            (0..old.len()).find(|i| !taken[*i] && old[*i].key.same_model_and_gpus(&n.key))
+        {
+            taken[i] = true;
+            partner[j] = Some((i, Pairing::Settings));
+        }
+    }
+    let mut pairs: Vec<Pair> = partner
+        .iter()
         .enumerate()
-        .find(|(i, o)| !taken[*i] && &o.key == key)
-        .map(|(i, _)| i)
+        .map(|(j, p)| match p {
+            Some((i, how)) => Pair::Both(*i, j, *how),
+            None => Pair::NewOnly(j),
+        })
+        .collect();
+    pairs.extend((0..old.len()).filter(|i| !taken[*i]).map(Pair::OldOnly));
+    pairs
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::diff::facts::Placement;
+    use crate::diff::facts::{MatchKey, Placement};
 
-    fn load(model: &str, ctx: i64, line: u64) -> LoadFacts {
+    fn load(model: &str, ctx: i64, blob: Option<&str>) -> LoadFacts {
         LoadFacts {
             path: "x.log".into(),
-            first_line: line,
-            key: MatchKey {
-                model: model.into(),
-                ctx: Some(ctx),
-                parallel: Some(1),
-                gpus: vec!["Tesla K80".into()],
-            },
+            first_line: 1,
+            key: MatchKey::new(model.into(), Some(ctx), Some(1), vec!["Tesla K80".into()]),
+            blob: blob.map(str::to_string),
             components: Vec::new(),
             devices: Vec::new(),
             placement: Placement::default(),
@@ -62,30 +88,61 @@ mod tests {
     #[test]
     fn repeated_keys_pair_in_order_of_appearance_and_leftovers_stay_alone() {
         let old = [
-            load("gemma3", 4096, 1),
-            load("gemma3", 4096, 50),
-            load("qwen2", 8192, 90),
+            load("gemma3", 4096, None),
+            load("gemma3", 4096, None),
+            load("qwen2", 8192, None),
         ];
         let new = [
-            load("gemma3", 4096, 3),
-            load("llama", 2048, 40),
-            load("gemma3", 4096, 70),
+            load("gemma3", 4096, None),
+            load("llama", 2048, None),
+            load("gemma3", 4096, None),
         ];
         assert_eq!(
             pair(&old, &new),
             vec![
-                (Some(0), Some(0)),
-                (None, Some(1)),
-                (Some(1), Some(2)),
-                (Some(2), None)
+                Pair::Both(0, 0, Pairing::Key),
+                Pair::NewOnly(1),
+                Pair::Both(1, 2, Pairing::Key),
+                Pair::OldOnly(2)
             ]
         );
     }
 
     #[test]
-    fn a_different_context_is_a_different_load() {
-        let old = [load("gemma3", 4096, 1)];
-        let new = [load("gemma3", 8192, 1)];
-        assert_eq!(pair(&old, &new), vec![(None, Some(0)), (Some(0), None)]);
+    fn the_same_blob_is_preferred_among_loads_of_one_key() {
+        // gemma3:4b and gemma3:12b are both `gemma3`: their blobs keep them apart.
+        let old = [
+            load("gemma3", 4096, Some("sha256-4b")),
+            load("gemma3", 4096, Some("sha256-12b")),
+        ];
+        let new = [
+            load("gemma3", 4096, Some("sha256-12b")),
+            load("gemma3", 4096, Some("sha256-4b")),
+        ];
+        assert_eq!(
+            pair(&old, &new),
+            vec![
+                Pair::Both(1, 0, Pairing::Key),
+                Pair::Both(0, 1, Pairing::Key)
+            ]
+        );
+    }
+
+    #[test]
+    fn a_changed_context_pairs_on_model_and_gpus_after_the_exact_keys() {
+        let old = [load("gemma3", 4096, None), load("gemma3", 8192, None)];
+        let new = [load("gemma3", 32768, None), load("gemma3", 8192, None)];
+        assert_eq!(
+            pair(&old, &new),
+            vec![
+                Pair::Both(0, 0, Pairing::Settings),
+                Pair::Both(1, 1, Pairing::Key)
+            ]
+        );
+        let other_model = [load("qwen2", 4096, None)];
+        assert_eq!(
+            pair(&old[..1], &other_model),
+            vec![Pair::NewOnly(0), Pair::OldOnly(0)]
+        );
     }
 }

@@ -7,6 +7,7 @@
 //! { "schema_version": 1, "tool": {…}, "old": "PATH", "new": "PATH",
 //!   "matched", "only_old", "only_new", "changed", "regressed": counts,
 //!   "loads": [ { "key": {"model", "ctx", "parallel", "gpus"}, "label", "old"/"new": {"path", "first_line"}|null,
+//!                "settings_changes": [text] (paired on model and GPUs, context or parallel changed),
 //!                "components"/"devices": [ {"name", "host", "estimated"/"actual": {"old", "new", "change",
 //!                                           "movement"}} ],
 //!                "placement": {"old"/"new": {"split", "layers_on_gpu", "layers_total", "gpus_used"},
@@ -110,6 +111,13 @@ fn load_text(out: &mut String, index: usize, l: &LoadDiff) {
             );
         }
         _ => {
+            if !l.settings_changes.is_empty() {
+                let _ = writeln!(
+                    out,
+                    "  settings changed: {}",
+                    sanitize(&l.settings_changes.join(", "))
+                );
+            }
             for t in [
                 table("component", &l.components),
                 table("device", &l.devices),
@@ -187,6 +195,13 @@ fn load_markdown(out: &mut String, index: usize, l: &LoadDiff) {
             "No change: every figure the same within rounding, same placement, same findings.\n\n",
         ),
         _ => {
+            if !l.settings_changes.is_empty() {
+                let _ = writeln!(
+                    out,
+                    "Settings changed: {}\n",
+                    md_escape(&l.settings_changes.join(", "))
+                );
+            }
             for r in &l.regressions {
                 let _ = writeln!(out, "- **REGRESSION** {}", md_escape(r));
             }

@@ -13,8 +13,8 @@ use quick_xml::events::{BytesDecl, BytesText, Event};
 use quick_xml::Writer;
 
 use super::Reporter;
-use crate::diff::facts::from_concluded;
 use crate::diff::Diff;
+use crate::diff::MatchKey;
 use crate::model::{Analysis, Concluded, InputRole, Severity};
 
 /// A failed check inside a test case.
@@ -157,7 +157,7 @@ fn case(w: &mut Writer<Vec<u8>>, c: &Case) -> io::Result<()> {
 pub fn case_name(load: &Concluded) -> String {
     format!(
         "{} (line {})",
-        from_concluded(load).key.label(),
+        MatchKey::of(load).label(),
         load.source.first_line
     )
 }
