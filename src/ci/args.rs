@@ -10,7 +10,7 @@ use crate::cli::FormatArg;
 /// `vramdiff diff`.
 #[derive(Debug, Clone, ClapArgs)]
 #[command(
-    after_help = "Loads are matched by model, context, parallel slots and GPU set; a key seen several times is matched in order of appearance. A change inside the printed rounding is not a change.\n\nExit status: 0 ok, 1 a regression with --fail-on-regression (more VRAM used beyond rounding, a layer left the GPU, a finding of warning or above appeared), 2 error (an input could not be read, bad usage)."
+    after_help = "Loads are matched by model, context, parallel slots and GPU set; within a key seen several times, the same model blob first, else in order of appearance. Loads left over pair on model and GPU set, with the changed context or parallel named. A change inside the printed rounding is not a change.\n\nExit status: 0 ok, 1 a regression with --fail-on-regression (more VRAM used beyond rounding, a layer left the GPU, a finding of warning or above appeared), 2 error (an input could not be read, bad usage)."
 )]
 pub struct DiffArgs {
     /// The old run: a log ('-' for stdin), or a `batch --out` folder (loads.parquet and components.parquet).
