@@ -4,8 +4,9 @@
 //! builds' true values differed by 50 MiB.
 //!
 //! A regression, what `--fail-on-regression` gates on, is one of:
-//! * more VRAM used: a GPU's actual, or a component's actual (host weights excepted), grew beyond rounding, or
-//!   a GPU that held nothing now holds buffers;
+//! * more memory used: a GPU's actual grew beyond rounding, or a GPU that held nothing now holds buffers (more
+//!   VRAM); or a component's actual grew beyond rounding (host weights excepted; the KV row sums KV buffers on
+//!   every device, so a CPU-only load's KV growth counts too);
 //! * a layer left the GPU: fewer layers on GPUs than before;
 //! * a finding appeared at warning or above (information findings, such as `rounding-limited`, are reported
 //!   but do not gate; a finding from a `batch` table, which keeps only codes, counts unless its code is one
@@ -162,7 +163,7 @@ pub struct Diff {
 }
 
 impl Diff {
-    /// Every regression of every load.
+    /// True when a load regressed (what `--fail-on-regression` exits 1 on).
     pub fn has_regression(&self) -> bool {
         self.regressed > 0
     }
