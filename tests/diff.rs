@@ -323,6 +323,16 @@ fn unreadable_sides_are_errors_naming_the_file() {
     );
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("loads.parquet"), "{}", stderr(&out));
+    // An empty log is no error: no loads, its warning on stderr.
+    let log = empty.join("empty.log");
+    std::fs::write(&log, b"").unwrap();
+    let out = run(
+        &["diff", "--fail-on-regression", log.to_str().unwrap(), OLD],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(0));
+    assert!(stderr(&out).contains("empty input"), "{}", stderr(&out));
+    assert!(stdout(&out).contains("0 loads matched, 0 only in the old run, 1 only in the new run"));
     let _ = std::fs::remove_dir_all(&empty);
 }
 

@@ -36,8 +36,13 @@ pub fn step_summary(markdown: &[u8], messages: &mut Vec<String>) {
     }
 }
 
-/// One side of a diff: a log's loads, or a `batch --out` folder's rows.
-fn read_side(path: &str, options: &app::Options) -> Result<(bool, Vec<LoadFacts>), String> {
+/// One side of a diff: a log's loads, or a `batch --out` folder's rows (true). A log's warnings (empty,
+/// binary, cut lines) go to `messages`.
+fn read_side(
+    path: &str,
+    options: &app::Options,
+    messages: &mut Vec<String>,
+) -> Result<(bool, Vec<LoadFacts>), String> {
     let dir = std::path::Path::new(path);
     if dir.is_dir() {
         #[cfg(feature = "batch")]
@@ -53,6 +58,12 @@ fn read_side(path: &str, options: &app::Options) -> Result<(bool, Vec<LoadFacts>
     if let Some(e) = analysis.inputs.iter().find_map(|i| i.error.clone()) {
         return Err(e);
     }
+    for input in &analysis.inputs {
+        messages.extend(input.warnings.iter().map(|w| match w.line {
+            Some(line) => format!("warning: {}:{line}: {}", input.path, w.message),
+            None => format!("warning: {}: {}", input.path, w.message),
+        }));
+    }
     Ok((false, analysis.loads.iter().map(from_concluded).collect()))
 }
 
@@ -62,11 +73,12 @@ pub fn diff(args: &DiffArgs) -> Outcome {
         grammar_dir: args.grammar_dir.clone(),
         ..app::Options::default()
     };
-    let (old_folder, old) = match read_side(&args.old, &options) {
+    let mut messages = Vec::new();
+    let (old_folder, old) = match read_side(&args.old, &options, &mut messages) {
         Ok(side) => side,
         Err(e) => return Outcome::error(e),
     };
-    let (new_folder, new) = match read_side(&args.new, &options) {
+    let (new_folder, new) = match read_side(&args.new, &options, &mut messages) {
         Ok(side) => side,
         Err(e) => return Outcome::error(e),
     };
@@ -77,7 +89,6 @@ pub fn diff(args: &DiffArgs) -> Outcome {
         );
     }
     let result = diff::diff(&args.old, &args.new, &old, &new);
-    let mut messages = Vec::new();
     if args.summary {
         step_summary(&render::markdown(&result), &mut messages);
     }
