@@ -320,7 +320,7 @@ fn the_man_page_renders_with_man() {
 }
 
 #[test]
-fn junit_reports_are_current() {
+fn golden_junit_reports_are_current() {
     let mut mismatched = Vec::new();
     for (name, input) in [
         ("founding-k80-gemma3-12b.log.junit.xml", OLD),

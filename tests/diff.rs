@@ -336,7 +336,8 @@ fn unreadable_sides_are_errors_naming_the_file() {
     let _ = std::fs::remove_dir_all(&empty);
 }
 
-/// Golden comparisons in `reports/ci/` (regenerate with `VRAMDIFF_UPDATE_REPORTS=1`, as `tests/golden.rs`).
+/// Golden comparisons in `reports/ci/`: the tests named `golden_*` are regenerated with the other golden reports
+/// (`VRAMDIFF_UPDATE_REPORTS=1 cargo test --test integration golden`, see `tests/golden.rs`).
 pub fn golden(name: &str, bytes: &[u8]) -> Option<String> {
     let path = root().join("reports/ci").join(name);
     if std::env::var_os("VRAMDIFF_UPDATE_REPORTS").is_some() && std::env::var_os("CI").is_none() {
@@ -349,7 +350,7 @@ pub fn golden(name: &str, bytes: &[u8]) -> Option<String> {
 }
 
 #[test]
-fn diff_reports_are_current() {
+fn golden_diff_reports_are_current() {
     let mut mismatched = Vec::new();
     for (format, extension) in [("text", "txt"), ("markdown", "md"), ("json", "json")] {
         let out = run(&["diff", "--format", format, OLD, GROWN], b"");
