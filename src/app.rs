@@ -72,6 +72,7 @@ fn format(arg: FormatArg) -> Format {
         FormatArg::Text => Format::Text,
         FormatArg::Json => Format::Json,
         FormatArg::Markdown => Format::Markdown,
+        FormatArg::Junit => Format::Junit,
     }
 }
 
@@ -148,14 +149,16 @@ pub fn report(args: &ReportArgs) -> Outcome {
         },
         None => Vec::new(),
     };
-    let stdout = report::reporter(
-        format(args.format),
-        ReportOptions {
-            show_unrecognized: args.show_unrecognized,
-            charts,
-        },
-    )
-    .render(&analysis);
+    let options = ReportOptions {
+        show_unrecognized: args.show_unrecognized,
+        charts,
+        fail_on: severity(args.fail_on),
+    };
+    if args.summary {
+        let markdown = report::reporter(Format::Markdown, options.clone()).render(&analysis);
+        crate::ci::step_summary(&markdown, &mut messages);
+    }
+    let stdout = report::reporter(format(args.format), options).render(&analysis);
     let code = if input_errors(&analysis, &mut messages) {
         2
     } else if severity(args.fail_on).is_some_and(|t| {
@@ -198,13 +201,21 @@ pub fn whatif(args: &WhatifArgs) -> Outcome {
         load.whatif = replay(&load.reconciled, &changes);
     }
     let mut messages = Vec::new();
+    if args.summary {
+        let markdown = report::whatif::markdown(&analysis);
+        crate::ci::step_summary(&markdown, &mut messages);
+    }
     let code = if input_errors(&analysis, &mut messages) {
         2
     } else {
         0
     };
+    let stdout = match args.format {
+        FormatArg::Junit => report::whatif::junit(&analysis, severity(args.fail_on)),
+        other => report::whatif::render(&analysis, format(other)),
+    };
     Outcome {
-        stdout: report::whatif::render(&analysis, format(args.format)),
+        stdout,
         messages,
         code,
     }

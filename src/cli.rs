@@ -13,6 +13,9 @@ pub enum FormatArg {
     Json,
     /// GitHub-flavoured Markdown, for issues and `$GITHUB_STEP_SUMMARY`.
     Markdown,
+    /// JUnit XML for CI servers: a test suite per input, a test case per load, a failure per finding at or
+    /// above --fail-on.
+    Junit,
 }
 
 /// Finding severity for `--fail-on`.
@@ -49,6 +52,13 @@ pub enum Command {
     /// Many logs in (folders, globs, files; .gz and .zst too), tables, a summary, calibration and a CI gate out.
     #[cfg(feature = "batch")]
     Batch(BatchArgs),
+    /// Compare two runs (two logs, or two `batch --out` folders): what changed per component, GPU, placement
+    /// and finding.
+    Diff(crate::ci::args::DiffArgs),
+    /// Print a shell completion script (bash, zsh, fish, powershell).
+    Completions(crate::ci::args::CompletionsArgs),
+    /// Print the man page (roff) on stdout: `vramdiff man > vramdiff.1`.
+    Man,
 }
 
 /// `vramdiff batch`.
@@ -163,6 +173,10 @@ pub struct ReportArgs {
     /// Exit 1 when a finding of this severity or above is present (for CI).
     #[arg(long, value_enum, value_name = "SEVERITY", default_value_t = SeverityArg::Error)]
     pub fail_on: SeverityArg,
+
+    /// Also append the Markdown report to the file named by $GITHUB_STEP_SUMMARY (nothing when it is unset).
+    #[arg(long)]
+    pub summary: bool,
 }
 
 /// `vramdiff whatif`.
@@ -203,6 +217,14 @@ pub struct WhatifArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = FormatArg::Text)]
     pub format: FormatArg,
+
+    /// With --format junit: a failure per finding of this severity or above.
+    #[arg(long, value_enum, value_name = "SEVERITY", default_value_t = SeverityArg::Error)]
+    pub fail_on: SeverityArg,
+
+    /// Also append the Markdown report to the file named by $GITHUB_STEP_SUMMARY (nothing when it is unset).
+    #[arg(long)]
+    pub summary: bool,
 }
 
 /// `--scheduler`.

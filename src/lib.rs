@@ -14,7 +14,9 @@ pub mod app;
 #[cfg(feature = "batch")]
 pub mod batch;
 pub mod checks;
+pub mod ci;
 pub mod cli;
+pub mod diff;
 pub mod frame;
 pub mod grammar;
 pub mod load;

@@ -35,6 +35,9 @@ fn main() -> ExitCode {
         Some(Command::Whatif(w)) => app::whatif(w),
         #[cfg(feature = "batch")]
         Some(Command::Batch(b)) => batch(b),
+        Some(Command::Diff(d)) => vramdiff::ci::diff(d),
+        Some(Command::Completions(c)) => vramdiff::ci::completions(c),
+        Some(Command::Man) => vramdiff::ci::man(),
         None => app::report(&args.report),
     };
     // The report first, as a pipe reader expects it; then what went wrong or was written.

@@ -7,8 +7,10 @@ mod util;
 mod bad_input;
 #[cfg(feature = "batch")]
 mod batch;
+mod ci;
 mod cli;
 mod corpus;
+mod diff;
 mod findings;
 #[cfg(feature = "batch")]
 mod fleet;

@@ -8,6 +8,7 @@ pub mod baseline;
 pub mod calibration;
 pub mod charts;
 pub mod dataset;
+pub mod diff_tables;
 pub mod gate;
 pub mod ingest;
 pub mod rows;

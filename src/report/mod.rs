@@ -2,7 +2,9 @@
 //! hyperfine's `src/export/`); none of them does I/O, so the caller decides where the bytes go.
 
 pub mod chart;
+pub mod diff;
 pub mod json;
+pub mod junit;
 pub mod markdown;
 pub mod table;
 pub mod tables;
@@ -22,6 +24,7 @@ pub enum Format {
     Text,
     Json,
     Markdown,
+    Junit,
 }
 
 /// A chart written beside the report, for reporters that can link it.
@@ -39,6 +42,8 @@ pub struct ReportOptions {
     pub show_unrecognized: bool,
     /// Charts written for each load (by load index), when `--chart` was given.
     pub charts: Vec<Vec<ChartLink>>,
+    /// JUnit: a failure per finding at or above this severity (`None`: no failures).
+    pub fail_on: Option<crate::model::Severity>,
 }
 
 /// The reporter for a format.
@@ -46,6 +51,9 @@ pub fn reporter(format: Format, options: ReportOptions) -> Box<dyn Reporter> {
     match format {
         Format::Text => Box::new(text::TextReporter { options }),
         Format::Json => Box::new(json::JsonReporter),
+        Format::Junit => Box::new(junit::JunitReporter {
+            threshold: options.fail_on,
+        }),
         Format::Markdown => Box::new(markdown::MarkdownReporter { options }),
     }
 }

@@ -180,3 +180,22 @@ pub fn render(analysis: &Analysis, format: Format) -> Vec<u8> {
     }
     out.into_bytes()
 }
+
+/// `vramdiff whatif --format junit`: the report's suites and cases (a failure per finding at or above
+/// `threshold`), each load's replay as the case's output.
+pub fn junit(analysis: &Analysis, threshold: Option<crate::model::Severity>) -> Vec<u8> {
+    let replay = |load: &crate::model::Concluded| {
+        load.whatif.as_ref().map(|w| {
+            let mut out = String::new();
+            detailed(&mut out, w);
+            out
+        })
+    };
+    super::junit::write(&super::junit::analysis_suites(analysis, threshold, &replay))
+}
+
+/// `whatif` for `$GITHUB_STEP_SUMMARY`: the text report in a fenced block under a heading.
+pub fn markdown(analysis: &Analysis) -> Vec<u8> {
+    let text = String::from_utf8_lossy(&render(analysis, Format::Text)).replace("```", "'''");
+    format!("## vramdiff whatif\n\n```text\n{text}```\n").into_bytes()
+}
