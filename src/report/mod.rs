@@ -2,6 +2,7 @@
 //! hyperfine's `src/export/`); none of them does I/O, so the caller decides where the bytes go.
 
 pub mod chart;
+pub mod inspect;
 pub mod json;
 pub mod markdown;
 pub mod table;
