@@ -12,6 +12,8 @@ mod corpus;
 mod findings;
 mod founding_case;
 mod founding_today;
+mod gguf_bad_input;
+mod gguf_oracle;
 mod golden;
 mod grammar_examples;
 mod json_contract;

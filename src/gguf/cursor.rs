@@ -129,7 +129,12 @@ impl<R: Read> Cursor<R> {
     }
 
     /// Refuse a count of items of at least `min_width` bytes each that the rest of the file cannot hold.
-    pub fn check_count(&self, count: u64, min_width: u64, what: &'static str) -> Result<(), GgufError> {
+    pub fn check_count(
+        &self,
+        count: u64,
+        min_width: u64,
+        what: &'static str,
+    ) -> Result<(), GgufError> {
         if count.saturating_mul(min_width) > self.remaining() {
             return Err(self.error(GgufErrorKind::CountPastEnd {
                 what,
@@ -176,7 +181,11 @@ impl<R: Read> Cursor<R> {
     }
 
     /// `count` little-endian numbers, read as one block and decoded by nom.
-    pub fn numbers<T: Number>(&mut self, count: u64, what: &'static str) -> Result<Vec<T>, GgufError> {
+    pub fn numbers<T: Number>(
+        &mut self,
+        count: u64,
+        what: &'static str,
+    ) -> Result<Vec<T>, GgufError> {
         self.check_count(count, T::WIDTH as u64, what)?;
         let raw = self.bytes(count * T::WIDTH as u64, what)?;
         Ok(raw.chunks_exact(T::WIDTH).map(T::decode).collect())

@@ -44,7 +44,10 @@ pub struct GgufHeader {
 impl GgufHeader {
     /// The value of a metadata key.
     pub fn get(&self, key: &str) -> Option<&Value> {
-        self.metadata.iter().find(|m| m.key == key).map(|m| &m.value)
+        self.metadata
+            .iter()
+            .find(|m| m.key == key)
+            .map(|m| &m.value)
     }
 
     /// A metadata key read as a non-negative integer.
@@ -62,8 +65,13 @@ impl GgufHeader {
 fn prefix(input: &[u8]) -> nom::IResult<&[u8], (u32, u64, u64)> {
     use nom::number::complete::{le_u32, le_u64};
     use nom::Parser;
-    let (rest, (_, version, tensors, kvs)) =
-        (nom::bytes::complete::tag(&b"GGUF"[..]), le_u32, le_u64, le_u64).parse(input)?;
+    let (rest, (_, version, tensors, kvs)) = (
+        nom::bytes::complete::tag(&b"GGUF"[..]),
+        le_u32,
+        le_u64,
+        le_u64,
+    )
+        .parse(input)?;
     Ok((rest, (version, tensors, kvs)))
 }
 
@@ -80,7 +88,10 @@ pub fn read<R: Read>(reader: R, len: u64, path: &str) -> Result<GgufHeader, Gguf
     let mut fixed = magic;
     fixed.extend(c.bytes(20, "the version and counts")?);
     let (_, (version, tensor_count, kv_count)) = prefix(&fixed).map_err(|_| {
-        c.error_at(0, GgufErrorKind::BadMagic(String::from_utf8_lossy(&fixed[..4]).into_owned()))
+        c.error_at(
+            0,
+            GgufErrorKind::BadMagic(String::from_utf8_lossy(&fixed[..4]).into_owned()),
+        )
     })?;
     if version != 2 && version != 3 {
         return Err(c.error_at(4, GgufErrorKind::UnsupportedVersion(version)));

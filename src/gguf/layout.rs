@@ -159,9 +159,10 @@ fn recurrent_state_bytes(header: &GgufHeader, arch: &str) -> u64 {
 fn attention(header: &GgufHeader, arch: &str, n_layer: usize) -> Vec<LayerAttention> {
     let key = |k: &str| format!("{arch}.{k}");
     let n_embd = header.get_u64(&key("embedding_length")).unwrap_or(0);
-    let n_head = per_layer(header, &key("attention.head_count"), n_layer).unwrap_or(vec![0; n_layer]);
-    let n_head_kv =
-        per_layer(header, &key("attention.head_count_kv"), n_layer).unwrap_or_else(|| n_head.clone());
+    let n_head =
+        per_layer(header, &key("attention.head_count"), n_layer).unwrap_or(vec![0; n_layer]);
+    let n_head_kv = per_layer(header, &key("attention.head_count_kv"), n_layer)
+        .unwrap_or_else(|| n_head.clone());
     let head_dim = |il: usize, k: &str| {
         header
             .get_u64(&key(k))

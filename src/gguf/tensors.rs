@@ -95,7 +95,10 @@ pub fn ggml_type_name(t: u32) -> Option<&'static str> {
 fn data_bytes(t: u32, shape: &[u64]) -> Option<u64> {
     let (_, block, size) = known_type(t)?;
     let row = shape.first().copied().unwrap_or(1);
-    let rows: u64 = shape.iter().skip(1).try_fold(1u64, |a, &d| a.checked_mul(d))?;
+    let rows: u64 = shape
+        .iter()
+        .skip(1)
+        .try_fold(1u64, |a, &d| a.checked_mul(d))?;
     row.div_ceil(block).checked_mul(size)?.checked_mul(rows)
 }
 
@@ -119,7 +122,11 @@ pub fn read_infos<R: Read>(c: &mut Cursor<R>, count: u64) -> Result<Vec<TensorIn
             ));
         }
         let shape: Vec<u64> = c.numbers(n_dims.into(), "a tensor's dimensions")?;
-        if shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d)).is_none() {
+        if shape
+            .iter()
+            .try_fold(1u64, |a, &d| a.checked_mul(d))
+            .is_none()
+        {
             return Err(c.error_at(
                 dims_at,
                 GgufErrorKind::BadTensor {
@@ -167,7 +174,10 @@ pub fn measure<R: Read>(
         if t.offset % alignment != 0 {
             return Err(bad(
                 t,
-                format!("offset {} is not a multiple of the alignment {alignment}", t.offset),
+                format!(
+                    "offset {} is not a multiple of the alignment {alignment}",
+                    t.offset
+                ),
             ));
         }
         let end = match infos.get(i + 1) {

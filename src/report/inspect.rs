@@ -111,7 +111,12 @@ pub fn to_json(
         .map(|l| {
             let kv: serde_json::Map<String, Json> = KvType::ALL
                 .iter()
-                .map(|&t| (t.name().to_string(), json!(kv_bytes_per_token(&l.attention, t))))
+                .map(|&t| {
+                    (
+                        t.name().to_string(),
+                        json!(kv_bytes_per_token(&l.attention, t)),
+                    )
+                })
                 .collect();
             json!({
                 "index": l.index,
@@ -290,7 +295,10 @@ pub fn to_text(
         h(experts),
         h(layout.nonrepeating_bytes.unwrap_or(0)),
         h(layout.output_bytes.unwrap_or(0)),
-        layout.projector_bytes.map(h).unwrap_or_else(|| "none".into())
+        layout
+            .projector_bytes
+            .map(h)
+            .unwrap_or_else(|| "none".into())
     );
     if let Some(m) = mmproj {
         let _ = writeln!(
@@ -319,8 +327,11 @@ pub fn to_text(
         .filter(|l| is_swa(l))
         .map(|l| l.index)
         .collect();
-    if let Some(LayerAttention::SlidingWindow { window, .. }) =
-        layout.layers.iter().find(|l| is_swa(l)).map(|l| l.attention)
+    if let Some(LayerAttention::SlidingWindow { window, .. }) = layout
+        .layers
+        .iter()
+        .find(|l| is_swa(l))
+        .map(|l| l.attention)
     {
         let _ = writeln!(
             out,
