@@ -16,6 +16,7 @@ mod gguf_bad_input;
 mod gguf_oracle;
 mod golden;
 mod grammar_examples;
+mod inspect_contract;
 mod json_contract;
 mod lifecycle;
 mod observed;
