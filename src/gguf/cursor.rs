@@ -193,6 +193,16 @@ impl<R: Read> Cursor<R> {
 
     /// A GGUF string: a u64 length, then that many bytes of UTF-8 (invalid sequences become U+FFFD).
     pub fn string(&mut self, what: &'static str) -> Result<String, GgufError> {
+        let mut raw = Vec::new();
+        self.string_bytes(&mut raw, what)?;
+        Ok(match String::from_utf8(raw) {
+            Ok(s) => s,
+            Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+        })
+    }
+
+    /// A GGUF string's bytes into `buf` (replacing what it held; reused across an array's strings).
+    pub fn string_bytes(&mut self, buf: &mut Vec<u8>, what: &'static str) -> Result<(), GgufError> {
         let start = self.pos;
         let n: u64 = self.number(what)?;
         if n > self.remaining() {
@@ -205,11 +215,11 @@ impl<R: Read> Cursor<R> {
                 },
             ));
         }
-        let raw = self.bytes(n, what)?;
-        Ok(match String::from_utf8(raw) {
-            Ok(s) => s,
-            Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
-        })
+        self.check(n, what)?;
+        buf.clear();
+        // `check` bounds n by the header limit.
+        buf.resize(n as usize, 0);
+        self.fill(buf, what)
     }
 }
 
