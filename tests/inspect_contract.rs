@@ -131,7 +131,13 @@ struct Metadata {
 fn inspect_json_follows_its_contract_on_every_fixture() {
     let dir = root().join("tests/data/gguf");
     let mmproj = dir.join("mmproj-tiny.gguf");
-    for name in ["llama-tiny", "moe-tiny", "swa-tiny", "mmproj-tiny", "hybrid-tiny"] {
+    for name in [
+        "llama-tiny",
+        "moe-tiny",
+        "swa-tiny",
+        "mmproj-tiny",
+        "hybrid-tiny",
+    ] {
         let path = dir.join(format!("{name}.gguf"));
         for tensors in [false, true] {
             let mut args = vec!["inspect", "--format", "json", path.to_str().unwrap()];
@@ -141,11 +147,15 @@ fn inspect_json_follows_its_contract_on_every_fixture() {
             let out = run(&args, b"");
             assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
             let text = stdout(&out);
-            let doc: Inspect = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
+            let doc: Inspect =
+                serde_json::from_str(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
             assert_eq!(doc.schema_version, 1);
             assert_eq!(doc.tool.name, "vramdiff");
             assert_eq!(doc.block_count, doc.layers.len() as u64);
-            assert_eq!(doc.kv_cache.keys().collect::<Vec<_>>(), ["f16", "q4_0", "q8_0"]);
+            assert_eq!(
+                doc.kv_cache.keys().collect::<Vec<_>>(),
+                ["f16", "q4_0", "q8_0"]
+            );
             assert_eq!(doc.tensor_list.is_some(), tensors, "{name}");
             assert_eq!(doc.metadata.is_some(), tensors, "{name}");
             assert_eq!(doc.projector_file.is_some(), tensors, "{name}");

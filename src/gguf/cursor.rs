@@ -4,7 +4,7 @@
 //! more than the file could back — and never more than [`MAX_HEADER_BYTES`] in total, which a sparse file of any
 //! apparent size cannot lift. Fixed-width fields are decoded with nom's little-endian parsers.
 
-use std::io::{BufReader, Read};
+use std::io::{BufRead, BufReader, Read};
 
 use nom::number::complete::{le_f32, le_f64, le_i16, le_i32, le_i64, le_u16, le_u32, le_u64};
 
@@ -193,16 +193,21 @@ impl<R: Read> Cursor<R> {
 
     /// A GGUF string: a u64 length, then that many bytes of UTF-8 (invalid sequences become U+FFFD).
     pub fn string(&mut self, what: &'static str) -> Result<String, GgufError> {
-        let mut raw = Vec::new();
-        self.string_bytes(&mut raw, what)?;
-        Ok(match String::from_utf8(raw) {
-            Ok(s) => s,
-            Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
-        })
+        let mut out = String::new();
+        self.string_with(&mut Vec::new(), what, |b| {
+            out = String::from_utf8_lossy(b).into_owned()
+        })?;
+        Ok(out)
     }
 
-    /// A GGUF string's bytes into `buf` (replacing what it held; reused across an array's strings).
-    pub fn string_bytes(&mut self, buf: &mut Vec<u8>, what: &'static str) -> Result<(), GgufError> {
+    /// A GGUF string's bytes, handed to `use_bytes`: straight from the read buffer when they are in it (no copy),
+    /// else through `scratch` (reused across an array's strings).
+    pub fn string_with(
+        &mut self,
+        scratch: &mut Vec<u8>,
+        what: &'static str,
+        use_bytes: impl FnOnce(&[u8]),
+    ) -> Result<(), GgufError> {
         let start = self.pos;
         let n: u64 = self.number(what)?;
         if n > self.remaining() {
@@ -216,10 +221,20 @@ impl<R: Read> Cursor<R> {
             ));
         }
         self.check(n, what)?;
-        buf.clear();
         // `check` bounds n by the header limit.
-        buf.resize(n as usize, 0);
-        self.fill(buf, what)
+        let n = n as usize;
+        let buffered = self.reader.buffer();
+        if buffered.len() >= n {
+            use_bytes(&buffered[..n]);
+            self.reader.consume(n);
+            self.pos += n as u64;
+            return Ok(());
+        }
+        scratch.clear();
+        scratch.resize(n, 0);
+        self.fill(scratch, what)?;
+        use_bytes(scratch);
+        Ok(())
     }
 }
 

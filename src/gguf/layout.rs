@@ -214,7 +214,7 @@ fn block_count(header: &GgufHeader, arch: &str) -> Result<usize, GgufError> {
         .tensors
         .iter()
         .filter_map(|t| match role(&t.name) {
-            TensorRole::Layer { index, .. } => Some(index + 1),
+            TensorRole::Layer { index, .. } => Some(index.saturating_add(1)),
             _ => None,
         })
         .max()
@@ -230,7 +230,7 @@ fn block_count(header: &GgufHeader, arch: &str) -> Result<usize, GgufError> {
                 header
                     .tensors
                     .iter()
-                    .find(|t| matches!(role(&t.name), TensorRole::Layer { index, .. } if index + 1 == n))
+                    .find(|t| matches!(role(&t.name), TensorRole::Layer { index, .. } if index.saturating_add(1) == n))
                     .map(|t| t.info_offset)
             })
             .unwrap_or(0);

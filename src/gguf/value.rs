@@ -330,10 +330,16 @@ fn read_array<R: Read>(c: &mut Cursor<R>, depth: usize) -> Result<Array, GgufErr
         }
         value_type::STRING => {
             let mut v = Strings::default();
-            let mut buf = Vec::new();
+            let mut scratch = Vec::new();
             for _ in 0..count {
-                c.string_bytes(&mut buf, "a string in an array")?;
-                v.push(&String::from_utf8_lossy(&buf));
+                c.string_with(
+                    &mut scratch,
+                    "a string in an array",
+                    |b| match std::str::from_utf8(b) {
+                        Ok(s) => v.push(s),
+                        Err(_) => v.push(&String::from_utf8_lossy(b)),
+                    },
+                )?;
             }
             Array::String(v)
         }
