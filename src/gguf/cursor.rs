@@ -82,7 +82,7 @@ impl<R: Read> Cursor<R> {
     }
 
     /// The file's length.
-    pub fn len(&self) -> u64 {
+    pub fn file_len(&self) -> u64 {
         self.len
     }
 

@@ -159,7 +159,7 @@ pub fn measure<R: Read>(
     data_start: u64,
     alignment: u64,
 ) -> Result<(), GgufError> {
-    let data_len = c.len().saturating_sub(data_start);
+    let data_len = c.file_len().saturating_sub(data_start);
     let bad = |t: &TensorInfo, problem: String| {
         c.error_at(
             t.info_offset,
