@@ -17,6 +17,7 @@ mod gguf_oracle;
 mod golden;
 mod grammar_examples;
 mod inspect_contract;
+mod inspect_golden;
 mod json_contract;
 mod lifecycle;
 mod observed;
