@@ -228,6 +228,30 @@ fn a_bool_that_is_neither_0_nor_1() {
 }
 
 #[test]
+fn a_key_or_a_tensor_name_twice() {
+    let b = Builder::new()
+        .kv("general.architecture", 8, string("gemma3"))
+        .bytes();
+    let e = error(&b);
+    assert!(
+        matches!(&e.kind, GgufErrorKind::BadMetadata { key, problem } if key == "general.architecture" && problem.contains("twice")),
+        "{e}"
+    );
+    assert_eq!(
+        e.offset as usize,
+        24 + string("general.architecture").len() + 4 + string("llama").len()
+    );
+    let (b, infos) = Builder::new()
+        .f32("a", 8, 0)
+        .f32("a", 8, 32)
+        .data(64)
+        .build();
+    let e = error(&b);
+    assert_eq!(e.offset, infos[1]);
+    assert!(e.to_string().contains("the name appears twice"), "{e}");
+}
+
+#[test]
 fn a_truncated_file() {
     let b = Builder::new().f32("a", 8, 0).data(32).bytes();
     // Inside the tensor info, and inside the tensor's data.

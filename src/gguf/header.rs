@@ -100,9 +100,20 @@ pub fn read<R: Read>(reader: R, len: u64, path: &str) -> Result<GgufHeader, Gguf
     c.check_count(kv_count, 13, "a metadata count")
         .map_err(|e| GgufError { offset: 16, ..e })?;
     let mut metadata: Vec<Metadata> = Vec::new();
+    let mut keys = std::collections::HashSet::new();
     for _ in 0..kv_count {
         let offset = c.position();
         let key = c.string("a metadata key")?;
+        if !keys.insert(key.clone()) {
+            // llama.cpp refuses a file with a key twice: which value would count is undefined.
+            return Err(c.error_at(
+                offset,
+                GgufErrorKind::BadMetadata {
+                    key,
+                    problem: "the key appears twice".into(),
+                },
+            ));
+        }
         let t: u32 = c.number("a metadata value type")?;
         let value = value::read_value(&mut c, t, 0).map_err(|e| name_key(e, &key))?;
         metadata.push(Metadata { key, value, offset });

@@ -5,7 +5,7 @@
 //!
 //! Sizes come from the offsets, not from a table of quantisation types: a tensor's bytes are the distance to the
 //! next tensor's offset (the data section is aligned by `general.alignment`, 32 by default; the last tensor runs
-//! to the end of the file), so they include each tensor's padding to the alignment (under 32 bytes each).
+//! to the end of the file), so they include each tensor's padding to the alignment (less than the alignment each).
 
 pub mod cursor;
 pub mod error;

@@ -107,9 +107,19 @@ pub fn read_infos<R: Read>(c: &mut Cursor<R>, count: u64) -> Result<Vec<TensorIn
     // Name length, dimension count, type and offset: at least 24 bytes per tensor info.
     c.check_count(count, 24, "a tensor count")?;
     let mut infos = Vec::new();
+    let mut names = std::collections::HashSet::new();
     for _ in 0..count {
         let info_offset = c.position();
         let name = c.string("a tensor name")?;
+        if !names.insert(name.clone()) {
+            return Err(c.error_at(
+                info_offset,
+                GgufErrorKind::BadTensor {
+                    name,
+                    problem: "the name appears twice".into(),
+                },
+            ));
+        }
         let dims_at = c.position();
         let n_dims: u32 = c.number("a tensor's dimension count")?;
         if n_dims > MAX_DIMS {
