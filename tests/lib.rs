@@ -14,6 +14,7 @@ mod founding_case;
 mod founding_today;
 mod gguf_bad_input;
 mod gguf_oracle;
+mod gguf_real_logs;
 mod golden;
 mod grammar_examples;
 mod inspect_contract;
