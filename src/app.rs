@@ -2,7 +2,9 @@
 //! exit code. The report and `whatif` run the pipeline ([`crate::pipeline`]) over every input and hand the
 //! result to a reporter; `batch` lives in [`crate::batch`]. Nothing here prints.
 
-use crate::cli::{FormatArg, InputArgs, ReportArgs, SchedulerArg, SeverityArg, WhatifArgs};
+use crate::cli::{
+    FormatArg, InputArgs, InspectArgs, ReportArgs, SchedulerArg, SeverityArg, WhatifArgs,
+};
 use crate::model::{Analysis, InputSummary, Severity};
 use crate::pipeline::Pipeline;
 pub use crate::pipeline::{parser, Options, SetupError, MAX_KEPT_UNRECOGNIZED};
@@ -218,5 +220,31 @@ pub fn whatif(args: &WhatifArgs) -> Outcome {
         stdout,
         messages,
         code,
+    }
+}
+
+/// `vramdiff inspect`: a GGUF file's header, as weights per layer and KV cache per token.
+pub fn inspect(args: &InspectArgs) -> Outcome {
+    let read = |path: &std::path::Path| crate::gguf::read_header(path).map_err(|e| e.to_string());
+    let result = read(&args.model).and_then(|header| {
+        let mmproj = args.mmproj.as_deref().map(read).transpose()?;
+        let layout =
+            crate::gguf::layout::build(&header, mmproj.as_ref()).map_err(|e| e.to_string())?;
+        Ok(report::inspect::render(
+            &header,
+            &layout,
+            mmproj.as_ref(),
+            format(args.format),
+            report::inspect::InspectOptions {
+                tensors: args.tensors,
+            },
+        ))
+    });
+    match result {
+        Ok(stdout) => Outcome {
+            stdout,
+            ..Outcome::default()
+        },
+        Err(e) => Outcome::error(e),
     }
 }

@@ -49,6 +49,8 @@ pub struct Args {
 pub enum Command {
     /// Replay Ollama's layer placement with the estimate's and with the measured figures, optionally changed.
     Whatif(WhatifArgs),
+    /// What a GGUF model file holds: weights per layer (experts apart), the projector, KV cache per token.
+    Inspect(InspectArgs),
     /// Many logs in (folders, globs, files; .gz and .zst too), tables, a summary, calibration and a CI gate out.
     #[cfg(feature = "batch")]
     Batch(BatchArgs),
@@ -225,6 +227,28 @@ pub struct WhatifArgs {
     /// Also append the Markdown report to the file named by $GITHUB_STEP_SUMMARY (nothing when it is unset).
     #[arg(long)]
     pub summary: bool,
+}
+
+/// `vramdiff inspect`.
+#[derive(Debug, Clone, ClapArgs)]
+#[command(
+    after_help = "Reads the header only (metadata and tensor infos), never the weights.\n\nExit status: 0 ok, 2 the file could not be read or is not a valid GGUF file."
+)]
+pub struct InspectArgs {
+    /// The GGUF model file (an Ollama blob `sha256-…` is one).
+    pub model: PathBuf,
+
+    /// The vision projector when it is a separate file (llama-server's `--mmproj`).
+    #[arg(long, value_name = "FILE")]
+    pub mmproj: Option<PathBuf>,
+
+    /// Output format (Markdown is the text in a code block).
+    #[arg(long, value_enum, default_value_t = FormatArg::Text)]
+    pub format: FormatArg,
+
+    /// Also list every tensor (name, type, shape, offset, bytes) and every metadata value.
+    #[arg(long)]
+    pub tensors: bool,
 }
 
 /// `--scheduler`.

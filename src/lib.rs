@@ -18,6 +18,7 @@ pub mod ci;
 pub mod cli;
 pub mod diff;
 pub mod frame;
+pub mod gguf;
 pub mod grammar;
 pub mod load;
 pub mod model;

@@ -33,6 +33,7 @@ fn main() -> ExitCode {
     let args = Args::parse();
     let outcome = match &args.command {
         Some(Command::Whatif(w)) => app::whatif(w),
+        Some(Command::Inspect(i)) => app::inspect(i),
         #[cfg(feature = "batch")]
         Some(Command::Batch(b)) => batch(b),
         Some(Command::Diff(d)) => vramdiff::ci::diff(d),

@@ -3,6 +3,7 @@
 
 pub mod chart;
 pub mod diff;
+pub mod inspect;
 pub mod json;
 pub mod junit;
 pub mod markdown;
