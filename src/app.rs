@@ -3,7 +3,8 @@
 //! result to a reporter; `batch` lives in [`crate::batch`]. Nothing here prints.
 
 use crate::cli::{
-    FormatArg, InputArgs, InspectArgs, ReportArgs, SchedulerArg, SeverityArg, WhatifArgs,
+    FormatArg, InputArgs, InspectArgs, InspectFormatArg, ReportArgs, SchedulerArg, SeverityArg,
+    WhatifArgs,
 };
 use crate::model::{Analysis, InputSummary, Severity};
 use crate::pipeline::Pipeline;
@@ -234,7 +235,11 @@ pub fn inspect(args: &InspectArgs) -> Outcome {
             &header,
             &layout,
             mmproj.as_ref(),
-            format(args.format),
+            match args.format {
+                InspectFormatArg::Text => Format::Text,
+                InspectFormatArg::Json => Format::Json,
+                InspectFormatArg::Markdown => Format::Markdown,
+            },
             report::inspect::InspectOptions {
                 tensors: args.tensors,
             },

@@ -243,12 +243,20 @@ pub struct InspectArgs {
     pub mmproj: Option<PathBuf>,
 
     /// Output format (Markdown is the text in a code block).
-    #[arg(long, value_enum, default_value_t = FormatArg::Text)]
-    pub format: FormatArg,
+    #[arg(long, value_enum, default_value_t = InspectFormatArg::Text)]
+    pub format: InspectFormatArg,
 
     /// Also list every tensor (name, type, shape, offset, bytes) and every metadata value.
     #[arg(long)]
     pub tensors: bool,
+}
+
+/// `inspect`'s output formats: a model file has no findings, so no JUnit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum InspectFormatArg {
+    Text,
+    Json,
+    Markdown,
 }
 
 /// `--scheduler`.

@@ -437,6 +437,8 @@ pub fn render(
         Format::Markdown => {
             format!("```text\n{}```\n", to_text(header, layout, mmproj, options)).into_bytes()
         }
+        // `inspect` offers no JUnit (a model file has no findings); the text stands in for a caller that asks.
+        Format::Junit => to_text(header, layout, mmproj, options).into_bytes(),
     }
 }
 
