@@ -15,6 +15,7 @@ mod founding_today;
 mod golden;
 mod grammar_examples;
 mod json_contract;
+mod kv_geometry;
 mod lifecycle;
 mod observed;
 mod peer_vectors;

@@ -15,6 +15,7 @@ mod estimate;
 mod events;
 mod fit;
 mod gpus;
+pub mod hyperparameters;
 mod server;
 mod settings;
 

@@ -8,6 +8,8 @@ pub mod device;
 pub mod estimate;
 pub mod finding;
 pub mod grid;
+pub mod hyperparameters;
+pub mod kv_geometry;
 pub mod layout;
 pub mod load;
 pub mod observed;
@@ -26,6 +28,7 @@ pub use estimate::{
 };
 pub use finding::{Finding, FindingCode, Severity, Suggestion};
 pub use grid::{Cell, Grid, Part};
+pub use hyperparameters::{Hyperparameters, PerLayer};
 pub use layout::{KvType, LayerAttention, LayerLayout, LayoutSource, ModelLayout};
 pub use load::{Engine, Era, Gpu, Load, LoadSource, ModelRef, RejectedGpu, Settings};
 pub use observed::{CaptureRef, GpuJoin, ObservedRow};

@@ -255,6 +255,11 @@ fn context_param(key: &str, value: &str) -> Result<ContextParam, BuildError> {
         "n_ubatch" => ContextParam::Ubatch(count()?),
         "n_seq_max" => ContextParam::SeqMax(count()?),
         "n_ctx_seq" | "n_ctx_per_seq" => ContextParam::CtxPerSequence(count()?),
+        "kv_unified" => ContextParam::KvUnified(match value {
+            "1" | "true" => true,
+            "0" | "false" => false,
+            _ => return Err(format!("kv_unified is not a boolean: '{value}'")),
+        }),
         "flash_attn" => ContextParam::FlashAttention(match value {
             "1" | "true" | "enabled" => Some(true),
             "0" | "false" | "disabled" => Some(false),

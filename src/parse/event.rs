@@ -354,4 +354,7 @@ pub enum ContextParam {
     FlashAttention(Option<bool>),
     /// `n_ctx_seq` / `n_ctx_per_seq`: one sequence's share of `n_ctx` (recognised; `n_ctx` is what is used).
     CtxPerSequence(i64),
+    /// `kv_unified`: one KV stream shared by every sequence (`true`), or one stream of `n_ctx_seq` cells per
+    /// sequence (`false`, llama-server's default since the `llama_context` era).
+    KvUnified(bool),
 }

@@ -3,6 +3,7 @@
 //! the later stages read. Pure functions of a [`Load`].
 
 mod actuals;
+pub mod kv_check;
 pub mod observed;
 pub(crate) mod terms;
 
