@@ -45,6 +45,10 @@ pub fn options(input: &InputArgs, keep_unrecognized: bool) -> Options {
         },
         smi: input.smi.clone(),
         smi_fields: input.smi_fields.clone(),
+        model_files: crate::load::model_file::ModelFiles::from_environment(
+            input.gguf.clone(),
+            true,
+        ),
     }
 }
 

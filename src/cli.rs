@@ -114,6 +114,11 @@ pub struct InputArgs {
     #[arg(long, value_name = "FIELDS")]
     pub smi_fields: Option<String>,
 
+    /// A GGUF model file whose header gives exact per-layer sizes for the replay and --max-ctx (by default the
+    /// blob the log names is used when it exists on this machine: $OLLAMA_MODELS, ~/.ollama/models).
+    #[arg(long, value_name = "FILE")]
+    pub gguf: Option<PathBuf>,
+
     /// `overestimate` fires when the estimate exceeds reality by more than this percentage …
     #[arg(long, value_name = "PCT", default_value_t = 10)]
     pub over_percent: i64,

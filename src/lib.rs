@@ -16,6 +16,7 @@ pub mod batch;
 pub mod checks;
 pub mod cli;
 pub mod frame;
+pub mod gguf;
 pub mod grammar;
 pub mod load;
 pub mod model;

@@ -181,6 +181,9 @@ struct Model {
     architecture: Option<String>,
     #[serde(default)]
     block_count: Option<i64>,
+    /// The GGUF file whose header gave the layout (`--gguf`, or the blob found on this machine).
+    #[serde(default)]
+    gguf: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -212,6 +215,8 @@ struct Settings {
     speculative: Option<String>,
     #[serde(default)]
     fit_target: Option<Q>,
+    #[serde(default)]
+    kv_unified: Option<bool>,
 }
 
 #[derive(Deserialize)]

@@ -16,6 +16,7 @@ mod events;
 mod fit;
 mod gpus;
 pub mod hyperparameters;
+pub mod model_file;
 mod server;
 mod settings;
 
