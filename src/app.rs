@@ -2,10 +2,13 @@
 //! exit code. The report and `whatif` run the pipeline ([`crate::pipeline`]) over every input and hand the
 //! result to a reporter; `batch` lives in [`crate::batch`]. Nothing here prints.
 
-use crate::cli::{FormatArg, InputArgs, ReportArgs, SchedulerArg, SeverityArg, WhatifArgs};
-use crate::model::{Analysis, InputSummary, Severity};
+use crate::cli::{
+    FormatArg, InputArgs, KvTypeArg, ReportArgs, SchedulerArg, SeverityArg, WhatifArgs,
+};
+use crate::model::{Analysis, InputSummary, KvType, Severity};
 use crate::pipeline::Pipeline;
 pub use crate::pipeline::{parser, Options, SetupError, MAX_KEPT_UNRECOGNIZED};
+use crate::replay::max_ctx::max_ctx;
 use crate::replay::{replay, Changes, Scheduler};
 use crate::report::{self, chart, Format, ReportOptions};
 use crate::smi::file::read_capture_file;
@@ -197,9 +200,20 @@ pub fn whatif(args: &WhatifArgs) -> Outcome {
             SchedulerArg::Upstream => Scheduler::Upstream,
             SchedulerArg::Ollama37 => Scheduler::FewestFirst,
         }),
+        kv_type: args.kv_type.map(|t| match t {
+            KvTypeArg::F16 => KvType::F16,
+            KvTypeArg::Q8_0 => KvType::Q8_0,
+            KvTypeArg::Q4_0 => KvType::Q4_0,
+        }),
     };
     for load in &mut analysis.loads {
         load.whatif = replay(&load.reconciled, &changes);
+        if args.max_ctx {
+            let max = max_ctx(&load.reconciled, &changes, changes.kv_type);
+            if let Some(w) = &mut load.whatif {
+                w.max_ctx = max;
+            }
+        }
     }
     let mut messages = Vec::new();
     let code = if input_errors(&analysis, &mut messages) {

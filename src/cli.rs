@@ -190,9 +190,28 @@ pub struct WhatifArgs {
     #[arg(long, value_enum)]
     pub scheduler: Option<SchedulerArg>,
 
+    /// The KV cache type to replay with (OLLAMA_KV_CACHE_TYPE); with --max-ctx, the only type searched.
+    #[arg(long, value_enum, value_name = "TYPE")]
+    pub kv_type: Option<KvTypeArg>,
+
+    /// The largest num_ctx (per slot, in steps of 256) that keeps every layer on the GPUs (those chosen with
+    /// --gpus/--gpu-count), for each KV cache type (or --kv-type).
+    #[arg(long, conflicts_with = "ctx")]
+    pub max_ctx: bool,
+
     /// Output format.
     #[arg(long, value_enum, default_value_t = FormatArg::Text)]
     pub format: FormatArg,
+}
+
+/// `--kv-type`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum KvTypeArg {
+    F16,
+    #[value(name = "q8_0")]
+    Q8_0,
+    #[value(name = "q4_0")]
+    Q4_0,
 }
 
 /// `--scheduler`.

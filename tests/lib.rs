@@ -17,6 +17,7 @@ mod grammar_examples;
 mod json_contract;
 mod kv_geometry;
 mod lifecycle;
+mod max_ctx;
 mod observed;
 mod peer_vectors;
 mod properties;

@@ -12,6 +12,7 @@ pub mod hyperparameters;
 pub mod kv_geometry;
 pub mod layout;
 pub mod load;
+pub mod max_ctx;
 pub mod observed;
 pub mod quantity;
 pub mod reconciled;
@@ -31,6 +32,7 @@ pub use grid::{Cell, Grid, Part};
 pub use hyperparameters::{Hyperparameters, PerLayer};
 pub use layout::{KvType, LayerAttention, LayerLayout, LayoutSource, ModelLayout};
 pub use load::{Engine, Era, Gpu, Load, LoadSource, ModelRef, RejectedGpu, Settings};
+pub use max_ctx::{MaxContext, MaxContextRow};
 pub use observed::{CaptureRef, GpuJoin, ObservedRow};
 pub use quantity::{human, Ordering3, Quantity, GIB, KIB, MIB, TIB};
 pub use reconciled::{

@@ -160,4 +160,7 @@ pub struct WhatIf {
     pub changes: Vec<String>,
     pub estimate: Option<EstimateReplay>,
     pub measured: Option<MeasuredReplay>,
+    /// `whatif --max-ctx`: the largest context that keeps every layer on the GPUs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_ctx: Option<super::MaxContext>,
 }

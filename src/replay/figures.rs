@@ -1,7 +1,10 @@
 //! The figures a replay runs on: derived from the estimate line (per-layer sizes are its totals divided by the
 //! block count, since the log has no per-tensor sizes), or from the measured buffers and nvidia-smi.
 
-use crate::model::{human, Component, Engine, Estimate, Quantity, Reconciled, ReplayFigures, GIB};
+use crate::model::kv_geometry::kv_type;
+use crate::model::{
+    human, Component, Engine, Estimate, KvType, Quantity, Reconciled, ReplayFigures, GIB,
+};
 use crate::reconcile::terms::minimum_memory;
 use crate::reconcile::terms::{block_weights, is_single_line};
 
@@ -21,6 +24,8 @@ pub struct Changes {
     pub graph_multiplier: Option<f64>,
     /// Let a scheduler choose the GPUs (instead of replaying on the GPUs the log used).
     pub scheduler: Option<super::placement::Scheduler>,
+    /// The KV cache type (`OLLAMA_KV_CACHE_TYPE`, `--cache-type-k/v`).
+    pub kv_type: Option<KvType>,
 }
 
 impl Changes {
@@ -49,6 +54,9 @@ impl Changes {
         if let Some(s) = self.scheduler {
             out.push(s.describe().to_string());
         }
+        if let Some(t) = self.kv_type {
+            out.push(format!("kv-type {}", t.name()));
+        }
         out
     }
 
@@ -63,6 +71,43 @@ impl Changes {
         let new_total = self.ctx.unwrap_or(per_slot) * self.parallel.unwrap_or(parallel);
         Some((new_total, total.max(1)))
     }
+}
+
+/// Ollama's estimator's bytes per element in halves (`kvCacheBytesPerElement`: f16 2, q8_0 1, q4_0 0.5).
+fn estimator_bytes(t: KvType) -> i64 {
+    match t {
+        KvType::F16 => 4,
+        KvType::Q8_0 => 2,
+        KvType::Q4_0 => 1,
+    }
+}
+
+/// llama.cpp's bytes per 32 elements (f16 64, q8_0 34, q4_0 18).
+fn llama_cpp_bytes(t: KvType) -> i64 {
+    t.bytes(32) as i64
+}
+
+impl Changes {
+    /// The KV cache type asked for, the load's, and the factor between them by `bytes`; `None` when no type
+    /// was asked for, or it is the load's.
+    pub(crate) fn kv_type_factor(
+        &self,
+        load: &Reconciled,
+        bytes: fn(KvType) -> i64,
+    ) -> Option<(KvType, KvType, (i64, i64))> {
+        let to = self.kv_type?;
+        let from = logged_kv_type(load);
+        (to != from).then(|| (to, from, (bytes(to), bytes(from))))
+    }
+}
+
+/// The load's KV cache type (f16 when the log does not say, or names a type other than q8_0/q4_0).
+pub(crate) fn logged_kv_type(load: &Reconciled) -> KvType {
+    load.settings
+        .kv_cache_type
+        .as_deref()
+        .and_then(kv_type)
+        .unwrap_or(KvType::F16)
 }
 
 /// Which end of each printed figure's rounding interval to use.
@@ -128,6 +173,16 @@ pub fn from_estimate(load: &Reconciled, changes: &Changes, end: End) -> Option<R
         from.push(format!(
             "KV and graph × {}/{} for the new context (graph: linear, an upper bound with flash attention)",
             factor.0, factor.1
+        ));
+    }
+    if let Some((to, from_type, factor)) = changes.kv_type_factor(load, estimator_bytes) {
+        layer_kv = scale(layer_kv, factor);
+        from.push(format!(
+            "KV × {}/{} for a {} cache instead of {} (the estimator's bytes per element)",
+            factor.0,
+            factor.1,
+            to.name(),
+            from_type.name()
         ));
     }
     if let Some(m) = changes.graph_multiplier {
@@ -226,6 +281,16 @@ pub fn measured(load: &Reconciled, changes: &Changes) -> Option<ReplayFigures> {
         from.push(format!(
             "KV and graph × {}/{} for the new context",
             factor.0, factor.1
+        ));
+    }
+    if let Some((to, from_type, factor)) = changes.kv_type_factor(load, llama_cpp_bytes) {
+        layer_kv = scale(layer_kv, factor);
+        from.push(format!(
+            "KV × {}/{} for a {} cache instead of {} (llama.cpp's bytes per element)",
+            factor.0,
+            factor.1,
+            to.name(),
+            from_type.name()
         ));
     }
     let context = load
