@@ -1,7 +1,7 @@
 //! The figures a replay runs on: derived from the estimate line (per-layer sizes are its totals divided by the
 //! block count, since the log has no per-tensor sizes), or from the measured buffers and nvidia-smi.
 
-use crate::model::kv_geometry::kv_type;
+use crate::model::kv_geometry::{kv_geometry_of, kv_type};
 use crate::model::{
     human, Component, Engine, Estimate, KvType, Quantity, Reconciled, ReplayFigures, GIB,
 };
@@ -192,8 +192,30 @@ pub fn from_estimate(load: &Reconciled, changes: &Changes, end: End) -> Option<R
         from.push(format!("graph × {} (graph multiplier)", m as f64 / 1000.0));
     }
     let library = e.library.as_deref();
+    let layer_weights = v(block_total) / blocks;
+    // The layout shares the estimate's KV over the blocks (a window layer holds less) and, from a GGUF file,
+    // gives each block its own weights, as the estimator sums `blk.N` tensors.
+    let per_layer = layout_blocks(load, changes, blocks)
+        .map(|(weights, kv)| {
+            from.push(layout_note(load));
+            let kv_total: u128 = kv.iter().map(|&k| u128::from(k)).sum();
+            let estimate_total = i128::from(layer_kv) * i128::from(blocks);
+            weights
+                .iter()
+                .zip(&kv)
+                .map(|(w, &k)| {
+                    let share = if kv_total == 0 {
+                        layer_kv
+                    } else {
+                        (estimate_total * k as i128 / kv_total as i128) as i64
+                    };
+                    (w.map_or(layer_weights, |w| w as i64), share)
+                })
+                .collect()
+        })
+        .unwrap_or_default();
     Some(ReplayFigures {
-        layer_weights: v(block_total) / blocks,
+        layer_weights,
         layer_kv,
         blocks,
         output,
@@ -204,7 +226,53 @@ pub fn from_estimate(load: &Reconciled, changes: &Changes, end: End) -> Option<R
         gpu_overhead: changes.gpu_overhead.or(e.gpu_overhead.map(v)).unwrap_or(0),
         layer_buffer: true,
         from,
+        per_layer,
     })
+}
+
+/// Each block's weights (when the layout knows them) and KV bytes in llama.cpp's sizing at the context, slots
+/// and cache type `changes` asks for; `None` without a layout of `blocks` layers or a cache geometry.
+fn layout_blocks(
+    load: &Reconciled,
+    changes: &Changes,
+    blocks: i64,
+) -> Option<(Vec<Option<u64>>, Vec<u64>)> {
+    let layout = load.model.layout.as_ref()?;
+    if layout.layers.len() as i64 != blocks {
+        return None;
+    }
+    let mut geometry = kv_geometry_of(&load.settings)?;
+    if let Some((total, _)) = changes.context_factor(load) {
+        geometry.context = u64::try_from(total).ok()?.max(1);
+    }
+    if let Some(p) = changes.parallel {
+        geometry.parallel = u64::try_from(p).ok()?.max(1);
+    }
+    if let Some(t) = changes.kv_type {
+        geometry.type_k = t;
+        geometry.type_v = t;
+    }
+    let weights = layout
+        .layers
+        .iter()
+        .map(|l| Some(l.dense_bytes? + l.expert_bytes.unwrap_or(0)))
+        .collect();
+    let kv = layout
+        .layers
+        .iter()
+        .map(|l| geometry.layer_total(l))
+        .collect();
+    Some((weights, kv))
+}
+
+fn layout_note(load: &Reconciled) -> String {
+    match load.model.layout.as_ref().map(|l| &l.source) {
+        Some(crate::model::LayoutSource::Gguf { path }) => {
+            format!("per-block weights and KV shares: the GGUF header of {path}")
+        }
+        _ => "per-block KV shares: the hyperparameters the log prints (weights: the average)"
+            .to_string(),
+    }
 }
 
 fn component(load: &Reconciled, c: Component) -> Option<&crate::model::ComponentRow> {
@@ -317,6 +385,18 @@ pub fn measured(load: &Reconciled, changes: &Changes) -> Option<ReplayFigures> {
             m
         }
     };
+    // With a layout, each block's KV in llama.cpp's sizing (checked against the logs' KV lines) and, from a
+    // GGUF file, its own weights.
+    let per_layer = layout_blocks(load, changes, blocks)
+        .map(|(weights, kv)| {
+            from.push(layout_note(load).replace("KV shares", "KV"));
+            weights
+                .iter()
+                .zip(kv)
+                .map(|(w, k)| (w.map_or(layer_weights, |w| w as i64), k as i64))
+                .collect()
+        })
+        .unwrap_or_default();
     Some(ReplayFigures {
         layer_weights,
         layer_kv,
@@ -332,5 +412,6 @@ pub fn measured(load: &Reconciled, changes: &Changes) -> Option<ReplayFigures> {
             .unwrap_or(0),
         layer_buffer: false,
         from,
+        per_layer,
     })
 }

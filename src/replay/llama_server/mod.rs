@@ -91,6 +91,7 @@ fn figures(shape: &Shape, gpus: &[Gpu], target: i64, mut from: Vec<String>) -> R
         gpu_overhead: target,
         layer_buffer: false,
         from,
+        per_layer: Vec::new(),
     }
 }
 
@@ -376,8 +377,12 @@ pub fn estimate(load: &Reconciled) -> Option<EstimateReplay> {
         from: vec![format!(
             "layer weights and KV: the plan's GPU model and context columns over its {offload} GPU layers"
         )],
-        per_layer: None,
+        per_layer: load_figures::layout_kv(load).filter(|p| p.layout.layers.len() as i64 == blocks),
     };
+    let mut shape = shape;
+    if let Some(p) = &shape.per_layer {
+        shape.from.push(load_figures::per_layer_note(&p.layout));
+    }
     let compute = |device: &Device| {
         e.per_device
             .iter()
