@@ -32,9 +32,18 @@ fn fit_era(load: &Reconciled) -> bool {
     load.era == Era::LlamaServer || load.estimate.as_ref().is_some_and(|e| e.fit.is_some())
 }
 
+/// Which replay decides "fits".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Judge {
+    /// What `--max-ctx` reports: Ollama's estimator in its era, llama.cpp's `--fit` (measured) in the other.
+    Era,
+    /// The measured figures in both eras (what memory would hold; the suggestions' figure).
+    Measured,
+}
+
 /// Whether a replay keeps every layer on the GPUs, and the memory it leaves on the tightest one.
-fn verdict(w: &WhatIf, fit_era: bool) -> Option<(bool, i64)> {
-    if fit_era {
+fn verdict(w: &WhatIf, measured: bool) -> Option<(bool, i64)> {
+    if measured {
         let m = w.measured.as_ref()?;
         Some((
             matches!(m.verdict.outcome, ReplayOutcome::Fits { .. }),
@@ -92,17 +101,36 @@ pub fn fits_at(
     changes: &Changes,
     num_ctx: i64,
     kv_type: KvType,
+    judge: Judge,
 ) -> Option<(bool, i64)> {
-    verdict(&replay_at(load, changes, num_ctx, kv_type)?, fit_era(load))
+    let measured = judge == Judge::Measured || fit_era(load);
+    verdict(&replay_at(load, changes, num_ctx, kv_type)?, measured)
 }
 
-fn row(load: &Reconciled, changes: &Changes, kv_type: KvType, cap: i64) -> Option<MaxContextRow> {
+/// The largest `num_ctx` for `kv_type` judged by `judge`, on the GPUs `changes` keeps, up to the trained
+/// context; `None` when the replay cannot run.
+pub fn largest_num_ctx(
+    load: &Reconciled,
+    changes: &Changes,
+    kv_type: KvType,
+    judge: Judge,
+) -> Option<MaxContextRow> {
+    row(load, changes, kv_type, cap(load).0, judge)
+}
+
+fn row(
+    load: &Reconciled,
+    changes: &Changes,
+    kv_type: KvType,
+    cap: i64,
+    judge: Judge,
+) -> Option<MaxContextRow> {
     let parallel = changes
         .parallel
         .or(load.settings.parallel)
         .unwrap_or(1)
         .max(1);
-    let fits = |k: i64| fits_at(load, changes, k * STEP, kv_type);
+    let fits = |k: i64| fits_at(load, changes, k * STEP, kv_type, judge);
     let answer = |k: Option<i64>, at_cap: bool| {
         let margin = k.and_then(|k| fits(k)).map(|(_, m)| m);
         MaxContextRow {
@@ -147,7 +175,7 @@ pub fn max_ctx(load: &Reconciled, changes: &Changes, only: Option<KvType>) -> Op
     let (cap, cap_from) = cap(load);
     let rows: Vec<MaxContextRow> = types
         .iter()
-        .filter_map(|&t| row(load, &base, t, cap))
+        .filter_map(|&t| row(load, &base, t, cap, Judge::Era))
         .collect();
     if rows.is_empty() {
         return None;

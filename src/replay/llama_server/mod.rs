@@ -12,6 +12,7 @@ use load_figures::{gpus, measured_compute, projector_on_gpu};
 pub use load_figures::{measured_shape, target, Gpu, Shape};
 
 use super::figures::Changes;
+use super::max_ctx::Judge;
 use super::fit::{fit, FitContext, FitDevice, FitInput, FitOutcome, FitReason};
 use crate::model::{
     human, Device, EstimateReplay, MeasuredReplay, PlacedGpu, Placement, Reconciled, ReplayFigures,
@@ -315,39 +316,12 @@ pub fn fit_with(
     )))
 }
 
-/// The largest context (all slots, a multiple of 256) at which every layer fits on the GPUs the load had, by
-/// the measured figures; `None` when even 256 tokens do not fit or the figures are missing.
+/// The largest context (all slots) at which every layer fits on the GPUs the load had, by the measured
+/// figures at the load's KV type: `whatif --max-ctx`'s figure (per slot a multiple of 256, up to the trained
+/// context); `None` when even 256 tokens per slot do not fit or the figures are missing.
 pub fn largest_context_that_fits(load: &Reconciled) -> Option<i64> {
-    let shape = measured_shape(load)?;
-    let set = gpus(load, |d| measured_compute(load, d));
-    if set.is_empty() || shape.layer_kv_scaling <= 0 {
-        return None;
-    }
-    let target = target(load);
-    let projector = projector_on_gpu(load);
-    let fits = |context: i64| {
-        fits_entirely(&fit(&input(
-            &shape,
-            &set,
-            target,
-            context,
-            load,
-            projector.as_ref(),
-        )))
-    };
-    let (mut lo, mut hi) = (1i64, (shape.context / 256).max(1) * 4);
-    if !fits(256) {
-        return None;
-    }
-    while lo < hi {
-        let mid = (lo + hi + 1) / 2;
-        if fits(mid * 256) {
-            lo = mid;
-        } else {
-            hi = mid - 1;
-        }
-    }
-    Some(lo * 256)
+    let kv_type = super::figures::logged_kv_type(load);
+    super::max_ctx::largest_num_ctx(load, &Changes::default(), kv_type, Judge::Measured)?.context
 }
 
 /// The fit with the plan's own figures (the table the fit chose): the placement llama.cpp would make, and
