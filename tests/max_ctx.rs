@@ -92,3 +92,32 @@ fn founding_today_max_ctx_fits_and_the_next_step_does_not() {
         "{one:?} vs {rows:?}"
     );
 }
+
+/// The text and Markdown forms name the replay, the GPUs, the step and how the compute buffer is treated.
+#[test]
+fn max_ctx_in_text_and_markdown() {
+    let log = root().join("sample-logs/founding-today-3090-4060-gemma4-31b.log");
+    let log = log.to_str().unwrap();
+    let text = stdout(&run(
+        &["whatif", "--max-ctx", "--kv-type", "q8_0", log],
+        b"",
+    ));
+    assert!(
+        text.contains("largest num_ctx that keeps every layer on CUDA0, CUDA1 (llama.cpp --fit with the measured figures; 1 slot; steps of 256"),
+        "{text}"
+    );
+    assert!(
+        text.contains("compute buffers held at their measured size"),
+        "{text}"
+    );
+    let md = stdout(&run(
+        &["whatif", "--max-ctx", "--format", "markdown", log],
+        b"",
+    ));
+    assert!(md.contains("| KV type | num\\_ctx |"), "{md}");
+    assert!(md.contains("| q4\\_0 | 262144 (the cap) |"), "{md}");
+    assert!(
+        md.contains("  - compute buffers held at their measured size"),
+        "{md}"
+    );
+}

@@ -12,8 +12,8 @@ use load_figures::{gpus, measured_compute, projector_on_gpu};
 pub use load_figures::{measured_shape, target, Gpu, Shape};
 
 use super::figures::Changes;
-use super::max_ctx::Judge;
 use super::fit::{fit, FitContext, FitDevice, FitInput, FitOutcome, FitReason};
+use super::max_ctx::Judge;
 use crate::model::{
     human, Device, EstimateReplay, MeasuredReplay, PlacedGpu, Placement, Reconciled, ReplayFigures,
     ReplayOutcome, ReplayVerdict,
