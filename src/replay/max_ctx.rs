@@ -132,7 +132,7 @@ fn row(
         .max(1);
     let fits = |k: i64| fits_at(load, changes, k * STEP, kv_type, judge);
     let answer = |k: Option<i64>, at_cap: bool| {
-        let margin = k.and_then(|k| fits(k)).map(|(_, m)| m);
+        let margin = k.and_then(&fits).map(|(_, m)| m);
         MaxContextRow {
             kv_type,
             num_ctx: k.map(|k| k * STEP),
