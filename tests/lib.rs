@@ -16,6 +16,7 @@ mod golden;
 mod grammar_examples;
 mod json_contract;
 mod kv_geometry;
+mod layout_replay;
 mod lifecycle;
 mod max_ctx;
 mod observed;
