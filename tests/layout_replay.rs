@@ -1,7 +1,7 @@
 //! The replay with a model layout such as a GGUF header gives (built here: the reader is another branch's):
 //! per-layer weights replace the average in both eras, and the file is named in the figures' sources.
 
-use vramdiff::model::{LayerAttention, LayerLayout, LayoutSource, ModelLayout, Reconciled, MIB};
+use vramdiff::model::{LayerLayout, LayoutSource, ModelLayout, Reconciled, MIB};
 use vramdiff::replay::{replay, Changes};
 
 use crate::util::{analyze, root};

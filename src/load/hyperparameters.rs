@@ -93,8 +93,10 @@ pub fn layout(h: &Hyperparameters) -> Result<ModelLayout, String> {
     let elements = |gqa: &Option<PerLayer>, head: Option<u64>, il: usize| -> Option<u64> {
         gqa.as_ref()
             .and_then(|g| g.at(il))
-            .or_else(|| Some(h.n_head_kv.as_ref()?.at(il)? * head?))
+            .or_else(|| Some(h.n_head_kv.as_ref()?.at(il)?.saturating_mul(head?)))
     };
+    // Far above any real model (128 heads × 512): a width past it is a hostile or garbled line.
+    const MAX_WIDTH: u64 = 1 << 24;
     let recurrent_state = recurrent_state_bytes(h);
     let mut layers = Vec::with_capacity(n as usize);
     for il in 0..n as usize {
@@ -104,7 +106,12 @@ pub fn layout(h: &Hyperparameters) -> Result<ModelLayout, String> {
         let v = elements(&h.n_embd_v_gqa, h.n_embd_head_v, il).ok_or_else(|| {
             format!("no V width for layer {il} (n_embd_v_gqa or n_head_kv × n_embd_head_v)")
         })?;
-        let attention = match (recurrent_state, k + v) {
+        if k > MAX_WIDTH || v > MAX_WIDTH {
+            return Err(format!(
+                "layer {il}: K/V width {k}/{v} is not a real model's"
+            ));
+        }
+        let attention = match (recurrent_state, k.saturating_add(v)) {
             (Some(state), 0) => LayerAttention::Recurrent {
                 state_bytes_per_slot: state,
             },
@@ -150,9 +157,10 @@ fn recurrent_state_bytes(h: &Hyperparameters) -> Option<u64> {
     let inner = h.ssm_d_inner.unwrap_or(0);
     let conv = h.ssm_d_conv.unwrap_or(0).saturating_sub(1);
     let group = h.ssm_n_group.unwrap_or(0);
-    let r = conv * (inner + 2 * group * state);
-    let s = state * inner;
-    Some((r + s) * 4)
+    let r =
+        conv.saturating_mul(inner.saturating_add(group.saturating_mul(state).saturating_mul(2)));
+    let s = state.saturating_mul(inner);
+    Some(r.saturating_add(s).saturating_mul(4))
 }
 
 #[cfg(test)]

@@ -41,7 +41,12 @@ pub struct CacheGeometry {
 }
 
 fn pad(n: u64, to: u64) -> u64 {
-    n.div_ceil(to) * to
+    n.div_ceil(to).saturating_mul(to)
+}
+
+/// Bytes as the replay's signed sizes (a figure past `i64::MAX` saturates; only hostile logs get there).
+pub fn signed(bytes: u64) -> i64 {
+    i64::try_from(bytes).unwrap_or(i64::MAX)
 }
 
 impl CacheGeometry {
@@ -66,39 +71,41 @@ impl CacheGeometry {
         } else {
             1
         };
-        self.cells()
-            .min(pad(window * slots + self.ubatch, CELL_PADDING))
+        self.cells().min(pad(
+            window.saturating_mul(slots).saturating_add(self.ubatch),
+            CELL_PADDING,
+        ))
     }
 
     /// K and V bytes one layer holds in this geometry.
     pub fn layer_bytes(&self, layer: &LayerLayout) -> (u64, u64) {
-        let rows = |cells: u64| cells * self.streams();
+        let rows = |cells: u64| cells.saturating_mul(self.streams());
         match layer.attention {
             LayerAttention::Full {
                 k_elements,
                 v_elements,
             } => (
-                rows(self.cells()) * self.type_k.bytes(k_elements),
-                rows(self.cells()) * self.type_v.bytes(v_elements),
+                rows(self.cells()).saturating_mul(self.type_k.bytes(k_elements)),
+                rows(self.cells()).saturating_mul(self.type_v.bytes(v_elements)),
             ),
             LayerAttention::SlidingWindow {
                 window,
                 k_elements,
                 v_elements,
             } => (
-                rows(self.window_cells(window)) * self.type_k.bytes(k_elements),
-                rows(self.window_cells(window)) * self.type_v.bytes(v_elements),
+                rows(self.window_cells(window)).saturating_mul(self.type_k.bytes(k_elements)),
+                rows(self.window_cells(window)).saturating_mul(self.type_v.bytes(v_elements)),
             ),
             LayerAttention::Recurrent {
                 state_bytes_per_slot,
-            } => (state_bytes_per_slot * self.parallel.max(1), 0),
+            } => (state_bytes_per_slot.saturating_mul(self.parallel.max(1)), 0),
         }
     }
 
     /// Bytes of K and V one layer holds (the sum of [`Self::layer_bytes`]).
     pub fn layer_total(&self, layer: &LayerLayout) -> u64 {
         let (k, v) = self.layer_bytes(layer);
-        k + v
+        k.saturating_add(v)
     }
 }
 
@@ -115,7 +122,7 @@ pub struct CacheSize {
 
 impl CacheSize {
     pub fn bytes(&self) -> u64 {
-        self.k_bytes + self.v_bytes
+        self.k_bytes.saturating_add(self.v_bytes)
     }
 }
 
@@ -130,9 +137,10 @@ pub struct KvSizes {
 
 impl KvSizes {
     pub fn total(&self) -> u64 {
-        self.full.bytes()
-            + self.window.map_or(0, |c| c.bytes())
-            + self.recurrent.map_or(0, |c| c.bytes())
+        self.full
+            .bytes()
+            .saturating_add(self.window.map_or(0, |c| c.bytes()))
+            .saturating_add(self.recurrent.map_or(0, |c| c.bytes()))
     }
 }
 
@@ -162,8 +170,8 @@ pub fn kv_sizes(layout: &ModelLayout, geometry: &CacheGeometry) -> KvSizes {
             }),
         };
         cache.layers += 1;
-        cache.k_bytes += k;
-        cache.v_bytes += v;
+        cache.k_bytes = cache.k_bytes.saturating_add(k);
+        cache.v_bytes = cache.v_bytes.saturating_add(v);
     }
     sizes
 }

@@ -1,7 +1,7 @@
 //! The figures a replay runs on: derived from the estimate line (per-layer sizes are its totals divided by the
 //! block count, since the log has no per-tensor sizes), or from the measured buffers and nvidia-smi.
 
-use crate::model::kv_geometry::{kv_geometry_of, kv_type};
+use crate::model::kv_geometry::{kv_geometry_of, kv_type, signed};
 use crate::model::{
     human, Component, Engine, Estimate, KvType, Quantity, Reconciled, ReplayFigures, GIB,
 };
@@ -198,8 +198,8 @@ pub fn from_estimate(load: &Reconciled, changes: &Changes, end: End) -> Option<R
     let per_layer = layout_blocks(load, changes, blocks)
         .map(|(weights, kv)| {
             from.push(layout_note(load));
-            let kv_total: u128 = kv.iter().map(|&k| u128::from(k)).sum();
-            let estimate_total = i128::from(layer_kv) * i128::from(blocks);
+            let kv_total: i128 = kv.iter().map(|&k| i128::from(k)).sum();
+            let estimate_total = i128::from(layer_kv).saturating_mul(i128::from(blocks));
             weights
                 .iter()
                 .zip(&kv)
@@ -207,9 +207,10 @@ pub fn from_estimate(load: &Reconciled, changes: &Changes, end: End) -> Option<R
                     let share = if kv_total == 0 {
                         layer_kv
                     } else {
-                        (estimate_total * k as i128 / kv_total as i128) as i64
+                        i64::try_from(estimate_total.saturating_mul(i128::from(k)) / kv_total)
+                            .unwrap_or(i64::MAX)
                     };
-                    (w.map_or(layer_weights, |w| w as i64), share)
+                    (w.map_or(layer_weights, signed), share)
                 })
                 .collect()
         })
@@ -255,7 +256,7 @@ fn layout_blocks(
     let weights = layout
         .layers
         .iter()
-        .map(|l| Some(l.dense_bytes? + l.expert_bytes.unwrap_or(0)))
+        .map(|l| Some(l.dense_bytes?.saturating_add(l.expert_bytes.unwrap_or(0))))
         .collect();
     let kv = layout
         .layers
@@ -393,7 +394,7 @@ pub fn measured(load: &Reconciled, changes: &Changes) -> Option<ReplayFigures> {
             weights
                 .iter()
                 .zip(kv)
-                .map(|(w, k)| (w.map_or(layer_weights, |w| w as i64), k as i64))
+                .map(|(w, k)| (w.map_or(layer_weights, signed), signed(k)))
                 .collect()
         })
         .unwrap_or_default();

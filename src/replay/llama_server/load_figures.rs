@@ -3,7 +3,7 @@
 //! measured compute and projector costs.
 
 use super::super::fit::{FitLayer, DEFAULT_FIT_TARGET};
-use crate::model::kv_geometry::{kv_geometry_of, CacheGeometry};
+use crate::model::kv_geometry::{kv_geometry_of, signed, CacheGeometry};
 use crate::model::{human, Device, KvType, ModelLayout, Part, Quantity, Reconciled};
 
 /// The model's shape as the replay needs it, with where each figure came from.
@@ -44,9 +44,9 @@ impl Shape {
                 .layers
                 .iter()
                 .map(|l| FitLayer {
-                    dense: l.dense_bytes.map_or(self.layer_weights, |b| b as i64),
-                    experts: l.expert_bytes.map_or(0, |b| b as i64),
-                    kv: geometry.layer_total(l) as i64,
+                    dense: l.dense_bytes.map_or(self.layer_weights, signed),
+                    experts: l.expert_bytes.map_or(0, signed),
+                    kv: signed(geometry.layer_total(l)),
                 })
                 .collect();
         }
