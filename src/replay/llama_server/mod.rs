@@ -4,7 +4,9 @@
 //!
 //! Logs print totals, not per-layer sizes: a layer's weights are the GPU weight buffers over the layers on GPUs
 //! (the output layer counted as an average layer), its KV the KV buffers over the model's layers. A
-//! sliding-window cache does not grow with the context; the caches whose cells equal the context do.
+//! sliding-window cache does not grow with the context; the caches whose cells equal the context do. When the
+//! load has a model layout (the log's hyperparameters, or a GGUF header) each layer's KV is computed in
+//! llama.cpp's sizing instead, and a GGUF header also gives each layer's weights.
 
 mod load_figures;
 
@@ -249,6 +251,15 @@ pub fn changed(load: &Reconciled, changes: &Changes) -> Option<MeasuredReplay> {
     if set.len() < all.len() {
         from.push(
             "the compute buffers of the GPUs left out go to the last GPU kept (an upper bound)"
+                .into(),
+        );
+    }
+    if changes.gpu_overhead.is_some()
+        || changes.graph_multiplier.is_some()
+        || changes.scheduler.is_some()
+    {
+        from.push(
+            "gpu-overhead, graph-multiplier and scheduler are Ollama estimator knobs that do not reach llama-server: ignored"
                 .into(),
         );
     }
