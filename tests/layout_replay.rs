@@ -82,3 +82,61 @@ fn the_fit_replay_takes_each_layer_s_weights() {
         after.figures.from
     );
 }
+
+// Ollama's estimator era, a KV cache bigger than estimated (001 with the T4's free memory cut so that 2048
+// tokens per slot no longer fit by the measured sizes): the `num_ctx` suggestion is `whatif --max-ctx`'s figure
+// by the measured replay, and that context, replayed, fits.
+#[test]
+fn the_num_ctx_suggestion_is_the_largest_context_that_fits() {
+    use vramdiff::checks::suggest::{suggest, Evidence};
+    use vramdiff::model::{Finding, FindingCode, KvType, Quantity, Severity};
+    use vramdiff::replay::max_ctx::{fits_at, Judge};
+
+    let mut l = load("sample-logs/001-kaggle-t4-llama31-8b.log");
+    let m = replay(&l, &Changes::default()).unwrap().measured.unwrap();
+    // Take away the spare memory and a quarter of the KV cache (1 GiB over 4 slots of 2048).
+    let e = l.load.estimate.as_mut().unwrap();
+    let free = e.available[0].bytes - m.margin - 256 * MIB - MIB;
+    e.available[0] = Quantity::exact(free);
+    assert_eq!(
+        fits_at(&l, &Changes::default(), 2048, KvType::F16, Judge::Measured).map(|f| f.0),
+        Some(false)
+    );
+    let findings = [Finding {
+        code: FindingCode::KvMismatch,
+        severity: Severity::Warning,
+        message: String::new(),
+        hint: String::new(),
+        lines: Vec::new(),
+        device: None,
+        component: None,
+    }];
+    let whatif = replay(&l, &Changes::default());
+    let suggestions = suggest(&Evidence {
+        load: &l,
+        whatif: whatif.as_ref(),
+        findings: &findings,
+    });
+    let s = suggestions
+        .iter()
+        .find(|s| s.setting.starts_with("num_ctx="))
+        .expect("a num_ctx suggestion");
+    let n: i64 = s.setting["num_ctx=".len()..].parse().unwrap();
+    assert!(n < 2048 && n % 256 == 0, "{s:?}");
+    assert!(s.effect.contains("whatif --max-ctx"), "{s:?}");
+    assert_eq!(
+        fits_at(&l, &Changes::default(), n, KvType::F16, Judge::Measured).map(|f| f.0),
+        Some(true)
+    );
+    assert_eq!(
+        fits_at(
+            &l,
+            &Changes::default(),
+            n + 256,
+            KvType::F16,
+            Judge::Measured
+        )
+        .map(|f| f.0),
+        Some(false)
+    );
+}
