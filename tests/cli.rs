@@ -223,12 +223,12 @@ common_memory_breakdown_print: |   - Host               |                    700
     );
 }
 
-/// `--gguf` names a file that cannot be used (the reader is not merged yet, or the file is absent): the report
-/// still runs, exits 0 and says why in a warning; the JSON has no `model.gguf`.
+/// `--gguf` names a file that cannot be used (here one that is not a model: a log): the report still runs,
+/// exits 0 and says why in a warning; the JSON has no `model.gguf`.
 #[test]
 fn an_unusable_gguf_is_a_warning_not_a_failure() {
     let log = root().join("sample-logs/001-kaggle-t4-llama31-8b.log");
-    let missing = root().join("tests/no-such-model.gguf");
+    let missing = root().join("sample-logs/002-runpod-rtx4090-llama31-8b-lora.log");
     let out = run(
         &[
             "--format",
@@ -243,7 +243,7 @@ fn an_unusable_gguf_is_a_warning_not_a_failure() {
     let json: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
     let warnings = json["inputs"][0]["warnings"].to_string();
     assert!(
-        warnings.contains("no-such-model.gguf (--gguf) could not be read"),
+        warnings.contains("002-runpod-rtx4090-llama31-8b-lora.log (--gguf) could not be read"),
         "{warnings}"
     );
     assert!(json["loads"][0]["model"].get("gguf").is_none());

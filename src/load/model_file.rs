@@ -89,10 +89,15 @@ pub fn attach(
     let candidates = files.candidates(load);
     let explicit = files.explicit.is_some();
     for (path, how) in candidates {
-        if !explicit && !path.is_file() {
+        let shown = path.display().to_string();
+        if !path.is_file() {
+            if explicit {
+                return Some(format!(
+                    "model file {shown} ({how}): no such file; using the log's figures"
+                ));
+            }
             continue;
         }
-        let shown = path.display().to_string();
         let layout = match read(&path) {
             Ok(l) => l,
             Err(e) => {
@@ -213,13 +218,30 @@ mod tests {
 
     #[test]
     fn a_file_of_another_model_is_not_used() {
+        let dir = folder("other");
         let files = ModelFiles {
-            explicit: Some(PathBuf::from("other.gguf")),
+            explicit: Some(dir.join("blobs").join(BLOB)),
             ..ModelFiles::default()
         };
         let mut l = load(32);
         let w = attach(&mut l, &files, |p| Ok(layout(p, 48))).unwrap();
         assert!(w.contains("48 blocks") && w.contains("has 32"), "{w}");
+        assert!(l.model.layout.is_none());
+        std::fs::remove_dir_all(dir).ok();
+    }
+
+    #[test]
+    fn a_missing_gguf_is_named() {
+        let files = ModelFiles {
+            explicit: Some(PathBuf::from("/nonexistent/model.gguf")),
+            ..ModelFiles::default()
+        };
+        let mut l = load(32);
+        let w = attach(&mut l, &files, |p| Ok(layout(p, 32))).unwrap();
+        assert!(
+            w.contains("/nonexistent/model.gguf (--gguf): no such file"),
+            "{w}"
+        );
         assert!(l.model.layout.is_none());
     }
 
