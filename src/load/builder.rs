@@ -10,11 +10,11 @@ use crate::model::{
     Actual, Backend, BreakdownRow, BufferKind, Device, KvCache, Load, LoadSource, ModelRef,
     Quantity, RejectedGpu,
 };
+use crate::parse::event::ParamValue;
 use crate::parse::event::{
     BreakdownLine, ContextParam, EstimateLine, GpuInfo, KvSizeLine, LoadRequest, RunnerCommand,
     RunnerDevice, SummaryPart,
 };
-use crate::parse::values::parse_int;
 
 use super::buffers::{BufferLedger, BufferLine};
 use super::fit::FitLedger;
@@ -108,7 +108,7 @@ pub struct LoadBuilder {
     /// llama.cpp's device inventory (`device_info:`, `using device … MiB free`).
     pub runner_devices: Vec<(RunnerDevice, u64)>,
     /// `print_info:` hyperparameters, last value per key, with the line that printed it.
-    pub model_params: Vec<(String, String, u64)>,
+    pub model_params: Vec<(String, ParamValue, u64)>,
     pub kv_caches: Vec<(KvSizeLine, u64)>,
     /// llama-server's `[mtmd]` projector estimate and `[spec]` draft estimate, with their lines.
     pub projector_estimate: Option<(Quantity, u64)>,
@@ -235,12 +235,14 @@ impl LoadBuilder {
             .or_else(|| self.load_requests.last())
     }
 
-    pub(super) fn model_param(&self, key: &str) -> Option<&str> {
+    /// A `print_info:` count (`n_layer`), when printed as one.
+    pub(super) fn model_count(&self, key: &str) -> Option<i64> {
         self.model_params
             .iter()
             .rev()
             .find(|(k, _, _)| k == key)
-            .map(|(_, v, _)| v.as_str())
+            .and_then(|(_, v, _)| v.count())
+            .and_then(|n| i64::try_from(n).ok())
     }
 
     fn model(&self) -> ModelRef {
@@ -262,7 +264,7 @@ impl LoadBuilder {
             path,
             blob,
             architecture: self.architecture.clone(),
-            block_count: self.model_param("n_layer").and_then(parse_int),
+            block_count: self.model_count("n_layer"),
             layout: hyperparameters.as_ref().and_then(|h| layout(h).ok()),
             hyperparameters,
             gguf: None,

@@ -12,44 +12,44 @@
 use crate::model::{
     Hyperparameters, LayerAttention, LayerLayout, LayoutSource, ModelLayout, PerLayer,
 };
-use crate::parse::values::{parse_int, parse_int_list};
+use crate::parse::event::ParamValue;
 
-/// The typed hyperparameters from `(key, value, line)` triples, last value per key. Values that do not parse are
-/// left out (the layout then lacks what needed them).
-pub fn hyperparameters(params: &[(String, String, u64)]) -> Option<Hyperparameters> {
+/// The hyperparameters from `(key, value, line)` triples, last value per key. A value of the wrong shape (text
+/// where a count is due) is left out: the layout then lacks what needed it.
+pub fn hyperparameters(params: &[(String, ParamValue, u64)]) -> Option<Hyperparameters> {
     if params.is_empty() {
         return None;
     }
     let mut h = Hyperparameters::default();
-    let count = |v: &str| parse_int(v).and_then(|n| u64::try_from(n).ok());
-    let per_layer = |v: &str| {
-        if v.trim_start().starts_with('[') {
-            let list = parse_int_list(v)?;
-            let list: Option<Vec<u64>> = list.into_iter().map(|n| u64::try_from(n).ok()).collect();
-            list.map(PerLayer::Each)
-        } else {
-            count(v).map(PerLayer::All)
-        }
+    let per_layer = |v: &ParamValue| match v {
+        ParamValue::Count(n) => Some(PerLayer::All(*n)),
+        ParamValue::PerLayer(values) => Some(PerLayer::Each(values.clone())),
+        ParamValue::Text(_) => None,
     };
     for (key, value, line) in params {
-        let v = value.as_str();
+        let count = value.count();
         match key.as_str() {
-            "arch" => h.architecture = Some(v.to_string()),
-            "n_layer" => h.n_layer = count(v),
-            "n_ctx_train" => h.n_ctx_train = count(v),
-            "n_head_kv" => h.n_head_kv = per_layer(v),
-            "n_embd_head_k" => h.n_embd_head_k = count(v),
-            "n_embd_head_v" => h.n_embd_head_v = count(v),
-            "n_embd_k_gqa" => h.n_embd_k_gqa = per_layer(v),
-            "n_embd_v_gqa" => h.n_embd_v_gqa = per_layer(v),
-            "n_swa" => h.n_swa = count(v),
-            "n_swa_pattern" => h.n_swa_pattern = count(v),
-            "is_swa_any" => h.is_swa_any = count(v).map(|n| n != 0),
-            "n_expert" => h.n_expert = count(v),
-            "ssm_d_conv" => h.ssm_d_conv = count(v),
-            "ssm_d_inner" => h.ssm_d_inner = count(v),
-            "ssm_d_state" => h.ssm_d_state = count(v),
-            "ssm_n_group" => h.ssm_n_group = count(v),
+            "arch" => {
+                h.architecture = match value {
+                    ParamValue::Text(t) => Some(t.clone()),
+                    _ => None,
+                }
+            }
+            "n_layer" => h.n_layer = count,
+            "n_ctx_train" => h.n_ctx_train = count,
+            "n_head_kv" => h.n_head_kv = per_layer(value),
+            "n_embd_head_k" => h.n_embd_head_k = count,
+            "n_embd_head_v" => h.n_embd_head_v = count,
+            "n_embd_k_gqa" => h.n_embd_k_gqa = per_layer(value),
+            "n_embd_v_gqa" => h.n_embd_v_gqa = per_layer(value),
+            "n_swa" => h.n_swa = count,
+            "n_swa_pattern" => h.n_swa_pattern = count,
+            "is_swa_any" => h.is_swa_any = count.map(|n| n != 0),
+            "n_expert" => h.n_expert = count,
+            "ssm_d_conv" => h.ssm_d_conv = count,
+            "ssm_d_inner" => h.ssm_d_inner = count,
+            "ssm_d_state" => h.ssm_d_state = count,
+            "ssm_n_group" => h.ssm_n_group = count,
             _ => continue,
         }
         h.lines.push(*line);
@@ -167,11 +167,26 @@ fn recurrent_state_bytes(h: &Hyperparameters) -> Option<u64> {
 mod tests {
     use super::*;
 
-    fn params(lines: &[(&str, &str)]) -> Vec<(String, String, u64)> {
+    /// `print_info:` lines through the parser's own value typing.
+    fn params(lines: &[(&str, &str)]) -> Vec<(String, ParamValue, u64)> {
         lines
             .iter()
             .enumerate()
-            .map(|(i, (k, v))| (k.to_string(), v.to_string(), i as u64 + 1))
+            .map(|(i, (k, v))| {
+                let value = if let Some(list) = v.strip_prefix('[') {
+                    ParamValue::PerLayer(
+                        list.trim_end_matches(']')
+                            .split(',')
+                            .map(|n| n.trim().parse().unwrap())
+                            .collect(),
+                    )
+                } else if let Ok(n) = v.parse() {
+                    ParamValue::Count(n)
+                } else {
+                    ParamValue::Text(v.to_string())
+                };
+                (k.to_string(), value, i as u64 + 1)
+            })
             .collect()
     }
 
