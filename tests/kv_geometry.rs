@@ -104,3 +104,34 @@ fn llama31_8b_with_a_q8_0_cache() {
         &[("full", 112, 544.0), ("buffers", 111, 544.0)],
     );
 }
+
+/// A log whose KV lines the hyperparameters do not explain gets a note on the load naming both figures (here 001
+/// with `n_embd_k_gqa`/`n_embd_v_gqa` edited to twice the width: the computed KV doubles). The unedited logs
+/// above get none.
+#[test]
+fn a_kv_line_the_layout_does_not_explain_is_noted() {
+    let path = root().join("sample-logs/001-kaggle-t4-llama31-8b.log");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let edited = text
+        .replace("n_embd_k_gqa     = 1024", "n_embd_k_gqa     = 2048")
+        .replace("n_embd_v_gqa     = 1024", "n_embd_v_gqa     = 2048");
+    assert_ne!(edited, text);
+    let out = crate::util::run(&["--format", "json", "-"], edited.as_bytes());
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let notes = json["loads"][0]["notes"].to_string();
+    assert!(
+        notes.contains("KV computed from the model's layout (full cache): 2.00 GiB where line 112 prints 1.00 GiB"),
+        "{notes}"
+    );
+    let plain = analyze(&[&path]);
+    assert!(
+        !plain.loads[0]
+            .reconciled
+            .load
+            .notes
+            .iter()
+            .any(|n| n.contains("KV computed")),
+        "{:?}",
+        plain.loads[0].reconciled.load.notes
+    );
+}

@@ -5,7 +5,7 @@
 //! lean on them.
 
 use crate::model::kv_geometry::{kv_geometry_of, kv_sizes, CacheSize, KvSizes};
-use crate::model::{BufferKind, Load};
+use crate::model::{human, BufferKind, Load};
 
 /// One logged KV figure beside the computed one.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -19,6 +19,8 @@ pub struct KvLineCheck {
     /// Cells and layers the summary line printed and the computation gives (`None` for buffer sums).
     pub logged_shape: Option<(i64, i64)>,
     pub computed_shape: Option<(u64, u64)>,
+    /// The width of the printed figure's rounding (the sum's, for several buffer lines).
+    pub rounding: i64,
 }
 
 impl KvLineCheck {
@@ -57,6 +59,7 @@ pub fn check(load: &Load) -> Option<(KvSizes, Vec<KvLineCheck>)> {
             computed: computed.map_or(0, |c| c.bytes() as i64),
             logged_shape: cache.cells.zip(cache.layers),
             computed_shape: computed.as_ref().and_then(shape),
+            rounding: cache.size.spread(),
         });
     }
     let buffers: Vec<_> = load
@@ -74,7 +77,35 @@ pub fn check(load: &Load) -> Option<(KvSizes, Vec<KvLineCheck>)> {
             computed: (sizes.total() - recurrent) as i64,
             logged_shape: None,
             computed_shape: None,
+            rounding: buffers.iter().map(|b| b.size.spread()).sum(),
         });
     }
     Some((sizes, checks))
+}
+
+/// A note per logged KV figure the computation does not reproduce (beyond the printed rounding): the settings
+/// or hyperparameters were misread, or llama.cpp sized the cache by a rule vramdiff does not know. The replay
+/// and `--max-ctx` lean on the computed KV, so the reader should know. Nothing when everything agrees.
+pub fn disagreements(load: &Load) -> Vec<String> {
+    let Some((_, checks)) = check(load) else {
+        return Vec::new();
+    };
+    checks
+        .iter()
+        .filter(|c| !c.agrees(c.rounding))
+        .map(|c| {
+            format!(
+                "KV computed from the model's layout ({} cache): {} where line {} prints {}{}",
+                c.what,
+                human(c.computed),
+                c.line,
+                human(c.logged),
+                match (c.logged_shape, c.computed_shape) {
+                    (Some((lc, ll)), Some((cc, cl))) if (lc as u64, ll as u64) != (cc, cl) =>
+                        format!(" ({lc} cells × {ll} layers printed, {cc} × {cl} computed)"),
+                    _ => String::new(),
+                }
+            )
+        })
+        .collect()
 }

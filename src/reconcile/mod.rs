@@ -236,7 +236,8 @@ fn devices(load: &Load) -> Vec<DeviceRow> {
 }
 
 /// Reconcile a load: its component and device rows (observed rows come with a capture, see [`observed`]).
-pub fn reconcile(load: Load) -> Reconciled {
+pub fn reconcile(mut load: Load) -> Reconciled {
+    load.notes.extend(kv_check::disagreements(&load));
     Reconciled {
         components: components(&load),
         devices: devices(&load),
