@@ -3,12 +3,13 @@
 //! result to a reporter; `batch` lives in [`crate::batch`]. Nothing here prints.
 
 use crate::cli::{
-    FormatArg, InputArgs, InspectArgs, InspectFormatArg, ReportArgs, SchedulerArg, SeverityArg,
-    WhatifArgs,
+    FormatArg, InputArgs, InspectArgs, InspectFormatArg, KvTypeArg, ReportArgs, SchedulerArg,
+    SeverityArg, WhatifArgs,
 };
-use crate::model::{Analysis, InputSummary, Severity};
+use crate::model::{Analysis, InputSummary, KvType, Severity};
 use crate::pipeline::Pipeline;
 pub use crate::pipeline::{parser, Options, SetupError, MAX_KEPT_UNRECOGNIZED};
+use crate::replay::max_ctx::max_ctx;
 use crate::replay::{replay, Changes, Scheduler};
 use crate::report::{self, chart, Format, ReportOptions};
 use crate::smi::file::read_capture_file;
@@ -48,6 +49,10 @@ pub fn options(input: &InputArgs, keep_unrecognized: bool) -> Options {
         },
         smi: input.smi.clone(),
         smi_fields: input.smi_fields.clone(),
+        model_files: crate::load::model_file::ModelFiles::from_environment(
+            input.gguf.clone(),
+            !input.no_model_search && std::env::var_os("VRAMDIFF_NO_MODEL_SEARCH").is_none(),
+        ),
     }
 }
 
@@ -199,9 +204,20 @@ pub fn whatif(args: &WhatifArgs) -> Outcome {
             SchedulerArg::Upstream => Scheduler::Upstream,
             SchedulerArg::Ollama37 => Scheduler::FewestFirst,
         }),
+        kv_type: args.kv_type.map(|t| match t {
+            KvTypeArg::F16 => KvType::F16,
+            KvTypeArg::Q8_0 => KvType::Q8_0,
+            KvTypeArg::Q4_0 => KvType::Q4_0,
+        }),
     };
     for load in &mut analysis.loads {
         load.whatif = replay(&load.reconciled, &changes);
+        if args.max_ctx {
+            let max = max_ctx(&load.reconciled, &changes, changes.kv_type);
+            if let Some(w) = &mut load.whatif {
+                w.max_ctx = max;
+            }
+        }
     }
     let mut messages = Vec::new();
     if args.summary {

@@ -141,6 +141,16 @@ pub struct InputArgs {
     #[arg(long, value_name = "FIELDS")]
     pub smi_fields: Option<String>,
 
+    /// A GGUF model file whose header gives exact per-layer sizes for the replay and --max-ctx (by default the
+    /// blob the log names is used when it exists on this machine: $OLLAMA_MODELS, ~/.ollama/models).
+    #[arg(long, value_name = "FILE")]
+    pub gguf: Option<PathBuf>,
+
+    /// Do not look for the model blob the log names on this machine (also: VRAMDIFF_NO_MODEL_SEARCH=1), so the
+    /// report depends on the log alone.
+    #[arg(long, conflicts_with = "gguf")]
+    pub no_model_search: bool,
+
     /// `overestimate` fires when the estimate exceeds reality by more than this percentage …
     #[arg(long, value_name = "PCT", default_value_t = 10)]
     pub over_percent: i64,
@@ -216,6 +226,15 @@ pub struct WhatifArgs {
     #[arg(long, value_enum)]
     pub scheduler: Option<SchedulerArg>,
 
+    /// The KV cache type to replay with (OLLAMA_KV_CACHE_TYPE); with --max-ctx, the only type searched.
+    #[arg(long, value_enum, value_name = "TYPE")]
+    pub kv_type: Option<KvTypeArg>,
+
+    /// The largest num_ctx (per slot, in steps of 256) that keeps every layer on the GPUs (those chosen with
+    /// --gpus/--gpu-count), for each KV cache type (or --kv-type).
+    #[arg(long, conflicts_with = "ctx")]
+    pub max_ctx: bool,
+
     /// Output format.
     #[arg(long, value_enum, default_value_t = FormatArg::Text)]
     pub format: FormatArg,
@@ -257,6 +276,16 @@ pub enum InspectFormatArg {
     Text,
     Json,
     Markdown,
+}
+
+/// `--kv-type`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum KvTypeArg {
+    F16,
+    #[value(name = "q8_0")]
+    Q8_0,
+    #[value(name = "q4_0")]
+    Q4_0,
 }
 
 /// `--scheduler`.

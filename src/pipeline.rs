@@ -12,6 +12,7 @@ use std::path::PathBuf;
 use crate::checks::{self, suggest, CheckConfig};
 use crate::frame::read::{read_logical_lines, Read};
 use crate::grammar;
+use crate::load::model_file::{self, ModelFiles};
 use crate::load::Assembler;
 use crate::model::{Concluded, InputRole, InputSummary, Reconciled, UnrecognizedLine};
 use crate::parse::clock::Clock;
@@ -35,6 +36,8 @@ pub struct Options {
     pub smi: Vec<String>,
     /// The `--query-gpu=` field list for headerless CSV captures.
     pub smi_fields: Option<String>,
+    /// `--gguf`, and whether to look for the model blob a load names on this machine.
+    pub model_files: ModelFiles,
 }
 
 /// Errors that stop vramdiff before it reads any input.
@@ -82,6 +85,7 @@ pub struct Pipeline {
     parser: Parser,
     config: CheckConfig,
     keep_unrecognized: bool,
+    model_files: ModelFiles,
 }
 
 impl Pipeline {
@@ -91,6 +95,7 @@ impl Pipeline {
             parser: parser(options)?,
             config: options.checks,
             keep_unrecognized: options.keep_unrecognized,
+            model_files: options.model_files.clone(),
         })
     }
 
@@ -110,7 +115,17 @@ impl Pipeline {
         let mut clock = Clock::new();
         let parser = &mut self.parser;
         let keep_unrecognized = self.keep_unrecognized;
-        let mut on_load = |load| loads.push(reconcile(load));
+        let model_files = &self.model_files;
+        let mut model_warnings: Vec<(u64, String)> = Vec::new();
+        let mut on_load = |mut load: crate::model::Load| {
+            let warning = model_file::attach(&mut load, model_files, |path| {
+                crate::gguf::read_layout(path).map_err(|e| e.to_string())
+            });
+            if let Some(w) = warning {
+                model_warnings.push((load.source.first_line, w));
+            }
+            loads.push(reconcile(load))
+        };
         let facts = read_logical_lines(reader, |read| {
             let (number, text) = match read {
                 Read::Line(number, text) => (number, text),
@@ -166,6 +181,9 @@ impl Pipeline {
                 "{name}: read error after line {}: {e}",
                 facts.lines
             ));
+        }
+        for (line, warning) in model_warnings {
+            summary.warn(Some(line), warning);
         }
         attach_in_log(&mut loads, &summary.captures, name);
         for file in capture_files.iter_mut() {

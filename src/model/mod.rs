@@ -8,8 +8,11 @@ pub mod device;
 pub mod estimate;
 pub mod finding;
 pub mod grid;
+pub mod hyperparameters;
+pub mod kv_geometry;
 pub mod layout;
 pub mod load;
+pub mod max_ctx;
 pub mod observed;
 pub mod quantity;
 pub mod reconciled;
@@ -26,8 +29,10 @@ pub use estimate::{
 };
 pub use finding::{Finding, FindingCode, Severity, Suggestion};
 pub use grid::{Cell, Grid, Part};
+pub use hyperparameters::{Hyperparameters, PerLayer};
 pub use layout::{KvType, LayerAttention, LayerLayout, LayoutSource, ModelLayout};
 pub use load::{Engine, Era, Gpu, Load, LoadSource, ModelRef, RejectedGpu, Settings};
+pub use max_ctx::{MaxContext, MaxContextRow};
 pub use observed::{CaptureRef, GpuJoin, ObservedRow};
 pub use quantity::{human, Ordering3, Quantity, GIB, KIB, MIB, TIB};
 pub use reconciled::{

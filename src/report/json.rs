@@ -20,6 +20,9 @@
 //! reduce_by, context, context_by_user, probes, plan_line, seconds, free[], lines}`),
 //! `actual.{projector_device, projector_device_line, kv_caches[]}`, `whatif.estimate.layers_agree`; estimate
 //! forms `fit-plan`, `fit-probe`, `fit-result`; finding codes `gpu-unused` and `projector-on-cpu`.
+//!
+//! Added with the model's layout (issue 14), optional: `model.gguf` (the GGUF file whose header was read),
+//! `settings.kv_unified`, `whatif.max_ctx` (`vramdiff whatif --max-ctx`).
 
 use serde::Serialize;
 use serde_json::{json, Value};
