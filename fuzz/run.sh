@@ -11,7 +11,7 @@ seconds="${1:-60}"
 shift || true
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(frame parse_line values smi pipeline)
+  targets=(frame parse_line values smi pipeline gguf)
 fi
 samples=../sample-logs
 
@@ -45,6 +45,13 @@ seed() {
         for mode in 0 1 2; do
           { printf "\\x$(printf %02x "$mode")"; head -c 65536 "$f"; } > "$dir/$mode-$(basename "$f")"
         done
+      done
+      ;;
+    gguf)
+      # The fixtures written by llama.cpp's gguf package (tests/data/gguf), whole and cut after the header.
+      for f in ../tests/data/gguf/*.gguf; do
+        cp "$f" "$dir/$(basename "$f")"
+        head -c 8192 "$f" > "$dir/head-$(basename "$f")"
       done
       ;;
   esac

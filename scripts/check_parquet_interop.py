@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Check that the Parquet tables `vramdiff batch` writes load in pandas (pyarrow), DuckDB and polars, with the
-same rows and the figures intact.
+same rows and the figures intact; and, given a second folder written with `--partition-by`, that the
+Hive-partitioned dataset reads as one table in each of them and equals the flat tables row for row.
 
-    python3 scripts/check_parquet_interop.py RESULTS_DIR
+    python3 scripts/check_parquet_interop.py RESULTS_DIR [DATASET_DIR PARTITION_COLUMNS]
 
 Needs: pip install pandas pyarrow duckdb polars. Exits 1 on any mismatch.
 """
@@ -12,6 +13,64 @@ import sys
 import duckdb
 import pandas as pd
 import polars as pl
+import pyarrow as pa
+import pyarrow.dataset as ds
+
+# A key that is unique per row. A load's rows share its file and load number, but in `components` they can sit in
+# different partitions (device rows carry each GPU's compute capability), so their order inside a load is not
+# kept by a dataset reader: kind and name complete the key.
+KEYS = {"loads": ["file", "load"], "components": ["file", "load", "kind", "name"]}
+
+
+def in_key_order(df: pd.DataFrame, table: str, columns) -> pd.DataFrame:
+    """`df` with `columns` in that order, rows sorted by the table's key, missing values as None (pandas, DuckDB
+    and polars spell a missing boolean differently), index reset."""
+    df = df[columns].sort_values(KEYS[table], kind="stable").reset_index(drop=True)
+    return df.astype(object).where(df.notna(), None)
+
+
+def check_dataset(flat_dir: str, dataset_dir: str, by: list, problems: list) -> None:
+    """The partitioned dataset, read by pyarrow/pandas, DuckDB and polars, equals the flat tables."""
+    for table in ["loads", "components"]:
+        flat = pd.read_parquet(os.path.join(flat_dir, f"{table}.parquet"))
+        # Hive writes an empty value as __HIVE_DEFAULT_PARTITION__, which reads back as null.
+        for c in by:
+            flat[c] = flat[c].replace("", None)
+        columns = list(flat.columns)
+        if flat.duplicated(KEYS[table]).any():
+            problems.append(f"{table}: {KEYS[table]} is not unique")
+        want = in_key_order(flat, table, columns)
+        root = os.path.join(dataset_dir, table)
+        glob = os.path.join(root, "**", "*.parquet")
+        # Partition values are text: without the type, readers take `era=0.30` for the number 0.3.
+        schema = pa.schema([(c, pa.string()) for c in by])
+        hive_types = ", ".join(f"'{c}': VARCHAR" for c in by)
+        readers = {
+            "pyarrow/pandas": lambda: ds.dataset(
+                root, format="parquet", partitioning=ds.partitioning(schema, flavor="hive")
+            ).to_table().to_pandas(),
+            "DuckDB": lambda: duckdb.sql(
+                f"SELECT * FROM read_parquet('{glob}', hive_partitioning = true, "
+                f"hive_types = {{{hive_types}}})"
+            ).df(),
+            "polars": lambda: pl.scan_parquet(
+                glob, hive_partitioning=True, hive_schema={c: pl.String for c in by}
+            ).collect().to_pandas(),
+        }
+        for name, read in readers.items():
+            got = read()
+            if sorted(got.columns) != sorted(columns):
+                problems.append(f"{table} dataset via {name}: columns differ: {sorted(set(got.columns) ^ set(columns))}")
+                continue
+            got = in_key_order(got, table, columns)
+            try:
+                pd.testing.assert_frame_equal(got, want, check_dtype=False)
+            except AssertionError as e:
+                problems.append(f"{table} dataset via {name} differs from {table}.parquet: {e}")
+                continue
+            print(f"{table} dataset via {name}: {len(got)} rows, equal to {table}.parquet row for row")
+        files = sum(1 for _, _, fs in os.walk(root) for f in fs if f.endswith(".parquet"))
+        print(f"{table} dataset: {files} files, partitioned by {', '.join(by)}")
 
 
 def main() -> int:
@@ -41,6 +100,8 @@ def main() -> int:
         "WHERE kind = 'component' AND ratio IS NOT NULL GROUP BY name ORDER BY name"
     ).fetchall()
     print("DuckDB median actual/estimated per component:", ", ".join(f"{n} {m:.3f} ({c})" for n, c, m in q))
+    if len(sys.argv) > 3:
+        check_dataset(out, sys.argv[2], sys.argv[3].split(","), problems)
     for p in problems:
         print("PROBLEM:", p)
     return 1 if problems else 0

@@ -2,10 +2,14 @@
 //! exit code. The report and `whatif` run the pipeline ([`crate::pipeline`]) over every input and hand the
 //! result to a reporter; `batch` lives in [`crate::batch`]. Nothing here prints.
 
-use crate::cli::{FormatArg, InputArgs, ReportArgs, SchedulerArg, SeverityArg, WhatifArgs};
-use crate::model::{Analysis, InputSummary, Severity};
+use crate::cli::{
+    FormatArg, InputArgs, InspectArgs, InspectFormatArg, KvTypeArg, ReportArgs, SchedulerArg,
+    SeverityArg, WhatifArgs,
+};
+use crate::model::{Analysis, InputSummary, KvType, Severity};
 use crate::pipeline::Pipeline;
 pub use crate::pipeline::{parser, Options, SetupError, MAX_KEPT_UNRECOGNIZED};
+use crate::replay::max_ctx::max_ctx;
 use crate::replay::{replay, Changes, Scheduler};
 use crate::report::{self, chart, Format, ReportOptions};
 use crate::smi::file::read_capture_file;
@@ -45,6 +49,10 @@ pub fn options(input: &InputArgs, keep_unrecognized: bool) -> Options {
         },
         smi: input.smi.clone(),
         smi_fields: input.smi_fields.clone(),
+        model_files: crate::load::model_file::ModelFiles::from_environment(
+            input.gguf.clone(),
+            !input.no_model_search && std::env::var_os("VRAMDIFF_NO_MODEL_SEARCH").is_none(),
+        ),
     }
 }
 
@@ -74,6 +82,7 @@ pub fn format(arg: FormatArg) -> Format {
         FormatArg::Json => Format::Json,
         FormatArg::Markdown => Format::Markdown,
         FormatArg::Jsonl => Format::JsonLines,
+        FormatArg::Junit => Format::Junit,
     }
 }
 
@@ -146,14 +155,16 @@ pub fn report(args: &ReportArgs) -> Outcome {
         },
         None => Vec::new(),
     };
-    let stdout = report::reporter(
-        format(args.format),
-        ReportOptions {
-            show_unrecognized: args.show_unrecognized,
-            charts,
-        },
-    )
-    .render(&analysis);
+    let options = ReportOptions {
+        show_unrecognized: args.show_unrecognized,
+        charts,
+        fail_on: severity(args.fail_on),
+    };
+    if args.summary {
+        let markdown = report::reporter(Format::Markdown, options.clone()).render(&analysis);
+        crate::ci::step_summary(&markdown, &mut messages);
+    }
+    let stdout = report::reporter(format(args.format), options).render(&analysis);
     let code = if input_errors(&analysis, &mut messages) {
         2
     } else if severity(args.fail_on).is_some_and(|t| {
@@ -191,19 +202,68 @@ pub fn whatif(args: &WhatifArgs) -> Outcome {
             SchedulerArg::Upstream => Scheduler::Upstream,
             SchedulerArg::Ollama37 => Scheduler::FewestFirst,
         }),
+        kv_type: args.kv_type.map(|t| match t {
+            KvTypeArg::F16 => KvType::F16,
+            KvTypeArg::Q8_0 => KvType::Q8_0,
+            KvTypeArg::Q4_0 => KvType::Q4_0,
+        }),
     };
     for load in &mut analysis.loads {
         load.whatif = replay(&load.reconciled, &changes);
+        if args.max_ctx {
+            let max = max_ctx(&load.reconciled, &changes, changes.kv_type);
+            if let Some(w) = &mut load.whatif {
+                w.max_ctx = max;
+            }
+        }
     }
     let mut messages = Vec::new();
+    if args.summary {
+        let markdown = report::whatif::markdown(&analysis);
+        crate::ci::step_summary(&markdown, &mut messages);
+    }
     let code = if input_errors(&analysis, &mut messages) {
         2
     } else {
         0
     };
+    let stdout = match args.format {
+        FormatArg::Junit => report::whatif::junit(&analysis, severity(args.fail_on)),
+        other => report::whatif::render(&analysis, format(other)),
+    };
     Outcome {
-        stdout: report::whatif::render(&analysis, format(args.format)),
+        stdout,
         messages,
         code,
+    }
+}
+
+/// `vramdiff inspect`: a GGUF file's header, as weights per layer and KV cache per token.
+pub fn inspect(args: &InspectArgs) -> Outcome {
+    let read = |path: &std::path::Path| crate::gguf::read_header(path).map_err(|e| e.to_string());
+    let result = read(&args.model).and_then(|header| {
+        let mmproj = args.mmproj.as_deref().map(read).transpose()?;
+        let layout =
+            crate::gguf::layout::build(&header, mmproj.as_ref()).map_err(|e| e.to_string())?;
+        Ok(report::inspect::render(
+            &header,
+            &layout,
+            mmproj.as_ref(),
+            match args.format {
+                InspectFormatArg::Text => Format::Text,
+                InspectFormatArg::Json => Format::Json,
+                InspectFormatArg::Markdown => Format::Markdown,
+            },
+            report::inspect::InspectOptions {
+                tensors: args.tensors,
+            },
+        ))
+    });
+    match result {
+        Ok(stdout) => Outcome {
+            stdout,
+            ..Outcome::default()
+        },
+        Err(e) => Outcome::error(e),
     }
 }

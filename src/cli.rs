@@ -15,6 +15,9 @@ pub enum FormatArg {
     Markdown,
     /// One JSON object per line and per load (a `loads[]` element plus `input`), for --follow and pipes.
     Jsonl,
+    /// JUnit XML for CI servers: a test suite per input, a test case per load, a failure per finding at or
+    /// above --fail-on.
+    Junit,
 }
 
 /// The GPU monitor `--capture` runs when a load completes.
@@ -58,9 +61,18 @@ pub struct Args {
 pub enum Command {
     /// Replay Ollama's layer placement with the estimate's and with the measured figures, optionally changed.
     Whatif(WhatifArgs),
+    /// What a GGUF model file holds: weights per layer (experts apart), the projector, KV cache per token.
+    Inspect(InspectArgs),
     /// Many logs in (folders, globs, files; .gz and .zst too), tables, a summary, calibration and a CI gate out.
     #[cfg(feature = "batch")]
     Batch(BatchArgs),
+    /// Compare two runs (two logs, or two `batch --out` folders): what changed per component, GPU, placement
+    /// and finding.
+    Diff(crate::ci::args::DiffArgs),
+    /// Print a shell completion script (bash, zsh, fish, powershell).
+    Completions(crate::ci::args::CompletionsArgs),
+    /// Print the man page (roff) on stdout: `vramdiff man > vramdiff.1`.
+    Man,
 }
 
 /// `vramdiff batch`.
@@ -105,6 +117,21 @@ pub struct BatchArgs {
     /// Exit 1 when the baseline compare finds a regression.
     #[arg(long, requires = "baseline")]
     pub fail_on_regression: bool,
+
+    /// Read only the K-th of N shares of the inputs (1 <= K <= N), chosen by a hash of each file's path below
+    /// its folder or glob, the same on every machine; files written get -K-of-N in their names.
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<crate::batch::shard::Shard>,
+
+    /// Write loads and components as a Hive-partitioned Parquet dataset, DIR/loads/era=…/engine=…/part-K-of-N.parquet,
+    /// partitioned by these columns (comma-separated: era, engine, model, compute).
+    #[arg(
+        long,
+        value_name = "COLUMNS",
+        requires = "out",
+        conflicts_with = "jsonl"
+    )]
+    pub partition_by: Option<crate::batch::dataset::PartitionBy>,
 }
 
 /// What every analysis reads and how it judges.
@@ -125,6 +152,16 @@ pub struct InputArgs {
     /// The --query-gpu= field list of a headerless (noheader) CSV capture, e.g. index,memory.used,memory.total.
     #[arg(long, value_name = "FIELDS")]
     pub smi_fields: Option<String>,
+
+    /// A GGUF model file whose header gives exact per-layer sizes for the replay and --max-ctx (by default the
+    /// blob the log names is used when it exists on this machine: $OLLAMA_MODELS, ~/.ollama/models).
+    #[arg(long, value_name = "FILE")]
+    pub gguf: Option<PathBuf>,
+
+    /// Do not look for the model blob the log names on this machine (also: VRAMDIFF_NO_MODEL_SEARCH=1), so the
+    /// report depends on the log alone.
+    #[arg(long, conflicts_with = "gguf")]
+    pub no_model_search: bool,
 
     /// `overestimate` fires when the estimate exceeds reality by more than this percentage …
     #[arg(long, value_name = "PCT", default_value_t = 10)]
@@ -164,7 +201,7 @@ pub struct ReportArgs {
 
     /// Follow one file by name across rotation and truncation (as `tail -F`), or an endless standard input,
     /// and print each load's report as soon as the load completes. Ctrl-C ends it.
-    #[arg(long, short = 'f', conflicts_with_all = ["smi", "chart"])]
+    #[arg(long, short = 'f', conflicts_with_all = ["smi", "chart", "summary"])]
     pub follow: bool,
 
     /// With --follow: when a load completes, run this GPU monitor (5 s timeout) and compare its capture with
@@ -176,6 +213,9 @@ pub struct ReportArgs {
     /// beside the buffers and nvidia-smi [default URL: http://127.0.0.1:11434]
     #[arg(long, value_name = "URL", num_args = 0..=1, default_missing_value = "http://127.0.0.1:11434", requires = "follow")]
     pub ollama: Option<String>,
+    /// Also append the Markdown report to the file named by $GITHUB_STEP_SUMMARY (nothing when it is unset).
+    #[arg(long)]
+    pub summary: bool,
 }
 
 /// `vramdiff whatif`.
@@ -213,9 +253,66 @@ pub struct WhatifArgs {
     #[arg(long, value_enum)]
     pub scheduler: Option<SchedulerArg>,
 
+    /// The KV cache type to replay with (OLLAMA_KV_CACHE_TYPE); with --max-ctx, the only type searched.
+    #[arg(long, value_enum, value_name = "TYPE")]
+    pub kv_type: Option<KvTypeArg>,
+
+    /// The largest num_ctx (per slot, in steps of 256) that keeps every layer on the GPUs (those chosen with
+    /// --gpus/--gpu-count), for each KV cache type (or --kv-type).
+    #[arg(long, conflicts_with = "ctx")]
+    pub max_ctx: bool,
+
     /// Output format.
     #[arg(long, value_enum, default_value_t = FormatArg::Text)]
     pub format: FormatArg,
+
+    /// With --format junit: a failure per finding of this severity or above.
+    #[arg(long, value_enum, value_name = "SEVERITY", default_value_t = SeverityArg::Error)]
+    pub fail_on: SeverityArg,
+
+    /// Also append the Markdown report to the file named by $GITHUB_STEP_SUMMARY (nothing when it is unset).
+    #[arg(long)]
+    pub summary: bool,
+}
+
+/// `vramdiff inspect`.
+#[derive(Debug, Clone, ClapArgs)]
+#[command(
+    after_help = "Reads the header only (metadata and tensor infos), never the weights.\n\nExit status: 0 ok, 2 the file could not be read or is not a valid GGUF file."
+)]
+pub struct InspectArgs {
+    /// The GGUF model file (an Ollama blob `sha256-…` is one).
+    pub model: PathBuf,
+
+    /// The vision projector when it is a separate file (llama-server's `--mmproj`).
+    #[arg(long, value_name = "FILE")]
+    pub mmproj: Option<PathBuf>,
+
+    /// Output format (Markdown is the text in a code block).
+    #[arg(long, value_enum, default_value_t = InspectFormatArg::Text)]
+    pub format: InspectFormatArg,
+
+    /// Also list every tensor (name, type, shape, offset, bytes) and every metadata value.
+    #[arg(long)]
+    pub tensors: bool,
+}
+
+/// `inspect`'s output formats: a model file has no findings, so no JUnit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum InspectFormatArg {
+    Text,
+    Json,
+    Markdown,
+}
+
+/// `--kv-type`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum KvTypeArg {
+    F16,
+    #[value(name = "q8_0")]
+    Q8_0,
+    #[value(name = "q4_0")]
+    Q4_0,
 }
 
 /// `--scheduler`.

@@ -15,8 +15,11 @@ pub mod app;
 #[cfg(feature = "batch")]
 pub mod batch;
 pub mod checks;
+pub mod ci;
 pub mod cli;
+pub mod diff;
 pub mod frame;
+pub mod gguf;
 pub mod grammar;
 pub mod live;
 pub mod load;

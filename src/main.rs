@@ -33,6 +33,7 @@ fn main() -> ExitCode {
     let args = Args::parse();
     let outcome = match &args.command {
         Some(Command::Whatif(w)) => app::whatif(w),
+        Some(Command::Inspect(i)) => app::inspect(i),
         #[cfg(feature = "batch")]
         Some(Command::Batch(b)) => batch(b),
         None if args.report.follow => {
@@ -46,6 +47,9 @@ fn main() -> ExitCode {
             );
             return ExitCode::from(code);
         }
+        Some(Command::Diff(d)) => vramdiff::ci::diff(d),
+        Some(Command::Completions(c)) => vramdiff::ci::completions(c),
+        Some(Command::Man) => vramdiff::ci::man(),
         None => app::report(&args.report),
     };
     // The report first, as a pipe reader expects it; then what went wrong or was written.

@@ -13,6 +13,7 @@ use std::path::PathBuf;
 use crate::checks::{self, suggest, CheckConfig};
 use crate::frame::read::{read_logical_lines, Read};
 use crate::grammar;
+use crate::load::model_file::{self, ModelFiles};
 use crate::load::Assembler;
 use crate::model::{
     Concluded, InputRole, InputSummary, Load, Reconciled, Snapshot, UnrecognizedLine,
@@ -38,6 +39,8 @@ pub struct Options {
     pub smi: Vec<String>,
     /// The `--query-gpu=` field list for headerless CSV captures.
     pub smi_fields: Option<String>,
+    /// `--gguf`, and whether to look for the model blob a load names on this machine.
+    pub model_files: ModelFiles,
 }
 
 /// Errors that stop vramdiff before it reads any input.
@@ -85,6 +88,7 @@ pub struct Pipeline {
     parser: Parser,
     config: CheckConfig,
     keep_unrecognized: bool,
+    model_files: ModelFiles,
 }
 
 /// Where the streaming run hands each load, as soon as it completes.
@@ -112,6 +116,10 @@ impl LoadSink for Collect {
 /// start) is still attached to it. At most one load is held; none is kept once handed to the sink.
 struct Completed<'s, S: LoadSink + ?Sized> {
     held: Option<Reconciled>,
+    /// The model files (`--gguf`, the blob the log names) whose layout is attached to each load.
+    model_files: &'s ModelFiles,
+    /// What reading a model file said, by the load's first line; moved onto the summary as the input is read.
+    model_warnings: Vec<(u64, String)>,
     /// Loads handed out so far, the held one included.
     seen: usize,
     config: CheckConfig,
@@ -120,7 +128,13 @@ struct Completed<'s, S: LoadSink + ?Sized> {
 
 impl<S: LoadSink + ?Sized> Completed<'_, S> {
     /// The assembler completed `load`: the one held before it can go.
-    fn push(&mut self, load: Load, captures: &[Snapshot], name: &str) {
+    fn push(&mut self, mut load: Load, captures: &[Snapshot], name: &str) {
+        let warning = model_file::attach(&mut load, self.model_files, |path| {
+            crate::gguf::read_layout(path).map_err(|e| e.to_string())
+        });
+        if let Some(w) = warning {
+            self.model_warnings.push((load.source.first_line, w));
+        }
         let load = reconcile(load);
         self.seen += 1;
         if let Some(previous) = self.held.take() {
@@ -185,6 +199,7 @@ impl Pipeline {
             parser: parser(options)?,
             config: options.checks,
             keep_unrecognized: options.keep_unrecognized,
+            model_files: options.model_files.clone(),
         })
     }
 
@@ -220,6 +235,8 @@ impl Pipeline {
         let mut summary = InputSummary::new(name, InputRole::Log);
         let mut loads = Completed {
             held: None,
+            model_files: &self.model_files,
+            model_warnings: Vec::new(),
             seen: 0,
             config: self.config,
             sink,
@@ -239,6 +256,9 @@ impl Pipeline {
                     let captures = &summary.captures;
                     assembler.hand_out_concluded(|l| loads.push(l, captures, name));
                     loads.flush(captures, name, &mut []);
+                    for (line, warning) in loads.model_warnings.drain(..) {
+                        summary.warn(Some(line), warning);
+                    }
                     return;
                 }
             };
@@ -302,6 +322,9 @@ impl Pipeline {
                 "{name}: read error after line {}: {e}",
                 facts.lines
             ));
+        }
+        for (line, warning) in loads.model_warnings.drain(..) {
+            summary.warn(Some(line), warning);
         }
         not_a_log(&mut summary, facts.first_nul);
         summary.close_warnings();

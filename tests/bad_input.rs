@@ -591,3 +591,37 @@ fn an_older_log_appended_to_a_newer_one_does_not_inherit_its_server() {
     };
     assert_eq!(verdicts(second), verdicts(&alone["loads"][0]));
 }
+
+/// Absurd hyperparameters and contexts (a garbled or hostile log): no panic, no overflow, in the report and in
+/// `whatif --max-ctx`. The KV lines and buffers are those of `sample-logs/001-kaggle-t4-llama31-8b.log`.
+#[test]
+fn absurd_hyperparameters_do_not_panic() {
+    let mut log = String::new();
+    let lines = [
+        "llm_load_print_meta: arch             = gemma3",
+        "llm_load_print_meta: n_layer          = 99999",
+        "llm_load_print_meta: n_head_kv        = [18446744073709551615, 8]",
+        "llm_load_print_meta: n_swa            = 18446744073709551615",
+        "llm_load_print_meta: n_embd_head_k    = 18446744073709551615",
+        "llm_load_print_meta: n_embd_head_v    = 128",
+        "llm_load_print_meta: n_embd_k_gqa     = 16000000",
+        "llm_load_print_meta: n_embd_v_gqa     = 16000000",
+        "llm_load_print_meta: ssm_d_state      = 18446744073709551615",
+        "llm_load_print_meta: ssm_d_inner      = 18446744073709551615",
+        "llama_new_context_with_model: n_ctx      = 9223372036854775807",
+        "llama_new_context_with_model: n_ubatch   = 9223372036854775807",
+        "llm_load_tensors: offloaded 33/33 layers to GPU",
+        "llm_load_tensors:      CUDA0 buffer size =  4403.50 MiB",
+        "llama_kv_cache_init:      CUDA0 KV buffer size =  1024.00 MiB",
+        "llama_new_context_with_model: KV self size  = 1024.00 MiB, K (f16):  512.00 MiB, V (f16):  512.00 MiB",
+        "llama_new_context_with_model:      CUDA0 compute buffer size =   560.00 MiB",
+    ];
+    for l in lines {
+        log.push_str(l);
+        log.push('\n');
+    }
+    let out = run(&["--format", "json", "-"], log.as_bytes());
+    no_panic(&out);
+    let out = run(&["whatif", "--max-ctx", "-"], log.as_bytes());
+    no_panic(&out);
+}

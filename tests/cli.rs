@@ -222,3 +222,29 @@ common_memory_breakdown_print: |   - Host               |                    700
         6100i64 * 1048576
     );
 }
+
+/// `--gguf` names a file that cannot be used (here one that is not a model: a log): the report still runs,
+/// exits 0 and says why in a warning; the JSON has no `model.gguf`.
+#[test]
+fn an_unusable_gguf_is_a_warning_not_a_failure() {
+    let log = root().join("sample-logs/001-kaggle-t4-llama31-8b.log");
+    let missing = root().join("sample-logs/002-runpod-rtx4090-llama31-8b-lora.log");
+    let out = run(
+        &[
+            "--format",
+            "json",
+            "--gguf",
+            missing.to_str().unwrap(),
+            log.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let json: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let warnings = json["inputs"][0]["warnings"].to_string();
+    assert!(
+        warnings.contains("002-runpod-rtx4090-llama31-8b-lora.log (--gguf) could not be read"),
+        "{warnings}"
+    );
+    assert!(json["loads"][0]["model"].get("gguf").is_none());
+}

@@ -197,6 +197,9 @@ struct Model {
     architecture: Option<String>,
     #[serde(default)]
     block_count: Option<i64>,
+    /// The GGUF file whose header gave the layout (`--gguf`, or the blob found on this machine).
+    #[serde(default)]
+    gguf: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -228,6 +231,8 @@ struct Settings {
     speculative: Option<String>,
     #[serde(default)]
     fit_target: Option<Q>,
+    #[serde(default)]
+    kv_unified: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -519,6 +524,32 @@ pub(crate) struct WhatIf {
     pub changes: Vec<String>,
     pub estimate: Option<EstimateReplay>,
     pub measured: Option<MeasuredReplay>,
+    /// `whatif --max-ctx` only.
+    #[serde(default)]
+    pub max_ctx: Option<MaxContext>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct MaxContext {
+    pub replay: String,
+    pub gpus: Vec<String>,
+    pub parallel: i64,
+    pub step: i64,
+    pub cap: i64,
+    pub cap_from: String,
+    pub assumptions: Vec<String>,
+    pub rows: Vec<MaxContextRow>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct MaxContextRow {
+    pub kv_type: String,
+    pub num_ctx: Option<i64>,
+    pub context: Option<i64>,
+    pub at_cap: bool,
+    pub margin: Option<i64>,
 }
 
 #[derive(Deserialize)]
@@ -725,4 +756,51 @@ fn finding_codes_are_the_contract_s() {
         .map(|(_, w)| *w)
         .collect();
     assert_eq!(words, FINDING_CODES);
+}
+
+/// `vramdiff whatif --format json`: `{schema_version, tool, loads: [{source, whatif}]}`; `whatif.max_ctx` with
+/// `--max-ctx` (added with issue 14).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WhatifDocument {
+    schema_version: u32,
+    #[allow(dead_code)]
+    tool: serde_json::Value,
+    loads: Vec<WhatifLoad>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WhatifLoad {
+    #[allow(dead_code)]
+    source: serde_json::Value,
+    whatif: Option<WhatIf>,
+}
+
+#[test]
+fn whatif_max_ctx_follows_the_contract() {
+    for log in [
+        "sample-logs/founding-k80-gemma3-12b.log",
+        "sample-logs/founding-today-3090-4060-gemma4-31b.log",
+    ] {
+        let out = run(&["whatif", "--max-ctx", "--format", "json", log], b"");
+        let doc: WhatifDocument =
+            serde_json::from_slice(&out.stdout).expect("whatif JSON follows the contract");
+        assert_eq!(doc.schema_version, 1);
+        let m = doc.loads[0]
+            .whatif
+            .as_ref()
+            .unwrap()
+            .max_ctx
+            .as_ref()
+            .unwrap();
+        let types: Vec<&str> = m.rows.iter().map(|r| r.kv_type.as_str()).collect();
+        assert_eq!(types, ["f16", "q8_0", "q4_0"], "{log}");
+        assert!(
+            m.rows
+                .iter()
+                .all(|r| r.num_ctx.is_some_and(|n| n % m.step == 0)),
+            "{log}"
+        );
+    }
 }

@@ -7,16 +7,28 @@ mod util;
 mod bad_input;
 #[cfg(feature = "batch")]
 mod batch;
+mod ci;
 mod cli;
 mod corpus;
+mod diff;
 mod findings;
+#[cfg(feature = "batch")]
+mod fleet;
 mod follow;
 mod founding_case;
 mod founding_today;
+mod gguf_bad_input;
+mod gguf_oracle;
+mod gguf_real_logs;
 mod golden;
 mod grammar_examples;
+mod inspect_contract;
+mod inspect_golden;
 mod json_contract;
+mod kv_geometry;
+mod layout_replay;
 mod lifecycle;
+mod max_ctx;
 mod observed;
 mod peer_vectors;
 mod properties;

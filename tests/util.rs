@@ -86,6 +86,8 @@ pub fn run_in(dir: &Path, args: &[&str], stdin: &[u8]) -> Output {
         .args(args)
         .current_dir(dir)
         .env_remove("RUST_BACKTRACE")
+        // Reports must depend on the repository alone, not on model blobs this machine may hold.
+        .env("VRAMDIFF_NO_MODEL_SEARCH", "1")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

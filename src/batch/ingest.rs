@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use rayon::prelude::*;
 
 use super::rows::{rows, ComponentRecord, LoadRow};
+use super::shard;
 use crate::model::{Finding, InputSummary};
 use crate::pipeline::{Options, Pipeline};
 use crate::source;
@@ -22,9 +23,17 @@ pub struct FileResult {
     pub findings: Vec<(i64, Finding)>,
 }
 
-/// Expand the command line's paths into a sorted, de-duplicated list of files; unusable arguments are returned
-/// as messages (a glob that matches nothing, a path that does not exist).
-pub fn expand(paths: &[String]) -> (Vec<String>, Vec<String>) {
+/// A file to read, with its shard key (see [`super::shard`]: its path relative to the folder or glob it came
+/// from).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct InputFile {
+    pub path: String,
+    pub shard_key: String,
+}
+
+/// Expand the command line's paths into a sorted (by path), de-duplicated list of files; unusable arguments are
+/// returned as messages (a glob that matches nothing, a path that does not exist).
+pub fn expand(paths: &[String]) -> (Vec<InputFile>, Vec<String>) {
     let mut files = Vec::new();
     let mut problems = Vec::new();
     for p in paths {
@@ -41,7 +50,10 @@ pub fn expand(paths: &[String]) -> (Vec<String>, Vec<String>) {
                     Ok(e)
                         if e.file_type().is_file()
                             && e.file_name().to_string_lossy().ends_with(".expect.toml") => {}
-                    Ok(e) if e.file_type().is_file() => files.push(e.path().display().to_string()),
+                    Ok(e) if e.file_type().is_file() => files.push(InputFile {
+                        path: e.path().display().to_string(),
+                        shard_key: shard::key_below(e.path(), &path),
+                    }),
                     Ok(_) => {}
                     Err(e) => problems.push(format!("{p}: {e}")),
                 }
@@ -49,10 +61,14 @@ pub fn expand(paths: &[String]) -> (Vec<String>, Vec<String>) {
         } else if p.contains(['*', '?', '[']) && !path.exists() {
             match glob::glob(p) {
                 Ok(matches) => {
+                    let root = shard::glob_root(p);
                     let before = files.len();
                     for m in matches {
                         match m {
-                            Ok(m) if m.is_file() => files.push(m.display().to_string()),
+                            Ok(m) if m.is_file() => files.push(InputFile {
+                                path: m.display().to_string(),
+                                shard_key: shard::key_below(&m, &root),
+                            }),
                             Ok(_) => {}
                             Err(e) => problems.push(format!("{p}: {e}")),
                         }
@@ -65,11 +81,16 @@ pub fn expand(paths: &[String]) -> (Vec<String>, Vec<String>) {
             }
         } else {
             // Given explicitly: read it even if it is missing, so the error names it.
-            files.push(p.clone());
+            files.push(InputFile {
+                path: p.clone(),
+                shard_key: shard::name_key(&path),
+            });
         }
     }
+    // By path, then key: a file reached twice (a folder and a glob) keeps the same key on every machine given
+    // the same arguments.
     files.sort();
-    files.dedup();
+    files.dedup_by(|a, b| a.path == b.path);
     (files, problems)
 }
 

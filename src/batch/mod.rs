@@ -7,9 +7,12 @@
 pub mod baseline;
 pub mod calibration;
 pub mod charts;
+pub mod dataset;
+pub mod diff_tables;
 pub mod gate;
 pub mod ingest;
 pub mod rows;
+pub mod shard;
 pub mod summary;
 pub mod tables;
 
@@ -36,6 +39,10 @@ pub struct BatchOptions {
     pub max_errors: Vec<MaxError>,
     pub fail_on_regression: bool,
     pub analysis: app::Options,
+    /// Read only this share of the inputs; every file written carries it in its name.
+    pub shard: Option<shard::Shard>,
+    /// Write `loads` and `components` as a Hive-partitioned dataset instead of single files.
+    pub partition_by: Option<dataset::PartitionBy>,
 }
 
 impl BatchOptions {
@@ -51,6 +58,8 @@ impl BatchOptions {
             max_errors: b.max_error.clone(),
             fail_on_regression: b.fail_on_regression,
             analysis: app::options(&b.input, false),
+            shard: b.shard,
+            partition_by: b.partition_by.clone(),
         }
     }
 }
@@ -124,6 +133,11 @@ pub fn run(
     files_found: &dyn Fn(u64),
 ) -> anyhow::Result<BatchOutcome> {
     let (files, problems) = ingest::expand(&options.paths);
+    let files: Vec<String> = files
+        .into_iter()
+        .filter(|f| options.shard.is_none_or(|s| s.takes(&f.shard_key)))
+        .map(|f| f.path)
+        .collect();
     files_found(files.len() as u64);
     let results: Vec<FileResult> =
         ingest::analyze_all(&files, &options.analysis, options.threads, progress)?;
@@ -168,21 +182,44 @@ pub fn run(
         let formats = tables::Formats {
             jsonl: options.jsonl,
         };
-        written.extend(tables::write(dir, "loads", &mut loads, formats)?);
-        written.extend(tables::write(dir, "components", &mut components, formats)?);
+        // `-K-of-N` in every name a sharded run writes: shards sharing a folder never overwrite each other.
+        let suffix = options.shard.map(|s| s.suffix()).unwrap_or_default();
+        let named = |name: &str| format!("{name}{suffix}");
+        if let Some(by) = &options.partition_by {
+            written.extend(dataset::write(dir, "loads", &loads, by, options.shard)?);
+            written.extend(dataset::write(
+                dir,
+                "components",
+                &components,
+                by,
+                options.shard,
+            )?);
+        } else {
+            written.extend(tables::write(dir, &named("loads"), &mut loads, formats)?);
+            written.extend(tables::write(
+                dir,
+                &named("components"),
+                &mut components,
+                formats,
+            )?);
+        }
         written.extend(tables::write(
             dir,
-            "calibration",
+            &named("calibration"),
             &mut calibration,
             tables::Formats::default(),
         )?);
         for chart in charts::all(&results)? {
             // Fixed names (charts.rs), never from log text.
-            let path = dir.join(&chart.file_name);
+            let file_name = match chart.file_name.rsplit_once('.') {
+                Some((stem, ext)) => format!("{}.{ext}", named(stem)),
+                None => named(&chart.file_name),
+            };
+            let path = dir.join(file_name);
             std::fs::write(&path, &chart.png)?;
             written.push(path.display().to_string());
         }
-        let path = dir.join("summary.md");
+        let path = dir.join(format!("{}.md", named("summary")));
         std::fs::write(&path, &summary)?;
         written.push(path.display().to_string());
     }

@@ -52,6 +52,13 @@ pub fn follow_until(args: &ReportArgs, terminal: Terminal<'_>, stop: Arc<AtomicB
             return 2;
         }
     };
+    if format(args.format) == Format::Junit {
+        message(
+            "--follow prints each load as it completes: --format text, markdown, json or jsonl (JUnit is one document per run)"
+                .to_string(),
+        );
+        return 2;
+    }
     let mut pipeline = match Pipeline::new(&options(&args.input, false)) {
         Ok(p) => p,
         Err(e) => {

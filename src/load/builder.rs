@@ -10,14 +10,15 @@ use crate::model::{
     Actual, Backend, BreakdownRow, BufferKind, Device, KvCache, Load, LoadSource, ModelRef,
     Quantity, RejectedGpu,
 };
+use crate::parse::event::ParamValue;
 use crate::parse::event::{
     BreakdownLine, ContextParam, EstimateLine, GpuInfo, KvSizeLine, LoadRequest, RunnerCommand,
     RunnerDevice, SummaryPart,
 };
-use crate::parse::values::parse_int;
 
 use super::buffers::{BufferLedger, BufferLine};
 use super::fit::FitLedger;
+use super::hyperparameters::{hyperparameters, layout};
 
 /// How far a load has progressed, as far as the log shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
@@ -47,6 +48,10 @@ pub struct ContextParams {
     pub ubatch: Option<i64>,
     pub seq_max: Option<i64>,
     pub flash_attention: Option<bool>,
+    /// `n_ctx_seq` / `n_ctx_per_seq`.
+    pub ctx_per_sequence: Option<i64>,
+    /// `kv_unified`, when printed.
+    pub kv_unified: Option<bool>,
 }
 
 impl ContextParams {
@@ -58,7 +63,8 @@ impl ContextParams {
             ContextParam::SeqMax(n) => self.seq_max = Some(n),
             // The last line counts; `auto` says nothing about what was chosen.
             ContextParam::FlashAttention(on) => self.flash_attention = on,
-            ContextParam::CtxPerSequence(_) => {}
+            ContextParam::CtxPerSequence(n) => self.ctx_per_sequence = Some(n),
+            ContextParam::KvUnified(on) => self.kv_unified = Some(on),
         }
     }
 }
@@ -101,8 +107,8 @@ pub struct LoadBuilder {
     pub seen_commit: bool,
     /// llama.cpp's device inventory (`device_info:`, `using device … MiB free`).
     pub runner_devices: Vec<(RunnerDevice, u64)>,
-    /// `print_info:` hyperparameters, last value per key.
-    pub model_params: Vec<(String, String)>,
+    /// `print_info:` hyperparameters, last value per key, with the line that printed it.
+    pub model_params: Vec<(String, ParamValue, u64)>,
     pub kv_caches: Vec<(KvSizeLine, u64)>,
     /// llama-server's `[mtmd]` projector estimate and `[spec]` draft estimate, with their lines.
     pub projector_estimate: Option<(Quantity, u64)>,
@@ -229,15 +235,18 @@ impl LoadBuilder {
             .or_else(|| self.load_requests.last())
     }
 
-    pub(super) fn model_param(&self, key: &str) -> Option<&str> {
+    /// A `print_info:` count (`n_layer`), when printed as one.
+    pub(super) fn model_count(&self, key: &str) -> Option<i64> {
         self.model_params
             .iter()
             .rev()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.as_str())
+            .find(|(k, _, _)| k == key)
+            .and_then(|(_, v, _)| v.count())
+            .and_then(|n| i64::try_from(n).ok())
     }
 
     fn model(&self) -> ModelRef {
+        let hyperparameters = hyperparameters(&self.model_params);
         let path = self
             .runner
             .as_ref()
@@ -255,7 +264,10 @@ impl LoadBuilder {
             path,
             blob,
             architecture: self.architecture.clone(),
-            block_count: self.model_param("n_layer").and_then(parse_int),
+            block_count: self.model_count("n_layer"),
+            layout: hyperparameters.as_ref().and_then(|h| layout(h).ok()),
+            hyperparameters,
+            gguf: None,
         }
     }
 

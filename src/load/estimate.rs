@@ -7,7 +7,6 @@ use crate::model::{
     Quantity, WeightsSemantics,
 };
 use crate::parse::event::SummaryPart;
-use crate::parse::values::parse_int;
 
 use super::builder::LoadBuilder;
 use super::engine::parse_version;
@@ -172,7 +171,7 @@ impl LoadBuilder {
             None => Device::Host,
         };
         FitContext {
-            blocks: self.model_param("n_layer").and_then(parse_int),
+            blocks: self.model_count("n_layer"),
             gpu_layers: self.runner.as_ref().and_then(|(c, _)| c.gpu_layers),
             projector: self.projector_estimate.map(|(q, l)| (q, device, l)),
             draft: self.draft_estimate,

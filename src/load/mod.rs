@@ -15,6 +15,8 @@ mod estimate;
 mod events;
 mod fit;
 mod gpus;
+pub mod hyperparameters;
+pub mod model_file;
 mod server;
 mod settings;
 

@@ -67,8 +67,8 @@ impl Assembler {
                 // Never opens a load: the server's vocab-only model load prints the same block.
                 if let Some(b) = self.open_load() {
                     b.touch(line);
-                    b.model_params.retain(|(k, _)| *k != key);
-                    b.model_params.push((key, value));
+                    b.model_params.retain(|(k, _, _)| *k != key);
+                    b.model_params.push((key, value, line));
                 }
                 None
             }

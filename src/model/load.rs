@@ -56,6 +56,15 @@ pub struct ModelRef {
     /// Repeating layers (`print_info: n_layer`), when printed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub block_count: Option<i64>,
+    /// The hyperparameters the log printed (`print_info:`), typed.
+    #[serde(skip)]
+    pub hyperparameters: Option<super::Hyperparameters>,
+    /// The model's layers: from the GGUF file when one was read (see `gguf`), else from the hyperparameters.
+    #[serde(skip)]
+    pub layout: Option<super::ModelLayout>,
+    /// The GGUF file whose header gave the layout (`--gguf`, or the blob the log names found on this machine).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gguf: Option<String>,
 }
 
 /// Who placed the layers, which decides what the figures mean and which settings reach the runner.
@@ -121,6 +130,9 @@ pub struct Settings {
     /// Speculative decoding (`--spec-type draft-mtp`, or a draft model), when configured.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub speculative: Option<String>,
+    /// `kv_unified` as llama.cpp printed it: `false` gives every slot its own KV stream.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kv_unified: Option<bool>,
     /// The `--fit` free-memory target per device (`--fit-target`), when the command sets it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fit_target: Option<Quantity>,

@@ -75,6 +75,20 @@ pub struct ReplayFigures {
     pub layer_buffer: bool,
     /// Where each figure came from, in words.
     pub from: Vec<String>,
+    /// Weights and KV of each block (block 0 first) when the model's layout gives them (a GGUF file, or the
+    /// log's hyperparameters for the KV); empty: every block costs `layer_weights + layer_kv`.
+    #[serde(skip)]
+    pub per_layer: Vec<(i64, i64)>,
+}
+
+impl ReplayFigures {
+    /// What block `i` costs on a GPU.
+    pub fn block_cost(&self, i: i64) -> i64 {
+        match usize::try_from(i).ok().and_then(|i| self.per_layer.get(i)) {
+            Some((w, kv)) => w.saturating_add(*kv),
+            None => self.layer_weights.saturating_add(self.layer_kv),
+        }
+    }
 }
 
 /// The replay with the estimate's figures, and how it compares with what the log printed.
@@ -160,4 +174,7 @@ pub struct WhatIf {
     pub changes: Vec<String>,
     pub estimate: Option<EstimateReplay>,
     pub measured: Option<MeasuredReplay>,
+    /// `whatif --max-ctx`: the largest context that keeps every layer on the GPUs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_ctx: Option<super::MaxContext>,
 }

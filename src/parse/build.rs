@@ -179,7 +179,7 @@ pub fn build(event: &str, fields: &Fields) -> Result<EventKind, BuildError> {
         })),
         "model_param" => EventKind::ModelParam {
             key: need(fields, "key")?.to_string(),
-            value: need(fields, "value")?.trim().to_string(),
+            value: param_value(need(fields, "value")?.trim())?,
         },
         "model_loader" => EventKind::ModelLoader,
         "recovered" => EventKind::Recovered {
@@ -247,6 +247,20 @@ fn load_request(text: &str) -> LoadRequest {
 }
 
 /// A context parameter by its llama.cpp key; a count that is not a number is an error (the line is reported).
+/// A `print_info:` value: a per-layer array must be counts; a bare word that is not a count is text.
+fn param_value(value: &str) -> Result<ParamValue, BuildError> {
+    if value.starts_with('[') {
+        let list = parse_int_list(value)
+            .and_then(|l| l.into_iter().map(|n| u64::try_from(n).ok()).collect())
+            .ok_or_else(|| format!("the per-layer array '{value}' is not a list of counts"))?;
+        return Ok(ParamValue::PerLayer(list));
+    }
+    Ok(match parse_int(value).and_then(|n| u64::try_from(n).ok()) {
+        Some(n) => ParamValue::Count(n),
+        None => ParamValue::Text(value.to_string()),
+    })
+}
+
 fn context_param(key: &str, value: &str) -> Result<ContextParam, BuildError> {
     let count = || parse_int(value).ok_or_else(|| format!("{key} is not a number: '{value}'"));
     Ok(match key {
@@ -255,6 +269,11 @@ fn context_param(key: &str, value: &str) -> Result<ContextParam, BuildError> {
         "n_ubatch" => ContextParam::Ubatch(count()?),
         "n_seq_max" => ContextParam::SeqMax(count()?),
         "n_ctx_seq" | "n_ctx_per_seq" => ContextParam::CtxPerSequence(count()?),
+        "kv_unified" => ContextParam::KvUnified(match value {
+            "1" | "true" => true,
+            "0" | "false" => false,
+            _ => return Err(format!("kv_unified is not a boolean: '{value}'")),
+        }),
         "flash_attn" => ContextParam::FlashAttention(match value {
             "1" | "true" | "enabled" => Some(true),
             "0" | "false" | "disabled" => Some(false),
@@ -422,6 +441,21 @@ mod tests {
             (r.kv_size, r.batch_size, r.flash_attention),
             (Some(4096), Some(512), Some(true))
         );
+    }
+
+    #[test]
+    fn model_parameters_are_counts_arrays_or_text() {
+        // `sample-logs/founding-today-3090-4060-gemma4-31b.log:51,55`; the array form is llama.cpp's
+        // `print_f` for values that differ per layer.
+        assert_eq!(param_value("60"), Ok(ParamValue::Count(60)));
+        assert_eq!(param_value("gemma4"), Ok(ParamValue::Text("gemma4".into())));
+        assert_eq!(
+            param_value("[8, 8, 0, 8]"),
+            Ok(ParamValue::PerLayer(vec![8, 8, 0, 8]))
+        );
+        assert!(param_value("[8, -1]")
+            .unwrap_err()
+            .contains("not a list of counts"));
     }
 
     #[test]

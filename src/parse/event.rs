@@ -97,6 +97,25 @@ pub struct RunnerDevice {
     pub free: Quantity,
 }
 
+/// A `print_info:` value: a count, a per-layer array (printed when layers differ, `[8, 8, 0, 8]`), or text
+/// (`arch = gemma3`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ParamValue {
+    Count(u64),
+    PerLayer(Vec<u64>),
+    Text(String),
+}
+
+impl ParamValue {
+    /// The count, when the value is one.
+    pub fn count(&self) -> Option<u64> {
+        match self {
+            ParamValue::Count(n) => Some(*n),
+            _ => None,
+        }
+    }
+}
+
 /// One line of llama.cpp's `--fit` phase (`common_params_fit_impl`, `common_fit_params`), §5.4–§5.5.
 #[derive(Debug, Clone, PartialEq)]
 pub enum FitLine {
@@ -286,8 +305,8 @@ pub enum EventKind {
     GpuRejected { name: String, reason: String },
     /// A KV (or recurrent state) cache summary line.
     KvSize(Box<KvSizeLine>),
-    /// A model hyperparameter from `print_info:` (`n_layer`, `n_ctx_train`, `n_expert`, …).
-    ModelParam { key: String, value: String },
+    /// A model hyperparameter from `print_info:` (`n_layer`, `n_head_kv`, `n_swa`, `arch`, …).
+    ModelParam { key: String, value: ParamValue },
     /// `llama_model_loader: loaded meta data …`: llama.cpp is reading a model (a weak sign of the llama
     /// engine: the server's vocab-only load prints it too).
     ModelLoader,
@@ -354,4 +373,7 @@ pub enum ContextParam {
     FlashAttention(Option<bool>),
     /// `n_ctx_seq` / `n_ctx_per_seq`: one sequence's share of `n_ctx` (recognised; `n_ctx` is what is used).
     CtxPerSequence(i64),
+    /// `kv_unified`: one KV stream shared by every sequence (`true`), or one stream of `n_ctx_seq` cells per
+    /// sequence (`false`, llama-server's default since the `llama_context` era).
+    KvUnified(bool),
 }

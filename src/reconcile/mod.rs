@@ -3,6 +3,7 @@
 //! the later stages read. Pure functions of a [`Load`].
 
 mod actuals;
+pub mod kv_check;
 pub mod observed;
 pub(crate) mod terms;
 
@@ -235,7 +236,8 @@ fn devices(load: &Load) -> Vec<DeviceRow> {
 }
 
 /// Reconcile a load: its component and device rows (observed rows come with a capture, see [`observed`]).
-pub fn reconcile(load: Load) -> Reconciled {
+pub fn reconcile(mut load: Load) -> Reconciled {
+    load.notes.extend(kv_check::disagreements(&load));
     Reconciled {
         components: components(&load),
         devices: devices(&load),

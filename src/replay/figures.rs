@@ -1,7 +1,10 @@
 //! The figures a replay runs on: derived from the estimate line (per-layer sizes are its totals divided by the
 //! block count, since the log has no per-tensor sizes), or from the measured buffers and nvidia-smi.
 
-use crate::model::{human, Component, Engine, Estimate, Quantity, Reconciled, ReplayFigures, GIB};
+use crate::model::kv_geometry::{kv_geometry_of, kv_type, signed};
+use crate::model::{
+    human, Component, Engine, Estimate, KvType, Quantity, Reconciled, ReplayFigures, GIB,
+};
 use crate::reconcile::terms::minimum_memory;
 use crate::reconcile::terms::{block_weights, is_single_line};
 
@@ -21,6 +24,8 @@ pub struct Changes {
     pub graph_multiplier: Option<f64>,
     /// Let a scheduler choose the GPUs (instead of replaying on the GPUs the log used).
     pub scheduler: Option<super::placement::Scheduler>,
+    /// The KV cache type (`OLLAMA_KV_CACHE_TYPE`, `--cache-type-k/v`).
+    pub kv_type: Option<KvType>,
 }
 
 impl Changes {
@@ -49,6 +54,9 @@ impl Changes {
         if let Some(s) = self.scheduler {
             out.push(s.describe().to_string());
         }
+        if let Some(t) = self.kv_type {
+            out.push(format!("kv-type {}", t.name()));
+        }
         out
     }
 
@@ -63,6 +71,43 @@ impl Changes {
         let new_total = self.ctx.unwrap_or(per_slot) * self.parallel.unwrap_or(parallel);
         Some((new_total, total.max(1)))
     }
+}
+
+/// Ollama's estimator's bytes per element in halves (`kvCacheBytesPerElement`: f16 2, q8_0 1, q4_0 0.5).
+fn estimator_bytes(t: KvType) -> i64 {
+    match t {
+        KvType::F16 => 4,
+        KvType::Q8_0 => 2,
+        KvType::Q4_0 => 1,
+    }
+}
+
+/// llama.cpp's bytes per 32 elements (f16 64, q8_0 34, q4_0 18).
+fn llama_cpp_bytes(t: KvType) -> i64 {
+    t.bytes(32) as i64
+}
+
+impl Changes {
+    /// The KV cache type asked for, the load's, and the factor between them by `bytes`; `None` when no type
+    /// was asked for, or it is the load's.
+    pub(crate) fn kv_type_factor(
+        &self,
+        load: &Reconciled,
+        bytes: fn(KvType) -> i64,
+    ) -> Option<(KvType, KvType, (i64, i64))> {
+        let to = self.kv_type?;
+        let from = logged_kv_type(load);
+        (to != from).then(|| (to, from, (bytes(to), bytes(from))))
+    }
+}
+
+/// The load's KV cache type (f16 when the log does not say, or names a type other than q8_0/q4_0).
+pub(crate) fn logged_kv_type(load: &Reconciled) -> KvType {
+    load.settings
+        .kv_cache_type
+        .as_deref()
+        .and_then(kv_type)
+        .unwrap_or(KvType::F16)
 }
 
 /// Which end of each printed figure's rounding interval to use.
@@ -130,6 +175,16 @@ pub fn from_estimate(load: &Reconciled, changes: &Changes, end: End) -> Option<R
             factor.0, factor.1
         ));
     }
+    if let Some((to, from_type, factor)) = changes.kv_type_factor(load, estimator_bytes) {
+        layer_kv = scale(layer_kv, factor);
+        from.push(format!(
+            "KV × {}/{} for a {} cache instead of {} (the estimator's bytes per element)",
+            factor.0,
+            factor.1,
+            to.name(),
+            from_type.name()
+        ));
+    }
     if let Some(m) = changes.graph_multiplier {
         let m = (m * 1000.0).round() as i64;
         graph = scale(graph, (m, 1000));
@@ -137,8 +192,31 @@ pub fn from_estimate(load: &Reconciled, changes: &Changes, end: End) -> Option<R
         from.push(format!("graph × {} (graph multiplier)", m as f64 / 1000.0));
     }
     let library = e.library.as_deref();
+    let layer_weights = v(block_total) / blocks;
+    // The layout shares the estimate's KV over the blocks (a window layer holds less) and, from a GGUF file,
+    // gives each block its own weights, as the estimator sums `blk.N` tensors.
+    let per_layer = layout_blocks(load, changes, blocks)
+        .map(|(weights, kv)| {
+            from.push(layout_note(load));
+            let kv_total: i128 = kv.iter().map(|&k| i128::from(k)).sum();
+            let estimate_total = i128::from(layer_kv).saturating_mul(i128::from(blocks));
+            weights
+                .iter()
+                .zip(&kv)
+                .map(|(w, &k)| {
+                    let share = if kv_total == 0 {
+                        layer_kv
+                    } else {
+                        i64::try_from(estimate_total.saturating_mul(i128::from(k)) / kv_total)
+                            .unwrap_or(i64::MAX)
+                    };
+                    (w.map_or(layer_weights, signed), share)
+                })
+                .collect()
+        })
+        .unwrap_or_default();
     Some(ReplayFigures {
-        layer_weights: v(block_total) / blocks,
+        layer_weights,
         layer_kv,
         blocks,
         output,
@@ -149,7 +227,53 @@ pub fn from_estimate(load: &Reconciled, changes: &Changes, end: End) -> Option<R
         gpu_overhead: changes.gpu_overhead.or(e.gpu_overhead.map(v)).unwrap_or(0),
         layer_buffer: true,
         from,
+        per_layer,
     })
+}
+
+/// Each block's weights (when the layout knows them) and KV bytes in llama.cpp's sizing at the context, slots
+/// and cache type `changes` asks for; `None` without a layout of `blocks` layers or a cache geometry.
+fn layout_blocks(
+    load: &Reconciled,
+    changes: &Changes,
+    blocks: i64,
+) -> Option<(Vec<Option<u64>>, Vec<u64>)> {
+    let layout = load.model.layout.as_ref()?;
+    if layout.layers.len() as i64 != blocks {
+        return None;
+    }
+    let mut geometry = kv_geometry_of(&load.settings)?;
+    if let Some((total, _)) = changes.context_factor(load) {
+        geometry.context = u64::try_from(total).ok()?.max(1);
+    }
+    if let Some(p) = changes.parallel {
+        geometry.parallel = u64::try_from(p).ok()?.max(1);
+    }
+    if let Some(t) = changes.kv_type {
+        geometry.type_k = t;
+        geometry.type_v = t;
+    }
+    let weights = layout
+        .layers
+        .iter()
+        .map(|l| Some(l.dense_bytes?.saturating_add(l.expert_bytes.unwrap_or(0))))
+        .collect();
+    let kv = layout
+        .layers
+        .iter()
+        .map(|l| geometry.layer_total(l))
+        .collect();
+    Some((weights, kv))
+}
+
+fn layout_note(load: &Reconciled) -> String {
+    match load.model.layout.as_ref().map(|l| &l.source) {
+        Some(crate::model::LayoutSource::Gguf { path }) => {
+            format!("per-block weights and KV shares: the GGUF header of {path}")
+        }
+        _ => "per-block KV shares: the hyperparameters the log prints (weights: the average)"
+            .to_string(),
+    }
 }
 
 fn component(load: &Reconciled, c: Component) -> Option<&crate::model::ComponentRow> {
@@ -228,6 +352,16 @@ pub fn measured(load: &Reconciled, changes: &Changes) -> Option<ReplayFigures> {
             factor.0, factor.1
         ));
     }
+    if let Some((to, from_type, factor)) = changes.kv_type_factor(load, llama_cpp_bytes) {
+        layer_kv = scale(layer_kv, factor);
+        from.push(format!(
+            "KV × {}/{} for a {} cache instead of {} (llama.cpp's bytes per element)",
+            factor.0,
+            factor.1,
+            to.name(),
+            from_type.name()
+        ));
+    }
     let context = load
         .observed
         .iter()
@@ -252,6 +386,18 @@ pub fn measured(load: &Reconciled, changes: &Changes) -> Option<ReplayFigures> {
             m
         }
     };
+    // With a layout, each block's KV in llama.cpp's sizing (checked against the logs' KV lines) and, from a
+    // GGUF file, its own weights.
+    let per_layer = layout_blocks(load, changes, blocks)
+        .map(|(weights, kv)| {
+            from.push(layout_note(load).replace("KV shares", "KV"));
+            weights
+                .iter()
+                .zip(kv)
+                .map(|(w, k)| (w.map_or(layer_weights, signed), signed(k)))
+                .collect()
+        })
+        .unwrap_or_default();
     Some(ReplayFigures {
         layer_weights,
         layer_kv,
@@ -267,5 +413,6 @@ pub fn measured(load: &Reconciled, changes: &Changes) -> Option<ReplayFigures> {
             .unwrap_or(0),
         layer_buffer: false,
         from,
+        per_layer,
     })
 }

@@ -6,6 +6,7 @@
 pub mod figures;
 pub mod fit;
 pub mod llama_server;
+pub mod max_ctx;
 pub mod placement;
 
 use crate::model::{
@@ -125,7 +126,7 @@ fn estimate_replay(load: &Reconciled, changes: &Changes) -> Option<EstimateRepla
 }
 
 /// Free memory left on the tightest GPU that holds a layer.
-fn margin(p: &Placement, overhead: i64) -> i64 {
+pub(crate) fn margin(p: &Placement, overhead: i64) -> i64 {
     p.gpus_with_layers()
         .map(|g| g.free - overhead - g.allocation)
         .min()
@@ -184,10 +185,11 @@ pub fn replay(load: &Reconciled, changes: &Changes) -> Option<WhatIf> {
         load.era == Era::LlamaServer || load.estimate.as_ref().is_some_and(|e| e.fit.is_some());
     let (estimate, measured) = if fit_era {
         if *changes != Changes::default() {
-            // What-if changes replay Ollama's estimator, which llama-server no longer runs.
-            return None;
+            // The plan's figures are the log's; what-if changes replay the fit with the measured ones.
+            (None, llama_server::changed(load, changes))
+        } else {
+            (llama_server::estimate(load), llama_server::measured(load))
         }
-        (llama_server::estimate(load), llama_server::measured(load))
     } else {
         (
             estimate_replay(load, changes),
@@ -201,5 +203,6 @@ pub fn replay(load: &Reconciled, changes: &Changes) -> Option<WhatIf> {
         changes: changes.describe(),
         estimate,
         measured,
+        max_ctx: None,
     })
 }

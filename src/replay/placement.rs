@@ -18,7 +18,8 @@ pub struct GpuSpace {
 ///
 /// `max_layers` is `num_gpu` when the user set one (≥ 0); `None` places as many as fit.
 pub fn place(gpus: &[GpuSpace], f: &ReplayFigures, max_layers: Option<i64>) -> Placement {
-    let layer_size = f.layer_weights.saturating_add(f.layer_kv);
+    // The estimator's `layerSize` (the buffer and the filter): block 0's weights and KV.
+    let layer_size = f.block_cost(0);
     let graph_max = f.graph.max(f.graph_partial);
     let buffer = if f.layer_buffer { layer_size } else { 0 };
     let mut alloc = vec![0i64; gpus.len()];
@@ -45,20 +46,21 @@ pub fn place(gpus: &[GpuSpace], f: &ReplayFigures, max_layers: Option<i64>) -> P
     let fits = |alloc: i64, free: i64, cost: i64| free > f.gpu_overhead + alloc + graph_max + cost;
     // 3. Blocks from the last down to 0, round-robin by block index over the GPUs that still have space.
     for i in (0..f.blocks).rev() {
+        let block = f.block_cost(i);
         if max_layers.is_some_and(|n| placed >= n) {
-            overflow += layer_size;
+            overflow += block;
             continue;
         }
         if !try_place(&mut with_space, i, |g| {
-            if fits(alloc[g], gpus[g].free, layer_size) {
-                alloc[g] += layer_size;
+            if fits(alloc[g], gpus[g].free, block) {
+                alloc[g] += block;
                 layers[g] += 1;
                 true
             } else {
                 false
             }
         }) {
-            overflow += layer_size;
+            overflow += block;
         } else {
             placed += 1;
         }
@@ -182,6 +184,7 @@ mod tests {
             gpu_overhead: 0,
             layer_buffer: true,
             from: Vec::new(),
+            per_layer: Vec::new(),
         }
     }
 

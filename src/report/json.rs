@@ -24,6 +24,8 @@
 //! Added with `--follow`: `loads[].ollama_ps` (`{url, name, size, size_vram, context_length, models_listed,
 //! matched_by}`, omitted without `--ollama`), finding code `ps-mismatch`, and `--format jsonl`: one line per load,
 //! a `loads[]` element with `input` (the input's name) and `schema_version` beside its fields.
+//! Added with the model's layout (issue 14), optional: `model.gguf` (the GGUF file whose header was read),
+//! `settings.kv_unified`, `whatif.max_ctx` (`vramdiff whatif --max-ctx`).
 
 use serde::Serialize;
 use serde_json::{json, Value};

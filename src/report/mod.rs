@@ -2,7 +2,10 @@
 //! hyperfine's `src/export/`); none of them does I/O, so the caller decides where the bytes go.
 
 pub mod chart;
+pub mod diff;
+pub mod inspect;
 pub mod json;
+pub mod junit;
 pub mod markdown;
 pub mod table;
 pub mod tables;
@@ -24,6 +27,7 @@ pub enum Format {
     Markdown,
     /// One JSON object per line and per load: a `loads[]` element plus `input`.
     JsonLines,
+    Junit,
 }
 
 /// A chart written beside the report, for reporters that can link it.
@@ -41,6 +45,8 @@ pub struct ReportOptions {
     pub show_unrecognized: bool,
     /// Charts written for each load (by load index), when `--chart` was given.
     pub charts: Vec<Vec<ChartLink>>,
+    /// JUnit: a failure per finding at or above this severity (`None`: no failures).
+    pub fail_on: Option<crate::model::Severity>,
 }
 
 /// The reporter for a format.
@@ -48,16 +54,20 @@ pub fn reporter(format: Format, options: ReportOptions) -> Box<dyn Reporter> {
     match format {
         Format::Text => Box::new(text::TextReporter { options }),
         Format::Json => Box::new(json::JsonReporter),
+        Format::Junit => Box::new(junit::JunitReporter {
+            threshold: options.fail_on,
+        }),
         Format::Markdown => Box::new(markdown::MarkdownReporter { options }),
         Format::JsonLines => Box::new(json::JsonLinesReporter),
     }
 }
 
 /// One load's report on its own, numbered `index`, for `--follow`, which prints each load as it completes.
+/// JUnit is one document per run, not a stream: `--follow` refuses it, and the text stands in here.
 pub fn render_load(format: Format, index: usize, load: &crate::model::Concluded) -> Vec<u8> {
     let mut out = String::new();
     match format {
-        Format::Text => text::load_section(&mut out, index, load),
+        Format::Text | Format::Junit => text::load_section(&mut out, index, load),
         Format::Markdown => markdown::load_section(&mut out, index, load, &[]),
         Format::Json | Format::JsonLines => return json::load_line(load),
     }

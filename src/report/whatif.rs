@@ -6,7 +6,7 @@ use std::fmt::Write;
 
 use super::table::{Align, Table};
 use super::{json, sanitize, Format};
-use crate::model::{human, Analysis, EstimateReplay, Placement, ReplayFigures, WhatIf};
+use crate::model::{human, Analysis, EstimateReplay, MaxContext, Placement, ReplayFigures, WhatIf};
 
 fn agreement(v: Option<bool>, changed: bool) -> &'static str {
     match v {
@@ -138,6 +138,55 @@ fn detailed(out: &mut String, w: &WhatIf) {
     }
 }
 
+/// `whatif --max-ctx`: the largest context per KV type, and what it assumes.
+fn max_context(out: &mut String, m: &MaxContext, markdown: bool) {
+    let _ =
+        writeln!(
+        out,
+        "  largest num_ctx that keeps every layer on {} ({}; {} slot{}; steps of {}, up to {}):",
+        if m.gpus.is_empty() { "the GPUs".to_string() } else { m.gpus.join(", ") },
+        m.replay,
+        m.parallel,
+        if m.parallel == 1 { "" } else { "s" },
+        m.step,
+        sanitize(&m.cap_from)
+    );
+    let mut t = Table::new(&[
+        ("KV type", Align::Left),
+        ("num_ctx", Align::Right),
+        ("context (all slots)", Align::Right),
+        ("margin left", Align::Right),
+    ]);
+    for r in &m.rows {
+        let ctx = match (r.num_ctx, r.at_cap) {
+            (Some(n), true) => format!("{n} (the cap)"),
+            (Some(n), false) => n.to_string(),
+            (None, _) => format!("none (not even {})", m.step),
+        };
+        t.push(vec![
+            r.kv_type.name().to_string(),
+            ctx,
+            r.context.map_or("-".to_string(), |c| c.to_string()),
+            r.margin.map_or("-".to_string(), human),
+        ]);
+    }
+    if markdown {
+        out.push('\n');
+        out.push_str(&t.to_markdown());
+        out.push('\n');
+    } else {
+        out.push_str(&t.to_text(4));
+    }
+    for a in &m.assumptions {
+        let _ = writeln!(
+            out,
+            "{}{}",
+            if markdown { "  - " } else { "      " },
+            sanitize(a)
+        );
+    }
+}
+
 /// `vramdiff whatif` output.
 pub fn render(analysis: &Analysis, format: Format) -> Vec<u8> {
     if matches!(format, Format::Json | Format::JsonLines) {
@@ -165,7 +214,12 @@ pub fn render(analysis: &Analysis, format: Format) -> Vec<u8> {
             s.last_line
         );
         match &load.whatif {
-            Some(w) => detailed(&mut out, w),
+            Some(w) => {
+                detailed(&mut out, w);
+                if let Some(m) = &w.max_ctx {
+                    max_context(&mut out, m, format == Format::Markdown);
+                }
+            }
             None => {
                 let _ = writeln!(
                     out,
@@ -179,4 +233,23 @@ pub fn render(analysis: &Analysis, format: Format) -> Vec<u8> {
         out.push_str("No model load found.\n");
     }
     out.into_bytes()
+}
+
+/// `vramdiff whatif --format junit`: the report's suites and cases (a failure per finding at or above
+/// `threshold`), each load's replay as the case's output.
+pub fn junit(analysis: &Analysis, threshold: Option<crate::model::Severity>) -> Vec<u8> {
+    let replay = |load: &crate::model::Concluded| {
+        load.whatif.as_ref().map(|w| {
+            let mut out = String::new();
+            detailed(&mut out, w);
+            out
+        })
+    };
+    super::junit::write(&super::junit::analysis_suites(analysis, threshold, &replay))
+}
+
+/// `whatif` for `$GITHUB_STEP_SUMMARY`: the text report in a fenced block under a heading.
+pub fn markdown(analysis: &Analysis) -> Vec<u8> {
+    let text = String::from_utf8_lossy(&render(analysis, Format::Text)).replace("```", "'''");
+    format!("## vramdiff whatif\n\n```text\n{text}```\n").into_bytes()
 }

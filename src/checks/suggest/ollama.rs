@@ -4,6 +4,7 @@
 
 use super::{has, round_up, visible_devices, Evidence};
 use crate::model::{human, Component, Device, Finding, FindingCode, Suggestion};
+use crate::replay::max_ctx::{largest_num_ctx, Judge};
 use crate::replay::{replay, Changes};
 
 fn needless_split(ev: &Evidence, out: &mut Vec<Suggestion>) {
@@ -210,7 +211,27 @@ fn context_and_batch(ev: &Evidence, findings: &[Finding], out: &mut Vec<Suggesti
         ) {
             let parallel = load.settings.parallel.unwrap_or(1).max(1);
             let per_slot = ctx / parallel;
-            if per_slot >= 2048 {
+            let because = if oom {
+                vec![FindingCode::LoadFailed]
+            } else {
+                vec![FindingCode::KvMismatch]
+            };
+            // `whatif --max-ctx`'s figure by the measured sizes, when the replay can tell.
+            let kv_type = crate::replay::figures::logged_kv_type(load);
+            let largest = largest_num_ctx(load, &Changes::default(), kv_type, Judge::Measured)
+                .and_then(|r| r.num_ctx)
+                .filter(|&n| n < per_slot);
+            if let Some(n) = largest {
+                out.push(Suggestion {
+                    setting: format!("num_ctx={n}"),
+                    effect: format!(
+                        "the largest num_ctx that keeps every layer on the GPUs by the measured sizes (whatif --max-ctx): the KV cache {} → about {}",
+                        human(kv.bytes),
+                        human(kv.bytes / per_slot.max(1) * n)
+                    ),
+                    because,
+                });
+            } else if per_slot >= 2048 {
                 out.push(Suggestion {
                     setting: format!("num_ctx={}", per_slot / 2),
                     effect: format!(
@@ -218,11 +239,7 @@ fn context_and_batch(ev: &Evidence, findings: &[Finding], out: &mut Vec<Suggesti
                         human(kv.bytes),
                         human(kv.bytes / 2)
                     ),
-                    because: if oom {
-                        vec![FindingCode::LoadFailed]
-                    } else {
-                        vec![FindingCode::KvMismatch]
-                    },
+                    because,
                 });
             }
         }

@@ -3,7 +3,8 @@
 //! measured compute and projector costs.
 
 use super::super::fit::{FitLayer, DEFAULT_FIT_TARGET};
-use crate::model::{human, Device, Part, Quantity, Reconciled};
+use crate::model::kv_geometry::{kv_geometry_of, signed, CacheGeometry};
+use crate::model::{human, Device, KvType, ModelLayout, Part, Quantity, Reconciled};
 
 /// The model's shape as the replay needs it, with where each figure came from.
 #[derive(Debug, Clone)]
@@ -19,25 +20,93 @@ pub struct Shape {
     /// The context (all slots) the KV was measured at.
     pub context: i64,
     pub from: Vec<String>,
+    /// The model's own layers, when known: their KV (and, from a GGUF file, their weights) replace the
+    /// averages above.
+    pub per_layer: Option<LayoutKv>,
+}
+
+/// A layout and the cache geometry of the load (its context replaced by the one asked for).
+#[derive(Debug, Clone)]
+pub struct LayoutKv {
+    pub layout: ModelLayout,
+    pub geometry: CacheGeometry,
 }
 
 impl Shape {
     pub(super) fn layers(&self, context: i64) -> Vec<FitLayer> {
-        let kv = self.layer_kv_fixed + scale(self.layer_kv_scaling, context, self.context);
+        if let Some(p) = &self.per_layer {
+            let geometry = CacheGeometry {
+                context: context.max(1) as u64,
+                ..p.geometry
+            };
+            return p
+                .layout
+                .layers
+                .iter()
+                .map(|l| FitLayer {
+                    dense: l.dense_bytes.map_or(self.layer_weights, signed),
+                    experts: l.expert_bytes.map_or(0, signed),
+                    kv: signed(geometry.layer_total(l)),
+                })
+                .collect();
+        }
         vec![
             FitLayer {
                 dense: self.layer_weights,
                 experts: 0,
-                kv,
+                kv: self.layer_kv_at(context),
             };
             self.blocks.max(0) as usize
         ]
     }
 
-    /// KV of one layer at `context` tokens (all slots).
+    /// KV of one (average) layer at `context` tokens (all slots).
     pub fn layer_kv_at(&self, context: i64) -> i64 {
+        if let Some(p) = &self.per_layer {
+            let n = p.layout.layers.len().max(1) as i64;
+            let geometry = CacheGeometry {
+                context: context.max(1) as u64,
+                ..p.geometry
+            };
+            let total: u64 = p
+                .layout
+                .layers
+                .iter()
+                .map(|l| geometry.layer_total(l))
+                .sum();
+            return total as i64 / n;
+        }
         self.layer_kv_fixed + scale(self.layer_kv_scaling, context, self.context)
     }
+
+    /// The same shape with another KV cache type: the layout's types, or the measured KV scaled by the bytes
+    /// per element (f16 2, q8_0 34/32, q4_0 18/32) against the load's type.
+    pub fn with_kv_type(mut self, to: KvType, logged: KvType) -> Shape {
+        if let Some(p) = &mut self.per_layer {
+            p.geometry.type_k = to;
+            p.geometry.type_v = to;
+        } else {
+            let (num, den) = (to.bytes(32) as i64, logged.bytes(32) as i64);
+            self.layer_kv_scaling = self.layer_kv_scaling * num / den;
+            self.layer_kv_fixed = self.layer_kv_fixed * num / den;
+        }
+        self
+    }
+
+    /// The same shape with `parallel` slots (the layout's geometry; the averages do not depend on it).
+    pub fn with_parallel(mut self, parallel: i64) -> Shape {
+        if let Some(p) = &mut self.per_layer {
+            p.geometry.parallel = parallel.max(1) as u64;
+        }
+        self
+    }
+}
+
+/// The layout's KV for the load, when the load has a layout and the geometry is known.
+pub(super) fn layout_kv(load: &Reconciled) -> Option<LayoutKv> {
+    let layout = load.model.layout.clone()?;
+    let geometry = kv_geometry_of(&load.settings)?;
+    Some(LayoutKv { layout, geometry })
 }
 
 fn scale(v: i64, num: i64, den: i64) -> i64 {
@@ -129,6 +198,10 @@ pub fn measured_shape(load: &Reconciled) -> Option<Shape> {
             human(fixed)
         ));
     }
+    let per_layer = layout_kv(load).filter(|p| p.layout.layers.len() as i64 == blocks);
+    if let Some(p) = &per_layer {
+        from.push(per_layer_note(&p.layout));
+    }
     Some(Shape {
         blocks,
         layer_weights: gpu_weights / offloaded,
@@ -136,6 +209,7 @@ pub fn measured_shape(load: &Reconciled) -> Option<Shape> {
         layer_kv_fixed: fixed / blocks.max(1),
         context,
         from,
+        per_layer,
     })
 }
 
@@ -175,4 +249,20 @@ pub(super) fn projector_on_gpu(load: &Reconciled) -> Option<(Device, i64)> {
     let (device, _) = load.grid.first_gpu_with(Part::Projector)?;
     let all = load.grid.gpus_total(&[Part::Projector])?;
     Some((device.clone(), all.size.bytes))
+}
+
+/// Where the per-layer figures come from, in words.
+pub(super) fn per_layer_note(layout: &ModelLayout) -> String {
+    let weights = layout.layers.iter().all(|l| l.dense_bytes.is_some());
+    let source = match &layout.source {
+        crate::model::LayoutSource::Gguf { path } => format!("the GGUF header of {path}"),
+        crate::model::LayoutSource::LogHyperparameters { .. } => {
+            "the hyperparameters the log prints".to_string()
+        }
+    };
+    if weights {
+        format!("per-layer weights and KV: {source} (layer by layer, not an average)")
+    } else {
+        format!("per-layer KV: {source} (full, sliding-window and recurrent layers apart); weights: the average above")
+    }
 }

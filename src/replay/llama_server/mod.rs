@@ -4,14 +4,18 @@
 //!
 //! Logs print totals, not per-layer sizes: a layer's weights are the GPU weight buffers over the layers on GPUs
 //! (the output layer counted as an average layer), its KV the KV buffers over the model's layers. A
-//! sliding-window cache does not grow with the context; the caches whose cells equal the context do.
+//! sliding-window cache does not grow with the context; the caches whose cells equal the context do. When the
+//! load has a model layout (the log's hyperparameters, or a GGUF header) each layer's KV is computed in
+//! llama.cpp's sizing instead, and a GGUF header also gives each layer's weights.
 
 mod load_figures;
 
 use load_figures::{gpus, measured_compute, projector_on_gpu};
 pub use load_figures::{measured_shape, target, Gpu, Shape};
 
+use super::figures::Changes;
 use super::fit::{fit, FitContext, FitDevice, FitInput, FitOutcome, FitReason};
+use super::max_ctx::Judge;
 use crate::model::{
     human, Device, EstimateReplay, MeasuredReplay, PlacedGpu, Placement, Reconciled, ReplayFigures,
     ReplayOutcome, ReplayVerdict,
@@ -90,6 +94,7 @@ fn figures(shape: &Shape, gpus: &[Gpu], target: i64, mut from: Vec<String>) -> R
         gpu_overhead: target,
         layer_buffer: false,
         from,
+        per_layer: Vec::new(),
     }
 }
 
@@ -188,6 +193,111 @@ pub fn measured(load: &Reconciled) -> Option<MeasuredReplay> {
     })
 }
 
+/// The GPUs `changes` keeps (`--gpus` positions, or the `--gpu-count` with the most free memory), in device
+/// order; the compute buffers of the GPUs left out go to the last one kept (it holds the output layer), an
+/// upper bound as in the one-GPU measured replay.
+fn chosen_gpus(all: &[Gpu], changes: &Changes) -> Vec<Gpu> {
+    let mut keep: Vec<usize> = (0..all.len()).collect();
+    if let Some(g) = &changes.gpus {
+        keep.retain(|i| g.contains(i));
+    }
+    if let Some(n) = changes.gpu_count {
+        let mut by_free = keep.clone();
+        by_free.sort_by(|a, b| all[*b].free.cmp(&all[*a].free).then(a.cmp(b)));
+        by_free.truncate(n);
+        keep.retain(|i| by_free.contains(i));
+    }
+    let mut set: Vec<Gpu> = keep.iter().map(|&i| all[i].clone()).collect();
+    let dropped: i64 = (0..all.len())
+        .filter(|i| !keep.contains(i))
+        .map(|i| all[i].compute)
+        .sum();
+    if let Some(last) = set.last_mut() {
+        last.compute += dropped;
+    }
+    set
+}
+
+/// The fit with the measured figures on the GPUs, context, slots and KV type `changes` asks for: the what-if
+/// replay of this era (the estimator's knobs `OLLAMA_GPU_OVERHEAD`, the graph multiplier and the scheduler do
+/// not reach llama-server and are ignored). Compute buffers keep their measured size.
+pub fn changed(load: &Reconciled, changes: &Changes) -> Option<MeasuredReplay> {
+    let logged_parallel = load.settings.parallel.unwrap_or(1).max(1);
+    let parallel = changes.parallel.unwrap_or(logged_parallel).max(1);
+    let mut shape = measured_shape(load)?.with_parallel(parallel);
+    if let Some(t) = changes.kv_type {
+        shape = shape.with_kv_type(t, super::figures::logged_kv_type(load));
+    }
+    let per_slot = changes.ctx.unwrap_or(shape.context / logged_parallel);
+    let context = per_slot * parallel;
+    let all = gpus(load, |d| measured_compute(load, d));
+    let set = chosen_gpus(&all, changes);
+    if set.is_empty() {
+        return None;
+    }
+    let target = target(load);
+    let projector = projector_on_gpu(load).filter(|(d, _)| set.iter().any(|g| g.device == *d));
+    let outcome = fit(&input(
+        &shape,
+        &set,
+        target,
+        context,
+        load,
+        projector.as_ref(),
+    ));
+    let mut from = vec![format!(
+        "context {context} ({per_slot} per slot × {parallel}); compute buffers at their measured size"
+    )];
+    if set.len() < all.len() {
+        from.push(
+            "the compute buffers of the GPUs left out go to the last GPU kept (an upper bound)"
+                .into(),
+        );
+    }
+    if changes.gpu_overhead.is_some()
+        || changes.graph_multiplier.is_some()
+        || changes.scheduler.is_some()
+    {
+        from.push(
+            "gpu-overhead, graph-multiplier and scheduler are Ollama estimator knobs that do not reach llama-server: ignored"
+                .into(),
+        );
+    }
+    let p = placement(&outcome, &set);
+    let m = margin(&outcome);
+    let verdict = if fits_entirely(&outcome) {
+        ReplayVerdict::fits(
+            &p,
+            set.len(),
+            format!(
+                "{} to spare above the {} --fit margin",
+                human(m),
+                human(target)
+            ),
+        )
+    } else {
+        ReplayVerdict {
+            outcome: ReplayOutcome::CpuOffload {
+                layers: outcome.cpu_layers as i64,
+            },
+            text: format!(
+                "does not keep every layer on the GPUs with their margin: {} of {} layers on the CPU ({})",
+                outcome.cpu_layers,
+                p.total,
+                outcome.reason.describe()
+            ),
+        }
+    };
+    let mut shape_at = shape.clone();
+    shape_at.context = context;
+    Some(MeasuredReplay {
+        figures: figures(&shape_at, &set, target, from),
+        placement: p,
+        margin: m,
+        verdict,
+    })
+}
+
 /// The fit on the load's GPUs with the measured figures, the KV cache scaled to `kv_percent` % (a quantised
 /// cache), at `context` tokens (all slots) instead of the load's, with `target` as the margin instead of the
 /// log's: what a setting would change.
@@ -217,39 +327,12 @@ pub fn fit_with(
     )))
 }
 
-/// The largest context (all slots, a multiple of 256) at which every layer fits on the GPUs the load had, by
-/// the measured figures; `None` when even 256 tokens do not fit or the figures are missing.
+/// The largest context (all slots) at which every layer fits on the GPUs the load had, by the measured
+/// figures at the load's KV type: `whatif --max-ctx`'s figure (per slot a multiple of 256, up to the trained
+/// context); `None` when even 256 tokens per slot do not fit or the figures are missing.
 pub fn largest_context_that_fits(load: &Reconciled) -> Option<i64> {
-    let shape = measured_shape(load)?;
-    let set = gpus(load, |d| measured_compute(load, d));
-    if set.is_empty() || shape.layer_kv_scaling <= 0 {
-        return None;
-    }
-    let target = target(load);
-    let projector = projector_on_gpu(load);
-    let fits = |context: i64| {
-        fits_entirely(&fit(&input(
-            &shape,
-            &set,
-            target,
-            context,
-            load,
-            projector.as_ref(),
-        )))
-    };
-    let (mut lo, mut hi) = (1i64, (shape.context / 256).max(1) * 4);
-    if !fits(256) {
-        return None;
-    }
-    while lo < hi {
-        let mid = (lo + hi + 1) / 2;
-        if fits(mid * 256) {
-            lo = mid;
-        } else {
-            hi = mid - 1;
-        }
-    }
-    Some(lo * 256)
+    let kv_type = super::figures::logged_kv_type(load);
+    super::max_ctx::largest_num_ctx(load, &Changes::default(), kv_type, Judge::Measured)?.context
 }
 
 /// The fit with the plan's own figures (the table the fit chose): the placement llama.cpp would make, and
@@ -279,7 +362,12 @@ pub fn estimate(load: &Reconciled) -> Option<EstimateReplay> {
         from: vec![format!(
             "layer weights and KV: the plan's GPU model and context columns over its {offload} GPU layers"
         )],
+        per_layer: load_figures::layout_kv(load).filter(|p| p.layout.layers.len() as i64 == blocks),
     };
+    let mut shape = shape;
+    if let Some(p) = &shape.per_layer {
+        shape.from.push(load_figures::per_layer_note(&p.layout));
+    }
     let compute = |device: &Device| {
         e.per_device
             .iter()

@@ -1,0 +1,161 @@
+//! `vramdiff diff` on two `batch --out` folders: read `loads.parquet` and `components.parquet` back into the
+//! [`LoadFacts`] the comparison reads, so a folder compares like a log. The tables keep what the comparison
+//! needs — the key's parts, every component and device figure with its bounds, the split, the layers the
+//! estimate offloaded, the finding codes — but not the findings' severities or messages: a finding from a
+//! table is a code (see `diff::compare` for how it gates).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use polars::prelude::*;
+
+use super::tables::read_parquet;
+use crate::diff::facts::{
+    gpus_used, model_word, FindingFact, LoadFacts, MatchKey, Placement, RowFacts,
+};
+use crate::model::{Device, Quantity};
+
+fn text(df: &DataFrame, column: &str, row: usize) -> Option<String> {
+    match df.column(column).ok()?.get(row).ok()? {
+        AnyValue::String(s) => Some(s.to_string()),
+        AnyValue::StringOwned(s) => Some(s.to_string()),
+        _ => None,
+    }
+}
+
+fn int(df: &DataFrame, column: &str, row: usize) -> Option<i64> {
+    match df.column(column).ok()?.get(row).ok()? {
+        AnyValue::Int64(v) => Some(v),
+        AnyValue::Int32(v) => Some(v as i64),
+        _ => None,
+    }
+}
+
+/// A figure with its bounds, from the columns `name`, `name_low`, `name_high`.
+fn quantity(df: &DataFrame, name: &str, row: usize) -> Option<Quantity> {
+    let bytes = int(df, name, row)?;
+    let low = int(df, &format!("{name}_low"), row).unwrap_or(bytes);
+    let high = int(df, &format!("{name}_high"), row).unwrap_or(bytes);
+    Some(Quantity::with_bounds(bytes, low, high))
+}
+
+/// The columns every table of a `batch` folder must have, to name what is missing rather than compare less.
+const LOAD_COLUMNS: [&str; 10] = [
+    "file",
+    "load",
+    "first_line",
+    "model",
+    "blob",
+    "gpu_names",
+    "ctx",
+    "parallel",
+    "layers_offload",
+    "findings",
+];
+const COMPONENT_COLUMNS: [&str; 5] = ["file", "load", "kind", "name", "estimated"];
+
+fn require(df: &DataFrame, path: &Path, columns: &[&str]) -> anyhow::Result<()> {
+    for c in columns {
+        if df.column(c).is_err() {
+            anyhow::bail!(
+                "{}: no column '{c}' (not a vramdiff batch table?)",
+                path.display()
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The loads of a `batch --out` folder, in file and load order.
+pub fn read_folder(dir: &Path) -> anyhow::Result<Vec<LoadFacts>> {
+    let loads_path = dir.join("loads.parquet");
+    let components_path = dir.join("components.parquet");
+    let loads =
+        read_parquet(&loads_path).map_err(|e| anyhow::anyhow!("{}: {e}", loads_path.display()))?;
+    let components = read_parquet(&components_path)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", components_path.display()))?;
+    require(&loads, &loads_path, &LOAD_COLUMNS)?;
+    require(&components, &components_path, &COMPONENT_COLUMNS)?;
+    // Component and device rows by (file, load), in table order.
+    let mut rows: BTreeMap<(String, i64), (Vec<RowFacts>, Vec<RowFacts>)> = BTreeMap::new();
+    for r in 0..components.height() {
+        let (Some(file), Some(load), Some(kind), Some(name)) = (
+            text(&components, "file", r),
+            int(&components, "load", r),
+            text(&components, "kind", r),
+            text(&components, "name", r),
+        ) else {
+            continue;
+        };
+        let entry = rows.entry((file, load)).or_default();
+        let device = kind == "device";
+        let facts = RowFacts {
+            host: device && Device::named(&name).is_host(),
+            name,
+            estimated: quantity(&components, "estimated", r),
+            actual: quantity(&components, "actual", r),
+        };
+        if device {
+            entry.1.push(facts);
+        } else {
+            entry.0.push(facts);
+        }
+    }
+    let mut out: Vec<((String, i64), LoadFacts)> = Vec::new();
+    for r in 0..loads.height() {
+        let (Some(file), Some(load)) = (text(&loads, "file", r), int(&loads, "load", r)) else {
+            continue;
+        };
+        let (components, devices) = rows.remove(&(file.clone(), load)).unwrap_or_default();
+        let split: Vec<i64> = text(&loads, "layers_split", r)
+            .unwrap_or_default()
+            .split(',')
+            .filter_map(|s| s.trim().parse().ok())
+            .collect();
+        let placement = Placement {
+            split,
+            layers_on_gpu: int(&loads, "layers_offload", r),
+            layers_total: int(&loads, "layers_model", r),
+            gpus_used: gpus_used(&devices),
+        };
+        let findings = text(&loads, "findings", r)
+            .unwrap_or_default()
+            .split(',')
+            .filter(|c| !c.is_empty())
+            .map(|code| FindingFact {
+                code: code.to_string(),
+                severity: None,
+                message: String::new(),
+                device: None,
+                component: None,
+                lines: Vec::new(),
+            })
+            .collect();
+        let facts = LoadFacts {
+            path: file.clone(),
+            first_line: int(&loads, "first_line", r).unwrap_or(0).max(0) as u64,
+            key: MatchKey::new(
+                model_word(
+                    text(&loads, "model", r).as_deref(),
+                    text(&loads, "blob", r).as_deref(),
+                ),
+                int(&loads, "ctx", r),
+                int(&loads, "parallel", r),
+                text(&loads, "gpu_names", r)
+                    .unwrap_or_default()
+                    .split(',')
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_string)
+                    .collect(),
+            ),
+            blob: text(&loads, "blob", r),
+            components,
+            devices,
+            placement,
+            findings,
+        };
+        out.push(((file, load), facts));
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(out.into_iter().map(|(_, f)| f).collect())
+}

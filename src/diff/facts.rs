@@ -1,0 +1,231 @@
+//! What a comparison of two runs needs from one load, whatever it was read from: the key it is matched on, its
+//! estimate and actual per component and per device (quantities with their rounding), its placement and its
+//! findings. Built from a [`Concluded`] load here, and from `batch` tables in `batch::diff_tables`.
+
+use serde::Serialize;
+
+use crate::model::{Concluded, Quantity, Severity};
+
+/// What loads are matched on across runs: the model, the context, the parallel slots and the GPU set.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct MatchKey {
+    /// The architecture (`gemma3`), else the model blob, else `?`.
+    pub model: String,
+    /// Total context as the runner printed it (num_ctx × parallel).
+    pub ctx: Option<i64>,
+    pub parallel: Option<i64>,
+    /// The GPUs of the load, by name (or id when unnamed), sorted: a set, whatever order discovery printed.
+    pub gpus: Vec<String>,
+}
+
+impl MatchKey {
+    /// A key from its parts; the GPU names are sorted here.
+    pub fn new(
+        model: String,
+        ctx: Option<i64>,
+        parallel: Option<i64>,
+        mut gpus: Vec<String>,
+    ) -> MatchKey {
+        gpus.sort();
+        MatchKey {
+            model,
+            ctx,
+            parallel,
+            gpus,
+        }
+    }
+
+    /// A concluded load's key.
+    pub fn of(load: &Concluded) -> MatchKey {
+        MatchKey::new(
+            model_word(
+                load.model.architecture.as_deref(),
+                load.model.blob.as_deref(),
+            ),
+            load.settings.ctx_size,
+            load.settings.parallel,
+            load.gpus
+                .iter()
+                .map(|g| g.name.clone().unwrap_or_else(|| g.id.clone()))
+                .collect(),
+        )
+    }
+
+    /// Same model on the same GPUs, whatever the settings: what a load whose context or parallel slots changed
+    /// between the runs is paired on.
+    pub fn same_model_and_gpus(&self, other: &MatchKey) -> bool {
+        self.model == other.model && self.gpus == other.gpus
+    }
+
+    /// The settings that differ from `old`'s, in words: `ctx 4096 → 8192`.
+    pub fn settings_changes(&self, old: &MatchKey) -> Vec<String> {
+        let opt = |v: Option<i64>| v.map(|v| v.to_string()).unwrap_or_else(|| "?".into());
+        let mut out = Vec::new();
+        if self.ctx != old.ctx {
+            out.push(format!("ctx {} → {}", opt(old.ctx), opt(self.ctx)));
+        }
+        if self.parallel != old.parallel {
+            out.push(format!(
+                "parallel {} → {}",
+                opt(old.parallel),
+                opt(self.parallel)
+            ));
+        }
+        out
+    }
+
+    /// One line for a heading: `gemma3 ctx=4096 parallel=1 on Tesla K80 + Tesla K80`.
+    pub fn label(&self) -> String {
+        let opt = |v: Option<i64>| v.map(|v| v.to_string()).unwrap_or_else(|| "?".into());
+        let model: String = if self.model.starts_with("sha256") {
+            self.model.chars().take(19).collect()
+        } else {
+            self.model.clone()
+        };
+        format!(
+            "{model} ctx={} parallel={} on {}",
+            opt(self.ctx),
+            opt(self.parallel),
+            if self.gpus.is_empty() {
+                "no GPU".to_string()
+            } else {
+                self.gpus.join(" + ")
+            }
+        )
+    }
+}
+
+/// Estimate and actual of one component or one device.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RowFacts {
+    /// `weights_gpu`, …, or a device (`CUDA1`, `CPU`).
+    pub name: String,
+    /// True for the host (CPU) device row; false for components and GPUs.
+    pub host: bool,
+    pub estimated: Option<Quantity>,
+    pub actual: Option<Quantity>,
+}
+
+/// Where the layers went.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Placement {
+    /// The logged split (`1,48`), empty when the log printed none.
+    pub split: Vec<i64>,
+    /// Layers on GPUs: what the runner offloaded, else what the estimate planned.
+    pub layers_on_gpu: Option<i64>,
+    pub layers_total: Option<i64>,
+    /// The GPUs holding buffers (devices with an actual above zero), in order.
+    pub gpus_used: Vec<String>,
+}
+
+/// A finding, as far as a comparison needs it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FindingFact {
+    pub code: String,
+    /// `None` when the source only kept the code (a `batch` table).
+    pub severity: Option<Severity>,
+    /// Empty when the source only kept the code.
+    pub message: String,
+    pub device: Option<String>,
+    pub component: Option<String>,
+    pub lines: Vec<u64>,
+}
+
+impl FindingFact {
+    /// What identifies a finding across runs (its figures, and so its message, may differ).
+    pub fn identity(&self) -> (&str, Option<&str>, Option<&str>) {
+        (
+            &self.code,
+            self.device.as_deref(),
+            self.component.as_deref(),
+        )
+    }
+}
+
+/// One load of one run, reduced to what is compared.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LoadFacts {
+    pub path: String,
+    pub first_line: u64,
+    pub key: MatchKey,
+    /// The model file's blob, when printed: among loads of one key, the one with the same blob is paired first.
+    pub blob: Option<String>,
+    pub components: Vec<RowFacts>,
+    pub devices: Vec<RowFacts>,
+    pub placement: Placement,
+    pub findings: Vec<FindingFact>,
+}
+
+/// The model part of a key, as `batch` keys it: the architecture, else the blob.
+pub fn model_word(architecture: Option<&str>, blob: Option<&str>) -> String {
+    architecture.or(blob).unwrap_or("?").to_string()
+}
+
+/// A concluded load's facts.
+pub fn from_concluded(load: &Concluded) -> LoadFacts {
+    let key = MatchKey::of(load);
+    let components = load
+        .components
+        .iter()
+        .map(|r| RowFacts {
+            name: r.component.as_str().to_string(),
+            host: false,
+            estimated: r.estimated,
+            actual: r.actual,
+        })
+        .collect();
+    let devices: Vec<RowFacts> = load
+        .devices
+        .iter()
+        .map(|d| RowFacts {
+            name: d.device.to_string(),
+            host: d.host,
+            estimated: d.estimated,
+            actual: d.actual,
+        })
+        .collect();
+    let estimate_layers = load.estimate.as_ref().map(|e| &e.layers);
+    let placement = Placement {
+        split: estimate_layers.map(|l| l.split.clone()).unwrap_or_default(),
+        layers_on_gpu: load
+            .actual
+            .offloaded_layers
+            .or_else(|| estimate_layers.and_then(|l| l.offload)),
+        layers_total: load
+            .actual
+            .total_layers
+            .or_else(|| estimate_layers.and_then(|l| l.model)),
+        gpus_used: gpus_used(&devices),
+    };
+    let findings = load
+        .findings
+        .iter()
+        .map(|f| FindingFact {
+            code: f.code.as_str().to_string(),
+            severity: Some(f.severity),
+            message: f.message.clone(),
+            device: f.device.as_ref().map(|d| d.to_string()),
+            component: f.component.map(|c| c.as_str().to_string()),
+            lines: f.lines.clone(),
+        })
+        .collect();
+    LoadFacts {
+        path: load.source.path.clone(),
+        first_line: load.source.first_line,
+        key,
+        blob: load.model.blob.clone(),
+        components,
+        devices,
+        placement,
+        findings,
+    }
+}
+
+/// The GPU devices holding memory, in order.
+pub fn gpus_used(devices: &[RowFacts]) -> Vec<String> {
+    devices
+        .iter()
+        .filter(|d| !d.host && d.actual.is_some_and(|a| a.bytes > 0))
+        .map(|d| d.name.clone())
+        .collect()
+}

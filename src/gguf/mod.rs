@@ -1,0 +1,59 @@
+//! GGUF model files, header only: a reader of our own (nom over a buffered, incremental read — the tensor data
+//! is never read nor mapped, so a 100 GB model costs milliseconds and a few MB) and the [`ModelLayout`] built
+//! from it. A source-like stage: it reads a file and speaks the `model` vocabulary; nothing downstream of it is
+//! imported here. `vramdiff inspect` prints what it reads; the replay and `whatif --max-ctx` use the layout.
+//!
+//! Sizes come from the offsets, not from a table of quantisation types: a tensor's bytes are the distance to the
+//! next tensor's offset (the data section is aligned by `general.alignment`, 32 by default; the last tensor runs
+//! to the end of the file), so they include each tensor's padding to the alignment (less than the alignment each).
+
+pub mod cursor;
+pub mod error;
+pub mod header;
+pub mod layout;
+pub mod tensors;
+pub mod value;
+
+use std::fs::File;
+use std::path::Path;
+
+pub use error::{GgufError, GgufErrorKind};
+pub use header::{GgufHeader, Metadata};
+pub use tensors::TensorInfo;
+pub use value::{Array, Value};
+
+use crate::model::ModelLayout;
+
+/// Read a GGUF file's header (metadata and tensor infos).
+pub fn read_header(path: &Path) -> Result<GgufHeader, GgufError> {
+    let name = path.display().to_string();
+    let io = |e: std::io::Error| GgufError {
+        path: name.clone(),
+        offset: 0,
+        kind: GgufErrorKind::Io(e.to_string()),
+    };
+    let file = File::open(path).map_err(io)?;
+    let len = file.metadata().map_err(io)?.len();
+    header::read(file, len, &name)
+}
+
+/// Read a GGUF header from bytes in memory (tests, the fuzz target).
+pub fn read_header_bytes(bytes: &[u8], name: &str) -> Result<GgufHeader, GgufError> {
+    header::read(bytes, bytes.len() as u64, name)
+}
+
+/// A model file's layout: per-layer weights (experts apart), what does not repeat, the output layer, the
+/// projector (`v.*`/`mm.*` tensors in the file) and each layer's attention.
+pub fn read_layout(path: &Path) -> Result<ModelLayout, GgufError> {
+    read_layout_with_mmproj(path, None)
+}
+
+/// [`read_layout`] with the projector in a separate mmproj file.
+pub fn read_layout_with_mmproj(
+    path: &Path,
+    mmproj: Option<&Path>,
+) -> Result<ModelLayout, GgufError> {
+    let header = read_header(path)?;
+    let projector = mmproj.map(read_header).transpose()?;
+    layout::build(&header, projector.as_ref())
+}

@@ -1,0 +1,227 @@
+//! `vramdiff whatif --max-ctx`: the largest `num_ctx` that keeps every layer on the chosen GPUs, for each KV
+//! cache type. It runs the same replay as `whatif --ctx N --kv-type T` (so the answer, replayed, fits and the
+//! next step does not) in a binary search:
+//!
+//! - **Step.** `num_ctx` (per slot) goes in steps of 256: llama.cpp pads every KV stream to 256 cells, so a
+//!   context between two steps costs what the next step costs.
+//! - **Ollama's estimator** (≤ v0.24): "fits" is the estimator placing every layer (and the output) on the
+//!   GPUs the log used (or `--gpus`/`--gpu-count`), with its own figures scaled to the context: KV linear in the
+//!   context, and the graph too (the estimator's graph grows with the context; linear is an upper bound with
+//!   flash attention). That is what the estimator would accept, not what the memory would hold.
+//! - **llama.cpp's `--fit`** (llama-server era): "fits" is the fit with the measured figures keeping every
+//!   layer on the GPUs with each GPU's margin (`--fit-target`). KV per layer from the model's layout when the
+//!   load has one (sliding-window layers stop growing at their window), else the measured KV scaled; the
+//!   compute buffers stay at their measured size (with flash attention they grow little with the context;
+//!   without it the attention scores grow with it, so the answer is optimistic there).
+//! - **Cap.** The trained context (`n_ctx_train`), else 1,048,576 tokens per slot.
+//!
+//! "Fits" is taken to be monotone in the context (more KV never frees memory), which is what a binary search
+//! needs.
+
+use super::figures::Changes;
+use super::{margin, replay};
+use crate::model::{Era, KvType, MaxContext, MaxContextRow, Reconciled, ReplayOutcome, WhatIf};
+
+/// llama.cpp's KV padding, and the search step per slot.
+pub const STEP: i64 = 256;
+
+/// Per-slot cap when the log gives no trained context.
+const DEFAULT_CAP: i64 = 1 << 20;
+
+fn fit_era(load: &Reconciled) -> bool {
+    load.era == Era::LlamaServer || load.estimate.as_ref().is_some_and(|e| e.fit.is_some())
+}
+
+/// Which replay decides "fits".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Judge {
+    /// What `--max-ctx` reports: Ollama's estimator in its era, llama.cpp's `--fit` (measured) in the other.
+    Era,
+    /// The measured figures in both eras (what memory would hold; the suggestions' figure).
+    Measured,
+}
+
+/// Whether a replay keeps every layer on the GPUs, and the memory it leaves on the tightest one.
+fn verdict(w: &WhatIf, measured: bool) -> Option<(bool, i64)> {
+    if measured {
+        let m = w.measured.as_ref()?;
+        Some((
+            matches!(m.verdict.outcome, ReplayOutcome::Fits { .. }),
+            m.margin,
+        ))
+    } else {
+        let e = w.estimate.as_ref()?;
+        Some((
+            e.placement.fully_offloaded(),
+            margin(&e.placement, e.figures.gpu_overhead),
+        ))
+    }
+}
+
+/// The trained context per slot, and where it came from.
+fn cap(load: &Reconciled) -> (i64, String) {
+    let trained = load
+        .model
+        .layout
+        .as_ref()
+        .and_then(|l| l.trained_context)
+        .or_else(|| load.model.hyperparameters.as_ref()?.n_ctx_train)
+        .and_then(|t| i64::try_from(t).ok())
+        .filter(|&t| t >= STEP);
+    match trained {
+        Some(t) => (
+            t / STEP * STEP,
+            format!("the trained context (n_ctx_train = {t})"),
+        ),
+        None => (
+            DEFAULT_CAP,
+            "1,048,576 tokens (the log prints no trained context)".to_string(),
+        ),
+    }
+}
+
+/// The replay `whatif --ctx num_ctx --kv-type kv_type` runs, with the other changes asked for.
+pub fn replay_at(
+    load: &Reconciled,
+    changes: &Changes,
+    num_ctx: i64,
+    kv_type: KvType,
+) -> Option<WhatIf> {
+    let changes = Changes {
+        ctx: Some(num_ctx),
+        kv_type: Some(kv_type),
+        ..changes.clone()
+    };
+    replay(load, &changes)
+}
+
+/// Whether `num_ctx` fits for `kv_type` (and the margin it leaves); `None` when the replay cannot run.
+pub fn fits_at(
+    load: &Reconciled,
+    changes: &Changes,
+    num_ctx: i64,
+    kv_type: KvType,
+    judge: Judge,
+) -> Option<(bool, i64)> {
+    let measured = judge == Judge::Measured || fit_era(load);
+    verdict(&replay_at(load, changes, num_ctx, kv_type)?, measured)
+}
+
+/// The largest `num_ctx` for `kv_type` judged by `judge`, on the GPUs `changes` keeps, up to the trained
+/// context; `None` when the replay cannot run.
+pub fn largest_num_ctx(
+    load: &Reconciled,
+    changes: &Changes,
+    kv_type: KvType,
+    judge: Judge,
+) -> Option<MaxContextRow> {
+    row(load, changes, kv_type, cap(load).0, judge)
+}
+
+fn row(
+    load: &Reconciled,
+    changes: &Changes,
+    kv_type: KvType,
+    cap: i64,
+    judge: Judge,
+) -> Option<MaxContextRow> {
+    let parallel = changes
+        .parallel
+        .or(load.settings.parallel)
+        .unwrap_or(1)
+        .max(1);
+    let fits = |k: i64| fits_at(load, changes, k * STEP, kv_type, judge);
+    let answer = |k: Option<i64>, at_cap: bool| {
+        let margin = k.and_then(&fits).map(|(_, m)| m);
+        MaxContextRow {
+            kv_type,
+            num_ctx: k.map(|k| k * STEP),
+            context: k.map(|k| k * STEP * parallel),
+            at_cap,
+            margin,
+        }
+    };
+    let top = (cap / STEP).max(1);
+    if fits(1)?.0 {
+        if fits(top)?.0 {
+            return Some(answer(Some(top), true));
+        }
+    } else {
+        return Some(answer(None, false));
+    }
+    // fits(lo) and not fits(hi).
+    let (mut lo, mut hi) = (1i64, top);
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if fits(mid)?.0 {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    Some(answer(Some(lo), false))
+}
+
+/// The largest `num_ctx` per KV type (`only`: just that one), with the assumptions; `None` when the load
+/// cannot be replayed.
+pub fn max_ctx(load: &Reconciled, changes: &Changes, only: Option<KvType>) -> Option<MaxContext> {
+    let base = Changes {
+        ctx: None,
+        kv_type: None,
+        ..changes.clone()
+    };
+    let fit_era = fit_era(load);
+    let types: Vec<KvType> = only.map_or_else(|| KvType::ALL.to_vec(), |t| vec![t]);
+    let (cap, cap_from) = cap(load);
+    let rows: Vec<MaxContextRow> = types
+        .iter()
+        .filter_map(|&t| row(load, &base, t, cap, Judge::Era))
+        .collect();
+    if rows.is_empty() {
+        return None;
+    }
+    let probe = replay_at(load, &base, STEP, types[0])?;
+    let gpus: Vec<String> = if fit_era {
+        probe.measured.as_ref()?.placement.gpus.iter()
+    } else {
+        probe.estimate.as_ref()?.placement.gpus.iter()
+    }
+    .map(|g| g.device.to_string())
+    .collect();
+    let per_layer = load.model.layout.is_some();
+    let assumptions = if fit_era {
+        vec![
+            "compute buffers held at their measured size (with flash attention they grow little with the context; without it the answer is optimistic)".to_string(),
+            if per_layer {
+                "KV layer by layer from the model's layout (sliding-window layers stop at their window)".to_string()
+            } else {
+                "KV: the measured KV scaled with the context (caches sized below the context held fixed)".to_string()
+            },
+            "fits: llama.cpp --fit keeps every layer on these GPUs, each with its --fit margin".to_string(),
+        ]
+    } else {
+        vec![
+            "the estimator's graph grows linearly with the context (an upper bound with flash attention)".to_string(),
+            "KV: the estimate's KV scaled with the context and by the estimator's bytes per element (f16 2, q8_0 1, q4_0 0.5)".to_string(),
+            "fits: Ollama's estimator places every layer and the output on these GPUs".to_string(),
+        ]
+    };
+    Some(MaxContext {
+        replay: if fit_era {
+            "llama.cpp --fit with the measured figures".to_string()
+        } else {
+            "Ollama's estimator with the estimate's figures".to_string()
+        },
+        gpus,
+        parallel: changes
+            .parallel
+            .or(load.settings.parallel)
+            .unwrap_or(1)
+            .max(1),
+        step: STEP,
+        cap,
+        cap_from,
+        assumptions,
+        rows,
+    })
+}

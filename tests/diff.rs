@@ -1,0 +1,384 @@
+//! `vramdiff diff` end to end, on the real binary: the founding case against its copy with 1 GiB more weights
+//! on CUDA1 (`tests/fixtures/founding-k80-gemma3-12b-cuda1-weights-plus-1gib.log`), the founding case against
+//! itself, the same two runs as `batch --out` folders, the diff JSON pinned by strict deserialisation, and
+//! golden files of the text, Markdown and JSON comparison (`reports/ci/`).
+
+#![allow(dead_code)]
+
+use serde::Deserialize;
+
+use crate::util::{root, run, stderr, stdout};
+
+pub const OLD: &str = "sample-logs/founding-k80-gemma3-12b.log";
+pub const GROWN: &str = "tests/fixtures/founding-k80-gemma3-12b-cuda1-weights-plus-1gib.log";
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DiffDoc {
+    schema_version: u64,
+    tool: Tool,
+    old: String,
+    new: String,
+    matched: usize,
+    only_old: usize,
+    only_new: usize,
+    changed: usize,
+    regressed: usize,
+    loads: Vec<LoadDiff>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Tool {
+    name: String,
+    version: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Key {
+    model: String,
+    ctx: Option<i64>,
+    parallel: Option<i64>,
+    gpus: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Side {
+    path: String,
+    first_line: u64,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Quantity {
+    bytes: i64,
+    low: i64,
+    high: i64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Figure {
+    old: Option<Quantity>,
+    new: Option<Quantity>,
+    change: Option<Quantity>,
+    movement: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Row {
+    name: String,
+    host: bool,
+    estimated: Figure,
+    actual: Figure,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Placement {
+    split: Vec<i64>,
+    layers_on_gpu: Option<i64>,
+    layers_total: Option<i64>,
+    gpus_used: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PlacementChange {
+    old: Placement,
+    new: Placement,
+    changes: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Finding {
+    code: String,
+    severity: Option<String>,
+    message: String,
+    device: Option<String>,
+    component: Option<String>,
+    lines: Vec<u64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LoadDiff {
+    key: Key,
+    label: String,
+    old: Option<Side>,
+    new: Option<Side>,
+    settings_changes: Vec<String>,
+    components: Vec<Row>,
+    devices: Vec<Row>,
+    placement: Option<PlacementChange>,
+    findings_appeared: Vec<Finding>,
+    findings_cleared: Vec<Finding>,
+    changed: bool,
+    regressions: Vec<String>,
+}
+
+pub fn diff_json(old: &str, new: &str) -> DiffDoc {
+    let out = run(&["diff", "--format", "json", old, new], b"");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    // No field the structs above do not declare; every field that is not optional present.
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}\n{text}"))
+}
+
+fn row<'a>(rows: &'a [Row], name: &str) -> &'a Row {
+    rows.iter()
+        .find(|r| r.name == name)
+        .unwrap_or_else(|| panic!("no row {name}"))
+}
+
+#[test]
+fn one_gib_more_weights_on_cuda1_is_a_regression_per_gpu_and_component() {
+    let doc = diff_json(OLD, GROWN);
+    assert_eq!(doc.schema_version, 1);
+    assert_eq!(doc.tool.name, "vramdiff");
+    assert_eq!((doc.matched, doc.only_old, doc.only_new), (1, 0, 0));
+    assert_eq!((doc.changed, doc.regressed), (1, 1));
+    let load = &doc.loads[0];
+    assert_eq!(load.key.model, "gemma3");
+    assert_eq!(load.key.ctx, Some(4096));
+    assert_eq!(load.key.gpus, ["Tesla K80", "Tesla K80"]);
+    assert!(load.settings_changes.is_empty());
+    // CUDA1's buffers grew by the edit's 1 GiB (7.4 → 8.4 GiB printed), beyond rounding.
+    let cuda1 = row(&load.devices, "CUDA1");
+    assert_eq!(cuda1.actual.movement, "up");
+    let change = cuda1.actual.change.unwrap();
+    assert_eq!(change.bytes, 1 << 30);
+    assert!(change.low > 0 && change.low <= change.bytes && change.bytes <= change.high);
+    // CUDA0 and the host did not move; the estimate did not either (the estimate line is the same).
+    assert_eq!(row(&load.devices, "CUDA0").actual.movement, "same");
+    assert_eq!(row(&load.devices, "CPU").actual.movement, "same");
+    assert!(load
+        .devices
+        .iter()
+        .all(|d| matches!(d.estimated.movement.as_str(), "same" | "absent")));
+    // Per component: the GPU weights grew, nothing else.
+    let weights = row(&load.components, "weights_gpu");
+    assert_eq!(weights.actual.movement, "up");
+    assert_eq!(weights.actual.change.unwrap().bytes, 1 << 30);
+    for c in load.components.iter().filter(|c| c.name != "weights_gpu") {
+        assert!(
+            matches!(c.actual.movement.as_str(), "same" | "absent"),
+            "{}: {}",
+            c.name,
+            c.actual.movement
+        );
+    }
+    // The placement is the same; the two underestimates appeared, rounding-limited cleared.
+    let placement = load.placement.as_ref().unwrap();
+    assert!(placement.changes.is_empty(), "{:?}", placement.changes);
+    assert_eq!(placement.new.split, [1, 48]);
+    let appeared: Vec<(&str, Option<&str>, Option<&str>)> = load
+        .findings_appeared
+        .iter()
+        .map(|f| (f.code.as_str(), f.device.as_deref(), f.component.as_deref()))
+        .collect();
+    assert_eq!(
+        appeared,
+        [
+            ("underestimate", None, Some("weights_gpu")),
+            ("underestimate", Some("CUDA1"), None)
+        ]
+    );
+    let cleared: Vec<&str> = load
+        .findings_cleared
+        .iter()
+        .map(|f| f.code.as_str())
+        .collect();
+    assert_eq!(cleared, ["rounding-limited"]);
+    assert!(load
+        .regressions
+        .iter()
+        .any(|r| r.starts_with("CUDA1: more VRAM used")));
+    assert!(load
+        .regressions
+        .iter()
+        .any(|r| r.starts_with("weights_gpu: more memory")));
+}
+
+#[test]
+fn fail_on_regression_exits_1_on_the_grown_copy_and_0_on_identical_logs() {
+    let grown = run(&["diff", "--fail-on-regression", OLD, GROWN], b"");
+    assert_eq!(grown.status.code(), Some(1), "{}", stderr(&grown));
+    let text = stdout(&grown);
+    assert!(
+        text.contains("REGRESSION CUDA1: more VRAM used, 8.50 GiB → 9.50 GiB"),
+        "{text}"
+    );
+    assert!(text.contains("result: REGRESSION in 1 load"), "{text}");
+    // Without the gate the same comparison exits 0.
+    assert_eq!(run(&["diff", OLD, GROWN], b"").status.code(), Some(0));
+    // Backwards the weights shrank: a change, not a regression.
+    let shrunk = run(&["diff", "--fail-on-regression", GROWN, OLD], b"");
+    assert_eq!(shrunk.status.code(), Some(0), "{}", stdout(&shrunk));
+    assert!(stdout(&shrunk).contains("result: changed, no regression"));
+
+    let same = run(&["diff", "--fail-on-regression", OLD, OLD], b"");
+    assert_eq!(same.status.code(), Some(0), "{}", stderr(&same));
+    assert!(stdout(&same).contains("no change: every figure the same within rounding"));
+    assert!(stdout(&same).ends_with("result: no change\n"));
+    let doc = diff_json(OLD, OLD);
+    assert_eq!((doc.matched, doc.changed, doc.regressed), (1, 0, 0));
+    assert!(doc.loads[0]
+        .components
+        .iter()
+        .chain(&doc.loads[0].devices)
+        .all(|r| matches!(r.actual.movement.as_str(), "same" | "absent")
+            && matches!(r.estimated.movement.as_str(), "same" | "absent")));
+}
+
+#[test]
+fn loads_match_by_key_in_order_of_appearance_and_the_rest_stand_alone() {
+    // Two loads of different models in the new run against one in the old: one pair, one load only new.
+    let two = "sample-logs/511-docker-cpu-only-driver-too-old-ministral3b-mmproj-bge-m3-2loads.log";
+    let doc = diff_json(OLD, two);
+    assert_eq!(doc.matched, 0);
+    assert_eq!((doc.only_old, doc.only_new), (1, 2));
+    assert_eq!(doc.loads.len(), 3);
+    // New run's order first, then what only the old run has.
+    assert!(doc.loads[0].old.is_none() && doc.loads[1].old.is_none());
+    assert!(doc.loads[2].new.is_none());
+    assert!(doc.loads.iter().all(|l| l.regressions.is_empty()));
+    let self_diff = diff_json(two, two);
+    assert_eq!((self_diff.matched, self_diff.changed), (2, 0));
+}
+
+#[cfg(feature = "batch")]
+#[test]
+fn batch_folders_compare_like_their_logs() {
+    let scratch = std::env::temp_dir().join(format!("vramdiff-diff-batch-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&scratch);
+    let (a, b) = (scratch.join("old"), scratch.join("new"));
+    for (input, out) in [(OLD, &a), (GROWN, &b)] {
+        let o = run(
+            &["batch", "--quiet", "--out", out.to_str().unwrap(), input],
+            b"",
+        );
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    }
+    let out = run(
+        &[
+            "diff",
+            "--fail-on-regression",
+            "--format",
+            "json",
+            a.to_str().unwrap(),
+            b.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let doc: DiffDoc = serde_json::from_slice(&out.stdout).unwrap();
+    let logs = diff_json(OLD, GROWN);
+    // The same figures, bounds included, from the tables as from the logs.
+    for (from_tables, from_logs) in [
+        (&doc.loads[0].devices, &logs.loads[0].devices),
+        (&doc.loads[0].components, &logs.loads[0].components),
+    ] {
+        assert_eq!(from_tables.len(), from_logs.len());
+        for (t, l) in from_tables.iter().zip(from_logs) {
+            assert_eq!((&t.name, &t.actual.movement), (&l.name, &l.actual.movement));
+            assert_eq!(
+                t.actual.change.map(|q| (q.bytes, q.low, q.high)),
+                l.actual.change.map(|q| (q.bytes, q.low, q.high))
+            );
+        }
+    }
+    // A table keeps finding codes only: the two underestimates appear without a severity.
+    let appeared: Vec<&str> = doc.loads[0]
+        .findings_appeared
+        .iter()
+        .map(|f| f.code.as_str())
+        .collect();
+    assert_eq!(appeared, ["underestimate", "underestimate"]);
+    // A folder against a log is refused, naming why.
+    let mixed = run(&["diff", a.to_str().unwrap(), GROWN], b"");
+    assert_eq!(mixed.status.code(), Some(2));
+    assert!(stderr(&mixed).contains("compare a log with a log"));
+    let _ = std::fs::remove_dir_all(&scratch);
+}
+
+#[test]
+fn unreadable_sides_are_errors_naming_the_file() {
+    let out = run(&["diff", OLD, "no-such-file.log"], b"");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("no-such-file.log"),
+        "{}",
+        stderr(&out)
+    );
+    let empty = std::env::temp_dir().join(format!("vramdiff-diff-empty-{}", std::process::id()));
+    std::fs::create_dir_all(&empty).unwrap();
+    let out = run(
+        &["diff", empty.to_str().unwrap(), empty.to_str().unwrap()],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("loads.parquet"), "{}", stderr(&out));
+    // An empty log is no error: no loads, its warning on stderr.
+    let log = empty.join("empty.log");
+    std::fs::write(&log, b"").unwrap();
+    let out = run(
+        &["diff", "--fail-on-regression", log.to_str().unwrap(), OLD],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(0));
+    assert!(stderr(&out).contains("empty input"), "{}", stderr(&out));
+    assert!(stdout(&out).contains("0 loads matched, 0 only in the old run, 1 only in the new run"));
+    let _ = std::fs::remove_dir_all(&empty);
+}
+
+/// Golden comparisons in `reports/ci/`: the tests named `golden_*` are regenerated with the other golden reports
+/// (`VRAMDIFF_UPDATE_REPORTS=1 cargo test --test integration golden`, see `tests/golden.rs`).
+pub fn golden(name: &str, bytes: &[u8]) -> Option<String> {
+    let path = root().join("reports/ci").join(name);
+    if std::env::var_os("VRAMDIFF_UPDATE_REPORTS").is_some() && std::env::var_os("CI").is_none() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, bytes).unwrap();
+        return None;
+    }
+    let committed = std::fs::read(&path).unwrap_or_default();
+    (committed != bytes).then(|| path.display().to_string())
+}
+
+#[test]
+fn golden_diff_reports_are_current() {
+    let mut mismatched = Vec::new();
+    for (format, extension) in [("text", "txt"), ("markdown", "md"), ("json", "json")] {
+        let out = run(&["diff", "--format", format, OLD, GROWN], b"");
+        assert_eq!(out.status.code(), Some(0));
+        mismatched.extend(golden(
+            &format!("diff-founding-k80-cuda1-weights-plus-1gib.{extension}"),
+            &out.stdout,
+        ));
+    }
+    assert!(
+        mismatched.is_empty(),
+        "reports differ from a fresh run (regenerate with VRAMDIFF_UPDATE_REPORTS=1 and review): {mismatched:?}"
+    );
+}
+
+#[test]
+fn a_changed_context_is_compared_with_the_change_named() {
+    // The founding case with the runner's `--ctx-size 4096` edited to 8192 (written to a scratch file): the
+    // same model on the same GPUs, so the loads pair on model and GPU set, and the settings change is named.
+    let dir = std::env::temp_dir().join(format!("vramdiff-diff-ctx-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = std::fs::read_to_string(root().join(OLD)).unwrap();
+    assert!(text.contains("--ctx-size 4096"));
+    let edited = dir.join("ctx-8192.log");
+    std::fs::write(&edited, text.replace("--ctx-size 4096", "--ctx-size 8192")).unwrap();
+    let doc = diff_json(OLD, edited.to_str().unwrap());
+    assert_eq!((doc.matched, doc.only_old, doc.only_new), (1, 0, 0));
+    assert_eq!(doc.loads[0].settings_changes, ["ctx 4096 → 8192"]);
+    assert!(doc.loads[0].changed && doc.loads[0].regressions.is_empty());
+    let _ = std::fs::remove_dir_all(&dir);
+}
