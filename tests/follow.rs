@@ -91,6 +91,8 @@ impl Follower {
             .args(args)
             .current_dir(root())
             .env("PATH", path)
+            // Reports depend on the log alone, as in tests/util.rs.
+            .env("VRAMDIFF_NO_MODEL_SEARCH", "1")
             .stdin(stdin)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -584,6 +586,7 @@ fn a_closed_stdout_ends_the_follow_quietly() {
     let mut child = Command::new(env!("CARGO_BIN_EXE_vramdiff"))
         .args(["-f", "--fail-on", "never"])
         .arg(&log)
+        .env("VRAMDIFF_NO_MODEL_SEARCH", "1")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
