@@ -75,11 +75,13 @@ pub fn severity(arg: SeverityArg) -> Option<Severity> {
     }
 }
 
-fn format(arg: FormatArg) -> Format {
+/// The report format a `--format` value names.
+pub fn format(arg: FormatArg) -> Format {
     match arg {
         FormatArg::Text => Format::Text,
         FormatArg::Json => Format::Json,
         FormatArg::Markdown => Format::Markdown,
+        FormatArg::Jsonl => Format::JsonLines,
         FormatArg::Junit => Format::Junit,
     }
 }
@@ -114,11 +116,7 @@ pub fn analyze(paths: &[String], options: &Options) -> Result<Analysis, SetupErr
     }
     if !applied {
         for file in capture_files.iter_mut().filter(|f| !f.captures.is_empty()) {
-            file.warn(
-                None,
-                "no model load was read to compare this capture with; its GPUs are listed under captures"
-                    .to_string(),
-            );
+            crate::pipeline::no_load_for_capture(file);
         }
     }
     analysis.inputs.extend(capture_files);

@@ -13,9 +13,21 @@ pub enum FormatArg {
     Json,
     /// GitHub-flavoured Markdown, for issues and `$GITHUB_STEP_SUMMARY`.
     Markdown,
+    /// One JSON object per line and per load (a `loads[]` element plus `input`), for --follow and pipes.
+    Jsonl,
     /// JUnit XML for CI servers: a test suite per input, a test case per load, a failure per finding at or
     /// above --fail-on.
     Junit,
+}
+
+/// The GPU monitor `--capture` runs when a load completes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CaptureArg {
+    #[value(name = "nvidia-smi")]
+    NvidiaSmi,
+    #[value(name = "rocm-smi")]
+    RocmSmi,
+    None,
 }
 
 /// Finding severity for `--fail-on`.
@@ -34,7 +46,7 @@ pub enum SeverityArg {
     name = "vramdiff",
     version,
     args_conflicts_with_subcommands = true,
-    after_help = "Examples:\n  journalctl -u ollama --no-pager | vramdiff\n  vramdiff server.log\n  vramdiff --format json server.log > report.json\n  vramdiff whatif server.log --gpu-count 1\n\nExit status: 0 ok, 1 a finding at or above --fail-on (default: error), 2 error (bad usage, an input that could not be read)."
+    after_help = "Examples:\n  journalctl -u ollama --no-pager | vramdiff\n  vramdiff server.log\n  vramdiff --format json server.log > report.json\n  vramdiff whatif server.log --gpu-count 1\n  journalctl -fu ollama -o cat | vramdiff -f --capture nvidia-smi --ollama --fail-on never\n\nExit status: 0 ok, 1 a finding at or above --fail-on (default: error), 2 error (bad usage, an input that could not be read)."
 )]
 pub struct Args {
     #[command(subcommand)]
@@ -182,10 +194,25 @@ pub struct ReportArgs {
     #[arg(long, value_name = "DIR")]
     pub chart: Option<PathBuf>,
 
-    /// Exit 1 when a finding of this severity or above is present (for CI).
+    /// Exit 1 when a finding of this severity or above is present (for CI). With --follow: at the first such
+    /// finding, after that load's report.
     #[arg(long, value_enum, value_name = "SEVERITY", default_value_t = SeverityArg::Error)]
     pub fail_on: SeverityArg,
 
+    /// Follow one file by name across rotation and truncation (as `tail -F`), or an endless standard input,
+    /// and print each load's report as soon as the load completes. Ctrl-C ends it.
+    #[arg(long, short = 'f', conflicts_with_all = ["smi", "chart", "summary"])]
+    pub follow: bool,
+
+    /// With --follow: when a load completes, run this GPU monitor (5 s timeout) and compare its capture with
+    /// the load, as --smi does.
+    #[arg(long, value_enum, value_name = "TOOL", default_value_t = CaptureArg::None, requires = "follow")]
+    pub capture: CaptureArg,
+
+    /// With --follow: when a load completes, read Ollama's GET /api/ps (3 s timeout) and show its size_vram
+    /// beside the buffers and nvidia-smi [default URL: http://127.0.0.1:11434]
+    #[arg(long, value_name = "URL", num_args = 0..=1, default_missing_value = "http://127.0.0.1:11434", requires = "follow")]
+    pub ollama: Option<String>,
     /// Also append the Markdown report to the file named by $GITHUB_STEP_SUMMARY (nothing when it is unset).
     #[arg(long)]
     pub summary: bool,

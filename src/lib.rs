@@ -8,7 +8,8 @@
 //! reads the captures) → `replay` (the placement, Ollama's or `--fit`'s) → `checks` ([`model::Concluded`]:
 //! findings and suggestions) → `report` (text, Markdown, JSON, charts). `model` is the vocabulary they share.
 //! [`pipeline::Pipeline`] carries one input through every stage and is the only way in: the command line
-//! (`app`, with `cli` for its arguments), `batch`, the property tests and the fuzz target all call it.
+//! (`app`, with `cli` for its arguments), `batch`, `live` (`--follow`), the property tests and the fuzz target
+//! all call it.
 
 pub mod app;
 #[cfg(feature = "batch")]
@@ -20,6 +21,7 @@ pub mod diff;
 pub mod frame;
 pub mod gguf;
 pub mod grammar;
+pub mod live;
 pub mod load;
 pub mod model;
 pub mod parse;

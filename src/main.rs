@@ -36,6 +36,17 @@ fn main() -> ExitCode {
         Some(Command::Inspect(i)) => app::inspect(i),
         #[cfg(feature = "batch")]
         Some(Command::Batch(b)) => batch(b),
+        None if args.report.follow => {
+            let mut stdout = std::io::stdout().lock();
+            let code = vramdiff::live::follow(
+                &args.report,
+                vramdiff::live::Terminal {
+                    stdout: &mut stdout,
+                    message: &mut |m| eprintln!("vramdiff: {m}"),
+                },
+            );
+            return ExitCode::from(code);
+        }
         Some(Command::Diff(d)) => vramdiff::ci::diff(d),
         Some(Command::Completions(c)) => vramdiff::ci::completions(c),
         Some(Command::Man) => vramdiff::ci::man(),

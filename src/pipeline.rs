@@ -2,9 +2,10 @@
 //! in one function that the command line, `batch`, the fuzz targets and the property tests all call. Each
 //! stage hands the next its own type (`Load` → `Reconciled` → `Concluded`), so the order is the compiler's.
 //!
-//! An input is streamed: bytes → logical lines → events → loads. Only completed loads and per-input counters
-//! are kept, so memory grows with the number of loads, not with the size of the log. A problem with the input
-//! (unreadable, cut lines, a malformed line) is recorded on its summary.
+//! An input is streamed: bytes → logical lines → events → loads, and each load is handed to a [`LoadSink`] as
+//! soon as it completes ([`Pipeline::stream`], which `--follow` uses as it is); [`Pipeline::run`] is the same
+//! path with a sink that keeps the loads. Only per-input counters stay, so streaming memory does not grow with
+//! the log. A problem with the input (unreadable, cut lines, a malformed line) is recorded on its summary.
 
 use std::io::BufRead;
 use std::path::PathBuf;
@@ -14,10 +15,12 @@ use crate::frame::read::{read_logical_lines, Read};
 use crate::grammar;
 use crate::load::model_file::{self, ModelFiles};
 use crate::load::Assembler;
-use crate::model::{Concluded, InputRole, InputSummary, Reconciled, UnrecognizedLine};
+use crate::model::{
+    Concluded, InputRole, InputSummary, Load, Reconciled, Snapshot, UnrecognizedLine,
+};
 use crate::parse::clock::Clock;
 use crate::parse::{LineOutcome, Parser};
-use crate::reconcile::observed::{attach_capture_file, attach_in_log};
+use crate::reconcile::observed::{attach_capture, attach_pasted};
 use crate::reconcile::reconcile;
 use crate::replay::{replay, Changes};
 use crate::smi::file::{cut_line_warning, file_item};
@@ -88,6 +91,107 @@ pub struct Pipeline {
     model_files: ModelFiles,
 }
 
+/// Where the streaming run hands each load, as soon as it completes.
+pub trait LoadSink {
+    /// The load has just completed and is about to be judged: attach what can be observed at this moment (a
+    /// live GPU capture, Ollama's `/api/ps`). Pasted and `--smi` captures are already attached.
+    fn completed(&mut self, _load: &mut Reconciled) {}
+
+    /// The load, through every stage.
+    fn concluded(&mut self, load: Concluded);
+}
+
+/// The sink of [`Pipeline::run`]: every load, kept in order.
+#[derive(Default)]
+struct Collect(Vec<Concluded>);
+
+impl LoadSink for Collect {
+    fn concluded(&mut self, load: Concluded) {
+        self.0.push(load);
+    }
+}
+
+/// The loads between the assembler and the sink. A completed load is held until the next one completes, the
+/// input ends or a followed input goes quiet, so that a capture pasted after it (before the next load's
+/// start) is still attached to it. At most one load is held; none is kept once handed to the sink.
+struct Completed<'s, S: LoadSink + ?Sized> {
+    held: Option<Reconciled>,
+    /// The model files (`--gguf`, the blob the log names) whose layout is attached to each load.
+    model_files: &'s ModelFiles,
+    /// What reading a model file said, by the load's first line; moved onto the summary as the input is read.
+    model_warnings: Vec<(u64, String)>,
+    /// Loads handed out so far, the held one included.
+    seen: usize,
+    config: CheckConfig,
+    sink: &'s mut S,
+}
+
+impl<S: LoadSink + ?Sized> Completed<'_, S> {
+    /// The assembler completed `load`: the one held before it can go.
+    fn push(&mut self, mut load: Load, captures: &[Snapshot], name: &str) {
+        let warning = model_file::attach(&mut load, self.model_files, |path| {
+            crate::gguf::read_layout(path).map_err(|e| e.to_string())
+        });
+        if let Some(w) = warning {
+            self.model_warnings.push((load.source.first_line, w));
+        }
+        let load = reconcile(load);
+        self.seen += 1;
+        if let Some(previous) = self.held.take() {
+            self.conclude(
+                previous,
+                captures,
+                name,
+                Some(load.source.first_line),
+                &mut [],
+            );
+        }
+        self.held = Some(load);
+    }
+
+    /// Hand out the held load; `capture_files` (the `--smi` files) are applied to it when it is the last.
+    fn flush(&mut self, captures: &[Snapshot], name: &str, capture_files: &mut [InputSummary]) {
+        if let Some(load) = self.held.take() {
+            self.conclude(load, captures, name, None, capture_files);
+        }
+    }
+
+    fn conclude(
+        &mut self,
+        mut load: Reconciled,
+        captures: &[Snapshot],
+        name: &str,
+        next_first: Option<u64>,
+        capture_files: &mut [InputSummary],
+    ) {
+        attach_pasted(&mut load, captures, name, next_first);
+        for file in capture_files.iter_mut() {
+            let note = (self.seen > 1).then(|| {
+                format!(
+                    "nvidia-smi capture {} applied to this load, the last one read: a capture file carries no link to log lines",
+                    file.path
+                )
+            });
+            if !file.captures.is_empty()
+                && !attach_capture(&mut load, &file.captures, &file.path, note)
+            {
+                no_load_for_capture(file);
+            }
+        }
+        self.sink.completed(&mut load);
+        self.sink.concluded(conclude(load, &self.config));
+    }
+}
+
+/// Say on a capture file's summary that no load was read to compare it with.
+pub fn no_load_for_capture(file: &mut InputSummary) {
+    file.warn(
+        None,
+        "no model load was read to compare this capture with; its GPUs are listed under captures"
+            .to_string(),
+    );
+}
+
 impl Pipeline {
     /// A pipeline for these options (the grammar is compiled here).
     pub fn new(options: &Options) -> Result<Pipeline, SetupError> {
@@ -101,40 +205,66 @@ impl Pipeline {
 
     /// Read one input to its end and carry every load in it through every stage. `capture_files` are the
     /// `--smi` files to apply to this input's last load (each one that finds no load says so on its own
-    /// summary); captures pasted into the input apply to the loads around them.
+    /// summary); captures pasted into the input apply to the loads around them. Collects what
+    /// [`Pipeline::stream`] hands out.
     pub fn run(
         &mut self,
         name: &str,
         reader: impl BufRead,
         capture_files: &mut [InputSummary],
     ) -> InputReport {
+        let mut loads = Collect::default();
+        let summary = self.stream(name, reader, capture_files, &mut loads);
+        InputReport {
+            summary,
+            loads: loads.0,
+        }
+    }
+
+    /// Read one input to its end and hand every load to `sink` as soon as it completes: at its closing line or
+    /// failure when the reader pauses (a followed input, see [`Read::Idle`]), else when the next load
+    /// completes or the input ends. No load is kept, so memory does not grow with the input. Returns the
+    /// input's summary.
+    pub fn stream<S: LoadSink + ?Sized>(
+        &mut self,
+        name: &str,
+        reader: impl BufRead,
+        capture_files: &mut [InputSummary],
+        sink: &mut S,
+    ) -> InputSummary {
         let mut summary = InputSummary::new(name, InputRole::Log);
-        let mut loads: Vec<Reconciled> = Vec::new();
+        let mut loads = Completed {
+            held: None,
+            model_files: &self.model_files,
+            model_warnings: Vec::new(),
+            seen: 0,
+            config: self.config,
+            sink,
+        };
         let mut assembler = Assembler::new(name);
         let mut scanner = SmiScanner::in_log();
         let mut clock = Clock::new();
         let parser = &mut self.parser;
         let keep_unrecognized = self.keep_unrecognized;
-        let model_files = &self.model_files;
-        let mut model_warnings: Vec<(u64, String)> = Vec::new();
-        let mut on_load = |mut load: crate::model::Load| {
-            let warning = model_file::attach(&mut load, model_files, |path| {
-                crate::gguf::read_layout(path).map_err(|e| e.to_string())
-            });
-            if let Some(w) = warning {
-                model_warnings.push((load.source.first_line, w));
-            }
-            loads.push(reconcile(load))
-        };
         let facts = read_logical_lines(reader, |read| {
             let (number, text) = match read {
                 Read::Line(number, text) => (number, text),
                 Read::CutLine { line, skipped } => {
                     return cut_line_warning(&mut summary, line, skipped);
                 }
+                Read::Idle => {
+                    let captures = &summary.captures;
+                    assembler.hand_out_concluded(|l| loads.push(l, captures, name));
+                    loads.flush(captures, name, &mut []);
+                    for (line, warning) in loads.model_warnings.drain(..) {
+                        summary.warn(Some(line), warning);
+                    }
+                    return;
+                }
             };
             if clock.jumps_back(text) {
-                assembler.another_log(&mut on_load);
+                let captures = &summary.captures;
+                assembler.another_log(|l| loads.push(l, captures, name));
             }
             // A pasted nvidia-smi capture: its lines are the scanner's, not the grammar's. While no capture is
             // open the scanner looks at the first byte only.
@@ -153,7 +283,8 @@ impl Pipeline {
             match parser.read_line(number, text) {
                 LineOutcome::Event(event) => {
                     summary.recognized_lines += 1;
-                    assembler.push(*event, &mut on_load);
+                    let captures = &summary.captures;
+                    assembler.push(*event, |l| loads.push(l, captures, name));
                 }
                 LineOutcome::Unrecognized { memory_like } => {
                     if memory_like {
@@ -172,8 +303,18 @@ impl Pipeline {
             }
         });
         summary.discovered_gpus = assembler.discovered().to_vec();
-        assembler.finish(&mut on_load);
+        {
+            let captures = &summary.captures;
+            assembler.finish(|l| loads.push(l, captures, name));
+        }
         scanner.finish(&mut |item| file_item(&mut summary, item));
+        let concluded_any = loads.seen > 0;
+        loads.flush(&summary.captures, name, capture_files);
+        if !concluded_any {
+            for file in capture_files.iter_mut().filter(|f| !f.captures.is_empty()) {
+                no_load_for_capture(file);
+            }
+        }
         summary.lines = facts.lines;
         summary.joined_lines = facts.joined_lines;
         if let Some(e) = facts.error {
@@ -182,28 +323,12 @@ impl Pipeline {
                 facts.lines
             ));
         }
-        for (line, warning) in model_warnings {
+        for (line, warning) in loads.model_warnings.drain(..) {
             summary.warn(Some(line), warning);
-        }
-        attach_in_log(&mut loads, &summary.captures, name);
-        for file in capture_files.iter_mut() {
-            if !file.captures.is_empty()
-                && attach_capture_file(&mut loads, &file.captures, &file.path).is_none()
-            {
-                file.warn(
-                    None,
-                    "no model load was read to compare this capture with; its GPUs are listed under captures"
-                        .to_string(),
-                );
-            }
         }
         not_a_log(&mut summary, facts.first_nul);
         summary.close_warnings();
-        let loads = loads
-            .into_iter()
-            .map(|l| conclude(l, &self.config))
-            .collect();
-        InputReport { summary, loads }
+        summary
     }
 }
 

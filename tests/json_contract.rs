@@ -134,6 +134,22 @@ pub(crate) struct Load {
     ollama_version: Option<String>,
     #[serde(default)]
     notes: Vec<String>,
+    /// Added with `--ollama` (follow mode): what `/api/ps` said of the model when the load completed.
+    #[serde(default)]
+    ollama_ps: Option<OllamaPs>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct OllamaPs {
+    pub url: String,
+    pub name: String,
+    pub size: Q,
+    pub size_vram: Q,
+    #[serde(default)]
+    pub context_length: Option<i64>,
+    pub models_listed: u64,
+    pub matched_by: String,
 }
 
 #[derive(Deserialize)]
@@ -678,6 +694,35 @@ fn every_sample_report_follows_the_contract() {
     assert!(eras.contains(&&Era::LlamaServer) && eras.contains(&&Era::Ollama));
 }
 
+#[test]
+fn every_jsonl_line_is_a_contract_load_with_its_input() {
+    let mut files: Vec<String> = sample_names()
+        .iter()
+        .map(|n| format!("sample-logs/{n}"))
+        .collect();
+    files.sort();
+    let mut args = vec!["--format", "jsonl", "--fail-on", "never"];
+    args.extend(files.iter().map(String::as_str));
+    let lines = run(&args, b"");
+    let mut json_args = args.clone();
+    json_args[1] = "json";
+    let report: serde_json::Value = serde_json::from_slice(&run(&json_args, b"").stdout).unwrap();
+    let text = String::from_utf8(lines.stdout).unwrap();
+    let mut count = 0;
+    for (line, element) in text.lines().zip(report["loads"].as_array().unwrap()) {
+        let mut value: serde_json::Value = serde_json::from_str(line).expect("one object per line");
+        let map = value.as_object_mut().unwrap();
+        let input = map.remove("input").expect("input");
+        assert_eq!(map.remove("schema_version"), Some(serde_json::json!(1)));
+        assert_eq!(input, element["source"]["path"]);
+        assert_eq!(&value, element, "the same serialisation as loads[]");
+        let _: Load = serde_json::from_value(value).expect("a contract load");
+        count += 1;
+    }
+    assert_eq!(count, report["loads"].as_array().unwrap().len());
+    assert_eq!(count, text.lines().count());
+}
+
 /// Every finding code, in registry order: codes are part of the contract (added, never renamed).
 /// `projector-on-cpu` and `gpu-unused` were added with the llama-server era.
 const FINDING_CODES: &[&str] = &[
@@ -693,6 +738,7 @@ const FINDING_CODES: &[&str] = &[
     "kv-mismatch",
     "overestimate",
     "unattributed-memory",
+    "ps-mismatch",
     "host-not-vram",
     "rounding-limited",
 ];

@@ -14,6 +14,7 @@ mod diff;
 mod findings;
 #[cfg(feature = "batch")]
 mod fleet;
+mod follow;
 mod founding_case;
 mod founding_today;
 mod gguf_bad_input;

@@ -18,6 +18,7 @@ mod needless_split;
 mod overestimate;
 mod projector_double_counted;
 mod projector_on_cpu;
+mod ps_mismatch;
 mod rounding_limited;
 pub mod suggest;
 mod unattributed_memory;
@@ -146,6 +147,7 @@ pub const REGISTRY: &[CheckDef] = &[
     kv_mismatch::DEF,
     overestimate::DEF,
     unattributed_memory::DEF,
+    ps_mismatch::DEF,
     host_not_vram::DEF,
     rounding_limited::DEF,
 ];

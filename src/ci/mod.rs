@@ -95,7 +95,8 @@ pub fn diff(args: &DiffArgs) -> Outcome {
     let stdout = match args.format {
         FormatArg::Text => render::text(&result),
         FormatArg::Markdown => render::markdown(&result),
-        FormatArg::Json => render::json(&result),
+        // A diff is one document: JSON lines are the JSON report.
+        FormatArg::Json | FormatArg::Jsonl => render::json(&result),
         FormatArg::Junit => crate::report::junit::diff(&result),
     };
     Outcome {

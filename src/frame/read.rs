@@ -5,6 +5,7 @@
 use std::io::BufRead;
 
 use super::Framer;
+use crate::source::follow::Quiet;
 use crate::source::{LineReader, PhysicalLine};
 
 /// What reading a stream found out about it.
@@ -27,9 +28,16 @@ pub enum Read<'a> {
     Line(u64, &'a str),
     /// A line longer than the reader keeps: `skipped` bytes of line `line` were dropped.
     CutLine { line: u64, skipped: u64 },
+    /// A followed stream has no more data for now (its reader said [`Quiet`] between two lines): the line
+    /// held back for joining was handed out before this, and whatever is complete can be reported.
+    Idle,
 }
 
 /// Read `reader` to its end, handing every logical line and notice to `on`, in input order.
+///
+/// A reader that follows a growing stream ([`crate::source::follow`]) returns [`Quiet`] between two whole lines
+/// when it has nothing more for now: the framer's held line is flushed (a live log is not re-wrapped, so
+/// nothing will join onto it) and `on` gets [`Read::Idle`]; reading then goes on.
 pub fn read_logical_lines(reader: impl BufRead, mut on: impl FnMut(Read<'_>)) -> StreamFacts {
     let mut lines = LineReader::new(reader);
     let mut physical = PhysicalLine::default();
@@ -39,6 +47,11 @@ pub fn read_logical_lines(reader: impl BufRead, mut on: impl FnMut(Read<'_>)) ->
         match lines.next_line(&mut physical) {
             Ok(true) => {}
             Ok(false) => break,
+            Err(e) if Quiet::is(&e) => {
+                framer.finish(|n, text| on(Read::Line(n, text)));
+                on(Read::Idle);
+                continue;
+            }
             Err(e) => {
                 facts.error = Some(e);
                 break;
@@ -85,5 +98,49 @@ mod tests {
             (1, "load_tensors: offloaded 48/49 layers to GPU".to_string())
         );
         assert!(seen[2].1.ends_with("layers.model=81 layers.offload=44"));
+    }
+
+    /// Hands out its pieces in turn; an empty piece is a pause, as `source::follow` makes when a file is drained.
+    struct Pausing(std::collections::VecDeque<&'static [u8]>);
+
+    impl std::io::Read for Pausing {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            match self.0.pop_front() {
+                None => Ok(0),
+                Some([]) => Err(std::io::Error::new(std::io::ErrorKind::WouldBlock, Quiet)),
+                Some(piece) => {
+                    buf[..piece.len()].copy_from_slice(piece);
+                    Ok(piece.len())
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_pause_hands_out_the_held_line_then_says_idle() {
+        // corpus 016:2 without its prefix (a record the framer holds back, as more could join it), then the
+        // founding log's closing line.
+        let offload: &[u8] = b"time=2025-08-22T17:36:22.027-04:00 level=INFO source=server.go:175 msg=offload library=cuda layers.requested=-1 layers.model=49\n";
+        let started: &[u8] = b"time=2025-07-20T09:43:48.058+08:00 level=INFO source=server.go:637 msg=\"llama runner started in 21.82 seconds\"\n";
+        let reader = Pausing([offload, &[][..], started].into_iter().collect());
+        let mut seen = Vec::new();
+        read_logical_lines(std::io::BufReader::new(reader), |read| match read {
+            Read::Line(n, _) => seen.push(format!("line {n}")),
+            Read::Idle => seen.push("idle".to_string()),
+            Read::CutLine { .. } => seen.push("cut".to_string()),
+        });
+        assert_eq!(seen, ["line 1", "idle", "line 2"]);
+    }
+
+    #[test]
+    fn a_would_block_of_another_kind_is_a_read_error() {
+        struct NonBlocking;
+        impl std::io::Read for NonBlocking {
+            fn read(&mut self, _: &mut [u8]) -> std::io::Result<usize> {
+                Err(std::io::ErrorKind::WouldBlock.into())
+            }
+        }
+        let facts = read_logical_lines(std::io::BufReader::new(NonBlocking), |_| {});
+        assert!(facts.error.is_some());
     }
 }

@@ -138,6 +138,21 @@ impl Assembler {
         &self.discovered
     }
 
+    /// A followed input went quiet: hand out the open load if it has concluded (its closing line or a
+    /// failure was read), instead of waiting for the next load's start. Lines that come later and would have
+    /// been noted on it (a failure after the load completed) open a load of their own.
+    pub fn hand_out_concluded(&mut self, mut done: impl FnMut(Load)) {
+        if self
+            .current
+            .as_ref()
+            .is_some_and(|b| b.phase == Phase::Ended || b.failure.is_some())
+        {
+            if let Some(b) = self.current.take() {
+                done(b.finish("the load concluded"));
+            }
+        }
+    }
+
     /// End of input: hand out the last load.
     pub fn finish(&mut self, mut done: impl FnMut(Load)) {
         if let Some(b) = self.current.take() {

@@ -21,13 +21,14 @@ pub enum FindingCode {
     KvMismatch,
     Overestimate,
     UnattributedMemory,
+    PsMismatch,
     HostNotVram,
     RoundingLimited,
 }
 
 impl FindingCode {
     /// Every code with its word, in the order of the check registry.
-    pub const ALL: [(FindingCode, &'static str); 14] = [
+    pub const ALL: [(FindingCode, &'static str); 15] = [
         (FindingCode::LoadFailed, "load-failed"),
         (FindingCode::GpuUnused, "gpu-unused"),
         (FindingCode::IncompleteLoad, "incomplete-load"),
@@ -46,6 +47,7 @@ impl FindingCode {
         (FindingCode::KvMismatch, "kv-mismatch"),
         (FindingCode::Overestimate, "overestimate"),
         (FindingCode::UnattributedMemory, "unattributed-memory"),
+        (FindingCode::PsMismatch, "ps-mismatch"),
         (FindingCode::HostNotVram, "host-not-vram"),
         (FindingCode::RoundingLimited, "rounding-limited"),
     ];

@@ -14,6 +14,7 @@ pub mod layout;
 pub mod load;
 pub mod max_ctx;
 pub mod observed;
+pub mod ps;
 pub mod quantity;
 pub mod reconciled;
 pub mod snapshot;
@@ -34,6 +35,7 @@ pub use layout::{KvType, LayerAttention, LayerLayout, LayoutSource, ModelLayout}
 pub use load::{Engine, Era, Gpu, Load, LoadSource, ModelRef, RejectedGpu, Settings};
 pub use max_ctx::{MaxContext, MaxContextRow};
 pub use observed::{CaptureRef, GpuJoin, ObservedRow};
+pub use ps::{CardFigure, OllamaPs};
 pub use quantity::{human, Ordering3, Quantity, GIB, KIB, MIB, TIB};
 pub use reconciled::{
     Comparison, Component, ComponentRow, DeviceRow, EstimatePart, Reconciled, Verdict,

@@ -173,6 +173,9 @@ pub struct Reconciled {
     pub devices: Vec<DeviceRow>,
     /// The load's GPUs as an nvidia-smi/rocm-smi capture saw them; empty without a capture.
     pub observed: Vec<ObservedRow>,
+    /// What Ollama's `/api/ps` said of this model when the load completed (`--ollama`); omitted without.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ollama_ps: Option<super::ps::OllamaPs>,
     /// What the runner's buffers hold, per device and part: the one sum every later stage reads.
     #[serde(skip)]
     pub grid: Grid,

@@ -242,6 +242,7 @@ pub fn reconcile(mut load: Load) -> Reconciled {
         components: components(&load),
         devices: devices(&load),
         observed: Vec::new(),
+        ollama_ps: None,
         grid: Grid::of(&load.actual.buffers),
         load,
     }

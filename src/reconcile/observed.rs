@@ -3,7 +3,8 @@
 //! context, workspaces), other processes and whatever an idle capture already showed.
 //!
 //! Choosing *which* capture belongs to a load is separate from the arithmetic: [`pick_in_log`] for captures
-//! pasted into the log around the load, [`pick_in_series`] for a capture file given with `--smi`.
+//! pasted into the log around the load, [`pick_in_series`] for a capture file given with `--smi` or taken live
+//! with `--capture`.
 
 use crate::model::{
     same_uuid, CaptureRef, Device, GpuJoin, Load, ObservedRow, Quantity, Reconciled, SmiGpu,
@@ -101,41 +102,22 @@ fn neighbour_processes(snapshots: &[Snapshot], loaded: usize) -> Option<&[SmiPro
         .and_then(|s| s.processes.as_deref())
 }
 
-/// Attach the captures pasted into a log to the loads read from that log.
-pub fn attach_in_log(loads: &mut [Reconciled], snapshots: &[Snapshot], path: &str) {
-    let starts: Vec<u64> = loads.iter().map(|l| l.source.first_line).collect();
-    for (i, load) in loads.iter_mut().enumerate() {
-        let next = starts.get(i + 1).copied();
-        let Some((loaded, idle)) = pick_in_log(
-            snapshots,
-            load.source.first_line,
-            load.source.last_line,
-            next,
-        ) else {
-            continue;
-        };
-        observe(
-            load,
-            Observation {
-                path,
-                loaded: &snapshots[loaded],
-                processes: neighbour_processes(snapshots, loaded),
-                idle: idle.map(|i| &snapshots[i]),
-            },
-        );
-    }
-}
-
-/// Attach a capture file (`--smi`) to the load that was resident when it was taken: the last load read.
-/// Returns the index of that load.
-pub fn attach_capture_file(
-    loads: &mut [Reconciled],
+/// Attach to one load the captures pasted into its log around it; `next_first` is the first line of the next
+/// load of the same log, if one was read.
+pub fn attach_pasted(
+    load: &mut Reconciled,
     snapshots: &[Snapshot],
     path: &str,
-) -> Option<usize> {
-    let (loaded, idle) = pick_in_series(snapshots)?;
-    let index = loads.len().checked_sub(1)?;
-    let load = &mut loads[index];
+    next_first: Option<u64>,
+) {
+    let Some((loaded, idle)) = pick_in_log(
+        snapshots,
+        load.source.first_line,
+        load.source.last_line,
+        next_first,
+    ) else {
+        return;
+    };
     observe(
         load,
         Observation {
@@ -145,12 +127,31 @@ pub fn attach_capture_file(
             idle: idle.map(|i| &snapshots[i]),
         },
     );
-    if loads.len() > 1 {
-        loads[index].load.notes.push(format!(
-            "nvidia-smi capture {path} applied to this load, the last one read: a capture file carries no link to log lines"
-        ));
-    }
-    Some(index)
+}
+
+/// Attach a series of captures with no link to log lines (a `--smi` file, or the capture `--capture` took when
+/// the load completed) to `load`, with `note` on it when the pairing needs saying. False when the series holds
+/// no GPU.
+pub fn attach_capture(
+    load: &mut Reconciled,
+    snapshots: &[Snapshot],
+    path: &str,
+    note: Option<String>,
+) -> bool {
+    let Some((loaded, idle)) = pick_in_series(snapshots) else {
+        return false;
+    };
+    observe(
+        load,
+        Observation {
+            path,
+            loaded: &snapshots[loaded],
+            processes: neighbour_processes(snapshots, loaded),
+            idle: idle.map(|i| &snapshots[i]),
+        },
+    );
+    load.load.notes.extend(note);
+    true
 }
 
 /// The GPU of `snapshot` a device of the load runs on, and how they were matched.

@@ -432,7 +432,9 @@ pub fn render(
     options: InspectOptions,
 ) -> Vec<u8> {
     match format {
-        Format::Json => super::json::document(to_json(header, layout, mmproj, options)),
+        Format::Json | Format::JsonLines => {
+            super::json::document(to_json(header, layout, mmproj, options))
+        }
         Format::Text => to_text(header, layout, mmproj, options).into_bytes(),
         Format::Markdown => {
             format!("```text\n{}```\n", to_text(header, layout, mmproj, options)).into_bytes()

@@ -21,6 +21,9 @@
 //! `actual.{projector_device, projector_device_line, kv_caches[]}`, `whatif.estimate.layers_agree`; estimate
 //! forms `fit-plan`, `fit-probe`, `fit-result`; finding codes `gpu-unused` and `projector-on-cpu`.
 //!
+//! Added with `--follow`: `loads[].ollama_ps` (`{url, name, size, size_vram, context_length, models_listed,
+//! matched_by}`, omitted without `--ollama`), finding code `ps-mismatch`, and `--format jsonl`: one line per load,
+//! a `loads[]` element with `input` (the input's name) and `schema_version` beside its fields.
 //! Added with the model's layout (issue 14), optional: `model.gguf` (the GGUF file whose header was read),
 //! `settings.kv_unified`, `whatif.max_ctx` (`vramdiff whatif --max-ctx`).
 
@@ -28,7 +31,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use super::Reporter;
-use crate::model::Analysis;
+use crate::model::{Analysis, Concluded};
 
 /// The contract version; bump only for a breaking change.
 pub const SCHEMA_VERSION: u64 = 1;
@@ -55,6 +58,30 @@ impl Reporter for JsonReporter {
     fn render(&self, analysis: &Analysis) -> Vec<u8> {
         render(analysis).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}").into_bytes())
     }
+}
+
+/// `--format jsonl`: one line per load, the `loads[]` element with the input's name.
+pub struct JsonLinesReporter;
+
+impl Reporter for JsonLinesReporter {
+    fn render(&self, analysis: &Analysis) -> Vec<u8> {
+        analysis.loads.iter().flat_map(load_line).collect()
+    }
+}
+
+/// One load as one line of JSON: the element of the report's `loads[]` (the same serialisation, keys sorted)
+/// with `input`, the name of the input it was read from, and `schema_version`.
+pub fn load_line(load: &Concluded) -> Vec<u8> {
+    let line = serde_json::to_value(load).and_then(|mut value| {
+        if let Value::Object(map) = &mut value {
+            map.insert("input".to_string(), json!(load.source.path));
+            map.insert("schema_version".to_string(), json!(SCHEMA_VERSION));
+        }
+        serde_json::to_vec(&value)
+    });
+    let mut out = line.unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}").into_bytes());
+    out.push(b'\n');
+    out
 }
 
 /// The bytes `serde_json::to_vec_pretty` would give for the whole report as one `Value` (serde_json's map is

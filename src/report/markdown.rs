@@ -41,7 +41,12 @@ fn replay(out: &mut String, w: &WhatIf) {
     out.push('\n');
 }
 
-fn load_section(out: &mut String, index: usize, load: &Concluded, charts: &[super::ChartLink]) {
+pub(super) fn load_section(
+    out: &mut String,
+    index: usize,
+    load: &Concluded,
+    charts: &[super::ChartLink],
+) {
     let s = &load.source;
     let _ = writeln!(
         out,

@@ -25,6 +25,8 @@ pub enum Format {
     Text,
     Json,
     Markdown,
+    /// One JSON object per line and per load: a `loads[]` element plus `input`.
+    JsonLines,
     Junit,
 }
 
@@ -56,7 +58,20 @@ pub fn reporter(format: Format, options: ReportOptions) -> Box<dyn Reporter> {
             threshold: options.fail_on,
         }),
         Format::Markdown => Box::new(markdown::MarkdownReporter { options }),
+        Format::JsonLines => Box::new(json::JsonLinesReporter),
     }
+}
+
+/// One load's report on its own, numbered `index`, for `--follow`, which prints each load as it completes.
+/// JUnit is one document per run, not a stream: `--follow` refuses it, and the text stands in here.
+pub fn render_load(format: Format, index: usize, load: &crate::model::Concluded) -> Vec<u8> {
+    let mut out = String::new();
+    match format {
+        Format::Text | Format::Junit => text::load_section(&mut out, index, load),
+        Format::Markdown => markdown::load_section(&mut out, index, load, &[]),
+        Format::Json | Format::JsonLines => return json::load_line(load),
+    }
+    out.into_bytes()
 }
 
 /// Make text from a log safe inside Markdown: control characters become `?`, line breaks a space, and every

@@ -31,7 +31,7 @@ fn header(out: &mut String, index: usize, load: &Concluded) {
     }
 }
 
-fn load_section(out: &mut String, index: usize, load: &Concluded) {
+pub(super) fn load_section(out: &mut String, index: usize, load: &Concluded) {
     header(out, index, load);
     for section in tables::sections(load) {
         out.push('\n');

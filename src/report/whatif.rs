@@ -189,7 +189,7 @@ fn max_context(out: &mut String, m: &MaxContext, markdown: bool) {
 
 /// `vramdiff whatif` output.
 pub fn render(analysis: &Analysis, format: Format) -> Vec<u8> {
-    if format == Format::Json {
+    if matches!(format, Format::Json | Format::JsonLines) {
         let loads: Vec<serde_json::Value> = analysis
             .loads
             .iter()

@@ -46,23 +46,33 @@ pub fn read_capture_file(path: &str, fields: Option<&str>) -> InputSummary {
             return summary;
         }
     };
-    summary.path = input.name.clone();
+    read_capture(&input.name, input.reader, fields)
+}
+
+/// Read a capture from any stream (a `--smi` file, or what `--capture` ran printed), named `name` in reports.
+pub fn read_capture(
+    name: &str,
+    reader: impl std::io::BufRead,
+    fields: Option<&str>,
+) -> InputSummary {
+    let mut summary = InputSummary::new(name, InputRole::Capture);
     let mut scanner = SmiScanner::capture_file(fields);
-    let facts = read_logical_lines(input.reader, |read| match read {
+    let facts = read_logical_lines(reader, |read| match read {
         Read::Line(n, text) => {
             if scanner.feed(n, text, &mut |item| file_item(&mut summary, item)) {
                 summary.recognized_lines += 1;
             }
         }
         Read::CutLine { line, skipped } => cut_line_warning(&mut summary, line, skipped),
+        Read::Idle => {}
     });
     scanner.finish(&mut |item| file_item(&mut summary, item));
     summary.lines = facts.lines;
     summary.joined_lines = facts.joined_lines;
     if let Some(e) = facts.error {
         summary.error = Some(format!(
-            "{}: read error after line {}: {e}",
-            input.name, facts.lines
+            "{name}: read error after line {}: {e}",
+            facts.lines
         ));
     }
     if summary.captures.is_empty() && summary.error.is_none() {

@@ -13,6 +13,7 @@ use std::path::Path;
 use encoding_rs_io::DecodeReaderBytesBuilder;
 
 pub mod decompress;
+pub mod follow;
 
 /// The longest physical line kept whole. Real log lines are under 64 KiB (the longest we have seen, the
 /// `server config` environment dump, is about 3 KiB); a longer line is kept up to this length.

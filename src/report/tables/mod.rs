@@ -5,6 +5,7 @@
 mod capture;
 mod cells;
 mod facts;
+mod ps;
 
 pub use capture::capture;
 pub use cells::*;
@@ -172,8 +173,13 @@ fn observed(load: &Concluded) -> Option<Section> {
 
 /// Every table of a load, in report order.
 pub fn sections(load: &Concluded) -> Vec<Section> {
-    [components(load), devices(load), observed(load)]
-        .into_iter()
-        .flatten()
-        .collect()
+    [
+        components(load),
+        devices(load),
+        observed(load),
+        ps::section(load),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
 }
