@@ -79,7 +79,15 @@ impl Assembler {
                 None
             }
             EventKind::InferenceCompute(gpu) => {
-                self.discovered.push(super::gpus::gpu_from_info(&gpu, line));
+                // A GPU discovered again (every server restart prints it anew) replaces its entry, so the
+                // list stays as long as the machine's GPUs however long a followed log runs.
+                let found = super::gpus::gpu_from_info(&gpu, line);
+                match self.discovered.iter_mut().find(|g| {
+                    g.id == found.id && g.library == found.library && g.name == found.name
+                }) {
+                    Some(known) => *known = found,
+                    None => self.discovered.push(found),
+                }
                 self.inventory
                     .retain(|(g, _)| g.id.is_none() || g.id != gpu.id);
                 self.inventory.push((gpu, line));

@@ -49,7 +49,8 @@ pub struct InputSummary {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unrecognized: Vec<UnrecognizedLine>,
     pub warnings: Vec<InputWarning>,
-    /// GPUs the server discovered (`inference compute` lines), in the order printed.
+    /// GPUs the server discovered (`inference compute` lines), in the order first printed; a GPU printed again
+    /// (a server restart) keeps its place and takes the latest figures.
     pub discovered_gpus: Vec<super::load::Gpu>,
     /// nvidia-smi / rocm-smi captures found in the input, in input order (a time series).
     #[serde(skip_serializing_if = "Vec::is_empty")]
