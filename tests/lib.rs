@@ -15,8 +15,10 @@ mod findings;
 #[cfg(feature = "batch")]
 mod fleet;
 mod founding_case;
+mod founding_models;
 mod founding_today;
 mod gguf_bad_input;
+mod gguf_e2e;
 mod gguf_oracle;
 mod gguf_real_logs;
 mod golden;
@@ -28,6 +30,7 @@ mod kv_geometry;
 mod layout_replay;
 mod lifecycle;
 mod max_ctx;
+mod max_ctx_gguf;
 mod observed;
 mod peer_vectors;
 mod properties;
