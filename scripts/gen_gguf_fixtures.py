@@ -310,6 +310,222 @@ def package_version():
     return version("gguf")
 
 
+# --- Header-only fixtures shaped like the founding cases' models -------------------------------------------------
+#
+# A GGUF tensor's bytes are the distance to the next tensor's offset and the last tensor runs to the end of the
+# file, so the header alone plus the file's length describes the model exactly: `set_len` (a sparse file) turns
+# the committed header back into a faithful model file without writing its gigabytes. These are written with
+# `add_tensor_info` (no tensor data); the oracle is read from the sparse file at its full length, then the file is
+# cut back to the header (padded to the data start). The vocabulary in the metadata is small; `token_embd`'s shape
+# is the real one, so the sizes are.
+
+
+def tensor_bytes(shape, qtype):
+    """Bytes of a tensor of ggml type `qtype` and ggml shape `shape` (innermost first)."""
+    block, size = gguf.GGML_QUANT_SIZES[qtype]
+    assert shape[0] % block == 0, (shape, qtype)
+    return int(np.prod(shape)) // block * size
+
+
+NUMPY_DTYPES = {Q.F32: np.float32, Q.F16: np.float16}
+
+
+def info(writer, name, shape, qtype):
+    """A tensor of ggml shape `shape` (innermost first) declared in the header, without data."""
+    nbytes = tensor_bytes(shape, qtype)
+    numpy_shape = tuple(reversed(shape))
+    if qtype in NUMPY_DTYPES:
+        writer.add_tensor_info(name, numpy_shape, np.dtype(NUMPY_DTYPES[qtype]), nbytes)
+    else:
+        # The writer takes the byte shape of quantised tensors: the row in bytes last.
+        block, size = gguf.GGML_QUANT_SIZES[qtype]
+        byte_shape = numpy_shape[:-1] + (shape[0] // block * size,)
+        writer.add_tensor_info(name, byte_shape, np.dtype(np.uint8), nbytes, raw_dtype=qtype)
+
+
+def siglip_tower(w, n_proj_out):
+    """The SigLIP vision tower Ollama's gemma3 (and gemma4) blobs carry beside the language model: 27 blocks of
+    1152 wide with a 4304 MLP, 14x14 patches of an 896-pixel image (4096 positions); weights F16, biases and
+    norms F32; then the projection to the language model's width. 439 tensors, as the gemma4 log's
+    clip_model_loader counts. The `v.*` tensors come to 795.87 MiB, the K80 log's projector.weights="795.9 MiB"
+    (Ollama counts the `v` group; `mm.*` is 1152 x n_proj_out F16 more)."""
+    d, ff = 1152, 4304
+    info(w, "v.patch_embd.weight", [14, 14, 3, d], Q.F16)
+    info(w, "v.patch_embd.bias", [d], Q.F32)
+    info(w, "v.position_embd.weight", [d, 4096], Q.F16)
+    for i in range(27):
+        p = f"v.blk.{i}."
+        for t in ["attn_q", "attn_k", "attn_v", "attn_out"]:
+            info(w, p + t + ".weight", [d, d], Q.F16)
+            info(w, p + t + ".bias", [d], Q.F32)
+        info(w, p + "ffn_up.weight", [d, ff], Q.F16)
+        info(w, p + "ffn_up.bias", [ff], Q.F32)
+        info(w, p + "ffn_down.weight", [ff, d], Q.F16)
+        info(w, p + "ffn_down.bias", [d], Q.F32)
+        for n in ["ln1", "ln2"]:
+            info(w, p + n + ".weight", [d], Q.F32)
+            info(w, p + n + ".bias", [d], Q.F32)
+    info(w, "v.post_ln.weight", [d], Q.F32)
+    info(w, "v.post_ln.bias", [d], Q.F32)
+    info(w, "mm.input_projection.weight", [d, n_proj_out], Q.F16)
+    info(w, "mm.soft_emb_norm.weight", [d], Q.F32)
+
+
+def use_more_bits(i, n):
+    """llama.cpp's Q4_K_M rule (llama-quant.cpp): these layers get Q6_K for attn_v and ffn_down."""
+    return i < n // 8 or i >= 7 * n // 8 or (i - n // 8) % 3 == 2
+
+
+def gemma3_12b(path):
+    """gemma3:12b Q4_K_M as the founding K80 log loads it (sha256-e8ad13ef…, 1065 tensors with the vision
+    tower): 48 blocks of 3840 wide, 16 heads and 8 KV heads of 256, a 15360 FFN, a 1024-token window on 5 of
+    every 6 layers (gemma3's own pattern, no key), Q4_K with Q6_K attn_v/ffn_down on the Q4_K_M layers, the
+    262144-token embedding in Q6_K (787.5 MiB: the log's CPU weights and memory.weights.nonrepeating), tied
+    output. Block 0 is 136.73 MiB (the log's CUDA0 "136.7 MiB", split 1,48); the 48 blocks 6.02 GiB
+    (memory.weights.repeating="6.0 GiB"); CUDA1's 47 blocks + the tied output + the tower 7.44 GiB ("7.4 GiB")."""
+    w = gguf.GGUFWriter(path, "gemma3")
+    n_embd, n_ff, n_layer, n_vocab = 3840, 15360, 48, 262144
+    w.add_name("Gemma3 12B (header-only fixture)")
+    w.add_file_type(15)
+    w.add_quantization_version(2)
+    w.add_context_length(131072)
+    w.add_embedding_length(n_embd)
+    w.add_block_count(n_layer)
+    w.add_feed_forward_length(n_ff)
+    w.add_head_count(16)
+    w.add_head_count_kv(8)
+    w.add_key_length(256)
+    w.add_value_length(256)
+    w.add_sliding_window(1024)
+    w.add_layer_norm_rms_eps(1e-6)
+    w.add_rope_freq_base(1000000.0)
+    w.add_float32("gemma3.rope.scaling.factor", 8.0)
+    w.add_string("gemma3.rope.scaling.type", "linear")
+    w.add_uint32("gemma3.vision.block_count", 27)
+    w.add_uint32("gemma3.vision.embedding_length", 1152)
+    w.add_uint32("gemma3.vision.feed_forward_length", 4304)
+    w.add_uint32("gemma3.vision.image_size", 896)
+    w.add_uint32("gemma3.vision.patch_size", 14)
+    w.add_uint32("gemma3.vision.attention.head_count", 16)
+    vocab(w, 16)
+    info(w, "token_embd.weight", [n_embd, n_vocab], Q.Q6_K)
+    for i in range(n_layer):
+        p = f"blk.{i}."
+        more = Q.Q6_K if use_more_bits(i, n_layer) else Q.Q4_K
+        for n in ["attn_norm", "post_attention_norm", "ffn_norm", "post_ffw_norm"]:
+            info(w, p + n + ".weight", [n_embd], Q.F32)
+        info(w, p + "attn_q_norm.weight", [256], Q.F32)
+        info(w, p + "attn_k_norm.weight", [256], Q.F32)
+        info(w, p + "attn_q.weight", [n_embd, 16 * 256], Q.Q4_K)
+        info(w, p + "attn_k.weight", [n_embd, 8 * 256], Q.Q4_K)
+        info(w, p + "attn_v.weight", [n_embd, 8 * 256], more)
+        info(w, p + "attn_output.weight", [16 * 256, n_embd], Q.Q4_K)
+        info(w, p + "ffn_gate.weight", [n_embd, n_ff], Q.Q4_K)
+        info(w, p + "ffn_up.weight", [n_embd, n_ff], Q.Q4_K)
+        info(w, p + "ffn_down.weight", [n_ff, n_embd], more)
+    info(w, "output_norm.weight", [n_embd], Q.F32)
+    siglip_tower(w, n_embd)
+    finish_header(w)
+
+
+def gemma4_31b(path):
+    """gemma4:31b Q4_K_M as today's founding log loads it (sha256-280af683…): 60 layers of 5376 wide, 32 heads
+    and 16 KV heads of 128 (n_embd_k_gqa 2048), a 1024-token window on every layer but each sixth (10 full, 50
+    window layers, as its KV lines count them; the pattern is in the file as an array of bools), a 21504 FFN,
+    attention and ffn_gate/up in Q4_K, ffn_down in Q6_K: 249.99 MiB a layer (the log's CUDA0 11750.47 MiB over
+    47 layers is 250.01); the 262144-token embedding in Q6_K, 1102.50 MiB (the log's CPU buffer), tied output;
+    the SigLIP tower (the log's projector is the same blob)."""
+    w = gguf.GGUFWriter(path, "gemma4")
+    n_embd, n_ff, n_layer, n_vocab = 5376, 21504, 60, 262144
+    w.add_name("Gemma4 31B (header-only fixture)")
+    w.add_file_type(15)
+    w.add_quantization_version(2)
+    w.add_context_length(262144)
+    w.add_embedding_length(n_embd)
+    w.add_block_count(n_layer)
+    w.add_feed_forward_length(n_ff)
+    w.add_head_count(32)
+    w.add_head_count_kv(16)
+    w.add_key_length(128)
+    w.add_value_length(128)
+    w.add_sliding_window(1024)
+    w.add_array("gemma4.attention.sliding_window_pattern", [i % 6 != 5 for i in range(n_layer)])
+    w.add_layer_norm_rms_eps(1e-6)
+    w.add_rope_freq_base(1000000.0)
+    vocab(w, 16)
+    info(w, "token_embd.weight", [n_embd, n_vocab], Q.Q6_K)
+    for i in range(n_layer):
+        p = f"blk.{i}."
+        for n in ["attn_norm", "post_attention_norm", "ffn_norm", "post_ffw_norm"]:
+            info(w, p + n + ".weight", [n_embd], Q.F32)
+        info(w, p + "attn_q_norm.weight", [128], Q.F32)
+        info(w, p + "attn_k_norm.weight", [128], Q.F32)
+        info(w, p + "attn_q.weight", [n_embd, 32 * 128], Q.Q4_K)
+        info(w, p + "attn_k.weight", [n_embd, 16 * 128], Q.Q4_K)
+        info(w, p + "attn_v.weight", [n_embd, 16 * 128], Q.Q4_K)
+        info(w, p + "attn_output.weight", [32 * 128, n_embd], Q.Q4_K)
+        info(w, p + "ffn_gate.weight", [n_embd, n_ff], Q.Q4_K)
+        info(w, p + "ffn_up.weight", [n_embd, n_ff], Q.Q4_K)
+        info(w, p + "ffn_down.weight", [n_ff, n_embd], Q.Q6_K)
+    info(w, "output_norm.weight", [n_embd], Q.F32)
+    siglip_tower(w, n_embd)
+    finish_header(w)
+
+
+def finish_header(writer):
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_ti_data_to_file()
+    writer.close()
+
+
+HEADER_FIXTURES = {
+    "gemma3-12b-q4_k_m.header.gguf": gemma3_12b,
+    "gemma4-31b-q4_k_m.header.gguf": gemma4_31b,
+}
+
+
+def header_only(out, name, write):
+    """Write the header, grow it to the full model length (sparse), read the oracle from that, then cut the file
+    back to the header padded to the data start. The oracle's `file_bytes` is the length to `set_len` to."""
+    path = out / name
+    write(str(path))
+    header_len = path.stat().st_size
+    # The full length from the header's own numbers: read the header alone (a reader that stops at the tensor
+    # infos) would need the data, so compute it: data start, then the last tensor's offset plus its padded size.
+    alignment = 32
+    data_start = (header_len + alignment - 1) // alignment * alignment
+    with open(path, "rb+") as f:
+        f.truncate(data_start)
+    total = data_start + total_data(path, data_start, alignment)
+    with open(path, "rb+") as f:
+        f.truncate(total)
+    o = oracle(str(path))
+    assert o["data_start"] == data_start and o["alignment"] == alignment, (o["data_start"], data_start)
+    last = o["tensors"][-1]
+    assert last["data_offset"] + (last["n_bytes"] + alignment - 1) // alignment * alignment == total
+    with open(path, "rb+") as f:
+        f.truncate(data_start)
+    o["header_bytes"] = data_start
+    with open(out / name.replace(".header.gguf", ".oracle.json"), "w") as f:
+        json.dump(o, f, indent=1, sort_keys=True, ensure_ascii=False)
+        f.write("\n")
+    print(f"{path}: {data_start} header bytes, {total} as a model file")
+
+
+def total_data(path, data_start, alignment):
+    """Sum of the padded tensor sizes, read from the tensor infos with the gguf package's own reader at a
+    generous sparse length (the reader maps the data; any length past the end of the data does)."""
+    with open(path, "rb+") as f:
+        f.truncate(data_start + (1 << 40))
+    r = gguf.GGUFReader(str(path))
+    end = max(int(t.data_offset) + (int(t.n_bytes) + alignment - 1) // alignment * alignment for t in r.tensors)
+    del r
+    with open(path, "rb+") as f:
+        f.truncate(data_start)
+    return end - data_start
+
+
 FIXTURES = {
     "llama-tiny.gguf": llama,
     "moe-tiny.gguf": moe,
@@ -321,6 +537,10 @@ FIXTURES = {
 
 def main():
     out = Path(sys.argv[1] if len(sys.argv) > 1 else "tests/data/gguf")
+    headers = Path(sys.argv[2] if len(sys.argv) > 2 else "tests/data/gguf-headers")
+    headers.mkdir(parents=True, exist_ok=True)
+    for name, write in HEADER_FIXTURES.items():
+        header_only(headers, name, write)
     out.mkdir(parents=True, exist_ok=True)
     for name, write in FIXTURES.items():
         path = out / name

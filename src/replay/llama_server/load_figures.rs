@@ -60,6 +60,16 @@ impl Shape {
         ]
     }
 
+    /// The output layer's weights: the GGUF header's (`output.weight` and its norm, or the tied embedding
+    /// llama.cpp copies there) when the layout has per-layer weights, else an average layer.
+    pub fn output_weights(&self) -> i64 {
+        self.per_layer
+            .as_ref()
+            .filter(|p| p.layout.layers.iter().all(|l| l.dense_bytes.is_some()))
+            .and_then(|p| p.layout.output_bytes)
+            .map_or(self.layer_weights, signed)
+    }
+
     /// KV of one (average) layer at `context` tokens (all slots).
     pub fn layer_kv_at(&self, context: i64) -> i64 {
         if let Some(p) = &self.per_layer {
@@ -261,7 +271,11 @@ pub(super) fn per_layer_note(layout: &ModelLayout) -> String {
         }
     };
     if weights {
-        format!("per-layer weights and KV: {source} (layer by layer, not an average)")
+        let output = layout
+            .output_bytes
+            .map(|b| format!("; output layer {}", human(signed(b))))
+            .unwrap_or_default();
+        format!("per-layer weights and KV: {source} (layer by layer, not an average{output})")
     } else {
         format!("per-layer KV: {source} (full, sliding-window and recurrent layers apart); weights: the average above")
     }

@@ -3,7 +3,7 @@
 //! model have fit on fewer GPUs, or kept more layers off the CPU?).
 //!
 //! Logs print totals, not per-layer sizes: a layer's weights are the GPU weight buffers over the layers on GPUs
-//! (the output layer counted as an average layer), its KV the KV buffers over the model's layers. A
+//! (the output layer counted as an average layer, or its own size from a GGUF header), its KV the KV buffers over the model's layers. A
 //! sliding-window cache does not grow with the context; the caches whose cells equal the context do. When the
 //! load has a model layout (the log's hyperparameters, or a GGUF header) each layer's KV is computed in
 //! llama.cpp's sizing instead, and a GGUF header also gives each layer's weights.
@@ -40,7 +40,7 @@ fn input(
             })
             .collect(),
         layers: shape.layers(context),
-        output: shape.layer_weights,
+        output: shape.output_weights(),
         n_gpu_layers: load
             .settings
             .gpu_layers
@@ -86,7 +86,7 @@ fn figures(shape: &Shape, gpus: &[Gpu], target: i64, mut from: Vec<String>) -> R
         layer_weights: shape.layer_weights,
         layer_kv: shape.layer_kv_at(shape.context),
         blocks: shape.blocks,
-        output: shape.layer_weights,
+        output: shape.output_weights(),
         first_gpu_extra: 0,
         graph: gpus.iter().map(|g| g.compute).max().unwrap_or(0),
         graph_partial: gpus.iter().map(|g| g.compute).max().unwrap_or(0),
