@@ -167,13 +167,26 @@ pub fn from_estimate(load: &Reconciled, changes: &Changes, end: End) -> Option<R
     let mut graph_partial = e.graph_partial.map(v).unwrap_or(graph);
     from.push("graph = memory.graph.full (partial: memory.graph.partial)".to_string());
     if let Some(factor) = changes.context_factor(load) {
-        layer_kv = scale(layer_kv, factor);
         graph = scale(graph, factor);
         graph_partial = scale(graph_partial, factor);
-        from.push(format!(
-            "KV and graph × {}/{} for the new context (graph: linear, an upper bound with flash attention)",
-            factor.0, factor.1
-        ));
+        match layout_kv_growth(load, changes, blocks) {
+            Some(growth) => {
+                layer_kv = scale(layer_kv, growth);
+                from.push(format!(
+                    "KV × {}/{} as the layout's cache grows to the new context (sliding-window layers stop at \
+                     their window); graph × {}/{} (linear, an upper bound with flash attention)",
+                    growth.0, growth.1, factor.0, factor.1
+                ));
+            }
+            None => {
+                layer_kv = scale(layer_kv, factor);
+                from.push(format!(
+                    "KV and graph × {}/{} for the new context (graph: linear, an upper bound with flash \
+                     attention)",
+                    factor.0, factor.1
+                ));
+            }
+        }
     }
     if let Some((to, from_type, factor)) = changes.kv_type_factor(load, estimator_bytes) {
         layer_kv = scale(layer_kv, factor);
@@ -264,6 +277,21 @@ fn layout_blocks(
         .map(|l| geometry.layer_total(l))
         .collect();
     Some((weights, kv))
+}
+
+/// How the layout's KV cache grows from the logged context and slots to those `changes` asks for, the cache type
+/// kept: (new total, logged total) in bytes. The estimator's logged KV is scaled by it, so a model whose window
+/// layers stop growing (gemma3: 5 of 6) is not charged a linear cache. `None` without a layout of `blocks` layers.
+fn layout_kv_growth(load: &Reconciled, changes: &Changes, blocks: i64) -> Option<(i64, i64)> {
+    let total = |kv: Vec<u64>| kv.into_iter().map(signed).fold(0i64, i64::saturating_add);
+    let same_type = Changes {
+        kv_type: None,
+        ..changes.clone()
+    };
+    let (_, new) = layout_blocks(load, &same_type, blocks)?;
+    let (_, logged) = layout_blocks(load, &Changes::default(), blocks)?;
+    let (new, logged) = (total(new), total(logged));
+    (logged > 0).then_some((new, logged))
 }
 
 fn layout_note(load: &Reconciled) -> String {

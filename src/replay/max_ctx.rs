@@ -202,7 +202,11 @@ pub fn max_ctx(load: &Reconciled, changes: &Changes, only: Option<KvType>) -> Op
     } else {
         vec![
             "the estimator's graph grows linearly with the context (an upper bound with flash attention)".to_string(),
-            "KV: the estimate's KV scaled with the context and by the estimator's bytes per element (f16 2, q8_0 1, q4_0 0.5)".to_string(),
+            if per_layer {
+                "KV: the estimate's KV grown as the model's layout's cache grows (sliding-window layers stop at their window), and by the estimator's bytes per element (f16 2, q8_0 1, q4_0 0.5)".to_string()
+            } else {
+                "KV: the estimate's KV scaled with the context and by the estimator's bytes per element (f16 2, q8_0 1, q4_0 0.5)".to_string()
+            },
             "fits: Ollama's estimator places every layer and the output on these GPUs".to_string(),
         ]
     };
