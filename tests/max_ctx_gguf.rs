@@ -103,3 +103,29 @@ fn founding_today_max_ctx_with_the_model_file() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The estimator's KV at another context grows as the file's cache does, not linearly: gemma3:12b has 48 layers,
+/// one in six with full attention, the rest with a 1024-token window (llama.cpp sizes their cache to
+/// 1024 + 512 ubatch = 1536 cells), 8 KiB of f16 K+V per token and layer (8 KV heads × 256 × 2 × 2 bytes). At the
+/// logged 4096: 8 × 4096 × 8 KiB + 40 × 1536 × 8 KiB = 256 + 480 = 736 MiB, the log's `memory.required.kv`. At
+/// 8192 only the 8 full layers grow: 512 + 480 = 992 MiB (linear scaling would say 1472).
+#[test]
+fn the_estimators_kv_grows_as_the_files_cache_does() {
+    let dir = temp_dir("kv-growth-gguf-k80");
+    let path = materialise(GEMMA3_12B, &dir, "gemma3.gguf");
+    let w = whatif(
+        K80_LOG,
+        &["--ctx", "8192", "--gguf", path.to_str().unwrap()],
+    );
+    let f = &w["estimate"]["figures"];
+    let kv_mib = f["layer_kv"].as_f64().unwrap() * f["blocks"].as_f64().unwrap() / 1048576.0;
+    assert!((kv_mib - 992.0).abs() < 0.5, "{kv_mib} MiB: {f}");
+    let without = whatif(K80_LOG, &["--ctx", "8192", "--no-model-search"]);
+    let f = &without["estimate"]["figures"];
+    let linear = f["layer_kv"].as_f64().unwrap() * f["blocks"].as_f64().unwrap() / 1048576.0;
+    assert!(
+        (linear - 1472.0).abs() < 0.5,
+        "without the file, linear: {linear} MiB"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
