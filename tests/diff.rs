@@ -382,3 +382,57 @@ fn a_changed_context_is_compared_with_the_change_named() {
     assert!(doc.loads[0].changed && doc.loads[0].regressions.is_empty());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A folder that `batch --shard K/N` runs wrote into (`loads-K-of-N.parquet`, …) reads as the shards' tables
+/// stacked: against the unsharded run of the same logs every load is matched and nothing changed.
+#[cfg(feature = "batch")]
+#[test]
+fn a_folder_of_shards_compares_like_the_unsharded_run() {
+    let scratch = std::env::temp_dir().join(format!("vramdiff-diff-shards-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&scratch);
+    let (whole, sharded) = (scratch.join("whole"), scratch.join("sharded"));
+    let logs = root().join("sample-logs");
+    let batch = |out: &std::path::Path, shard: Option<&str>| {
+        let mut args = vec!["batch", "--quiet", "--out", out.to_str().unwrap()];
+        if let Some(s) = shard {
+            args.extend(["--shard", s]);
+        }
+        args.push(logs.to_str().unwrap());
+        let o = run(&args, b"");
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    };
+    batch(&whole, None);
+    batch(&sharded, Some("1/2"));
+    batch(&sharded, Some("2/2"));
+    assert!(sharded.join("loads-1-of-2.parquet").is_file());
+    assert!(!sharded.join("loads.parquet").exists());
+    let out = run(
+        &[
+            "diff",
+            "--fail-on-regression",
+            "--format",
+            "json",
+            whole.to_str().unwrap(),
+            sharded.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let doc: DiffDoc = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(doc.matched > 10, "every sample's loads: {}", doc.matched);
+    assert_eq!((doc.changed, doc.only_old, doc.only_new), (0, 0, 0));
+    // An empty folder names what it looked for.
+    let empty = scratch.join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let out = run(
+        &["diff", whole.to_str().unwrap(), empty.to_str().unwrap()],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("no loads.parquet nor loads-K-of-N.parquet"),
+        "{}",
+        stderr(&out)
+    );
+    let _ = std::fs::remove_dir_all(&scratch);
+}

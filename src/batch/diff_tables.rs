@@ -66,16 +66,56 @@ fn require(df: &DataFrame, path: &Path, columns: &[&str]) -> anyhow::Result<()> 
     Ok(())
 }
 
+/// A table of a `batch --out` folder: `NAME.parquet`, or else the shards' `NAME-K-of-N.parquet` (`batch --shard`
+/// runs writing into one folder) stacked in shard order.
+fn read_table(dir: &Path, name: &str, columns: &[&str]) -> anyhow::Result<DataFrame> {
+    let whole = dir.join(format!("{name}.parquet"));
+    let paths = if whole.is_file() {
+        vec![whole]
+    } else {
+        let prefix = format!("{name}-");
+        let mut shards: Vec<(u32, std::path::PathBuf)> = std::fs::read_dir(dir)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", dir.display()))?
+            .filter_map(|entry| {
+                let path = entry.ok()?.path();
+                let file = path.file_name()?.to_str()?;
+                let (k, _) = file
+                    .strip_prefix(&prefix)?
+                    .strip_suffix(".parquet")?
+                    .split_once("-of-")?;
+                Some((k.parse().ok()?, path))
+            })
+            .collect();
+        shards.sort();
+        shards.into_iter().map(|(_, p)| p).collect()
+    };
+    if paths.is_empty() {
+        anyhow::bail!(
+            "{}: no {name}.parquet nor {name}-K-of-N.parquet shards (a --partition-by dataset: compare its \
+             merged tables)",
+            dir.display()
+        );
+    }
+    let mut table: Option<DataFrame> = None;
+    for path in &paths {
+        let part = read_parquet(path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        require(&part, path, columns)?;
+        table = Some(match table {
+            None => part,
+            Some(mut t) => {
+                t.vstack_mut(&part)
+                    .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+                t
+            }
+        });
+    }
+    table.ok_or_else(|| anyhow::anyhow!("{}: no {name} table", dir.display()))
+}
+
 /// The loads of a `batch --out` folder, in file and load order.
 pub fn read_folder(dir: &Path) -> anyhow::Result<Vec<LoadFacts>> {
-    let loads_path = dir.join("loads.parquet");
-    let components_path = dir.join("components.parquet");
-    let loads =
-        read_parquet(&loads_path).map_err(|e| anyhow::anyhow!("{}: {e}", loads_path.display()))?;
-    let components = read_parquet(&components_path)
-        .map_err(|e| anyhow::anyhow!("{}: {e}", components_path.display()))?;
-    require(&loads, &loads_path, &LOAD_COLUMNS)?;
-    require(&components, &components_path, &COMPONENT_COLUMNS)?;
+    let loads = read_table(dir, "loads", &LOAD_COLUMNS)?;
+    let components = read_table(dir, "components", &COMPONENT_COLUMNS)?;
     // Component and device rows by (file, load), in table order.
     let mut rows: BTreeMap<(String, i64), (Vec<RowFacts>, Vec<RowFacts>)> = BTreeMap::new();
     for r in 0..components.height() {
