@@ -240,7 +240,15 @@ pub fn whatif(args: &WhatifArgs) -> Outcome {
 
 /// `vramdiff inspect`: a GGUF file's header, as weights per layer and KV cache per token.
 pub fn inspect(args: &InspectArgs) -> Outcome {
-    let read = |path: &std::path::Path| crate::gguf::read_header(path).map_err(|e| e.to_string());
+    // Only `--tensors` prints the metadata values; otherwise string arrays (the vocabulary) are not kept.
+    let detail = if args.tensors {
+        crate::gguf::Detail::Everything
+    } else {
+        crate::gguf::Detail::Sizes
+    };
+    let read = |path: &std::path::Path| {
+        crate::gguf::read_header_to(path, detail).map_err(|e| e.to_string())
+    };
     let result = read(&args.model).and_then(|header| {
         let mmproj = args.mmproj.as_deref().map(read).transpose()?;
         let layout =

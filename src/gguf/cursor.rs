@@ -9,6 +9,7 @@ use std::io::{BufRead, BufReader, Read};
 use nom::number::complete::{le_f32, le_f64, le_i16, le_i32, le_i64, le_u16, le_u32, le_u64};
 
 use super::error::{GgufError, GgufErrorKind};
+use super::value::Detail;
 
 /// The most header bytes (metadata and tensor infos) the reader accepts. Real headers are a few MB (the largest
 /// are tokenizers with ~260 k tokens and merges); 64 MiB bounds what a hostile header can make the reader hold.
@@ -20,6 +21,7 @@ pub struct Cursor<R: Read> {
     path: String,
     pos: u64,
     len: u64,
+    detail: Detail,
 }
 
 /// A fixed-width little-endian number that nom can decode.
@@ -67,13 +69,19 @@ impl Number for i8 {
 
 impl<R: Read> Cursor<R> {
     /// A cursor at the start of a file of `len` bytes.
-    pub fn new(reader: R, len: u64, path: &str) -> Cursor<R> {
+    pub fn new(reader: R, len: u64, path: &str, detail: Detail) -> Cursor<R> {
         Cursor {
             reader: BufReader::with_capacity(64 << 10, reader),
             path: path.to_string(),
             pos: 0,
             len,
+            detail,
         }
+    }
+
+    /// How much of the metadata this read keeps.
+    pub fn detail(&self) -> Detail {
+        self.detail
     }
 
     /// Bytes read so far: the offset of the next read.
@@ -245,7 +253,7 @@ mod tests {
     #[test]
     fn numbers_are_little_endian() {
         let bytes = [1u8, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0xff];
-        let mut c = Cursor::new(&bytes[..], bytes.len() as u64, "t");
+        let mut c = Cursor::new(&bytes[..], bytes.len() as u64, "t", Detail::Everything);
         assert_eq!(c.number::<u32>("a").unwrap(), 1);
         assert_eq!(c.number::<u64>("b").unwrap(), 2);
         assert_eq!(c.number::<i8>("c").unwrap(), -1);
@@ -258,7 +266,7 @@ mod tests {
     fn a_string_longer_than_the_file_is_refused_before_allocating() {
         let mut bytes = u64::MAX.to_le_bytes().to_vec();
         bytes.extend_from_slice(b"abc");
-        let mut c = Cursor::new(&bytes[..], bytes.len() as u64, "t");
+        let mut c = Cursor::new(&bytes[..], bytes.len() as u64, "t", Detail::Everything);
         let e = c.string("a key").unwrap_err();
         assert_eq!(e.offset, 0);
         assert!(matches!(e.kind, GgufErrorKind::CountPastEnd { .. }), "{e}");

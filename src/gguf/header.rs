@@ -8,7 +8,7 @@ use serde::Serialize;
 use super::cursor::Cursor;
 use super::error::{GgufError, GgufErrorKind};
 use super::tensors::{self, TensorInfo};
-use super::value::{self, Value};
+use super::value::{self, Detail, Value};
 
 /// `general.alignment` when the file does not set it.
 pub const DEFAULT_ALIGNMENT: u64 = 32;
@@ -75,9 +75,15 @@ fn prefix(input: &[u8]) -> nom::IResult<&[u8], (u32, u64, u64)> {
     Ok((rest, (version, tensors, kvs)))
 }
 
-/// Read the header of a file of `len` bytes from `reader` (positioned at its start).
-pub fn read<R: Read>(reader: R, len: u64, path: &str) -> Result<GgufHeader, GgufError> {
-    let mut c = Cursor::new(reader, len, path);
+/// Read the header of a file of `len` bytes from `reader` (positioned at its start), keeping the metadata to
+/// `detail`.
+pub fn read<R: Read>(
+    reader: R,
+    len: u64,
+    path: &str,
+    detail: Detail,
+) -> Result<GgufHeader, GgufError> {
+    let mut c = Cursor::new(reader, len, path, detail);
     let magic = c.bytes(4.min(len), "the magic")?;
     if magic != b"GGUF" {
         return Err(c.error_at(

@@ -20,12 +20,18 @@ use std::path::Path;
 pub use error::{GgufError, GgufErrorKind};
 pub use header::{GgufHeader, Metadata};
 pub use tensors::TensorInfo;
-pub use value::{Array, Value};
+pub use value::{Array, Detail, Value};
 
 use crate::model::ModelLayout;
 
-/// Read a GGUF file's header (metadata and tensor infos).
+/// Read a GGUF file's header (metadata and tensor infos), every value kept.
 pub fn read_header(path: &Path) -> Result<GgufHeader, GgufError> {
+    read_header_to(path, Detail::Everything)
+}
+
+/// Read a GGUF file's header, keeping the metadata to `detail` ([`Detail::Sizes`]: string arrays counted, not
+/// kept — what the layout needs, a few MB less on a large vocabulary).
+pub fn read_header_to(path: &Path, detail: Detail) -> Result<GgufHeader, GgufError> {
     let name = path.display().to_string();
     let io = |e: std::io::Error| GgufError {
         path: name.clone(),
@@ -34,12 +40,12 @@ pub fn read_header(path: &Path) -> Result<GgufHeader, GgufError> {
     };
     let file = File::open(path).map_err(io)?;
     let len = file.metadata().map_err(io)?.len();
-    header::read(file, len, &name)
+    header::read(file, len, &name, detail)
 }
 
 /// Read a GGUF header from bytes in memory (tests, the fuzz target).
 pub fn read_header_bytes(bytes: &[u8], name: &str) -> Result<GgufHeader, GgufError> {
-    header::read(bytes, bytes.len() as u64, name)
+    header::read(bytes, bytes.len() as u64, name, Detail::Everything)
 }
 
 /// A model file's layout: per-layer weights (experts apart), what does not repeat, the output layer, the
@@ -53,7 +59,8 @@ pub fn read_layout_with_mmproj(
     path: &Path,
     mmproj: Option<&Path>,
 ) -> Result<ModelLayout, GgufError> {
-    let header = read_header(path)?;
-    let projector = mmproj.map(read_header).transpose()?;
+    let lean = |p: &Path| read_header_to(p, Detail::Sizes);
+    let header = lean(path)?;
+    let projector = mmproj.map(lean).transpose()?;
     layout::build(&header, projector.as_ref())
 }

@@ -70,6 +70,18 @@ pub enum Array {
 pub struct Strings {
     text: String,
     ends: Vec<usize>,
+    /// Strings read past but not kept ([`Detail::Sizes`]): counted, so the array's length stays true.
+    skipped: usize,
+}
+
+/// How much of the metadata a read keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Detail {
+    /// Every value (`inspect --tensors` prints them all).
+    Everything,
+    /// What sizes and shapes need: string arrays (a tokenizer's vocabulary and merges, megabytes on a large
+    /// model) are counted, their text not kept.
+    Sizes,
 }
 
 impl Strings {
@@ -78,12 +90,18 @@ impl Strings {
         self.ends.push(self.text.len());
     }
 
+    /// Count a string that is not kept.
+    pub fn skip_one(&mut self) {
+        self.skipped += 1;
+    }
+
+    /// The array's length, strings not kept included.
     pub fn len(&self) -> usize {
-        self.ends.len()
+        self.ends.len() + self.skipped
     }
 
     pub fn is_empty(&self) -> bool {
-        self.ends.is_empty()
+        self.len() == 0
     }
 
     pub fn get(&self, i: usize) -> Option<&str> {
@@ -92,8 +110,9 @@ impl Strings {
         self.text.get(start..end)
     }
 
+    /// The strings kept.
     pub fn iter(&self) -> impl Iterator<Item = &str> + '_ {
-        (0..self.len()).filter_map(|i| self.get(i))
+        (0..self.ends.len()).filter_map(|i| self.get(i))
     }
 }
 
@@ -331,15 +350,18 @@ fn read_array<R: Read>(c: &mut Cursor<R>, depth: usize) -> Result<Array, GgufErr
         value_type::STRING => {
             let mut v = Strings::default();
             let mut scratch = Vec::new();
+            let keep = c.detail() == Detail::Everything;
             for _ in 0..count {
-                c.string_with(
-                    &mut scratch,
-                    "a string in an array",
-                    |b| match std::str::from_utf8(b) {
-                        Ok(s) => v.push(s),
-                        Err(_) => v.push(&String::from_utf8_lossy(b)),
-                    },
-                )?;
+                c.string_with(&mut scratch, "a string in an array", |b| {
+                    if !keep {
+                        v.skip_one();
+                    } else {
+                        match std::str::from_utf8(b) {
+                            Ok(s) => v.push(s),
+                            Err(_) => v.push(&String::from_utf8_lossy(b)),
+                        }
+                    }
+                })?;
             }
             Array::String(v)
         }
@@ -427,7 +449,7 @@ mod tests {
     use super::*;
 
     fn read(bytes: &[u8], t: u32) -> Result<Value, GgufError> {
-        let mut c = Cursor::new(bytes, bytes.len() as u64, "t");
+        let mut c = Cursor::new(bytes, bytes.len() as u64, "t", Detail::Everything);
         read_value(&mut c, t, 0)
     }
 
@@ -435,6 +457,28 @@ mod tests {
         let mut b = t.to_le_bytes().to_vec();
         b.extend_from_slice(&n.to_le_bytes());
         b
+    }
+
+    #[test]
+    fn a_read_for_sizes_counts_string_arrays_without_keeping_them() {
+        let mut b = array_header(value_type::STRING, 3);
+        for word in ["<s>", "hello", "world"] {
+            b.extend((word.len() as u64).to_le_bytes());
+            b.extend(word.as_bytes());
+        }
+        b.extend([7u8]); // the next value's first byte: the read stops right before it
+        let mut c = Cursor::new(&b[..], b.len() as u64, "t", Detail::Sizes);
+        let Value::Array(Array::String(strings)) =
+            read_value(&mut c, value_type::ARRAY, 0).unwrap()
+        else {
+            panic!("a string array");
+        };
+        assert_eq!((strings.len(), strings.iter().count()), (3, 0));
+        assert_eq!(c.position(), b.len() as u64 - 1);
+        let Value::Array(Array::String(kept)) = read(&b, value_type::ARRAY).unwrap() else {
+            panic!("a string array");
+        };
+        assert_eq!(kept.iter().collect::<Vec<_>>(), ["<s>", "hello", "world"]);
     }
 
     #[test]
