@@ -16,7 +16,7 @@ use crate::grammar;
 use crate::load::model_file::{self, ModelFiles};
 use crate::load::Assembler;
 use crate::model::{
-    Concluded, InputRole, InputSummary, Load, Reconciled, Snapshot, UnrecognizedLine,
+    Concluded, InputRole, InputSummary, InputWarning, Load, Reconciled, Snapshot, UnrecognizedLine,
 };
 use crate::parse::clock::Clock;
 use crate::parse::{LineOutcome, Parser};
@@ -99,6 +99,11 @@ pub trait LoadSink {
 
     /// The load, through every stage.
     fn concluded(&mut self, load: Concluded);
+
+    /// Warnings about the input (a malformed line, a cut line, a model file not usable) added since the last
+    /// call, whenever a followed input pauses and once at its end. The summary keeps them all the same; a sink
+    /// that reports while the input is still being read (`--follow`) says them as they come.
+    fn warned(&mut self, _input: &str, _warnings: &[InputWarning]) {}
 }
 
 /// The sink of [`Pipeline::run`]: every load, kept in order.
@@ -242,6 +247,7 @@ impl Pipeline {
             sink,
         };
         let mut assembler = Assembler::new(name);
+        let mut warned = 0;
         let mut scanner = SmiScanner::in_log();
         let mut clock = Clock::new();
         let parser = &mut self.parser;
@@ -259,6 +265,8 @@ impl Pipeline {
                     for (line, warning) in loads.model_warnings.drain(..) {
                         summary.warn(Some(line), warning);
                     }
+                    loads.sink.warned(name, &summary.warnings[warned..]);
+                    warned = summary.warnings.len();
                     return;
                 }
             };
@@ -328,6 +336,7 @@ impl Pipeline {
         }
         not_a_log(&mut summary, facts.first_nul);
         summary.close_warnings();
+        loads.sink.warned(name, &summary.warnings[warned..]);
         summary
     }
 }

@@ -606,3 +606,29 @@ fn a_closed_stdout_ends_the_follow_quietly() {
     assert_eq!(status.code(), Some(0));
     assert!(err.is_empty(), "{err}");
 }
+
+/// A line a rule matched but could not read (a size past 63 bits) is said on stderr with its file and line while
+/// following, as the report command says it; the load around it is still reported.
+#[test]
+fn a_malformed_line_is_warned_with_its_line_while_following() {
+    let dir = scratch("malformed-line");
+    let log = dir.join("server.log");
+    std::fs::write(&log, b"").unwrap();
+    let log_arg = log.display().to_string();
+    let follower = Follower::start(
+        &["-f", "--format", "jsonl", "--fail-on", "never", &log_arg],
+        &std::env::var("PATH").unwrap_or_default(),
+        Stdio::null(),
+    );
+    let mut text = std::fs::read(root().join(FOUNDING)).unwrap();
+    let bad_line = text.iter().filter(|&&b| b == b'\n').count() + 1;
+    text.extend_from_slice(b"load_tensors: CUDA0 model buffer size = 18446744073709551615 MiB\n");
+    std::thread::spawn(move || append_unevenly(&log, &text));
+    let load = follower.load();
+    assert!(codes(&load).contains(&"needless-split".to_string()));
+    let (code, err) = follower.interrupt();
+    assert_eq!(code, Some(0));
+    let want = format!("warning: {log_arg}:{bad_line}: rule ");
+    assert!(err.contains(&want), "{want} in: {err}");
+    assert!(err.contains("is not a size"), "{err}");
+}

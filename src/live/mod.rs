@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use crate::app::{format, options, severity};
 use crate::cli::{CaptureArg, ReportArgs};
-use crate::model::{Concluded, Reconciled, Severity};
+use crate::model::{Concluded, InputWarning, Reconciled, Severity};
 use crate::pipeline::{LoadSink, Pipeline};
 use crate::reconcile::observed::attach_capture;
 use crate::report::{self, Format};
@@ -161,6 +161,15 @@ impl LoadSink for Printer<'_> {
                 Err(Some(why)) => (self.message)(why),
                 Err(None) => {}
             }
+        }
+    }
+
+    fn warned(&mut self, input: &str, warnings: &[InputWarning]) {
+        for w in warnings {
+            (self.message)(match w.line {
+                Some(line) => format!("warning: {input}:{line}: {}", w.message),
+                None => format!("warning: {input}: {}", w.message),
+            });
         }
     }
 
