@@ -118,6 +118,15 @@ pub struct BatchArgs {
     #[arg(long, requires = "baseline")]
     pub fail_on_regression: bool,
 
+    /// Also write the run as JUnit XML to FILE: a suite per log, a case per load, a failure per finding at or
+    /// above --fail-on.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+
+    /// Append the summary (Markdown) to $GITHUB_STEP_SUMMARY when it is set.
+    #[arg(long)]
+    pub summary: bool,
+
     /// Read only the K-th of N shares of the inputs (1 <= K <= N), chosen by a hash of each file's path below
     /// its folder or glob, the same on every machine; files written get -K-of-N in their names.
     #[arg(long, value_name = "K/N")]

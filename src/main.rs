@@ -23,9 +23,13 @@ fn batch(b: &vramdiff::cli::BatchArgs) -> app::Outcome {
         ProgressStyle::with_template("{bar:40} {pos}/{len} files  {per_sec}  {elapsed}")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
-    let outcome =
+    let mut outcome =
         vramdiff::batch::command(b, &|done| bar.set_position(done), &|n| bar.set_length(n));
     bar.finish_and_clear();
+    if b.summary && outcome.code != 2 {
+        // The batch's stdout is its summary, in Markdown.
+        vramdiff::ci::step_summary(&outcome.stdout, &mut outcome.messages);
+    }
     outcome
 }
 

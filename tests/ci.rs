@@ -342,3 +342,56 @@ fn golden_junit_reports_are_current() {
         "reports differ from a fresh run (regenerate with VRAMDIFF_UPDATE_REPORTS=1 and review): {mismatched:?}"
     );
 }
+
+/// `batch --junit FILE` holds what the report's `--format junit` holds for the same logs: a suite per log, a case
+/// per load, one failure per finding at or above `--fail-on` (batch's gate exits 1 on them as well); `--summary`
+/// appends the batch's Markdown summary, which is also its stdout.
+#[cfg(feature = "batch")]
+#[test]
+fn batch_speaks_junit_and_appends_its_summary() {
+    let inputs = [
+        OLD,
+        "sample-logs/founding-today-3090-4060-gemma4-31b.log",
+        "sample-logs/511-docker-cpu-only-driver-too-old-ministral3b-mmproj-bge-m3-2loads.log",
+        "sample-logs/001-kaggle-t4-llama31-8b.log",
+    ];
+    let dir = scratch("batch-junit");
+    let xml = dir.join("vramdiff.xml");
+    let summary = dir.join("step-summary.md");
+    let xml_arg = xml.display().to_string();
+    let mut args = vec![
+        "batch",
+        "--quiet",
+        "--threads",
+        "1",
+        "--fail-on",
+        "warning",
+        "--junit",
+        xml_arg.as_str(),
+        "--summary",
+    ];
+    args.extend(inputs);
+    let out = run_with_summary(&args, Some(&summary));
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let batch = parse_junit(&std::fs::read(&xml).unwrap());
+    let mut report_args = vec!["--format", "junit", "--fail-on", "warning"];
+    report_args.extend(inputs);
+    let report = parse_junit(&run(&report_args, b"").stdout);
+    let (loads, mut findings) = json_counts(&inputs);
+    // batch reads its files in path order; the report in the order given.
+    let mut names: Vec<String> = inputs.iter().map(|s| s.to_string()).collect();
+    names.sort();
+    assert_eq!(batch.suites, names);
+    assert_eq!(batch.cases.len(), loads);
+    let (mut from_batch, mut from_report) = (batch.failures, report.failures);
+    findings.sort();
+    from_batch.sort();
+    from_report.sort();
+    assert_eq!(from_batch, findings);
+    assert_eq!(from_batch, from_report);
+    assert_eq!(
+        std::fs::read(&summary).unwrap(),
+        [out.stdout.as_slice(), b"\n"].concat()
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -11,6 +11,7 @@ pub mod dataset;
 pub mod diff_tables;
 pub mod gate;
 pub mod ingest;
+pub mod junit;
 pub mod rows;
 pub mod shard;
 pub mod summary;
@@ -43,6 +44,8 @@ pub struct BatchOptions {
     pub shard: Option<shard::Shard>,
     /// Write `loads` and `components` as a Hive-partitioned dataset instead of single files.
     pub partition_by: Option<dataset::PartitionBy>,
+    /// Also write the run as JUnit XML here.
+    pub junit: Option<PathBuf>,
 }
 
 impl BatchOptions {
@@ -60,6 +63,7 @@ impl BatchOptions {
             analysis: app::options(&b.input, false),
             shard: b.shard,
             partition_by: b.partition_by.clone(),
+            junit: b.junit.clone(),
         }
     }
 }
@@ -176,6 +180,12 @@ pub fn run(
         summary.push('\n');
     }
     let mut written = Vec::new();
+    if let Some(path) = &options.junit {
+        let xml = crate::report::junit::write(&junit::suites(&results, options.fail_on));
+        std::fs::write(path, xml)
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+        written.push(path.display().to_string());
+    }
     if let Some(dir) = &options.out {
         std::fs::create_dir_all(dir)
             .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", dir.display()))?;

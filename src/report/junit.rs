@@ -15,7 +15,7 @@ use quick_xml::Writer;
 use super::Reporter;
 use crate::diff::Diff;
 use crate::diff::MatchKey;
-use crate::model::{Analysis, Concluded, InputRole, Severity};
+use crate::model::{Analysis, Concluded, Finding, InputRole, Severity};
 
 /// A failed check inside a test case.
 #[derive(Debug, Clone)]
@@ -162,6 +162,27 @@ pub fn case_name(load: &Concluded) -> String {
     )
 }
 
+/// A finding of the log at `path` as a JUnit failure: its code and message, hint and log lines.
+pub fn finding_failure(path: &str, f: &Finding) -> Failure {
+    let refs: Vec<String> = f.lines.iter().map(|l| format!("{path}:{l}")).collect();
+    Failure {
+        message: format!("{}: {}", f.code, f.message),
+        kind: f.severity.as_str().to_string(),
+        body: format!(
+            "{} ({}): {}\nhint: {}\nlog lines: {}\n",
+            f.code,
+            f.severity.as_str(),
+            f.message,
+            f.hint,
+            if refs.is_empty() {
+                "none".to_string()
+            } else {
+                refs.join(" ")
+            }
+        ),
+    }
+}
+
 /// A load's case: a failure per finding at or above `threshold` (`None`: no failures).
 fn load_case(load: &Concluded, threshold: Option<Severity>) -> Case {
     let path = &load.source.path;
@@ -169,25 +190,7 @@ fn load_case(load: &Concluded, threshold: Option<Severity>) -> Case {
         .findings
         .iter()
         .filter(|f| threshold.is_some_and(|t| f.severity >= t))
-        .map(|f| {
-            let refs: Vec<String> = f.lines.iter().map(|l| format!("{path}:{l}")).collect();
-            Failure {
-                message: format!("{}: {}", f.code, f.message),
-                kind: f.severity.as_str().to_string(),
-                body: format!(
-                    "{} ({}): {}\nhint: {}\nlog lines: {}\n",
-                    f.code,
-                    f.severity.as_str(),
-                    f.message,
-                    f.hint,
-                    if refs.is_empty() {
-                        "none".to_string()
-                    } else {
-                        refs.join(" ")
-                    }
-                ),
-            }
-        })
+        .map(|f| finding_failure(path, f))
         .collect();
     Case {
         name: case_name(load),
