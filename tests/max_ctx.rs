@@ -6,7 +6,8 @@ use serde_json::Value;
 
 use crate::util::{root, run, stderr, stdout};
 
-fn whatif(log: &str, extra: &[&str]) -> Value {
+/// The first load's `whatif` object of `vramdiff whatif --format json [extra] LOG`.
+pub fn whatif(log: &str, extra: &[&str]) -> Value {
     let path = root().join(log);
     let mut args = vec!["whatif", "--format", "json"];
     args.extend_from_slice(extra);
@@ -17,8 +18,9 @@ fn whatif(log: &str, extra: &[&str]) -> Value {
     json["loads"][0]["whatif"].clone()
 }
 
-/// Whether the replay at `--ctx num_ctx --kv-type kv_type` keeps every layer on the GPUs.
-fn fits(log: &str, num_ctx: i64, kv_type: &str, gpus: &[&str], estimator: bool) -> bool {
+/// Whether the replay at `--ctx num_ctx --kv-type kv_type` (plus `gpus`, any other whatif flags) keeps every
+/// layer on the GPUs.
+pub fn fits(log: &str, num_ctx: i64, kv_type: &str, gpus: &[&str], estimator: bool) -> bool {
     let ctx = num_ctx.to_string();
     let mut args = vec!["--ctx", ctx.as_str(), "--kv-type", kv_type];
     args.extend_from_slice(gpus);
@@ -33,7 +35,7 @@ fn fits(log: &str, num_ctx: i64, kv_type: &str, gpus: &[&str], estimator: bool) 
 }
 
 /// Every row of `--max-ctx`: the printed num_ctx fits and the next step up does not (unless it is the cap).
-fn check(log: &str, gpus: &[&str], estimator: bool) -> Vec<(String, i64)> {
+pub fn check(log: &str, gpus: &[&str], estimator: bool) -> Vec<(String, i64)> {
     let mut args = vec!["--max-ctx"];
     args.extend_from_slice(gpus);
     let w = whatif(log, &args);

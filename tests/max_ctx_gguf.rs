@@ -3,46 +3,18 @@
 //! keeps every layer on the GPUs, and the next step of 256 does not (as tests/max_ctx.rs, with the file's
 //! layers instead of the log's averages).
 
-use serde_json::Value;
-
 use crate::founding_models::{materialise, temp_dir, GEMMA3_12B, GEMMA4_31B, K80_LOG, TODAY_LOG};
-use crate::util::{root, run, stderr, stdout};
+use crate::max_ctx::whatif;
 
-fn whatif(log: &str, extra: &[&str]) -> Value {
-    let path = root().join(log);
-    let mut args = vec!["whatif", "--format", "json"];
-    args.extend_from_slice(extra);
-    args.push(path.to_str().unwrap());
-    let out = run(&args, b"");
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let json: Value = serde_json::from_str(&stdout(&out)).unwrap();
-    json["loads"][0]["whatif"].clone()
-}
-
-/// Whether the replay at `--ctx num_ctx --kv-type kv_type` keeps every layer on the GPUs.
-fn fits(log: &str, num_ctx: i64, kv_type: &str, extra: &[&str], estimator: bool) -> bool {
-    let ctx = num_ctx.to_string();
-    let mut args = vec!["--ctx", ctx.as_str(), "--kv-type", kv_type];
-    args.extend_from_slice(extra);
-    let w = whatif(log, &args);
-    if estimator {
-        let p = &w["estimate"]["placement"];
-        p["offloaded"] == p["total"]
-    } else {
-        let verdict = w["measured"]["verdict"].as_str().unwrap_or_default();
-        verdict.starts_with("fits on")
-    }
-}
-
-/// Every row of `--max-ctx`: the printed num_ctx fits and the next step up does not (unless it is the cap).
+/// Every row of `--max-ctx` with the file: the printed num_ctx fits and the next step up does not (the check of
+/// tests/max_ctx.rs), and the replay says it used the file's layers.
 fn check(log: &str, extra: &[&str], estimator: bool) -> Vec<(String, i64)> {
+    let rows = crate::max_ctx::check(log, extra, estimator);
     let mut args = vec!["--max-ctx"];
     args.extend_from_slice(extra);
     let w = whatif(log, &args);
-    let m = &w["max_ctx"];
-    assert_eq!(m["step"], 256);
     assert!(
-        m["from"].to_string().contains("GGUF header")
+        w["max_ctx"]["from"].to_string().contains("GGUF header")
             || w["estimate"]["figures"]["from"]
                 .to_string()
                 .contains("GGUF header")
@@ -51,25 +23,7 @@ fn check(log: &str, extra: &[&str], estimator: bool) -> Vec<(String, i64)> {
                 .contains("GGUF header"),
         "{log}: the file's layers are used: {w}"
     );
-    let mut out = Vec::new();
-    for row in m["rows"].as_array().unwrap() {
-        let t = row["kv_type"].as_str().unwrap();
-        let n = row["num_ctx"]
-            .as_i64()
-            .unwrap_or_else(|| panic!("{log} {t}: {row}"));
-        assert_eq!(n % 256, 0);
-        assert!(fits(log, n, t, extra, estimator), "{log} {t}: {n} must fit");
-        if row["at_cap"] == false {
-            assert!(
-                !fits(log, n + 256, t, extra, estimator),
-                "{log} {t}: {} must not fit",
-                n + 256
-            );
-        }
-        out.push((t.to_string(), n));
-    }
-    assert_eq!(out.len(), 3, "f16, q8_0 and q4_0");
-    out
+    rows
 }
 
 /// The K80 case (Ollama's estimator, gemma3:12b on two K80 halves): with the file's blocks the f16 row still
