@@ -5,7 +5,9 @@
 //! (`{arch}.attention.sliding_window` with `sliding_window_pattern`, or the architecture's own pattern), and
 //! recurrent layers (the `ssm.*`, `wkv.*` and `shortconv.*` keys give their fixed state).
 
-use crate::model::{LayerAttention, LayerLayout, LayoutSource, ModelLayout};
+use crate::model::{
+    architecture_swa_pattern, uses_window, LayerAttention, LayerLayout, LayoutSource, ModelLayout,
+};
 
 use super::error::{GgufError, GgufErrorKind};
 use super::header::GgufHeader;
@@ -39,18 +41,6 @@ pub fn role(name: &str) -> TensorRole {
         return TensorRole::Projector;
     }
     TensorRole::NonRepeating
-}
-
-/// The sliding-window pattern llama.cpp sets for an architecture when the file has no
-/// `sliding_window_pattern` (`llama_hparams::set_swa_pattern`: out of every `n`, the last layer is global).
-fn architecture_swa_pattern(arch: &str) -> Option<u64> {
-    match arch {
-        "gemma2" | "gpt-oss" => Some(2),
-        "gemma3" => Some(6),
-        "gemma3n" => Some(5),
-        "cohere2" | "exaone4" | "llama4" => Some(4),
-        _ => None,
-    }
 }
 
 /// Architectures whose every layer is recurrent.
@@ -90,9 +80,7 @@ fn swa_layers(header: &GgufHeader, arch: &str, n_layer: usize) -> Vec<bool> {
         None => architecture_swa_pattern(arch),
     };
     match pattern {
-        Some(n) => (0..n_layer as u64)
-            .map(|il| n == 0 || il % n < n - 1)
-            .collect(),
+        Some(n) => (0..n_layer as u64).map(|il| uses_window(il, n)).collect(),
         None => vec![false; n_layer],
     }
 }

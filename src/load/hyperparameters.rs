@@ -4,13 +4,12 @@
 //!
 //! Which layers use the sliding window: the log prints `n_swa_pattern` (llama.cpp builds of mid-2025) or nothing
 //! but `n_swa`/`is_swa_any`; then the pattern llama.cpp sets for the architecture is used
-//! (`hparams.set_swa_pattern(n)`: layer `il` uses the window when `il % n < n − 1`): gemma2, gpt-oss 2; cohere2,
-//! exaone4 4; gemma3 6. gemma4 reads a per-layer array from the file; 6 is what gemma-4-31b's array gives
-//! (10 full-attention layers of 60, as its KV lines show). For other architectures with a window and no pattern
-//! no layout is built (the reason is returned).
+//! ([`architecture_swa_pattern`], [`uses_window`]: `hparams.set_swa_pattern(n)`). For other architectures with a
+//! window and no pattern no layout is built (the reason is returned).
 
 use crate::model::{
-    Hyperparameters, LayerAttention, LayerLayout, LayoutSource, ModelLayout, PerLayer,
+    architecture_swa_pattern, uses_window, Hyperparameters, LayerAttention, LayerLayout,
+    LayoutSource, ModelLayout, PerLayer,
 };
 use crate::parse::event::ParamValue;
 
@@ -58,16 +57,6 @@ pub fn hyperparameters(params: &[(String, ParamValue, u64)]) -> Option<Hyperpara
     Some(h)
 }
 
-/// llama.cpp's sliding-window pattern for an architecture that sets one in code (see the module doc).
-fn default_swa_pattern(architecture: &str) -> Option<u64> {
-    Some(match architecture {
-        "gemma2" | "gpt-oss" | "gptoss" => 2,
-        "cohere2" | "exaone4" => 4,
-        "gemma3" | "gemma4" => 6,
-        _ => return None,
-    })
-}
-
 /// The layout the hyperparameters describe: one layer per `n_layer`, each with its KV elements per token (or
 /// its recurrent state), weights unknown. `Err` says what is missing.
 pub fn layout(h: &Hyperparameters) -> Result<ModelLayout, String> {
@@ -80,7 +69,7 @@ pub fn layout(h: &Hyperparameters) -> Result<ModelLayout, String> {
         None => None,
         Some(_) => Some(
             h.n_swa_pattern
-                .or_else(|| h.architecture.as_deref().and_then(default_swa_pattern))
+                .or_else(|| h.architecture.as_deref().and_then(architecture_swa_pattern))
                 .ok_or_else(|| {
                     format!(
                         "n_swa = {} but neither n_swa_pattern nor a known pattern for architecture '{}'",
@@ -116,14 +105,11 @@ pub fn layout(h: &Hyperparameters) -> Result<ModelLayout, String> {
                 state_bytes_per_slot: state,
             },
             _ => match (window, pattern) {
-                // llama.cpp's `set_swa_pattern(n)`: the last layer of every group of n attends to everything.
-                (Some(w), Some(p)) if p == 0 || (il as u64 % p) < p - 1 => {
-                    LayerAttention::SlidingWindow {
-                        window: w,
-                        k_elements: k,
-                        v_elements: v,
-                    }
-                }
+                (Some(w), Some(p)) if uses_window(il as u64, p) => LayerAttention::SlidingWindow {
+                    window: w,
+                    k_elements: k,
+                    v_elements: v,
+                },
                 _ => LayerAttention::Full {
                     k_elements: k,
                     v_elements: v,

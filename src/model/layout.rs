@@ -35,6 +35,45 @@ pub enum LayerAttention {
     Recurrent { state_bytes_per_slot: u64 },
 }
 
+impl LayerAttention {
+    /// K and V bytes one token costs in this layer with a `kv` cache (0 for a recurrent layer, whose state does
+    /// not grow with the context).
+    pub fn kv_bytes_per_token(&self, kv: KvType) -> u64 {
+        match *self {
+            LayerAttention::Full {
+                k_elements,
+                v_elements,
+            }
+            | LayerAttention::SlidingWindow {
+                k_elements,
+                v_elements,
+                ..
+            } => kv.bytes(k_elements).saturating_add(kv.bytes(v_elements)),
+            LayerAttention::Recurrent { .. } => 0,
+        }
+    }
+}
+
+/// The sliding-window pattern llama.cpp sets in code for an architecture (`llama_hparams::set_swa_pattern(n)`),
+/// for a model file without `sliding_window_pattern` and a log without `n_swa_pattern`. gemma4 reads a per-layer
+/// array from its file; 6 is what gemma-4-31b's array gives (10 full-attention layers of 60, as its KV lines
+/// show), used when only the log is at hand.
+pub fn architecture_swa_pattern(architecture: &str) -> Option<u64> {
+    Some(match architecture {
+        "gemma2" | "gpt-oss" | "gptoss" => 2,
+        "cohere2" | "exaone4" | "llama4" => 4,
+        "gemma3n" => 5,
+        "gemma3" | "gemma4" => 6,
+        _ => return None,
+    })
+}
+
+/// Whether layer `index` attends through the window under `set_swa_pattern(pattern)`: the last layer of every
+/// group of `pattern` attends to everything (0: every layer uses the window).
+pub fn uses_window(index: u64, pattern: u64) -> bool {
+    pattern == 0 || index % pattern < pattern - 1
+}
+
 /// One repeating layer (`blk.N.*`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct LayerLayout {

@@ -31,7 +31,10 @@ pub use estimate::{
 pub use finding::{Finding, FindingCode, Severity, Suggestion};
 pub use grid::{Cell, Grid, Part};
 pub use hyperparameters::{Hyperparameters, PerLayer};
-pub use layout::{KvType, LayerAttention, LayerLayout, LayoutSource, ModelLayout};
+pub use layout::{
+    architecture_swa_pattern, uses_window, KvType, LayerAttention, LayerLayout, LayoutSource,
+    ModelLayout,
+};
 pub use load::{Engine, Era, Gpu, Load, LoadSource, ModelRef, RejectedGpu, Settings};
 pub use max_ctx::{MaxContext, MaxContextRow};
 pub use observed::{CaptureRef, GpuJoin, ObservedRow};

@@ -30,22 +30,6 @@ pub struct InspectOptions {
     pub tensors: bool,
 }
 
-/// KV bytes per token of a layer for a cache type (0 for a recurrent layer).
-pub fn kv_bytes_per_token(attention: &LayerAttention, kv: KvType) -> u64 {
-    match *attention {
-        LayerAttention::Full {
-            k_elements,
-            v_elements,
-        }
-        | LayerAttention::SlidingWindow {
-            k_elements,
-            v_elements,
-            ..
-        } => kv.bytes(k_elements).saturating_add(kv.bytes(v_elements)),
-        LayerAttention::Recurrent { .. } => 0,
-    }
-}
-
 fn layer_bytes(l: &LayerLayout) -> u64 {
     l.dense_bytes
         .unwrap_or(0)
@@ -91,7 +75,7 @@ pub fn to_json(
             .layers
             .iter()
             .filter(|l| f(l))
-            .map(|l| kv_bytes_per_token(&l.attention, kv))
+            .map(|l| l.attention.kv_bytes_per_token(kv))
             .sum()
     };
     let mut kv_cache = serde_json::Map::new();
@@ -114,7 +98,7 @@ pub fn to_json(
                 .map(|&t| {
                     (
                         t.name().to_string(),
-                        json!(kv_bytes_per_token(&l.attention, t)),
+                        json!(l.attention.kv_bytes_per_token(t)),
                     )
                 })
                 .collect();
@@ -315,7 +299,7 @@ pub fn to_text(
             let sum: u64 = layout
                 .layers
                 .iter()
-                .map(|l| kv_bytes_per_token(&l.attention, t))
+                .map(|l| l.attention.kv_bytes_per_token(t))
                 .sum();
             format!("{} {}", t.name(), h(sum))
         })
@@ -376,9 +360,9 @@ pub fn to_text(
                 h(layer_bytes(l)),
                 h(l.expert_bytes.unwrap_or(0)),
                 attention_cell(&l.attention),
-                h(kv_bytes_per_token(&l.attention, KvType::F16)),
-                h(kv_bytes_per_token(&l.attention, KvType::Q8_0)),
-                h(kv_bytes_per_token(&l.attention, KvType::Q4_0)),
+                h(l.attention.kv_bytes_per_token(KvType::F16)),
+                h(l.attention.kv_bytes_per_token(KvType::Q8_0)),
+                h(l.attention.kv_bytes_per_token(KvType::Q4_0)),
             ]);
         }
         out.push('\n');
