@@ -8,6 +8,7 @@ use polars::prelude::*;
 
 use super::rows::COMPONENTS;
 use super::summary::{cell, float};
+use super::tables::int_at;
 use crate::model::{human, FindingCode};
 use crate::report::md_escape;
 
@@ -43,13 +44,6 @@ fn firsts(df: DataFrame) -> LazyFrame {
         .agg(aggs)
 }
 
-fn int(df: &DataFrame, column: &str, row: usize) -> Option<i64> {
-    match df.column(column).and_then(|c| c.get(row)) {
-        Ok(AnyValue::Int64(v)) => Some(v),
-        _ => None,
-    }
-}
-
 /// Compare `current` with `baseline` (both `loads` tables).
 pub fn compare(current: &DataFrame, baseline: DataFrame) -> PolarsResult<Vec<Change>> {
     let joined = firsts(current.clone())
@@ -78,8 +72,8 @@ pub fn compare(current: &DataFrame, baseline: DataFrame) -> PolarsResult<Vec<Cha
             ("act_gpu_total", "allocated on GPUs"),
         ] {
             if let (Some(now), Some(then)) = (
-                int(&joined, column, row),
-                int(&joined, &format!("{column}_base"), row),
+                int_at(&joined, column, row),
+                int_at(&joined, &format!("{column}_base"), row),
             ) {
                 if now != then {
                     change

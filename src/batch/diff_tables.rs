@@ -9,33 +9,17 @@ use std::path::Path;
 
 use polars::prelude::*;
 
-use super::tables::read_parquet;
+use super::tables::{int_at, read_parquet, text_at};
 use crate::diff::facts::{
     gpus_used, model_word, FindingFact, LoadFacts, MatchKey, Placement, RowFacts,
 };
 use crate::model::{Device, Quantity};
 
-fn text(df: &DataFrame, column: &str, row: usize) -> Option<String> {
-    match df.column(column).ok()?.get(row).ok()? {
-        AnyValue::String(s) => Some(s.to_string()),
-        AnyValue::StringOwned(s) => Some(s.to_string()),
-        _ => None,
-    }
-}
-
-fn int(df: &DataFrame, column: &str, row: usize) -> Option<i64> {
-    match df.column(column).ok()?.get(row).ok()? {
-        AnyValue::Int64(v) => Some(v),
-        AnyValue::Int32(v) => Some(v as i64),
-        _ => None,
-    }
-}
-
 /// A figure with its bounds, from the columns `name`, `name_low`, `name_high`.
 fn quantity(df: &DataFrame, name: &str, row: usize) -> Option<Quantity> {
-    let bytes = int(df, name, row)?;
-    let low = int(df, &format!("{name}_low"), row).unwrap_or(bytes);
-    let high = int(df, &format!("{name}_high"), row).unwrap_or(bytes);
+    let bytes = int_at(df, name, row)?;
+    let low = int_at(df, &format!("{name}_low"), row).unwrap_or(bytes);
+    let high = int_at(df, &format!("{name}_high"), row).unwrap_or(bytes);
     Some(Quantity::with_bounds(bytes, low, high))
 }
 
@@ -120,10 +104,10 @@ pub fn read_folder(dir: &Path) -> anyhow::Result<Vec<LoadFacts>> {
     let mut rows: BTreeMap<(String, i64), (Vec<RowFacts>, Vec<RowFacts>)> = BTreeMap::new();
     for r in 0..components.height() {
         let (Some(file), Some(load), Some(kind), Some(name)) = (
-            text(&components, "file", r),
-            int(&components, "load", r),
-            text(&components, "kind", r),
-            text(&components, "name", r),
+            text_at(&components, "file", r),
+            int_at(&components, "load", r),
+            text_at(&components, "kind", r),
+            text_at(&components, "name", r),
         ) else {
             continue;
         };
@@ -143,22 +127,23 @@ pub fn read_folder(dir: &Path) -> anyhow::Result<Vec<LoadFacts>> {
     }
     let mut out: Vec<((String, i64), LoadFacts)> = Vec::new();
     for r in 0..loads.height() {
-        let (Some(file), Some(load)) = (text(&loads, "file", r), int(&loads, "load", r)) else {
+        let (Some(file), Some(load)) = (text_at(&loads, "file", r), int_at(&loads, "load", r))
+        else {
             continue;
         };
         let (components, devices) = rows.remove(&(file.clone(), load)).unwrap_or_default();
-        let split: Vec<i64> = text(&loads, "layers_split", r)
+        let split: Vec<i64> = text_at(&loads, "layers_split", r)
             .unwrap_or_default()
             .split(',')
             .filter_map(|s| s.trim().parse().ok())
             .collect();
         let placement = Placement {
             split,
-            layers_on_gpu: int(&loads, "layers_offload", r),
-            layers_total: int(&loads, "layers_model", r),
+            layers_on_gpu: int_at(&loads, "layers_offload", r),
+            layers_total: int_at(&loads, "layers_model", r),
             gpus_used: gpus_used(&devices),
         };
-        let findings = text(&loads, "findings", r)
+        let findings = text_at(&loads, "findings", r)
             .unwrap_or_default()
             .split(',')
             .filter(|c| !c.is_empty())
@@ -173,22 +158,22 @@ pub fn read_folder(dir: &Path) -> anyhow::Result<Vec<LoadFacts>> {
             .collect();
         let facts = LoadFacts {
             path: file.clone(),
-            first_line: int(&loads, "first_line", r).unwrap_or(0).max(0) as u64,
+            first_line: int_at(&loads, "first_line", r).unwrap_or(0).max(0) as u64,
             key: MatchKey::new(
                 model_word(
-                    text(&loads, "model", r).as_deref(),
-                    text(&loads, "blob", r).as_deref(),
+                    text_at(&loads, "model", r).as_deref(),
+                    text_at(&loads, "blob", r).as_deref(),
                 ),
-                int(&loads, "ctx", r),
-                int(&loads, "parallel", r),
-                text(&loads, "gpu_names", r)
+                int_at(&loads, "ctx", r),
+                int_at(&loads, "parallel", r),
+                text_at(&loads, "gpu_names", r)
                     .unwrap_or_default()
                     .split(',')
                     .filter(|s| !s.is_empty())
                     .map(str::to_string)
                     .collect(),
             ),
-            blob: text(&loads, "blob", r),
+            blob: text_at(&loads, "blob", r),
             components,
             devices,
             placement,

@@ -186,3 +186,21 @@ pub fn write(
 pub fn read_parquet(path: &Path) -> anyhow::Result<DataFrame> {
     Ok(ParquetReader::new(File::open(path)?).finish()?)
 }
+
+/// A text cell of a table read back (`None`: null, missing, or not text).
+pub fn text_at(df: &DataFrame, column: &str, row: usize) -> Option<String> {
+    match df.column(column).ok()?.get(row).ok()? {
+        AnyValue::String(s) => Some(s.to_string()),
+        AnyValue::StringOwned(s) => Some(s.to_string()),
+        _ => None,
+    }
+}
+
+/// An integer cell of a table read back (`None`: null, missing, or not an integer).
+pub fn int_at(df: &DataFrame, column: &str, row: usize) -> Option<i64> {
+    match df.column(column).ok()?.get(row).ok()? {
+        AnyValue::Int64(v) => Some(v),
+        AnyValue::Int32(v) => Some(v as i64),
+        _ => None,
+    }
+}
