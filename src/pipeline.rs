@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use crate::checks::{self, suggest, CheckConfig};
 use crate::frame::read::{read_logical_lines, Read};
 use crate::grammar;
-use crate::load::model_file::{self, ModelFiles};
+use crate::load::model_file::{self, LastRead, ModelFiles};
 use crate::load::Assembler;
 use crate::model::{
     Concluded, InputRole, InputSummary, InputWarning, Load, Reconciled, Snapshot, UnrecognizedLine,
@@ -89,6 +89,8 @@ pub struct Pipeline {
     config: CheckConfig,
     keep_unrecognized: bool,
     model_files: ModelFiles,
+    /// The model file read last (its header is read once for the loads that name it).
+    model_file_read: LastRead,
 }
 
 /// Where the streaming run hands each load, as soon as it completes.
@@ -123,6 +125,7 @@ struct Completed<'s, S: LoadSink + ?Sized> {
     held: Option<Reconciled>,
     /// The model files (`--gguf`, the blob the log names) whose layout is attached to each load.
     model_files: &'s ModelFiles,
+    model_file_read: &'s mut LastRead,
     /// What reading a model file said, by the load's first line; moved onto the summary as the input is read.
     model_warnings: Vec<(u64, String)>,
     /// Loads handed out so far, the held one included.
@@ -134,8 +137,11 @@ struct Completed<'s, S: LoadSink + ?Sized> {
 impl<S: LoadSink + ?Sized> Completed<'_, S> {
     /// The assembler completed `load`: the one held before it can go.
     fn push(&mut self, mut load: Load, captures: &[Snapshot], name: &str) {
+        let last = &mut *self.model_file_read;
         let warning = model_file::attach(&mut load, self.model_files, |path| {
-            crate::gguf::read_layout(path).map_err(|e| e.to_string())
+            last.read(path, |p| {
+                crate::gguf::read_layout(p).map_err(|e| e.to_string())
+            })
         });
         if let Some(w) = warning {
             self.model_warnings.push((load.source.first_line, w));
@@ -205,6 +211,7 @@ impl Pipeline {
             config: options.checks,
             keep_unrecognized: options.keep_unrecognized,
             model_files: options.model_files.clone(),
+            model_file_read: LastRead::default(),
         })
     }
 
@@ -241,6 +248,7 @@ impl Pipeline {
         let mut loads = Completed {
             held: None,
             model_files: &self.model_files,
+            model_file_read: &mut self.model_file_read,
             model_warnings: Vec::new(),
             seen: 0,
             config: self.config,

@@ -84,7 +84,7 @@ fn logged_blocks(load: &Load) -> Option<i64> {
 pub fn attach(
     load: &mut Load,
     files: &ModelFiles,
-    read: impl Fn(&Path) -> Result<ModelLayout, String>,
+    mut read: impl FnMut(&Path) -> Result<ModelLayout, String>,
 ) -> Option<String> {
     let candidates = files.candidates(load);
     let explicit = files.explicit.is_some();
@@ -122,6 +122,38 @@ pub fn attach(
         return None;
     }
     None
+}
+
+/// The last model file read and what reading it gave, so that the loads of one model (every load of a log, every
+/// log a batch worker reads with `--gguf`) read its header once. Keyed by path, length and modification time:
+/// a file replaced in between is read again.
+#[derive(Debug, Clone, Default)]
+pub struct LastRead {
+    last: Option<(FileKey, Result<ModelLayout, String>)>,
+}
+
+type FileKey = (PathBuf, Option<(u64, Option<std::time::SystemTime>)>);
+
+impl LastRead {
+    /// `read(path)`, or what it gave last time for the same unchanged file.
+    pub fn read(
+        &mut self,
+        path: &Path,
+        read: impl FnOnce(&Path) -> Result<ModelLayout, String>,
+    ) -> Result<ModelLayout, String> {
+        let stamp = std::fs::metadata(path)
+            .ok()
+            .map(|m| (m.len(), m.modified().ok()));
+        let key = (path.to_path_buf(), stamp);
+        match &self.last {
+            Some((k, result)) if *k == key => result.clone(),
+            _ => {
+                let result = read(path);
+                self.last = Some((key, result.clone()));
+                result
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -249,5 +281,26 @@ mod tests {
     fn no_search_no_file_access() {
         let files = ModelFiles::default();
         assert!(files.candidates(&load(32)).is_empty());
+    }
+
+    #[test]
+    fn a_file_is_read_once_until_it_changes() {
+        let dir = std::env::temp_dir().join(format!("vramdiff-lastread-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("model.gguf");
+        std::fs::write(&path, b"first").unwrap();
+        let mut last = LastRead::default();
+        let reads = std::cell::Cell::new(0);
+        let read = |p: &Path| {
+            reads.set(reads.get() + 1);
+            Ok(layout(p, 4))
+        };
+        let first = last.read(&path, read);
+        assert_eq!(last.read(&path, read), first);
+        assert_eq!(reads.get(), 1, "the same file is read once");
+        std::fs::write(&path, b"replaced, longer").unwrap();
+        let _ = last.read(&path, read);
+        assert_eq!(reads.get(), 2, "a replaced file is read again");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }
