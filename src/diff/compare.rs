@@ -16,7 +16,7 @@ use serde::Serialize;
 
 use super::facts::{FindingFact, LoadFacts, MatchKey, Placement, RowFacts};
 use super::matching::{pair, Pair, Pairing};
-use crate::model::{human, Ordering3, Quantity, Severity};
+use crate::model::{human, FindingCode, Ordering3, Quantity, Severity};
 
 /// How one figure moved between the runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -170,7 +170,11 @@ impl Diff {
 }
 
 /// Codes that are information whatever their context: when only the code is known, these never gate.
-const ALWAYS_INFO: [&str; 3] = ["host-not-vram", "rounding-limited", "incomplete-load"];
+const ALWAYS_INFO: [FindingCode; 3] = [
+    FindingCode::HostNotVram,
+    FindingCode::RoundingLimited,
+    FindingCode::IncompleteLoad,
+];
 
 /// Compare the loads of two runs.
 pub fn diff(old_name: &str, new_name: &str, old: &[LoadFacts], new: &[LoadFacts]) -> Diff {
@@ -321,7 +325,7 @@ fn missing_from(a: &[FindingFact], b: &[FindingFact]) -> Vec<FindingFact> {
 fn gates(f: &FindingFact) -> bool {
     match f.severity {
         Some(s) => s >= Severity::Warning,
-        None => !ALWAYS_INFO.contains(&f.code.as_str()),
+        None => !ALWAYS_INFO.iter().any(|c| c.as_str() == f.code),
     }
 }
 
