@@ -97,8 +97,13 @@ impl Context<'_> {
 
     /// The estimate is larger than reality by more than the configured margin (beyond rounding).
     pub fn clearly_over(&self, estimated: Quantity, actual: Quantity) -> bool {
-        let gap = estimated.low - actual.high;
-        gap > self.config.over_bytes && gap * 100 > estimated.bytes * self.config.over_percent
+        self.beyond_margin(estimated.low - actual.high, estimated.bytes)
+    }
+
+    /// A gap between two figures' bounds passes the configured margin (`--over-min`, and `--over-percent` of
+    /// `base`).
+    pub fn beyond_margin(&self, gap: i64, base: i64) -> bool {
+        gap > self.config.over_bytes && gap * 100 > base * self.config.over_percent
     }
 }
 

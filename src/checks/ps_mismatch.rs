@@ -29,7 +29,7 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
         return;
     };
     let base = card.value.bytes.max(1);
-    if gap <= cx.config.over_bytes || gap * 100 <= base * cx.config.over_percent {
+    if !cx.beyond_margin(gap, base) {
         return;
     }
     let percent = (said.bytes - card.value.bytes) as f64 * 100.0 / base as f64;
