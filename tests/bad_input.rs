@@ -13,10 +13,7 @@ const T4: &str = "sample-logs/001-kaggle-t4-llama31-8b.log";
 
 /// A fresh temporary folder for one test.
 fn scratch(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("vramdiff-bad-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    crate::util::scratch(&format!("bad-{tag}"))
 }
 
 fn s(p: &Path) -> &str {

@@ -8,10 +8,7 @@ use polars::prelude::*;
 use crate::util::{analyze, expect, root, run, sample_names, stderr, stdout};
 
 fn scratch(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("vramdiff-batch-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    crate::util::scratch(&format!("batch-{tag}"))
 }
 
 fn text(p: &Path) -> &str {

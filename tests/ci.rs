@@ -157,10 +157,7 @@ fn an_unreadable_input_is_a_suite_with_an_error() {
 
 /// A scratch folder of this test process.
 fn scratch(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("vramdiff-ci-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    crate::util::scratch(&format!("ci-{tag}"))
 }
 
 #[test]

@@ -9,10 +9,7 @@ use polars::prelude::*;
 use crate::util::{root, run, stderr};
 
 fn scratch(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("vramdiff-fleet-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    crate::util::scratch(&format!("fleet-{tag}"))
 }
 
 fn text(p: &Path) -> &str {

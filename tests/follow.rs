@@ -44,10 +44,7 @@ esac
 
 /// A fresh temporary folder for one test.
 fn scratch(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("vramdiff-follow-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    crate::util::scratch(&format!("follow-{tag}"))
 }
 
 /// A folder holding an executable `nvidia-smi` with this script.

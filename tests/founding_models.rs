@@ -34,14 +34,6 @@ pub fn oracle(model: &str) -> Value {
     serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
 }
 
-/// A fresh, empty temporary folder for one test.
-pub fn temp_dir(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("vramdiff-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
 /// Write `model`'s header to `dir/file_name` and grow it to the model file's full length (sparse: the data
 /// reads as zeros and takes no disk). Returns the path.
 pub fn materialise(model: &str, dir: &Path, file_name: &str) -> PathBuf {

@@ -7,10 +7,10 @@
 use serde_json::Value;
 
 use crate::founding_models::{
-    block_bytes, bytes_where, materialise, oracle, run_searching, temp_dir, GEMMA3_12B,
-    GEMMA3_12B_BLOB, GEMMA4_31B, GEMMA4_31B_BLOB, K80_LOG, TODAY_LOG,
+    block_bytes, bytes_where, materialise, oracle, run_searching, GEMMA3_12B, GEMMA3_12B_BLOB,
+    GEMMA4_31B, GEMMA4_31B_BLOB, K80_LOG, TODAY_LOG,
 };
-use crate::util::{root, run, stderr, stdout};
+use crate::util::{root, run, scratch, stderr, stdout};
 
 const MIB: f64 = 1024.0 * 1024.0;
 const GIB: f64 = 1024.0 * MIB;
@@ -79,7 +79,7 @@ fn is_full(layer: usize) -> bool {
 
 #[test]
 fn inspect_reads_the_founding_models_as_their_logs_describe_them() {
-    let dir = temp_dir("inspect-founding");
+    let dir = scratch("inspect-founding");
     // gemma3:12b — the K80 log: layers.model=49 (48 blocks + output), CUDA0 "136.7 MiB" (block 0, split 1,48),
     // memory.weights.repeating "6.0 GiB", nonrepeating and CPU "787.5 MiB" (the embedding), CUDA1 "7.4 GiB"
     // (47 blocks, the tied output, the vision tower), projector.weights "795.9 MiB" (the `v` tensors).
@@ -175,7 +175,7 @@ fn inspect_reads_the_founding_models_as_their_logs_describe_them() {
 /// block with its own weights and its share of the estimate's KV.
 #[test]
 fn gguf_on_the_k80_founding_case_replays_with_the_files_layers() {
-    let dir = temp_dir("gguf-k80");
+    let dir = scratch("gguf-k80");
     let path = materialise(GEMMA3_12B, &dir, "gemma3.gguf");
     let p = path.to_str().unwrap();
     let r = report(&["--gguf", p], K80_LOG);
@@ -247,7 +247,7 @@ fn gguf_on_the_k80_founding_case_replays_with_the_files_layers() {
 /// allocation is the sum of its layers' weights and KV (q8_0, 16384 cells, window layers 2048) and its compute.
 #[test]
 fn gguf_on_todays_founding_case_replays_with_the_files_layers() {
-    let dir = temp_dir("gguf-today");
+    let dir = scratch("gguf-today");
     let path = materialise(GEMMA4_31B, &dir, "gemma4.gguf");
     let p = path.to_str().unwrap();
     let r = report(&["--gguf", p], TODAY_LOG);
@@ -286,7 +286,7 @@ fn gguf_on_todays_founding_case_replays_with_the_files_layers() {
 /// named; with neither holding it there is no warning and the report is the one `--no-model-search` writes.
 #[test]
 fn the_blob_the_log_names_is_found_where_ollama_keeps_it() {
-    let dir = temp_dir("model-search");
+    let dir = scratch("model-search");
     let models = dir.join("models");
     let blob = materialise(GEMMA3_12B, &models.join("blobs"), GEMMA3_12B_BLOB);
     let home = dir.join("home");
@@ -357,7 +357,7 @@ fn the_blob_the_log_names_is_found_where_ollama_keeps_it() {
 /// `--gguf`, is a warning that it was not used, and the report is otherwise the one without it.
 #[test]
 fn a_file_with_another_block_count_is_not_used() {
-    let dir = temp_dir("wrong-model");
+    let dir = scratch("wrong-model");
     let plain = report(&["--no-model-search"], TODAY_LOG);
     // The gemma3 header under gemma4's blob name.
     let models = dir.join("models");
@@ -386,7 +386,7 @@ fn a_file_with_another_block_count_is_not_used() {
 /// byte, exit 0, the report otherwise unchanged.
 #[test]
 fn a_broken_model_file_is_a_warning() {
-    let dir = temp_dir("broken-model");
+    let dir = scratch("broken-model");
     let plain = report(&["--no-model-search"], K80_LOG);
     let header = std::fs::read(
         root()

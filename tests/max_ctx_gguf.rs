@@ -3,8 +3,9 @@
 //! keeps every layer on the GPUs, and the next step of 256 does not (as tests/max_ctx.rs, with the file's
 //! layers instead of the log's averages).
 
-use crate::founding_models::{materialise, temp_dir, GEMMA3_12B, GEMMA4_31B, K80_LOG, TODAY_LOG};
+use crate::founding_models::{materialise, GEMMA3_12B, GEMMA4_31B, K80_LOG, TODAY_LOG};
 use crate::max_ctx::whatif;
+use crate::util::scratch;
 
 /// Every row of `--max-ctx` with the file: the printed num_ctx fits and the next step up does not (the check of
 /// tests/max_ctx.rs), and the replay says it used the file's layers.
@@ -30,7 +31,7 @@ fn check(log: &str, extra: &[&str], estimator: bool) -> Vec<(String, i64)> {
 /// holds the logged 4096, and a quantised cache holds at least as much.
 #[test]
 fn founding_k80_max_ctx_with_the_model_file() {
-    let dir = temp_dir("maxctx-gguf-k80");
+    let dir = scratch("maxctx-gguf-k80");
     let path = materialise(GEMMA3_12B, &dir, "gemma3.gguf");
     let p = path.to_str().unwrap();
     let rows = check(K80_LOG, &["--gguf", p], true);
@@ -45,7 +46,7 @@ fn founding_k80_max_ctx_with_the_model_file() {
 /// layer (the tied embedding) instead of the measured average.
 #[test]
 fn founding_today_max_ctx_with_the_model_file() {
-    let dir = temp_dir("maxctx-gguf-today");
+    let dir = scratch("maxctx-gguf-today");
     let path = materialise(GEMMA4_31B, &dir, "gemma4.gguf");
     let p = path.to_str().unwrap();
     let rows = check(TODAY_LOG, &["--gguf", p], false);
@@ -65,7 +66,7 @@ fn founding_today_max_ctx_with_the_model_file() {
 /// 8192 only the 8 full layers grow: 512 + 480 = 992 MiB (linear scaling would say 1472).
 #[test]
 fn the_estimators_kv_grows_as_the_files_cache_does() {
-    let dir = temp_dir("kv-growth-gguf-k80");
+    let dir = scratch("kv-growth-gguf-k80");
     let path = materialise(GEMMA3_12B, &dir, "gemma3.gguf");
     let w = whatif(
         K80_LOG,

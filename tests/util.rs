@@ -152,3 +152,11 @@ pub fn scan_smi_sample(name: &str) -> Vec<vramdiff::smi::SmiItem> {
         std::fs::read_to_string(root().join("sample-logs").join(name)).expect("sample exists");
     scan_smi(vramdiff::smi::SmiScanner::capture_file(None), &text).0
 }
+
+/// A fresh, empty temporary folder `vramdiff-TAG-PID` for one test (emptied first if a run left it behind).
+pub fn scratch(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("vramdiff-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
