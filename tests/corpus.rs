@@ -63,7 +63,7 @@ fn llama_server_era_logs_have_no_memory_line_left_unread() {
         } else {
             Era::LlamaServer
         };
-        assert!(a.loads.iter().all(|l| l.era == want), "{name}");
+        assert!(a.loads.iter().all(|l| l.runtime.era() == want), "{name}");
     }
 }
 

@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 use crate::util::{analyze, mib, root, run};
-use vramdiff::model::{Concluded, Device, Era, Verdict, GIB, MIB};
+use vramdiff::model::{Concluded, Device, Runtime, Verdict, GIB, MIB};
 
 const LOG: &str = "sample-logs/founding-today-3090-4060-gemma4-31b.log";
 
@@ -22,7 +22,7 @@ fn today() -> Concluded {
 #[test]
 fn the_era_and_its_settings_are_read() {
     let load = today();
-    assert_eq!(load.era, Era::LlamaServer);
+    assert_eq!(load.runtime, Runtime::OllamaFit);
     assert!(!load.source.partial);
     let s = &load.settings;
     assert_eq!(

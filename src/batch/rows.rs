@@ -115,8 +115,10 @@ fn ratio(estimated: Option<Quantity>, actual: Option<Quantity>) -> Option<f64> {
     }
 }
 
-/// `0.9` from `0.9.6`.
-pub fn era(load: &Concluded) -> String {
+/// The tables' `era` column: the Ollama release line a load ran on (`0.9` from `0.9.6`), for grouping a CI's
+/// loads by release; without a version, `llama-server` for a `--fit` estimate, else `unknown`. A column of the
+/// tables' contract, not who placed the layers (that is the load's [`crate::model::Runtime`]).
+pub fn release_line(load: &Concluded) -> String {
     match &load.ollama_version {
         Some(v) => v.split('.').take(2).collect::<Vec<_>>().join("."),
         None if load.estimate.as_ref().is_some_and(|e| e.form.is_fit()) => {
@@ -137,7 +139,7 @@ fn q(v: Option<Quantity>) -> Option<i64> {
 /// The wide row and the long rows of one load (`index` is 1-based within its file).
 pub fn rows(file: &str, index: usize, load: &Concluded) -> (LoadRow, Vec<ComponentRecord>) {
     let e = load.estimate.as_ref();
-    let era = era(load);
+    let era = release_line(load);
     let gpu_names = joined(
         load.gpus
             .iter()

@@ -3,7 +3,7 @@
 //! which `num_ctx` every layer would fit. Decided by the placement replay.
 
 use super::{finding, CheckDef, Context};
-use crate::model::{human, Component, Finding, FindingCode, Severity};
+use crate::model::{human, Component, Finding, FindingCode, Runtime, Severity};
 use crate::replay::llama_server;
 
 pub const DEF: CheckDef = CheckDef {
@@ -55,10 +55,16 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
                 total - offloaded,
                 human(m.margin.max(0))
             ),
-            if cx.fit_era() {
-                "the --fit margin or the context took the room (see suggestions)"
-            } else {
-                "set num_gpu to the number of layers that fit (see suggestions); the estimate reserved more than the runner uses"
+            match load.runtime {
+                Runtime::OllamaFit | Runtime::LlamaCpp => {
+                    "the --fit margin or the context took the room (see suggestions)"
+                }
+                Runtime::OllamaEstimator | Runtime::OllamaEngine => {
+                    "set num_gpu to the number of layers that fit (see suggestions); the estimate reserved more than the runner uses"
+                }
+                Runtime::Unknown => {
+                    "the estimate reserved more than the runner uses: ask for that many layers on the GPUs"
+                }
             },
             lines,
             None,
@@ -66,9 +72,14 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
         ));
         return;
     }
-    if !cx.fit_era() {
-        return;
-    }
+    // Only llama.cpp's `--fit` shrinks the layers on the GPUs to the context asked for. Ollama's num_ctx is
+    // per slot; llama.cpp's --ctx-size is all slots'.
+    let parallel = load.settings.parallel.unwrap_or(1).max(1);
+    let (at_most, per, hint) = match load.runtime {
+        Runtime::OllamaFit => ("num_ctx", parallel, "lower num_ctx (or OLLAMA_CONTEXT_LENGTH), or quantise the KV cache with OLLAMA_KV_CACHE_TYPE=q8_0 (see suggestions)"),
+        Runtime::LlamaCpp => ("--ctx-size", 1, "lower --ctx-size, or quantise the KV cache with --cache-type-k q8_0 --cache-type-v q8_0 (see suggestions)"),
+        Runtime::OllamaEstimator | Runtime::OllamaEngine | Runtime::Unknown => return,
+    };
     // The GPUs were full: the context decided. At which context would every layer fit?
     let (Some(ctx), Some(fits)) = (
         load.settings.ctx_size,
@@ -79,7 +90,6 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
     if fits >= ctx {
         return;
     }
-    let parallel = load.settings.parallel.unwrap_or(1).max(1);
     let per_layer = llama_server::measured_shape(load)
         .map(|s| s.layer_kv_at(ctx))
         .unwrap_or(0);
@@ -88,13 +98,13 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
         DEF.code,
         Severity::Warning,
         format!(
-            "{} of {total} layers are on the CPU because of the context: at {ctx} tokens each layer's KV cache is {}; all {total} layers fit on the GPUs at num_ctx {} or less{}",
+            "{} of {total} layers are on the CPU because of the context: at {ctx} tokens each layer's KV cache is {}; all {total} layers fit on the GPUs at {at_most} {} or less{}",
             total - offloaded,
             human(per_layer),
-            fits / parallel,
-            if parallel > 1 { format!(" per slot ({parallel} slots)") } else { String::new() },
+            fits / per,
+            if per > 1 { format!(" per slot ({parallel} slots)") } else { String::new() },
         ),
-        "lower num_ctx (or OLLAMA_CONTEXT_LENGTH), or quantise the KV cache with OLLAMA_KV_CACHE_TYPE=q8_0 (see suggestions)",
+        hint,
         lines,
         None,
         None,

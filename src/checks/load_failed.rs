@@ -1,7 +1,7 @@
 //! `load-failed`: the runner crashed or reported an allocation failure; what was read before is still shown.
 
 use super::{finding, CheckDef, Context};
-use crate::model::{Finding, FindingCode, Severity};
+use crate::model::{Finding, FindingCode, Runtime, Severity};
 
 pub const DEF: CheckDef = CheckDef {
     code: FindingCode::LoadFailed,
@@ -24,10 +24,8 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
         DEF.code,
         Severity::Error,
         format!("the load failed: {failure}"),
-        if oom && cx.fit_era() {
-            "out of memory: lower num_ctx, quantise the KV cache (OLLAMA_KV_CACHE_TYPE=q8_0), or raise LLAMA_ARG_FIT_TARGET so --fit leaves more room"
-        } else if oom {
-            "out of memory: lower num_ctx or num_gpu, or reserve room with OLLAMA_GPU_OVERHEAD"
+        if oom {
+            oom_hint(cx.load.runtime)
         } else {
             "read the runner's last lines before the failure; the figures above are what it allocated"
         },
@@ -35,6 +33,16 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
         None,
         None,
     ));
+}
+
+/// What to change after an out-of-memory failure, in the runtime's knobs.
+fn oom_hint(runtime: Runtime) -> &'static str {
+    match runtime {
+        Runtime::OllamaFit => "out of memory: lower num_ctx, quantise the KV cache (OLLAMA_KV_CACHE_TYPE=q8_0), or raise LLAMA_ARG_FIT_TARGET so --fit leaves more room",
+        Runtime::LlamaCpp => "out of memory: lower --ctx-size, quantise the KV cache (--cache-type-k q8_0 --cache-type-v q8_0), or raise --fit-target so --fit leaves more room",
+        Runtime::OllamaEstimator | Runtime::OllamaEngine => "out of memory: lower num_ctx or num_gpu, or reserve room with OLLAMA_GPU_OVERHEAD",
+        Runtime::Unknown => "out of memory: lower the context or the layers on the GPU, or leave more memory free",
+    }
 }
 
 /// True when a failure message is an allocation failure.

@@ -90,11 +90,6 @@ impl Context<'_> {
             .unwrap_or_default()
     }
 
-    /// The llama-server era (llama.cpp's `--fit` placed the layers): other knobs reach the runner.
-    pub fn fit_era(&self) -> bool {
-        self.load.era == crate::model::Era::LlamaServer
-    }
-
     /// The estimate is larger than reality by more than the configured margin (beyond rounding).
     pub fn clearly_over(&self, estimated: Quantity, actual: Quantity) -> bool {
         self.beyond_margin(estimated.low - actual.high, estimated.bytes)

@@ -4,7 +4,9 @@
 //! from the runner's weight buffers.
 
 use super::{finding, CheckDef, Context};
-use crate::model::{human, Component, Era, Finding, FindingCode, ReplayOutcome, Severity};
+use crate::model::{
+    human, Component, Finding, FindingCode, MeasuredReplay, ReplayOutcome, Runtime, Severity,
+};
 
 pub const DEF: CheckDef = CheckDef {
     code: FindingCode::NeedlessSplit,
@@ -66,55 +68,35 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
             lines.extend(&r.lines);
         }
     }
-    let (message, hint) = if load.era == Era::LlamaServer {
-        let sits: Vec<String> = cx
-            .load
-            .devices
-            .iter()
-            .filter(|d| measured_gpus.contains(&&d.device))
-            .map(|d| {
-                format!(
-                    "{}{} {}",
-                    d.device,
-                    cx.gpu_label(&d.device),
-                    d.actual.map(|a| human(a.bytes)).unwrap_or_default()
-                )
-            })
-            .collect();
-        let why = match load.estimate.as_ref().and_then(|e| e.fit.as_ref()) {
-            Some(f) if f.outcome == "no-change" => {
-                "; --fit kept llama.cpp's default split, proportional to free memory, because every GPU kept its margin (\"no changes needed\")"
-            }
-            _ => "",
-        };
-        (
-            format!(
-                "the model sits on {used} GPUs ({}), but by the measured sizes {holds}, {} to spare above the {} --fit margin{why}; a split moves activations between GPUs for every token (in ollama#16599 it cost a third of the speed, 30 → 20 tok/s)",
-                sits.join(", "),
-                human(m.margin),
-                human(m.figures.gpu_overhead),
-            ),
+    let (message, hint) = match load.runtime {
+        Runtime::OllamaFit => (
+            fit_message(cx, m, used, &holds),
             "pin the model to that GPU: CUDA_VISIBLE_DEVICES, or main_gpu, which Ollama passes to llama-server as --split-mode none --main-gpu (see suggestions)",
-        )
-    } else {
-        let split: Vec<String> = load
-            .estimate
-            .as_ref()
-            .map(|e| e.layers.split.iter().map(|n| n.to_string()).collect())
-            .unwrap_or_default();
-        (
-            format!(
-                "split {} over {used} GPUs, but by the measured sizes the whole model fits on {}: {}, {} to spare",
-                split.join(","),
-                if fits_on == 1 { "one GPU".to_string() } else { format!("{fits_on} GPUs") },
-                m.placement.gpus_with_layers()
-                    .map(|g| format!("{} ({} of {} free)", g.device, human(g.allocation), human(g.free)))
-                    .collect::<Vec<_>>()
-                    .join("; "),
-                human(m.margin)
-            ),
-            "pin the model to that GPU (CUDA_VISIBLE_DEVICES) and force the layers with num_gpu; the estimate overcharges (see the other findings)",
-        )
+        ),
+        Runtime::LlamaCpp => (
+            fit_message(cx, m, used, &holds),
+            "pin the model to that GPU: --device, or --split-mode none --main-gpu (see suggestions)",
+        ),
+        Runtime::OllamaEstimator | Runtime::OllamaEngine | Runtime::Unknown => {
+            let split: Vec<String> = load
+                .estimate
+                .as_ref()
+                .map(|e| e.layers.split.iter().map(|n| n.to_string()).collect())
+                .unwrap_or_default();
+            (
+                format!(
+                    "split {} over {used} GPUs, but by the measured sizes the whole model fits on {}: {}, {} to spare",
+                    split.join(","),
+                    if fits_on == 1 { "one GPU".to_string() } else { format!("{fits_on} GPUs") },
+                    m.placement.gpus_with_layers()
+                        .map(|g| format!("{} ({} of {} free)", g.device, human(g.allocation), human(g.free)))
+                        .collect::<Vec<_>>()
+                        .join("; "),
+                    human(m.margin)
+                ),
+                "pin the model to that GPU (CUDA_VISIBLE_DEVICES) and force the layers with num_gpu; the estimate overcharges (see the other findings)",
+            )
+        }
     };
     out.push(finding(
         DEF.code,
@@ -125,4 +107,36 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
         None,
         None,
     ));
+}
+
+/// The message when llama.cpp's `--fit` placed the layers: where the model sits by its buffers, and why `--fit`
+/// split it.
+fn fit_message(cx: &Context, m: &MeasuredReplay, used: usize, holds: &str) -> String {
+    let measured_gpus = cx.load.grid.gpus_with_weights();
+    let sits: Vec<String> = cx
+        .load
+        .devices
+        .iter()
+        .filter(|d| measured_gpus.contains(&&d.device))
+        .map(|d| {
+            format!(
+                "{}{} {}",
+                d.device,
+                cx.gpu_label(&d.device),
+                d.actual.map(|a| human(a.bytes)).unwrap_or_default()
+            )
+        })
+        .collect();
+    let why = match cx.load.estimate.as_ref().and_then(|e| e.fit.as_ref()) {
+        Some(f) if f.outcome == "no-change" => {
+            "; --fit kept llama.cpp's default split, proportional to free memory, because every GPU kept its margin (\"no changes needed\")"
+        }
+        _ => "",
+    };
+    format!(
+        "the model sits on {used} GPUs ({}), but by the measured sizes {holds}, {} to spare above the {} --fit margin{why}; a split moves activations between GPUs for every token (in ollama#16599 it cost a third of the speed, 30 → 20 tok/s)",
+        sits.join(", "),
+        human(m.margin),
+        human(m.figures.gpu_overhead),
+    )
 }

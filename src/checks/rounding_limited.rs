@@ -2,7 +2,7 @@
 //! one decimal: `6.8 GiB` is ±51 MiB), so no conclusion is possible.
 
 use super::{finding, CheckDef, Context};
-use crate::model::{human, Finding, FindingCode, Severity, Verdict};
+use crate::model::{human, Finding, FindingCode, Runtime, Severity, Verdict};
 
 pub const DEF: CheckDef = CheckDef {
     code: FindingCode::RoundingLimited,
@@ -53,10 +53,13 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
         DEF.code,
         Severity::Info,
         format!("inside the printed rounding, no conclusion: {}", gaps.join("; ")),
-        if cx.fit_era() {
-            "llama-server prints its tables and fit lines in whole MiB, truncated (1530 is [1530, 1531) MiB): a gap that small is no gap"
-        } else {
-            "Ollama prints one decimal (±51 MiB on GiB figures); run the server with OLLAMA_DEBUG=1 or read the runner's MiB lines for finer figures"
+        match cx.load.runtime {
+            Runtime::OllamaFit | Runtime::LlamaCpp => {
+                "llama-server prints its tables and fit lines in whole MiB, truncated (1530 is [1530, 1531) MiB): a gap that small is no gap"
+            }
+            Runtime::OllamaEstimator | Runtime::OllamaEngine | Runtime::Unknown => {
+                "Ollama prints one decimal (±51 MiB on GiB figures); run the server with OLLAMA_DEBUG=1 or read the runner's MiB lines for finer figures"
+            }
         },
         lines,
         None,

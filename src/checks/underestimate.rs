@@ -3,7 +3,7 @@
 
 use super::load_failed::is_out_of_memory;
 use super::{finding, size, CheckDef, Context};
-use crate::model::{Finding, FindingCode, Severity, Verdict};
+use crate::model::{Finding, FindingCode, Runtime, Severity, Verdict};
 
 pub const DEF: CheckDef = CheckDef {
     code: FindingCode::Underestimate,
@@ -11,13 +11,19 @@ pub const DEF: CheckDef = CheckDef {
     run: check,
 };
 
-const HINT: &str = "reserve the gap with OLLAMA_GPU_OVERHEAD, or lower num_ctx / num_batch so the estimate keeps a margin";
-/// llama-server era: `OLLAMA_GPU_OVERHEAD` does not reach `--fit`; its margin does.
-const FIT_HINT: &str = "the --fit plan missed memory the runner allocated: raise the margin with LLAMA_ARG_FIT_TARGET (MiB per GPU) or lower num_ctx so --fit keeps room";
+/// The hint in the runtime's knobs: `OLLAMA_GPU_OVERHEAD` does not reach `--fit`; its margin does.
+fn hint(runtime: Runtime) -> &'static str {
+    match runtime {
+        Runtime::OllamaEstimator | Runtime::OllamaEngine => "reserve the gap with OLLAMA_GPU_OVERHEAD, or lower num_ctx / num_batch so the estimate keeps a margin",
+        Runtime::OllamaFit => "the --fit plan missed memory the runner allocated: raise the margin with LLAMA_ARG_FIT_TARGET (MiB per GPU) or lower num_ctx so --fit keeps room",
+        Runtime::LlamaCpp => "the --fit plan missed memory the runner allocated: raise the margin with --fit-target (MiB per GPU) or lower --ctx-size so --fit keeps room",
+        Runtime::Unknown => "the log does not say which runtime placed the layers: leave more free memory than the estimate, or lower the context",
+    }
+}
 
 fn check(cx: &Context, out: &mut Vec<Finding>) {
     let load = cx.load;
-    let hint = if cx.fit_era() { FIT_HINT } else { HINT };
+    let hint = hint(load.runtime);
     let oom = load.actual.failed && load.actual.failure.as_deref().is_some_and(is_out_of_memory);
     for c in load
         .components

@@ -93,7 +93,7 @@ pub struct LoadBuilder {
     pub estimate: Option<(EstimateLine, u64)>,
     pub summary_estimate: Vec<SummaryEntry>,
     pub summary_estimate_total: Option<(Quantity, u64)>,
-    /// llama.cpp's `--fit` phase: its probe tables, decision and result (llama-server era).
+    /// llama.cpp's `--fit` phase: its probe tables, decision and result (llama.cpp placed the layers).
     pub fit: FitLedger,
     pub ledger: BufferLedger,
     pub summary_actual_total: Option<(Quantity, u64)>,
@@ -283,7 +283,7 @@ impl LoadBuilder {
             reasons.push(format!("the load was not seen to finish ({ended_by})"));
         }
         let engine = self.engine();
-        let era = self.era();
+        let runtime = self.runtime();
         let settings = self.settings();
         let gpus = self.gpus();
         let model = self.model();
@@ -372,7 +372,7 @@ impl LoadBuilder {
                 partial_reasons: reasons,
             },
             engine,
-            era,
+            runtime,
             model,
             settings,
             gpus,

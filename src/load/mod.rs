@@ -17,6 +17,7 @@ mod fit;
 mod gpus;
 pub mod hyperparameters;
 pub mod model_file;
+mod runtime;
 mod server;
 mod settings;
 

@@ -116,6 +116,14 @@ pub struct Estimate {
     pub lines: Vec<u64>,
 }
 
+impl Estimate {
+    /// llama.cpp printed it (its `--fit` lines or a breakdown table), not Ollama: its per-device figures are a
+    /// table's columns, summed by llama.cpp's rules.
+    pub fn from_llama_cpp(&self) -> bool {
+        self.fit.is_some() || self.form == EstimateForm::BreakdownProjection
+    }
+}
+
 /// The historical shapes of Ollama's `offload to <library>` line (`ollama-log-formats.md` §3), as the grammar
 /// rules name them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

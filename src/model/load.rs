@@ -67,30 +67,6 @@ pub struct ModelRef {
     pub gguf: Option<String>,
 }
 
-/// Who placed the layers, which decides what the figures mean and which settings reach the runner.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Era {
-    /// Ollama's own estimator and scheduler (≤ v0.24): `msg=offload`, `load request`, the memory summary;
-    /// knobs such as `OLLAMA_GPU_OVERHEAD` and `num_gpu` reach it.
-    Ollama,
-    /// llama-server with llama.cpp's `--fit` (Ollama ≥ v0.30, or llama-server run by hand): fit probes, the
-    /// plan and the breakdown table; `OLLAMA_GPU_OVERHEAD` no longer reaches the placement.
-    LlamaServer,
-    #[default]
-    Unknown,
-}
-
-impl Era {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Era::Ollama => "ollama",
-            Era::LlamaServer => "llama-server",
-            Era::Unknown => "unknown",
-        }
-    }
-}
-
 /// Runner settings, from whichever line of the era carries them.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Settings {
@@ -184,8 +160,9 @@ pub struct RejectedGpu {
 pub struct Load {
     pub source: LoadSource,
     pub engine: Engine,
-    /// Who placed the layers: Ollama's estimator or llama.cpp's `--fit`.
-    pub era: Era,
+    /// Who estimated and who placed the layers; the JSON contract shows it as `era` (see [`super::Era`]).
+    #[serde(rename = "era", serialize_with = "super::Runtime::serialize_era")]
+    pub runtime: super::Runtime,
     pub model: ModelRef,
     pub settings: Settings,
     pub gpus: Vec<Gpu>,

@@ -9,6 +9,7 @@ pub mod estimate;
 pub mod finding;
 pub mod grid;
 pub mod hyperparameters;
+pub mod knobs;
 pub mod kv_geometry;
 pub mod layout;
 pub mod load;
@@ -17,6 +18,7 @@ pub mod observed;
 pub mod ps;
 pub mod quantity;
 pub mod reconciled;
+pub mod runtime;
 pub mod snapshot;
 pub mod whatif;
 
@@ -31,11 +33,12 @@ pub use estimate::{
 pub use finding::{Finding, FindingCode, Severity, Suggestion};
 pub use grid::{Cell, Grid, Part};
 pub use hyperparameters::{Hyperparameters, PerLayer};
+pub use knobs::{Knob, KnobEntry, Reach, Spelling};
 pub use layout::{
     architecture_swa_pattern, uses_window, KvType, LayerAttention, LayerLayout, LayoutSource,
     ModelLayout,
 };
-pub use load::{Engine, Era, Gpu, Load, LoadSource, ModelRef, RejectedGpu, Settings};
+pub use load::{Engine, Gpu, Load, LoadSource, ModelRef, RejectedGpu, Settings};
 pub use max_ctx::{MaxContext, MaxContextRow};
 pub use observed::{CaptureRef, GpuJoin, ObservedRow};
 pub use ps::{CardFigure, OllamaPs};
@@ -43,6 +46,7 @@ pub use quantity::{human, Ordering3, Quantity, GIB, KIB, MIB, TIB};
 pub use reconciled::{
     Comparison, Component, ComponentRow, DeviceRow, EstimatePart, Reconciled, Verdict,
 };
+pub use runtime::{Era, Runtime};
 pub use snapshot::{normalize_bus_id, same_uuid, SmiFormat, SmiGpu, SmiProcess, Snapshot};
 pub use whatif::{
     EstimateReplay, MeasuredReplay, PlacedGpu, Placement, ReplayFigures, ReplayOutcome,

@@ -8,7 +8,7 @@ pub mod observed;
 pub(crate) mod terms;
 
 use crate::model::{
-    BufferKind, Comparison, Component, ComponentRow, Device, DeviceRow, EstimateForm, Grid, Load,
+    BufferKind, Comparison, Component, ComponentRow, Device, DeviceRow, Estimate, Grid, Load,
     Quantity, Reconciled,
 };
 
@@ -175,7 +175,7 @@ fn devices(load: &Load) -> Vec<DeviceRow> {
                     {
                         Some(d) => Term {
                             value: d.total,
-                            from: if e.fit.is_some() {
+                            from: if e.from_llama_cpp() {
                                 terms::device_estimate_from(e, d)
                             } else {
                                 t.from
@@ -199,10 +199,7 @@ fn devices(load: &Load) -> Vec<DeviceRow> {
                     from: "no estimate in the log for this load".to_string(),
                 },
             };
-            let fit_table = load
-                .estimate
-                .as_ref()
-                .is_some_and(|e| e.fit.is_some() || e.form == EstimateForm::BreakdownProjection);
+            let fit_table = load.estimate.as_ref().is_some_and(Estimate::from_llama_cpp);
             let mut act = actuals::device_total(a, &device, fit_table);
             if let (Some(kv), Some(value), false) = (kv_missing, act.value, host) {
                 // The log has no KV lines at all (the Ollama engine before v0.11.5 printed none): the device's

@@ -28,7 +28,7 @@ impl Term {
 /// How a per-device estimate's column was summed, in the words of its source: Ollama's memory summary lines or
 /// llama.cpp's `--fit` table.
 fn per_device_words(e: &Estimate, summary: &str, table: &str) -> String {
-    if e.fit.is_some() || e.form == EstimateForm::BreakdownProjection {
+    if e.from_llama_cpp() {
         format!("Σ the {} table's {table}", e.form)
     } else if summary.contains("on CPU") {
         format!("per-device {summary}")

@@ -20,7 +20,7 @@
 
 use super::figures::Changes;
 use super::{margin, replay};
-use crate::model::{Era, KvType, MaxContext, MaxContextRow, Reconciled, ReplayOutcome, WhatIf};
+use crate::model::{KvType, MaxContext, MaxContextRow, Reconciled, ReplayOutcome, Runtime, WhatIf};
 
 /// llama.cpp's KV padding, and the search step per slot.
 pub const STEP: i64 = 256;
@@ -28,16 +28,21 @@ pub const STEP: i64 = 256;
 /// Per-slot cap when the log gives no trained context.
 const DEFAULT_CAP: i64 = 1 << 20;
 
-fn fit_era(load: &Reconciled) -> bool {
-    load.era == Era::LlamaServer || load.estimate.as_ref().is_some_and(|e| e.fit.is_some())
+/// llama.cpp's `--fit` placed the layers (its replay decides), else Ollama's scheduler's (or none named).
+fn placed_by_fit(load: &Reconciled) -> bool {
+    match load.runtime {
+        Runtime::OllamaFit | Runtime::LlamaCpp => true,
+        Runtime::OllamaEstimator | Runtime::OllamaEngine | Runtime::Unknown => false,
+    }
 }
 
 /// Which replay decides "fits".
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Judge {
-    /// What `--max-ctx` reports: Ollama's estimator in its era, llama.cpp's `--fit` (measured) in the other.
-    Era,
-    /// The measured figures in both eras (what memory would hold; the suggestions' figure).
+    /// What `--max-ctx` reports: the runtime's own placer (Ollama's estimator with the estimate's figures,
+    /// llama.cpp's `--fit` with the measured ones).
+    Runtime,
+    /// The measured figures whoever placed the layers (what memory would hold; the suggestions' figure).
     Measured,
 }
 
@@ -103,7 +108,7 @@ pub fn fits_at(
     kv_type: KvType,
     judge: Judge,
 ) -> Option<(bool, i64)> {
-    let measured = judge == Judge::Measured || fit_era(load);
+    let measured = judge == Judge::Measured || placed_by_fit(load);
     verdict(&replay_at(load, changes, num_ctx, kv_type)?, measured)
 }
 
@@ -170,12 +175,12 @@ pub fn max_ctx(load: &Reconciled, changes: &Changes, only: Option<KvType>) -> Op
         kv_type: None,
         ..changes.clone()
     };
-    let fit_era = fit_era(load);
+    let fit_era = placed_by_fit(load);
     let types: Vec<KvType> = only.map_or_else(|| KvType::ALL.to_vec(), |t| vec![t]);
     let (cap, cap_from) = cap(load);
     let rows: Vec<MaxContextRow> = types
         .iter()
-        .filter_map(|&t| row(load, &base, t, cap, Judge::Era))
+        .filter_map(|&t| row(load, &base, t, cap, Judge::Runtime))
         .collect();
     if rows.is_empty() {
         return None;

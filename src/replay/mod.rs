@@ -10,8 +10,8 @@ pub mod max_ctx;
 pub mod placement;
 
 use crate::model::{
-    human, Device, Era, EstimateReplay, MeasuredReplay, Placement, Quantity, Reconciled,
-    ReplayOutcome, ReplayVerdict, WhatIf,
+    human, Device, EstimateReplay, MeasuredReplay, Placement, Quantity, Reconciled, ReplayOutcome,
+    ReplayVerdict, Runtime, WhatIf,
 };
 pub use figures::Changes;
 use figures::End;
@@ -181,20 +181,21 @@ fn measured_replay(load: &Reconciled, changes: &Changes) -> Option<MeasuredRepla
 
 /// Replay a load's placement; `None` when the log lacks the estimate figures the placement needs.
 pub fn replay(load: &Reconciled, changes: &Changes) -> Option<WhatIf> {
-    let fit_era =
-        load.era == Era::LlamaServer || load.estimate.as_ref().is_some_and(|e| e.fit.is_some());
-    let (estimate, measured) = if fit_era {
-        if *changes != Changes::default() {
-            // The plan's figures are the log's; what-if changes replay the fit with the measured ones.
-            (None, llama_server::changed(load, changes))
-        } else {
-            (llama_server::estimate(load), llama_server::measured(load))
+    let (estimate, measured) = match load.runtime {
+        Runtime::OllamaFit | Runtime::LlamaCpp => {
+            if *changes != Changes::default() {
+                // The plan's figures are the log's; what-if changes replay the fit with the measured ones.
+                (None, llama_server::changed(load, changes))
+            } else {
+                (llama_server::estimate(load), llama_server::measured(load))
+            }
         }
-    } else {
-        (
+        // Ollama's scheduler, replayed by its own rules; without a placer named, by the estimate's rules
+        // when the log printed an estimate (the replay needs its figures and says nothing otherwise).
+        Runtime::OllamaEstimator | Runtime::OllamaEngine | Runtime::Unknown => (
             estimate_replay(load, changes),
             measured_replay(load, changes),
-        )
+        ),
     };
     if estimate.is_none() && measured.is_none() {
         return None;

@@ -1,11 +1,13 @@
 //! Suggestions: concrete settings to try, derived from a load's findings and its placement replay, each with
-//! the effect the replay or the measured figures predict — in the knobs that reach the runner of the load's
-//! era, never one the era ignores (`OLLAMA_GPU_OVERHEAD` does not reach llama.cpp's `--fit`).
+//! the effect the replay or the measured figures predict — in the knobs that reach the placer of the load's
+//! runtime, never one it ignores (`OLLAMA_GPU_OVERHEAD` does not reach llama.cpp's `--fit`). A setting is
+//! named only through the runtime's knob table ([`crate::model::knobs`]).
 
-mod llama_server;
+mod fit;
 mod ollama;
 
-use crate::model::{Device, Era, Finding, FindingCode, Reconciled, Suggestion, WhatIf, MIB};
+use crate::model::knobs::{self, Knob, KnobEntry};
+use crate::model::{Device, Finding, FindingCode, Reconciled, Runtime, Suggestion, WhatIf, MIB};
 
 fn has(findings: &[Finding], code: FindingCode) -> bool {
     findings.iter().any(|f| f.code == code)
@@ -44,13 +46,19 @@ pub struct Evidence<'a> {
     pub findings: &'a [Finding],
 }
 
-/// Settings to try for a load, from its findings and replay, in its era's knobs.
+/// The load's runtime's setting for `knob`, when it has one that reaches the placement.
+fn knob(evidence: &Evidence, knob: Knob) -> Option<&'static KnobEntry> {
+    knobs::reaching(evidence.load.runtime, knob)
+}
+
+/// Settings to try for a load, from its findings and replay, in its runtime's knobs.
 pub fn suggest(evidence: &Evidence) -> Vec<Suggestion> {
     let mut out = Vec::new();
-    if evidence.load.era == Era::LlamaServer {
-        llama_server::suggest(evidence, &mut out);
-    } else {
-        ollama::suggest(evidence, &mut out);
+    match evidence.load.runtime {
+        Runtime::OllamaEstimator | Runtime::OllamaEngine => ollama::suggest(evidence, &mut out),
+        Runtime::OllamaFit | Runtime::LlamaCpp => fit::suggest(evidence, &mut out),
+        // No knob is known to reach a placer the log does not name.
+        Runtime::Unknown => {}
     }
     out
 }

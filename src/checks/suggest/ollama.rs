@@ -1,9 +1,10 @@
-//! Suggestions for Ollama's own estimator and scheduler (≤ v0.24): the knobs that reach it
-//! (`CUDA_VISIBLE_DEVICES`, `num_gpu`, `OLLAMA_GPU_OVERHEAD`, `OLLAMA_SCHED_SPREAD`, `num_ctx`, `num_batch`, and
-//! ollama37's graph multiplier), each with the effect the replay predicts.
+//! Suggestions for loads Ollama's scheduler placed (its estimator, or its engine's measured layouts, ≤ 0.2x):
+//! the knobs that reach it (the GPUs it sees, the layers on the GPUs, the overhead it reserves, the spread,
+//! the context, the batch, and ollama37's graph multiplier), spelt as [`crate::model::knobs`] has them, each
+//! with the effect the replay predicts.
 
-use super::{has, round_up, visible_devices, Evidence};
-use crate::model::{human, Component, Device, Finding, FindingCode, Suggestion};
+use super::{has, knob, round_up, visible_devices, Evidence};
+use crate::model::{human, Component, Device, Finding, FindingCode, Knob, Suggestion};
 use crate::replay::max_ctx::{largest_num_ctx, Judge};
 use crate::replay::{replay, Changes};
 
@@ -13,8 +14,11 @@ fn needless_split(ev: &Evidence, out: &mut Vec<Suggestion>) {
         return;
     };
     let used: Vec<&Device> = m.placement.gpus_with_layers().map(|g| &g.device).collect();
+    let Some(visible) = knob(ev, Knob::VisibleGpus) else {
+        return;
+    };
     out.push(Suggestion {
-        setting: format!("CUDA_VISIBLE_DEVICES={}", visible_devices(load, &used)),
+        setting: visible.setting(visible_devices(load, &used)),
         effect: format!(
             "the model on {} only: by the measured sizes {}",
             used.iter()
@@ -35,9 +39,10 @@ fn needless_split(ev: &Evidence, out: &mut Vec<Suggestion>) {
         return;
     };
     let p = &est.placement;
-    if !p.fully_offloaded() {
+    let layers = knob(ev, Knob::GpuLayers);
+    if let (false, Some(layers)) = (p.fully_offloaded(), layers) {
         out.push(Suggestion {
-            setting: format!("num_gpu={}", p.total),
+            setting: layers.setting(p.total),
             effect: format!(
                 "forces all {} layers onto the pinned GPU{}: the estimate alone would place only {} of them there",
                 p.total,
@@ -54,6 +59,9 @@ fn needless_split(ev: &Evidence, out: &mut Vec<Suggestion>) {
 /// whole model on the pinned GPUs, if the measured compute buffers stay under it.
 fn graph_multiplier(ev: &Evidence, pinned: &Changes, out: &mut Vec<Suggestion>) {
     let load = ev.load;
+    let Some(multiplier) = knob(ev, Knob::GraphMultiplier) else {
+        return;
+    };
     let kepler = load
         .gpus
         .iter()
@@ -90,10 +98,7 @@ fn graph_multiplier(ev: &Evidence, pinned: &Changes, out: &mut Vec<Suggestion>) 
         return;
     }
     out.push(Suggestion {
-        setting: format!(
-            "OLLAMA_GRAPH_SAFETY_MULTIPLIER={:.2}",
-            2.5 * percent as f64 / 100.0
-        ),
+        setting: multiplier.setting(format!("{:.2}", 2.5 * percent as f64 / 100.0)),
         effect: format!(
             "ollama37 only, {percent} % of the multiplier in effect (default 2.5; scale yours by {:.2} if you set one): the graph estimate becomes {} per GPU (measured compute buffers: {} in all) and the estimate places every layer on the pinned GPU",
             percent as f64 / 100.0,
@@ -109,8 +114,11 @@ fn cpu_offload(ev: &Evidence, out: &mut Vec<Suggestion>) {
     let Some(m) = ev.whatif.and_then(|w| w.measured.as_ref()) else {
         return;
     };
+    let Some(layers) = knob(ev, Knob::GpuLayers) else {
+        return;
+    };
     out.push(Suggestion {
-        setting: format!("num_gpu={}", m.placement.offloaded),
+        setting: layers.setting(m.placement.offloaded),
         effect: format!(
             "{} of {} layers on the GPUs by the measured sizes, {} to spare on the tightest",
             m.placement.offloaded,
@@ -124,9 +132,9 @@ fn cpu_offload(ev: &Evidence, out: &mut Vec<Suggestion>) {
         .as_ref()
         .map(|e| e.layers.split.iter().filter(|&&n| n > 0).count().max(1))
         .unwrap_or(1);
-    if load.gpus.len() > used {
+    if let (true, Some(spread)) = (load.gpus.len() > used, knob(ev, Knob::Spread)) {
         out.push(Suggestion {
-            setting: "OLLAMA_SCHED_SPREAD=1".to_string(),
+            setting: spread.setting(1),
             effect: format!(
                 "spreads the model over all {} GPUs instead of {used}",
                 load.gpus.len()
@@ -173,13 +181,13 @@ fn overhead(ev: &Evidence, findings: &[Finding], out: &mut Vec<Suggestion>) {
             }
         }
     }
-    if need <= 0 {
+    let Some(overhead) = knob(ev, Knob::GpuOverhead).filter(|_| need > 0) else {
         return;
-    }
+    };
     because.dedup();
     let reserve = round_up(need);
     out.push(Suggestion {
-        setting: format!("OLLAMA_GPU_OVERHEAD={reserve}"),
+        setting: overhead.setting(reserve),
         effect: format!(
             "reserves {} on every GPU, covering what the estimate misses: {}",
             human(reserve),
@@ -221,9 +229,10 @@ fn context_and_batch(ev: &Evidence, findings: &[Finding], out: &mut Vec<Suggesti
             let largest = largest_num_ctx(load, &Changes::default(), kv_type, Judge::Measured)
                 .and_then(|r| r.num_ctx)
                 .filter(|&n| n < per_slot);
-            if let Some(n) = largest {
+            let context = knob(ev, Knob::Context);
+            if let (Some(n), Some(context)) = (largest, context) {
                 out.push(Suggestion {
-                    setting: format!("num_ctx={n}"),
+                    setting: context.setting(n),
                     effect: format!(
                         "the largest num_ctx that keeps every layer on the GPUs by the measured sizes (whatif --max-ctx): the KV cache {} → about {}",
                         human(kv.bytes),
@@ -231,9 +240,9 @@ fn context_and_batch(ev: &Evidence, findings: &[Finding], out: &mut Vec<Suggesti
                     ),
                     because,
                 });
-            } else if per_slot >= 2048 {
+            } else if let (true, Some(context)) = (per_slot >= 2048, context) {
                 out.push(Suggestion {
-                    setting: format!("num_ctx={}", per_slot / 2),
+                    setting: context.setting(per_slot / 2),
                     effect: format!(
                         "halves the KV cache, {} → about {}",
                         human(kv.bytes),
@@ -255,9 +264,9 @@ fn context_and_batch(ev: &Evidence, findings: &[Finding], out: &mut Vec<Suggesti
                 .find(|c| c.component == Component::Graph)
                 .and_then(|g| g.actual),
         ) {
-            if batch >= 128 {
+            if let (true, Some(batch_knob)) = (batch >= 128, knob(ev, Knob::Batch)) {
                 out.push(Suggestion {
-                    setting: format!("num_batch={}", batch / 2),
+                    setting: batch_knob.setting(batch / 2),
                     effect: format!(
                         "the compute buffers grow with the batch: about {} → {}",
                         human(graph.bytes),

@@ -1,13 +1,30 @@
-//! Suggestions for the llama-server era (Ollama ≥ 0.30): only knobs that reach llama-server and its `--fit`
-//! (`CUDA_VISIBLE_DEVICES`, `main_gpu` → `--split-mode none --main-gpu`, `num_ctx` / `OLLAMA_CONTEXT_LENGTH`,
-//! `OLLAMA_KV_CACHE_TYPE`, `LLAMA_ARG_FIT_TARGET`, `num_gpu` → `-ngl`), each with the figures the `--fit`
-//! replay gives for it.
+//! Suggestions for loads whose layers llama.cpp's `--fit` placed, under Ollama ≥ 0.30 or on its own: the knobs
+//! that reach llama-server and its `--fit` (the GPUs it sees, one GPU without a split, the context, the KV
+//! cache type, the `--fit` margin, the layers on the GPUs), in the runtime's own spelling from
+//! [`crate::model::knobs`], each with the figures the `--fit` replay gives for it.
 
-use super::{has, round_up, visible_devices, Evidence};
-use crate::model::{human, Device, FindingCode, Reconciled, Suggestion, Verdict, MIB};
+use super::{has, knob, round_up, visible_devices, Evidence};
+use crate::model::{
+    human, Device, FindingCode, Knob, Reconciled, Runtime, Spelling, Suggestion, Verdict, MIB,
+};
 use crate::replay::llama_server;
 
-fn needless_split(ev: &Evidence, out: &mut Vec<Suggestion>) {
+/// Who starts llama-server with the settings: Ollama (≥ 0.30, from its options and variables) or the user.
+#[derive(Clone, Copy)]
+enum Launcher {
+    Ollama,
+    User,
+}
+
+fn launcher(runtime: Runtime) -> Option<Launcher> {
+    match runtime {
+        Runtime::OllamaFit => Some(Launcher::Ollama),
+        Runtime::LlamaCpp => Some(Launcher::User),
+        Runtime::OllamaEstimator | Runtime::OllamaEngine | Runtime::Unknown => None,
+    }
+}
+
+fn needless_split(ev: &Evidence, launcher: Launcher, out: &mut Vec<Suggestion>) {
     let load = ev.load;
     let Some(m) = ev.whatif.and_then(|w| w.measured.as_ref()) else {
         return;
@@ -26,10 +43,26 @@ fn needless_split(ev: &Evidence, out: &mut Vec<Suggestion>) {
             }
         })
         .collect();
+    let Some(visible) = knob(ev, Knob::VisibleGpus) else {
+        return;
+    };
+    let value = match visible.spelling {
+        Spelling::Env(_) | Spelling::ModelOption(_) => visible_devices(load, &used),
+        // llama.cpp's `--device` takes its own device names.
+        Spelling::Flag(_) => used
+            .iter()
+            .map(|d| d.to_string())
+            .collect::<Vec<_>>()
+            .join(","),
+    };
     out.push(Suggestion {
-        setting: format!("CUDA_VISIBLE_DEVICES={}", visible_devices(load, &used)),
+        setting: visible.setting(value),
         effect: format!(
-            "Ollama and llama-server see {} only: by the measured sizes the model fits there ({}), {} to spare above the --fit margin, with no transfer between GPUs per token",
+            "{} {} only: by the measured sizes the model fits there ({}), {} to spare above the --fit margin, with no transfer between GPUs per token",
+            match launcher {
+                Launcher::Ollama => "Ollama and llama-server see",
+                Launcher::User => "llama-server uses",
+            },
             names.join(", "),
             m.placement.gpus_with_layers()
                 .map(|g| format!("{} of {} free", human(g.allocation), human(g.free)))
@@ -39,12 +72,18 @@ fn needless_split(ev: &Evidence, out: &mut Vec<Suggestion>) {
         ),
         because: vec![FindingCode::NeedlessSplit],
     });
-    if let [device] = used.as_slice() {
+    let one_gpu = knob(ev, Knob::OneGpu);
+    if let ([device], Some(one_gpu)) = (used.as_slice(), one_gpu) {
         if let Some(index) = device.position() {
             out.push(Suggestion {
-                setting: format!("main_gpu={index}"),
+                setting: one_gpu.setting(index),
                 effect: format!(
-                    "Ollama passes --split-mode none --main-gpu {index} to llama-server: every layer on {}, the other GPU{} left free for another model",
+                    "{}every layer on {}, the other GPU{} left free for another model",
+                    match (launcher, one_gpu.passed_as(index)) {
+                        (Launcher::Ollama, Some(flags)) =>
+                            format!("Ollama passes {flags} to llama-server: "),
+                        (Launcher::Ollama, None) | (Launcher::User, _) => String::new(),
+                    },
                     names.join(", "),
                     if load.gpus.len() > 2 { "s" } else { "" }
                 ),
@@ -64,7 +103,7 @@ fn offloaded_with(
     llama_server::fit_with(load, kv_percent, context, target).map(|o| o.offloaded() as i64)
 }
 
-fn cpu_offload(ev: &Evidence, out: &mut Vec<Suggestion>) {
+fn cpu_offload(ev: &Evidence, launcher: Launcher, out: &mut Vec<Suggestion>) {
     let load = ev.load;
     let (Some(offloaded), Some(total)) = (load.actual.offloaded_layers, load.actual.total_layers)
     else {
@@ -76,21 +115,30 @@ fn cpu_offload(ev: &Evidence, out: &mut Vec<Suggestion>) {
         .iter()
         .find(|c| c.component == crate::model::Component::Kv)
         .and_then(|c| c.actual);
-    if let (Some(ctx), Some(fits)) = (
+    if let (Some(ctx), Some(fits), Some(context)) = (
         load.settings.ctx_size,
         llama_server::largest_context_that_fits(load),
+        knob(ev, Knob::Context),
     ) {
         if fits < ctx {
             let per_slot = fits / parallel / 256 * 256;
             if per_slot >= 256 {
+                // Ollama's num_ctx is one slot's; llama.cpp's --ctx-size is all slots'.
+                let value = match launcher {
+                    Launcher::Ollama => per_slot,
+                    Launcher::User => per_slot * parallel,
+                };
                 out.push(Suggestion {
-                    setting: format!("num_ctx={per_slot}"),
+                    setting: context.setting(value),
                     effect: format!(
-                        "all {total} layers on the GPUs by the measured sizes (now {offloaded}); the KV cache shrinks to {} of {}{}; OLLAMA_CONTEXT_LENGTH={per_slot} does the same for every model",
+                        "all {total} layers on the GPUs by the measured sizes (now {offloaded}); the KV cache shrinks to {} of {}{}{}",
                         per_slot * parallel,
                         ctx,
                         kv_now
                             .map(|k| format!(", {} → about {}", human(k.bytes), human(k.bytes / ctx.max(1) * per_slot * parallel)))
+                            .unwrap_or_default(),
+                        knob(ev, Knob::ContextForEveryModel)
+                            .map(|every| format!("; {} does the same for every model", every.setting(per_slot)))
                             .unwrap_or_default()
                     ),
                     because: vec![FindingCode::CpuOffloadWithFreeVram],
@@ -103,10 +151,11 @@ fn cpu_offload(ev: &Evidence, out: &mut Vec<Suggestion>) {
         .kv_cache_type
         .as_deref()
         .is_none_or(|t| t == "f16");
-    if f16 && load.settings.flash_attention != Some(false) {
+    let kv_type = knob(ev, Knob::KvCacheType).filter(|_| f16);
+    if let (Some(kv_type), true) = (kv_type, load.settings.flash_attention != Some(false)) {
         if let Some(n) = offloaded_with(load, 53, None, None).filter(|&n| n > offloaded) {
             out.push(Suggestion {
-                setting: "OLLAMA_KV_CACHE_TYPE=q8_0".to_string(),
+                setting: kv_type.setting("q8_0"),
                 effect: format!(
                     "the KV cache in 8 bits (about 53 % of f16{}): {n} of {total} layers on the GPUs by the measured sizes (now {offloaded}); needs flash attention",
                     kv_now.map(|k| format!(", {} → about {}", human(k.bytes), human(k.bytes * 53 / 100))).unwrap_or_default()
@@ -116,11 +165,11 @@ fn cpu_offload(ev: &Evidence, out: &mut Vec<Suggestion>) {
         }
     }
     let target = llama_server::target(load);
-    if target > 512 * MIB {
+    if let (true, Some(margin)) = (target > 512 * MIB, knob(ev, Knob::FitMargin)) {
         if let Some(n) = offloaded_with(load, 100, None, Some(512 * MIB)).filter(|&n| n > offloaded)
         {
             out.push(Suggestion {
-                setting: format!("LLAMA_ARG_FIT_TARGET={}", 512),
+                setting: margin.setting(512),
                 effect: format!(
                     "--fit keeps 512 MiB free per GPU instead of {}: {n} of {total} layers on the GPUs by the measured sizes (now {offloaded}); less headroom for the desktop and other processes",
                     human(target)
@@ -129,15 +178,21 @@ fn cpu_offload(ev: &Evidence, out: &mut Vec<Suggestion>) {
             });
         }
     }
-    if let Some(m) = ev.whatif.and_then(|w| w.measured.as_ref()) {
+    let measured = ev.whatif.and_then(|w| w.measured.as_ref());
+    if let (Some(m), Some(layers)) = (measured, knob(ev, Knob::GpuLayers)) {
         if m.placement.offloaded > offloaded {
+            let n = m.placement.offloaded;
+            let flags = layers.passed_as(n).unwrap_or_else(|| layers.setting(n));
             out.push(Suggestion {
-                setting: format!("num_gpu={}", m.placement.offloaded),
+                setting: layers.setting(n),
                 effect: format!(
-                    "Ollama passes -ngl {}: {} of {total} layers on the GPUs by the measured sizes ({} to spare on the tightest); with -ngl, --fit no longer moves layers, so recheck after a model or driver change",
-                    m.placement.offloaded,
-                    m.placement.offloaded,
-                    human(m.margin.max(0))
+                    "{}{n} of {total} layers on the GPUs by the measured sizes ({} to spare on the tightest); with {}, --fit no longer moves layers, so recheck after a model or driver change",
+                    match launcher {
+                        Launcher::Ollama => format!("Ollama passes {flags}: "),
+                        Launcher::User => String::new(),
+                    },
+                    human(m.margin.max(0)),
+                    flags.split(' ').next().unwrap_or_default(),
                 ),
                 because: vec![FindingCode::CpuOffloadWithFreeVram],
             });
@@ -157,10 +212,13 @@ fn underestimate(ev: &Evidence, out: &mut Vec<Suggestion>) {
     let Some(gap) = gap.filter(|&g| g > 0) else {
         return;
     };
+    let Some(margin) = knob(ev, Knob::FitMargin) else {
+        return;
+    };
     let target = llama_server::target(load);
     let raised = round_up(target + gap);
     out.push(Suggestion {
-        setting: format!("LLAMA_ARG_FIT_TARGET={}", raised / MIB),
+        setting: margin.setting(raised / MIB),
         effect: format!(
             "--fit keeps {} free per GPU instead of {}, covering the {} the plan missed",
             human(raised),
@@ -173,12 +231,15 @@ fn underestimate(ev: &Evidence, out: &mut Vec<Suggestion>) {
 
 /// Settings to try for a load placed by llama.cpp's `--fit`.
 pub fn suggest(ev: &Evidence, out: &mut Vec<Suggestion>) {
+    let Some(launcher) = launcher(ev.load.runtime) else {
+        return;
+    };
     let findings = ev.findings;
     if has(findings, FindingCode::NeedlessSplit) {
-        needless_split(ev, out);
+        needless_split(ev, launcher, out);
     }
     if has(findings, FindingCode::CpuOffloadWithFreeVram) {
-        cpu_offload(ev, out);
+        cpu_offload(ev, launcher, out);
     }
     if has(findings, FindingCode::Underestimate) {
         underestimate(ev, out);

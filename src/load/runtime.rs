@@ -1,0 +1,101 @@
+//! Who estimated and who placed a load's layers ([`Runtime`]), decided once from the signs its lines give.
+//! Every later stage reads the decision; none looks at the signs again.
+//!
+//! The signs, strongest first:
+//! - llama.cpp's `--fit` placed the layers when the log has its lines (`llama_params_fit…`), llama-server's
+//!   command line, Ollama's `loading model via llama-server`, or Ollama's version is 0.30 or later. Ollama ran
+//!   it ([`Runtime::OllamaFit`]) when one of Ollama's own server lines is in the load (its version, the runner
+//!   command it starts, its GPU discovery, a load request, its estimate); otherwise it is llama.cpp on its own
+//!   ([`Runtime::LlamaCpp`]). llama.cpp never prints its own command line: a runner command is Ollama's.
+//! - Otherwise Ollama's scheduler placed the layers when its estimate, memory summary, load requests, version,
+//!   runner command or `loading model` line is there: from `load request`s (`fit`, `alloc`, `commit`) its
+//!   engine measured the layout ([`Runtime::OllamaEngine`]), else its estimator computed it
+//!   ([`Runtime::OllamaEstimator`]).
+//! - Otherwise [`Runtime::Unknown`] (an excerpt of buffer lines).
+//!
+//! The line shapes are in `docs/log-formats.md`.
+
+use crate::model::Runtime;
+
+use super::builder::LoadBuilder;
+use super::engine::parse_version;
+
+impl LoadBuilder {
+    /// One of Ollama's own server lines is part of this load.
+    fn ollama_server_seen(&self) -> bool {
+        self.version.is_some()
+            || self.runner.is_some()
+            || self.model_path.is_some()
+            || self.loading_model.is_some()
+            || !self.load_requests.is_empty()
+            || !self.inventory.is_empty()
+            || !self.gpu_memory.is_empty()
+            || self.estimate.is_some()
+            || !self.summary_estimate.is_empty()
+            || self.projector_offload_disabled.is_some()
+    }
+
+    /// Who estimated and who placed the layers (see the module doc).
+    pub(super) fn runtime(&self) -> Runtime {
+        let version = self.version.as_deref().and_then(parse_version);
+        let cmd = self.runner.as_ref().map(|(c, _)| c);
+        let fit_placed = cmd.is_some_and(|c| c.llama_server)
+            || self.model_path.is_some()
+            || !self.fit.is_empty()
+            || version.is_some_and(|v| v >= (0, 30, 0));
+        if fit_placed {
+            return if self.ollama_server_seen() {
+                Runtime::OllamaFit
+            } else {
+                Runtime::LlamaCpp
+            };
+        }
+        let ollama_scheduled = self.estimate.is_some()
+            || !self.load_requests.is_empty()
+            || !self.summary_estimate.is_empty()
+            || version.is_some()
+            || cmd.is_some_and(|c| c.ollama_runner)
+            || self.loading_model.is_some();
+        if !ollama_scheduled {
+            Runtime::Unknown
+        } else if self.load_requests.is_empty() {
+            Runtime::OllamaEstimator
+        } else {
+            Runtime::OllamaEngine
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::load::loads_of;
+    use crate::model::{Engine, Runtime};
+
+    #[test]
+    fn the_runner_command_names_engine_and_runtime() {
+        // `sample-logs/004-windows-rocm-780m-gemma3-27b-newengine.log:12`: `runner --ollama-engine`.
+        let loads = loads_of(&[
+            r#"time=2025-07-24T18:29:07.517+09:00 level=INFO source=server.go:438 msg="starting llama server" cmd="C:\\Users\\araki\\AppData\\Local\\Programs\\Ollama\\ollama.exe runner --ollama-engine --model C:\\Users\\araki\\.ollama\\models\\blobs\\sha256-e796792eba26c4d3b04b0ac5adb01a453dd9ec2dfd83b6c59cbf6fe5f30b0f68 --ctx-size 8192 --batch-size 512 --n-gpu-layers 63 --threads 8 --parallel 2 --port 49262""#,
+        ]);
+        assert_eq!(
+            (loads[0].engine, loads[0].runtime),
+            (Engine::Ollama, Runtime::OllamaEstimator)
+        );
+        // `sample-logs/002-runpod-rtx4090-llama31-8b-lora.log:23`: `ollama_llama_server runner`.
+        let loads = loads_of(&[
+            r#"time=2025-12-01T20:28:54.084Z level=INFO source=server.go:376 msg="starting llama server" cmd="/usr/lib/ollama/runners/cuda_v12_avx/ollama_llama_server runner --model /runpod-volume/blobs/sha256-667b0c1932bc6ffc593ed1d03f895bf2dc8dc6df21db3042284a6f4416b06a29 --ctx-size 8192 --batch-size 512 --n-gpu-layers 33 --lora /runpod-volume/blobs/sha256-27152a06f8a83c9b950a1c0e85c9cfc1ef8e52c9da9e1df6cd0dfa38184819c8 --threads 24 --parallel 4 --port 46753""#,
+        ]);
+        assert_eq!(
+            (loads[0].engine, loads[0].runtime),
+            (Engine::Llama, Runtime::OllamaEstimator)
+        );
+        // `sample-logs/501-…-start-excerpt.log:1`: `starting llama-server` (Ollama 0.30+).
+        let loads = loads_of(&[
+            r#"time=2026-06-07T18:12:00.136+07:00 level=INFO source=llama_server.go:403 msg="starting llama-server" cmd="C:\\Users\\M\\AppData\\Local\\Programs\\Ollama\\lib\\ollama\\llama-server.exe --model C:\\Users\\M\\.ollama\\models\\blobs\\sha256-280af6832eca23cb322c4dcc65edfea98a21b8f8ab07dc7553bd6f7e6e7a3313 --port 51282 --host 127.0.0.1 --no-webui --offline -c 16384 -np 1 --log-verbosity 4 --no-log-prefix --no-log-timestamps --no-jinja --chat-template chatml --mmproj C:\\Users\\M\\.ollama\\models\\blobs\\sha256-280af6832eca23cb322c4dcc65edfea98a21b8f8ab07dc7553bd6f7e6e7a3313 --no-mmproj-offload --no-mmap --cache-type-k q8_0 --cache-type-v q8_0 --flash-attn on -b 1024 -ub 1024""#,
+        ]);
+        assert_eq!(
+            (loads[0].engine, loads[0].runtime),
+            (Engine::Llama, Runtime::OllamaFit)
+        );
+    }
+}

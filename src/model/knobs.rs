@@ -1,0 +1,266 @@
+//! The knobs of each runtime, as data: what the user sets (an environment variable, a model option or a
+//! flag), what it becomes for the placer, and whether it reaches the placement at all. The suggestions
+//! (`checks::suggest`) and the findings' hints name a knob only through this table, so a setting that does
+//! nothing in a runtime (`OLLAMA_GPU_OVERHEAD` under llama-server's `--fit`) is never offered there, and the
+//! findings reference (`docs/findings.md`) has one place to read them from.
+
+use super::runtime::Runtime;
+
+/// What a setting is for, whatever a runtime calls it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Knob {
+    /// Which GPUs the runtime sees at all.
+    VisibleGpus,
+    /// Every layer on one GPU (no split).
+    OneGpu,
+    /// The context of one sequence (Ollama's `num_ctx`; llama.cpp's `--ctx-size` is all sequences').
+    Context,
+    /// The default context for every model the server loads.
+    ContextForEveryModel,
+    /// The KV cache's number type.
+    KvCacheType,
+    /// How many layers go to the GPUs.
+    GpuLayers,
+    /// How much `--fit` keeps free on each GPU.
+    FitMargin,
+    /// Memory the estimator reserves on every GPU.
+    GpuOverhead,
+    /// Spread the model over every GPU instead of as few as hold it.
+    Spread,
+    /// The logical batch (the compute buffers grow with it).
+    Batch,
+    /// ollama37's multiplier on the estimated compute graph.
+    GraphMultiplier,
+}
+
+/// How the user writes a setting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Spelling {
+    /// An environment variable of the server process: `NAME=value`.
+    Env(&'static str),
+    /// A model option (a Modelfile `PARAMETER`, the API's `options`): `name=value`.
+    ModelOption(&'static str),
+    /// Command-line flags, `{}` standing for the value: `--ctx-size {}`.
+    Flag(&'static str),
+}
+
+/// Whether a setting reaches the placement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reach {
+    /// It reaches the placer as this (`{}` stands for the value): the flags Ollama passes to its runner, or
+    /// what the scheduler does with it.
+    Placer(&'static str),
+    /// It is read, but the placement does not depend on it in this runtime: why.
+    Ignored(&'static str),
+}
+
+/// One knob of one runtime.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KnobEntry {
+    pub knob: Knob,
+    pub spelling: Spelling,
+    pub reach: Reach,
+}
+
+impl KnobEntry {
+    /// The setting as the user types it, with its value.
+    pub fn setting(&self, value: impl std::fmt::Display) -> String {
+        match self.spelling {
+            Spelling::Env(name) | Spelling::ModelOption(name) => format!("{name}={value}"),
+            Spelling::Flag(flags) => flags.replace("{}", &value.to_string()),
+        }
+    }
+
+    /// The name alone (`num_ctx`, `--ctx-size`; the first flag of several).
+    pub fn name(&self) -> &'static str {
+        match self.spelling {
+            Spelling::Env(name) | Spelling::ModelOption(name) => name,
+            Spelling::Flag(flags) => flags.split(' ').next().unwrap_or(flags),
+        }
+    }
+
+    /// What the placer receives for `value` (`-ngl 40`), when it reaches it.
+    pub fn passed_as(&self, value: impl std::fmt::Display) -> Option<String> {
+        match self.reach {
+            Reach::Placer(flags) => Some(flags.replace("{}", &value.to_string())),
+            Reach::Ignored(_) => None,
+        }
+    }
+}
+
+const fn entry(knob: Knob, spelling: Spelling, reach: Reach) -> KnobEntry {
+    KnobEntry {
+        knob,
+        spelling,
+        reach,
+    }
+}
+
+use Knob as K;
+use Reach::{Ignored, Placer};
+use Spelling::{Env, Flag, ModelOption};
+
+/// Ollama's estimator and its engine (≤ 0.2x): the scheduler reads these when it places the layers.
+const OLLAMA_SCHEDULER: &[KnobEntry] = &[
+    entry(
+        K::VisibleGpus,
+        Env("CUDA_VISIBLE_DEVICES"),
+        Placer("only the GPUs {}"),
+    ),
+    entry(
+        K::Context,
+        ModelOption("num_ctx"),
+        Placer("--ctx-size {}×parallel"),
+    ),
+    entry(
+        K::ContextForEveryModel,
+        Env("OLLAMA_CONTEXT_LENGTH"),
+        Placer("num_ctx {}"),
+    ),
+    entry(
+        K::KvCacheType,
+        Env("OLLAMA_KV_CACHE_TYPE"),
+        Placer("--kv-cache-type {}"),
+    ),
+    entry(
+        K::GpuLayers,
+        ModelOption("num_gpu"),
+        Placer("--n-gpu-layers {}"),
+    ),
+    entry(
+        K::GpuOverhead,
+        Env("OLLAMA_GPU_OVERHEAD"),
+        Placer("{} bytes less free memory per GPU"),
+    ),
+    entry(K::Spread, Env("OLLAMA_SCHED_SPREAD"), Placer("every GPU")),
+    entry(
+        K::Batch,
+        ModelOption("num_batch"),
+        Placer("--batch-size {}"),
+    ),
+    entry(
+        K::GraphMultiplier,
+        Env("OLLAMA_GRAPH_SAFETY_MULTIPLIER"),
+        Placer("graph × {}"),
+    ),
+];
+
+/// Ollama ≥ 0.30: Ollama's options become llama-server flags; `--fit` places the layers.
+const OLLAMA_FIT: &[KnobEntry] = &[
+    entry(
+        K::VisibleGpus,
+        Env("CUDA_VISIBLE_DEVICES"),
+        Placer("only the GPUs {}"),
+    ),
+    entry(
+        K::OneGpu,
+        ModelOption("main_gpu"),
+        Placer("--split-mode none --main-gpu {}"),
+    ),
+    entry(K::Context, ModelOption("num_ctx"), Placer("-c {}×parallel")),
+    entry(
+        K::ContextForEveryModel,
+        Env("OLLAMA_CONTEXT_LENGTH"),
+        Placer("num_ctx {}"),
+    ),
+    entry(
+        K::KvCacheType,
+        Env("OLLAMA_KV_CACHE_TYPE"),
+        Placer("--cache-type-k {} --cache-type-v {}"),
+    ),
+    entry(K::GpuLayers, ModelOption("num_gpu"), Placer("-ngl {}")),
+    entry(
+        K::FitMargin,
+        Env("LLAMA_ARG_FIT_TARGET"),
+        Placer("--fit-target {}"),
+    ),
+    entry(
+        K::GpuOverhead,
+        Env("OLLAMA_GPU_OVERHEAD"),
+        Ignored("llama.cpp's --fit keeps its own margin per GPU (--fit-target)"),
+    ),
+    entry(K::Batch, ModelOption("num_batch"), Placer("-b {}")),
+];
+
+/// llama.cpp on its own: the flags are the knobs.
+const LLAMA_CPP: &[KnobEntry] = &[
+    entry(K::VisibleGpus, Flag("--device {}"), Placer("--device {}")),
+    entry(
+        K::OneGpu,
+        Flag("--split-mode none --main-gpu {}"),
+        Placer("--split-mode none --main-gpu {}"),
+    ),
+    entry(K::Context, Flag("--ctx-size {}"), Placer("--ctx-size {}")),
+    entry(
+        K::KvCacheType,
+        Flag("--cache-type-k {} --cache-type-v {}"),
+        Placer("--cache-type-k {} --cache-type-v {}"),
+    ),
+    entry(
+        K::GpuLayers,
+        Flag("--n-gpu-layers {}"),
+        Placer("--n-gpu-layers {}"),
+    ),
+    entry(
+        K::FitMargin,
+        Flag("--fit-target {}"),
+        Placer("--fit-target {}"),
+    ),
+    entry(K::Batch, Flag("--batch-size {}"), Placer("--batch-size {}")),
+];
+
+/// Every knob of a runtime, whether it reaches the placement or not.
+pub fn table(runtime: Runtime) -> &'static [KnobEntry] {
+    match runtime {
+        Runtime::OllamaEstimator | Runtime::OllamaEngine => OLLAMA_SCHEDULER,
+        Runtime::OllamaFit => OLLAMA_FIT,
+        Runtime::LlamaCpp => LLAMA_CPP,
+        // Without knowing the runtime, no setting is known to reach anything.
+        Runtime::Unknown => &[],
+    }
+}
+
+/// The runtime's setting for `knob`, when it has one that reaches the placement.
+pub fn reaching(runtime: Runtime, knob: Knob) -> Option<&'static KnobEntry> {
+    table(runtime)
+        .iter()
+        .find(|e| e.knob == knob && matches!(e.reach, Placer(_)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_knob_is_listed_once_per_runtime() {
+        for runtime in Runtime::ALL {
+            let knobs: Vec<Knob> = table(runtime).iter().map(|e| e.knob).collect();
+            for (i, k) in knobs.iter().enumerate() {
+                assert!(!knobs[i + 1..].contains(k), "{runtime:?}: {k:?} twice");
+            }
+        }
+    }
+
+    #[test]
+    fn a_knob_the_fit_ignores_is_never_offered_there() {
+        assert!(reaching(Runtime::OllamaFit, Knob::GpuOverhead).is_none());
+        assert!(table(Runtime::OllamaFit)
+            .iter()
+            .any(|e| e.knob == Knob::GpuOverhead));
+        assert_eq!(
+            reaching(Runtime::OllamaEstimator, Knob::GpuOverhead).map(|e| e.setting(1024)),
+            Some("OLLAMA_GPU_OVERHEAD=1024".to_string())
+        );
+        assert!(reaching(Runtime::Unknown, Knob::Context).is_none());
+    }
+
+    #[test]
+    fn settings_are_written_as_each_runtime_takes_them() {
+        let ngl = |r| reaching(r, Knob::GpuLayers).unwrap();
+        assert_eq!(ngl(Runtime::OllamaFit).setting(40), "num_gpu=40");
+        assert_eq!(ngl(Runtime::OllamaFit).passed_as(40).unwrap(), "-ngl 40");
+        assert_eq!(ngl(Runtime::LlamaCpp).setting(40), "--n-gpu-layers 40");
+        let one = reaching(Runtime::OllamaFit, Knob::OneGpu).unwrap();
+        assert_eq!(one.passed_as(1).unwrap(), "--split-mode none --main-gpu 1");
+    }
+}

@@ -1,0 +1,112 @@
+//! Who estimated a load's memory and who placed its layers: the runtime. It is decided once per load, from
+//! the evidence its lines give (`load::runtime`), and every stage whose rules differ per runtime `match`es on
+//! it without a catch-all arm, so a new runtime makes the compiler list every place that must decide (the
+//! list is in `docs/architecture.md`, "Places that decide per runtime").
+//!
+//! What each runtime's knobs are called, what they become for the placer and whether they reach it is data:
+//! [`super::knobs`].
+
+use serde::Serialize;
+
+/// The runtime of a load: who estimated its memory and who placed its layers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Runtime {
+    /// Ollama's own estimator (a formula over the model's sizes: the `msg=offload` line and the memory
+    /// summary) decided the layers per GPU, and its scheduler placed them; the runner (llama.cpp's, or
+    /// Ollama's Go engine before its `load request`s) allocated what it was told.
+    OllamaEstimator,
+    /// Ollama's Go engine measured each layout with `load request` operations (`fit`, `alloc`, `commit`) and
+    /// Ollama's scheduler placed the layers from those measured sizes.
+    OllamaEngine,
+    /// Ollama ≥ 0.30: Ollama's scheduler picks the GPUs and starts llama-server, whose `--fit` places the
+    /// layers from its own dry runs.
+    OllamaFit,
+    /// llama.cpp on its own (llama-server, llama-cli, llama-completion): `--fit` or the user's flags place the
+    /// layers, and the user's flags are the knobs.
+    LlamaCpp,
+    /// The log does not say who placed the layers (an excerpt of buffer lines only).
+    #[default]
+    Unknown,
+}
+
+/// The JSON contract's name for who placed the layers (`loads[].era`, schema version 1): `ollama` for
+/// Ollama's estimator or engine, `llama-server` for llama.cpp's `--fit` (under Ollama ≥ 0.30 or on its
+/// own), `unknown`. Kept as the contract has it; [`Runtime`] is the finer type the stages read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Era {
+    Ollama,
+    LlamaServer,
+    Unknown,
+}
+
+impl Era {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Era::Ollama => "ollama",
+            Era::LlamaServer => "llama-server",
+            Era::Unknown => "unknown",
+        }
+    }
+}
+
+impl Runtime {
+    /// Every runtime, for tables and tests that must cover them all.
+    pub const ALL: [Runtime; 5] = [
+        Runtime::OllamaEstimator,
+        Runtime::OllamaEngine,
+        Runtime::OllamaFit,
+        Runtime::LlamaCpp,
+        Runtime::Unknown,
+    ];
+
+    /// The JSON contract's `era` for this runtime.
+    pub fn era(self) -> Era {
+        match self {
+            Runtime::OllamaEstimator | Runtime::OllamaEngine => Era::Ollama,
+            Runtime::OllamaFit | Runtime::LlamaCpp => Era::LlamaServer,
+            Runtime::Unknown => Era::Unknown,
+        }
+    }
+
+    /// A short name for prose and docs.
+    pub fn name(self) -> &'static str {
+        match self {
+            Runtime::OllamaEstimator => "Ollama's estimator",
+            Runtime::OllamaEngine => "Ollama's engine",
+            Runtime::OllamaFit => "Ollama with llama-server --fit",
+            Runtime::LlamaCpp => "llama.cpp",
+            Runtime::Unknown => "unknown runtime",
+        }
+    }
+
+    /// Serialise a load's runtime as the contract's `era` (see [`Era`]).
+    pub fn serialize_era<S: serde::Serializer>(runtime: &Runtime, s: S) -> Result<S::Ok, S::Error> {
+        runtime.era().serialize(s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Era, Runtime};
+
+    #[test]
+    fn the_contract_era_of_each_runtime() {
+        let eras: Vec<&str> = Runtime::ALL.iter().map(|r| r.era().as_str()).collect();
+        assert_eq!(
+            eras,
+            [
+                "ollama",
+                "ollama",
+                "llama-server",
+                "llama-server",
+                "unknown"
+            ]
+        );
+        assert_eq!(
+            serde_json::to_string(&Runtime::LlamaCpp.era()).unwrap(),
+            "\"llama-server\""
+        );
+        assert_eq!(Era::Ollama.as_str(), "ollama");
+    }
+}
