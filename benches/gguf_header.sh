@@ -4,7 +4,7 @@
 # ~4.5 MB of header in all) written by python3 (standard library only), then `truncate -s` to the size its
 # tensors need — a sparse file whose data section is never read. Prints wall time (mean of N runs and the
 # slowest) and peak RSS. Usage: bash benches/gguf_header.sh [RUNS] [BINARY] (default 20 runs,
-# target/release/vramdiff, built if missing). Not a test: nothing asserts; the README quotes the figures.
+# target/release/vramdiff, built if missing). Not a test: nothing asserts; docs/guide/inspect.md quotes the figures.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs="${1:-20}"

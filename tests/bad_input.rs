@@ -1,6 +1,6 @@
 //! Hostile, broken and huge input through the real binary (issue 8). Each case states what vramdiff must do:
 //! a message naming the file (and the line where there is one) on stderr or in the report's warnings, the
-//! other inputs still read, no panic, and the documented exit code (README, "Exit codes and bad input").
+//! other inputs still read, no panic, and the documented exit code (docs/guide/report.md, "Exit codes and bad input").
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

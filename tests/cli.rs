@@ -210,7 +210,7 @@ common_memory_breakdown_print: |   - Host               |                    700
     let devices = v["loads"][0]["devices"].as_array().unwrap();
     assert_eq!(devices[0]["actual"]["bytes"], 6100i64 * 1048576);
     // Printed before anything was allocated, the same table is a test allocation: an estimate, never memory
-    // in use, whatever its figures (ollama-log-formats.md §5.3).
+    // in use, whatever its figures (docs/log-formats.md §5.3).
     let out = run(&["--format", "json"], table.as_bytes());
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(v["loads"][0]["actual"]["breakdown"]

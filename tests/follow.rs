@@ -508,7 +508,7 @@ fn a_capture_that_hangs_is_stopped_and_the_report_still_printed() {
 #[test]
 fn rocm_smi_json_is_captured_through_the_same_path() {
     let dir = scratch("rocm");
-    // `rocm-smi --showmeminfo vram --showbus --json`, in the shape of ollama-log-formats.md §7.6 (bytes).
+    // `rocm-smi --showmeminfo vram --showbus --json`, in the shape of docs/log-formats.md §7.6 (bytes).
     let script = r#"#!/bin/sh
 [ "$*" = "--showmeminfo vram --showbus --json" ] || exit 2
 echo '{"card0": {"PCI Bus": "0000:04:00.0", "VRAM Total Memory (B)": "11996758016", "VRAM Total Used Memory (B)": "646971392"}, "card1": {"PCI Bus": "0000:07:00.0", "VRAM Total Memory (B)": "11996758016", "VRAM Total Used Memory (B)": "10345250816"}}'

@@ -11,6 +11,7 @@ mod ci;
 mod cli;
 mod corpus;
 mod diff;
+mod docs;
 mod findings;
 #[cfg(feature = "batch")]
 mod fleet;

@@ -350,7 +350,7 @@ fn smi_csv_in_a_log_needs_its_header_and_file_mode_takes_the_field_list() {
     // Inside a log: headerless rows are not a capture.
     let (items, claimed) = scan_smi(SmiScanner::in_log(), rows);
     assert!(items.is_empty() && claimed.is_empty(), "{items:?}");
-    // With the header (ollama-log-formats.md §7.2) they are.
+    // With the header (docs/log-formats.md §7.2) they are.
     let with_header =
         format!("index, name, memory.used [MiB], memory.total [MiB]\n{rows}time=x level=INFO\n");
     let (items, claimed) = scan_smi(SmiScanner::in_log(), &with_header);
@@ -376,7 +376,7 @@ fn smi_csv_in_a_log_needs_its_header_and_file_mode_takes_the_field_list() {
 
 #[test]
 fn smi_rocm_smi_showmeminfo_in_a_log() {
-    // No real rocm-smi capture is in the corpus: shape from ollama-log-formats.md §7.6.
+    // No real rocm-smi capture is in the corpus: shape from docs/log-formats.md §7.6.
     let log = "time=2025-07-20T09:44:09.100+08:00 level=INFO msg=\"llama runner started\"\n\
         ======================= ROCm System Management Interface =======================\n\
         ============================= Memory Usage (Bytes) =============================\n\
@@ -397,7 +397,7 @@ fn smi_rocm_smi_showmeminfo_in_a_log() {
 
 #[test]
 fn smi_rocm_smi_json_capture_file() {
-    // No real rocm-smi capture is in the corpus: shape from the brief / ollama-log-formats.md §7.6.
+    // No real rocm-smi capture is in the corpus: shape from docs/log-formats.md §7.6.
     let json = "{\n  \"card0\": {\n    \"VRAM Total Memory (B)\": \"17163091968\",\n    \"VRAM Total Used Memory (B)\": \"1073741824\"\n  }\n}\n";
     let (items, _) = scan_smi(SmiScanner::capture_file(None), json);
     let s = only_snapshot(&items);

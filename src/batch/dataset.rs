@@ -9,7 +9,7 @@
 //! and the characters Windows forbids in file names), and a null or empty value is `__HIVE_DEFAULT_PARTITION__`
 //! (read back as null). Partition values are text: readers that guess types from folder names would read the era
 //! `0.30` as the number 0.3, so give them the type (`hive_types={'era': 'VARCHAR'}` in DuckDB, `hive_schema` in
-//! polars, a string partitioning schema in pyarrow); the README shows each.
+//! polars, a string partitioning schema in pyarrow); docs/guide/batch.md shows each.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};

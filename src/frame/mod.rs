@@ -429,7 +429,7 @@ mod tests {
 
     #[test]
     fn a_log_pasted_as_comments_frames_like_the_log() {
-        // corpus 020:6-8 as shell comments, with a bare `#` and a dmon header (doc §7.4) between.
+        // corpus 020:6-8 as shell comments, with a bare `#` and a dmon header (docs/log-formats.md §7.4) between.
         let out = frame(&[
             br#"# time=2025-07-18T14:50:57.066Z level=INFO source=ggml.go:365 msg="model weights" buffer=CUDA0 size="11.5 GiB""#,
             br#"# time=2025-07-18T14:50:57.066Z level=INFO source=ggml.go:365 msg="model weights" buffer=CUDA1 size="11.9 GiB""#,

@@ -620,7 +620,7 @@ mod tests {
     #[test]
     fn comments_that_are_not_log_lines_keep_their_marker() {
         let kept = [
-            // corpus 044:1 (cut here), and nvidia-smi dmon / dmon -s m / pmon headers (doc §7.4).
+            // corpus 044:1 (cut here), and nvidia-smi dmon / dmon -s m / pmon headers (docs/log-formats.md §7.4).
             r"# leg2-baseline — argv: <drive>\runtime\llama.cpp\win\llama-server.exe --host 127.0.0.1 --port 52804",
             "# gpu   pwr  temp    sm   mem   enc   dec  mclk  pclk",
             "# Idx     W     C     %     %     %     %   MHz   MHz",

@@ -1,4 +1,4 @@
-//! The `--fit` phase of one load (llama-server era, `ollama-log-formats.md` §5.4): which breakdown tables are
+//! The `--fit` phase of one load (llama-server era, `docs/log-formats.md` §5.4): which breakdown tables are
 //! probes, which one is the plan, and the per-device estimate that plan gives.
 //!
 //! llama.cpp sizes a load by test allocations: it prints a breakdown table for the user's settings, then one

@@ -124,7 +124,7 @@ impl Estimate {
     }
 }
 
-/// The historical shapes of Ollama's `offload to <library>` line (`ollama-log-formats.md` §3), as the grammar
+/// The historical shapes of Ollama's `offload to <library>` line (`docs/log-formats.md` §1), as the grammar
 /// rules name them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum OffloadShape {

@@ -1,5 +1,5 @@
 //! Building [`FitLine`]s: the lines llama.cpp's `--fit` prints while it places layers (§5.4–§5.5 of
-//! `ollama-log-formats.md`). Every figure there is whole MiB, truncated.
+//! `docs/log-formats.md`). Every figure there is whole MiB, truncated.
 
 use super::build::{need, opt_int, opt_text, BuildError};
 use super::event::FitLine;

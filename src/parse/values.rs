@@ -407,7 +407,7 @@ mod tests {
 
     #[test]
     fn logfmt_with_quoted_keys_and_escapes() {
-        // doc §3.2 and 022 (Windows path escapes).
+        // docs/log-formats.md §3.2 and corpus 022 (Windows path escapes).
         let p = parse_logfmt(
             r#"time=2026-02-25T18:14:34.262+08:00 level=INFO source=server.go:498 msg="loading model" "model layers"=41 requested=-1"#,
         );

@@ -1,7 +1,7 @@
 //! What an estimate says about each component, with the terms it was summed from.
 //!
 //! Ollama's single-line estimate names totals, not per-component figures, and their meaning drifted across
-//! versions (the log-format reference, `ollama-log-formats.md` §1.2 and §2). This module is the one place that turns
+//! versions (`docs/log-formats.md` §1.2 and §2). This module is the one place that turns
 //! those totals into like-for-like figures, and says in words which terms it used.
 
 use crate::model::{

@@ -1,5 +1,5 @@
 //! Ollama's layer placement (`llm/memory.go` `estimateGPULayers`, v0.7.1+ form) as a pure function of the
-//! figures and the GPUs' free memory. See `ollama-log-formats.md` §2.4; the steps below are numbered as there.
+//! figures and the GPUs' free memory. See `docs/log-formats.md` §2.4; the steps below are numbered as there.
 //!
 //! It is deliberately the estimator's algorithm, not a better one: replayed with the estimate's own figures it
 //! must reproduce the logged split, and replayed with measured figures it shows what the same rules would

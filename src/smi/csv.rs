@@ -366,7 +366,7 @@ mod tests {
 
     #[test]
     fn doc_shape_with_units_and_loop_repeats() {
-        // ollama-log-formats.md §7.2, then the same GPU again as `nvidia-smi -l 5` prints it.
+        // docs/log-formats.md §7.2, then the same GPU again as `nvidia-smi -l 5` prints it.
         let items = run(
             "index, name, memory.used [MiB], memory.total [MiB]",
             &[
@@ -405,7 +405,7 @@ mod tests {
 
     #[test]
     fn compute_apps_with_a_comma_in_the_name() {
-        // Header and row shape from ollama-log-formats.md §7.2 (Windows, nounits-like).
+        // Header and row shape from docs/log-formats.md §7.2 (Windows, nounits-like).
         let items = run(
             "pid, process_name, used_gpu_memory [MiB]",
             &["27220, ollama.exe, 12497", "1, a, b.exe, 5 MiB"],

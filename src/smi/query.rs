@@ -314,7 +314,7 @@ mod tests {
 
     #[test]
     fn fb_memory_not_bar1_and_processes() {
-        // FB block as in ollama-log-formats.md §7.3 (K80, 470), process block in the `-q` layout of ≥ 450.
+        // FB block as in docs/log-formats.md §7.3 (K80, 470), process block in the `-q` layout of ≥ 450.
         let items = run("==============NVSMI LOG==============
 
 Timestamp                                 : Sun Jul 20 09:44:10 2025

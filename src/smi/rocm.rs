@@ -1,7 +1,7 @@
 //! `rocm-smi --showmeminfo vram` (text between `==== ROCm System Management Interface ====` banners) and
 //! its `--json` form.
 //!
-//! No real rocm-smi capture is in the corpus: the shapes follow ollama-log-formats.md §7.6 —
+//! No real rocm-smi capture is in the corpus: the shapes follow docs/log-formats.md §7.6 —
 //! `GPU[0]\t\t: VRAM Total Memory (B): 17163091968`, `GPU[0]\t\t: VRAM Total Used Memory (B): …`, and
 //! `{"card0": {"VRAM Total Memory (B)": "…", "VRAM Total Used Memory (B)": "…"}}`. Figures are bytes, exact.
 
@@ -252,7 +252,7 @@ impl Json {
 mod tests {
     use super::*;
 
-    // No real rocm-smi capture exists in the corpus; these lines follow ollama-log-formats.md §7.6.
+    // No real rocm-smi capture exists in the corpus; these lines follow docs/log-formats.md §7.6.
 
     #[test]
     fn doc_shaped_showmeminfo_lines() {

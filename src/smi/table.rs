@@ -358,7 +358,7 @@ mod tests {
 
     #[test]
     fn windows_wddm_row_from_the_doc() {
-        // ollama-log-formats.md §7.1, verbatim from ollama/ollama#11014.
+        // The new layout of docs/log-formats.md §7.1, verbatim from ollama/ollama#11014.
         let items = run(&[
             "| NVIDIA-SMI 555.99                 Driver Version: 555.99         CUDA Version: 12.5     |",
             "|   0  NVIDIA CMP 70HX              WDDM  |   00000000:10:00.0 Off |                  N/A |",

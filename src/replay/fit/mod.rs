@@ -1,5 +1,5 @@
 //! llama.cpp's `--fit` layer placement as a pure function of the devices' free memory and the model's per-layer
-//! sizes: where llama-server (and Ollama ≥ 0.30, which starts it) puts each layer. See `ollama-log-formats.md`
+//! sizes: where llama-server (and Ollama ≥ 0.30, which starts it) puts each layer. See `docs/log-formats.md`
 //! §5.5; the steps below are numbered as there.
 //!
 //! Why it exists: since Ollama 0.30 the placement is no longer Ollama's estimator (`placement.rs`) but llama.cpp's
