@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 use crate::util::{analyze, mib, root, run};
-use vramdiff::model::{Concluded, Device, Runtime, Verdict, GIB, MIB};
+use vramdiff::model::{Concluded, Device, FitDecision, Runtime, Verdict, GIB, MIB};
 
 const LOG: &str = "sample-logs/founding-today-3090-4060-gemma4-31b.log";
 
@@ -53,7 +53,7 @@ fn the_fit_plan_is_the_per_device_estimate_and_matches_the_buffers() {
     let e = load.estimate.as_ref().unwrap();
     assert_eq!(e.form.as_str(), "fit-plan");
     let fit = e.fit.as_ref().unwrap();
-    assert_eq!(fit.outcome, "no-change");
+    assert_eq!(fit.outcome, FitDecision::NoChange);
     assert_eq!(fit.plan_line, Some(34));
     assert_eq!(fit.target.unwrap().bytes, 1024 * MIB);
     assert_eq!(fit.seconds, Some(2.41));

@@ -131,7 +131,9 @@ pub fn compare(current: &DataFrame, baseline: DataFrame) -> PolarsResult<Vec<Cha
         let mut new: Vec<&str> = findings
             .split(',')
             .filter(|s| {
-                !s.is_empty() && !before.contains(s) && !INFO_CODES.iter().any(|c| c.as_str() == *s)
+                !s.is_empty()
+                    && !before.contains(s)
+                    && !FindingCode::parse(s).is_some_and(FindingCode::is_information)
             })
             .collect();
         new.dedup();
@@ -146,13 +148,6 @@ pub fn compare(current: &DataFrame, baseline: DataFrame) -> PolarsResult<Vec<Cha
     }
     Ok(out)
 }
-
-/// Findings that are information, not a regression when they appear.
-const INFO_CODES: [FindingCode; 3] = [
-    FindingCode::HostNotVram,
-    FindingCode::RoundingLimited,
-    FindingCode::IncompleteLoad,
-];
 
 /// The comparison as Markdown.
 pub fn render(changes: &[Change]) -> String {

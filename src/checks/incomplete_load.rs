@@ -1,7 +1,7 @@
 //! `incomplete-load`: the log starts or ends in the middle of the load, so some figures are missing.
 
 use super::{finding, CheckDef, Context};
-use crate::model::{Finding, FindingCode, Severity};
+use crate::model::{Finding, FindingCode, PartialReason, Severity};
 
 pub const DEF: CheckDef = CheckDef {
     code: FindingCode::IncompleteLoad,
@@ -18,7 +18,7 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
     let unfinished = s
         .partial_reasons
         .iter()
-        .any(|r| r.contains("not seen to finish"));
+        .any(|r| matches!(r, PartialReason::Unfinished(_)));
     out.push(finding(
         DEF.code,
         if unfinished {
@@ -26,7 +26,14 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
         } else {
             Severity::Info
         },
-        format!("incomplete load: {}", s.partial_reasons.join("; ")),
+        format!(
+            "incomplete load: {}",
+            s.partial_reasons
+                .iter()
+                .map(|r| r.to_string())
+                .collect::<Vec<_>>()
+                .join("; ")
+        ),
         "capture the whole log from the load request to \"llama runner started\" to reconcile every component",
         vec![s.first_line, s.last_line],
         None,

@@ -2,18 +2,15 @@
 //! that apply to this load (sliding-window layers, quantised KV, parallel × context).
 
 use super::{finding, size, CheckDef, Context};
-use crate::model::{human, Component, Finding, FindingCode, Severity, Verdict};
+use crate::model::{
+    architecture_swa_pattern, human, Component, Finding, FindingCode, Severity, Verdict,
+};
 
 pub const DEF: CheckDef = CheckDef {
     code: FindingCode::KvMismatch,
     summary: "KV estimate and KV buffers disagree beyond rounding (sliding window, quantised KV, parallel × ctx)",
     run: check,
 };
-
-/// Architectures whose KV cache has sliding-window layers sized for the window, not the context.
-const SLIDING_WINDOW: &[&str] = &[
-    "gemma2", "gemma3", "gemma3n", "gpt-oss", "gptoss", "cohere2", "mistral3",
-];
 
 fn check(cx: &Context, out: &mut Vec<Finding>) {
     let Some(kv) = cx.component(Component::Kv) else {
@@ -28,7 +25,8 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
     let load = cx.load;
     let mut causes = Vec::new();
     if let Some(arch) = load.model.architecture.as_deref() {
-        if SLIDING_WINDOW.contains(&arch) {
+        // Sliding-window layers' cache is sized for the window, not the context.
+        if architecture_swa_pattern(arch).is_some() {
             causes.push(format!(
                 "{arch} has sliding-window layers whose cache is sized for the window"
             ));

@@ -5,7 +5,8 @@
 
 use super::{finding, CheckDef, Context};
 use crate::model::{
-    human, Component, Finding, FindingCode, MeasuredReplay, ReplayOutcome, Runtime, Severity,
+    human, Component, Finding, FindingCode, FitDecision, MeasuredReplay, ReplayOutcome, Runtime,
+    Severity,
 };
 
 pub const DEF: CheckDef = CheckDef {
@@ -128,7 +129,7 @@ fn fit_message(cx: &Context, m: &MeasuredReplay, used: usize, holds: &str) -> St
         })
         .collect();
     let why = match cx.load.estimate.as_ref().and_then(|e| e.fit.as_ref()) {
-        Some(f) if f.outcome == "no-change" => {
+        Some(f) if f.outcome == FitDecision::NoChange => {
             "; --fit kept llama.cpp's default split, proportional to free memory, because every GPU kept its margin (\"no changes needed\")"
         }
         _ => "",

@@ -169,13 +169,6 @@ impl Diff {
     }
 }
 
-/// Codes that are information whatever their context: when only the code is known, these never gate.
-const ALWAYS_INFO: [FindingCode; 3] = [
-    FindingCode::HostNotVram,
-    FindingCode::RoundingLimited,
-    FindingCode::IncompleteLoad,
-];
-
 /// Compare the loads of two runs.
 pub fn diff(old_name: &str, new_name: &str, old: &[LoadFacts], new: &[LoadFacts]) -> Diff {
     let loads: Vec<LoadDiff> = pair(old, new)
@@ -325,7 +318,8 @@ fn missing_from(a: &[FindingFact], b: &[FindingFact]) -> Vec<FindingFact> {
 fn gates(f: &FindingFact) -> bool {
     match f.severity {
         Some(s) => s >= Severity::Warning,
-        None => !ALWAYS_INFO.iter().any(|c| c.as_str() == f.code),
+        // When only the code is known, information never gates.
+        None => !FindingCode::parse(&f.code).is_some_and(FindingCode::is_information),
     }
 }
 

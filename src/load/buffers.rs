@@ -26,8 +26,30 @@ pub struct BufferLedger {
     entries: Vec<Entry>,
     round: u32,
     non_model_seen_in_round: bool,
-    /// Notes on duplicates, for the report.
-    pub notes: Vec<String>,
+    /// Buffers allocated twice in one round (both counted), for the load's notes.
+    pub duplicates: Vec<DuplicateBuffer>,
+}
+
+/// A second buffer of the same component, kind and device in one round: a separate allocation, counted.
+#[derive(Debug, Clone)]
+pub struct DuplicateBuffer {
+    pub line: u64,
+    pub component: String,
+    pub kind: BufferKind,
+    pub buffer: String,
+}
+
+impl std::fmt::Display for DuplicateBuffer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "line {}: a second {} {} buffer on {} in the same round; both are counted (separate allocations)",
+            self.line,
+            self.component,
+            self.kind.as_str(),
+            self.buffer
+        )
+    }
 }
 
 /// One allocation line, as the parser saw it.
@@ -113,13 +135,12 @@ impl BufferLedger {
             .iter()
             .any(|e| e.round == round && same_key(&e.buffer, &line))
         {
-            self.notes.push(format!(
-                "line {}: a second {} {} buffer on {} in the same round; both are counted (separate allocations)",
-                line.line,
-                line.component,
-                line.kind.as_str(),
-                line.buffer
-            ));
+            self.duplicates.push(DuplicateBuffer {
+                line: line.line,
+                component: line.component.to_string(),
+                kind: line.kind,
+                buffer: line.buffer.to_string(),
+            });
         }
         self.entries.push(Entry {
             buffer: new_buffer(&line),

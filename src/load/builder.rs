@@ -7,8 +7,8 @@
 //! file holds what was seen and assembles the load.
 
 use crate::model::{
-    Actual, Backend, BreakdownRow, BufferKind, Device, KvCache, Load, LoadSource, ModelRef,
-    Quantity, RejectedGpu,
+    Actual, Backend, BreakdownRow, BufferKind, Device, KvCache, Load, LoadEnd, LoadSource,
+    ModelRef, PartialReason, Quantity, RejectedGpu,
 };
 use crate::parse::event::ParamValue;
 use crate::parse::event::{
@@ -272,15 +272,13 @@ impl LoadBuilder {
     }
 
     /// Resolve everything seen into a load (not yet reconciled).
-    pub fn finish(mut self, ended_by: &str) -> Load {
+    pub fn finish(mut self, ended_by: LoadEnd) -> Load {
         let mut reasons = Vec::new();
         if !self.started_cleanly {
-            reasons.push(
-                "the log starts in the middle of this load (no start line before it)".to_string(),
-            );
+            reasons.push(PartialReason::StartsMidLoad);
         }
         if self.phase < Phase::Ended && self.failure.is_none() {
-            reasons.push(format!("the load was not seen to finish ({ended_by})"));
+            reasons.push(PartialReason::Unfinished(ended_by));
         }
         let engine = self.engine();
         let runtime = self.runtime();
@@ -316,16 +314,15 @@ impl LoadBuilder {
             .collect();
         if caches.len() > 1 {
             // Several KV caches (a sliding-window model): their buffers on one device are expected to add up.
-            self.ledger
-                .notes
-                .retain(|n| !(n.contains(" kv buffer on ") && n.contains("same round")));
+            self.ledger.duplicates.retain(|d| d.kind != BufferKind::Kv);
             self.notes.push(format!(
                 "{} KV caches ({} cells: full and sliding-window attention); their buffers add up per device",
                 caches.len(),
                 caches.join(" and ")
             ));
         }
-        self.notes.append(&mut self.ledger.notes);
+        let duplicates = std::mem::take(&mut self.ledger.duplicates);
+        self.notes.extend(duplicates.iter().map(|d| d.to_string()));
         let mut buffers = std::mem::take(&mut self.ledger).into_buffers();
         // clip's size lines do not name a device: it is the one clip said it uses (`CLIP using CPU backend`),
         // else the first GPU, where the llama engine always put the projector.

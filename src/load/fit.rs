@@ -8,8 +8,8 @@
 //! needed". Every figure is whole MiB, truncated.
 
 use crate::model::{
-    Device, DeviceEstimate, DeviceFree, Estimate, EstimateForm, FitSummary, Layers, Quantity,
-    WeightsSemantics,
+    Device, DeviceEstimate, DeviceFree, Estimate, EstimateForm, FitDecision, FitSummary, Layers,
+    Quantity, WeightsSemantics,
 };
 use crate::parse::event::{BreakdownLine, FitLine};
 
@@ -216,10 +216,10 @@ impl FitLedger {
 
     fn summary(&self, plan: Option<&ProbeTable>, cx: &FitContext) -> FitSummary {
         let outcome = match self.decision {
-            Some((false, ..)) => "no-change",
-            Some((true, ..)) if !self.results.is_empty() => "changed",
-            _ if self.context.is_some_and(|(_, by_user, _)| !by_user) => "changed",
-            _ => "unknown",
+            Some((false, ..)) => FitDecision::NoChange,
+            Some((true, ..)) if !self.results.is_empty() => FitDecision::Changed,
+            _ if self.context.is_some_and(|(_, by_user, _)| !by_user) => FitDecision::Changed,
+            _ => FitDecision::Unknown,
         };
         // `id=K, target=T` is free − margin, not the margin: only the decision and initial lines say it.
         let target = self
@@ -257,7 +257,7 @@ impl FitLedger {
         lines.sort_unstable();
         lines.dedup();
         FitSummary {
-            outcome: outcome.to_string(),
+            outcome,
             target,
             reduce_by: self.decision.filter(|d| d.0).and_then(|d| d.2),
             context: self.context.map(|c| c.0),
@@ -513,7 +513,7 @@ mod tests {
         let e = f.estimate(&cx).unwrap();
         assert_eq!(e.form, EstimateForm::FitPlan);
         assert_eq!((e.layers.model, e.layers.offload), (Some(61), Some(61)));
-        assert_eq!(e.fit.as_ref().unwrap().outcome, "no-change");
+        assert_eq!(e.fit.as_ref().unwrap().outcome, FitDecision::NoChange);
         assert_eq!(e.fit.as_ref().unwrap().free.len(), 2);
         let vram = e.required_partial.unwrap();
         assert_eq!(vram.low, (11750 + 816 + 612 + 4352 + 289 + 1071) * MIB);

@@ -21,7 +21,7 @@ mod runtime;
 mod server;
 mod settings;
 
-use crate::model::{Load, RejectedGpu};
+use crate::model::{Load, LoadEnd, RejectedGpu};
 use crate::parse::event::{Event, GpuInfo, RunnerDevice, SummaryPhase};
 
 pub use buffers::{BufferLedger, BufferLine};
@@ -73,7 +73,7 @@ impl Assembler {
 
     fn open(&mut self, line: u64, clean: bool, done: &mut impl FnMut(Load)) -> &mut LoadBuilder {
         if let Some(previous) = self.current.take() {
-            done(previous.finish("the next load started"));
+            done(previous.finish(LoadEnd::NextLoadStarted));
         }
         let mut b = LoadBuilder::new(&self.path, line, clean);
         b.version = self.version.clone();
@@ -104,7 +104,7 @@ impl Assembler {
     /// load and forget the previous server's version and GPUs, as a server restart does.
     pub fn another_log(&mut self, mut done: impl FnMut(Load)) {
         if let Some(previous) = self.current.take() {
-            done(previous.finish("the log's clock jumps back here: another log follows"));
+            done(previous.finish(LoadEnd::ClockJumpsBack));
         }
         self.forget_server();
     }
@@ -149,7 +149,7 @@ impl Assembler {
             .is_some_and(|b| b.phase == Phase::Ended || b.failure.is_some())
         {
             if let Some(b) = self.current.take() {
-                done(b.finish("the load concluded"));
+                done(b.finish(LoadEnd::Concluded));
             }
         }
     }
@@ -157,7 +157,7 @@ impl Assembler {
     /// End of input: hand out the last load.
     pub fn finish(&mut self, mut done: impl FnMut(Load)) {
         if let Some(b) = self.current.take() {
-            done(b.finish("the log ends first"));
+            done(b.finish(LoadEnd::LogEnds));
         }
     }
 }

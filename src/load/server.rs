@@ -4,7 +4,7 @@
 
 use super::builder::Phase;
 use super::Assembler;
-use crate::model::{Load, RejectedGpu};
+use crate::model::{Load, LoadEnd, RejectedGpu};
 use crate::parse::event::EventKind;
 
 impl Assembler {
@@ -18,7 +18,7 @@ impl Assembler {
         match kind {
             EventKind::ServerStart { version } => {
                 if let Some(previous) = self.current.take() {
-                    done(previous.finish("the server restarted"));
+                    done(previous.finish(LoadEnd::ServerRestarted));
                 }
                 self.forget_server();
                 self.version = version;

@@ -16,12 +16,23 @@ pub struct Layers {
     pub split: Vec<i64>,
 }
 
-/// What llama.cpp's `--fit` did before loading (llama-server era).
+/// What llama.cpp's `--fit` decided (the JSON has `no-change`, `changed` or `unknown`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FitDecision {
+    /// Every device kept its margin: the user's settings are the plan ("no changes needed").
+    NoChange,
+    /// Layers or the context were moved to meet the margins.
+    Changed,
+    /// The log stops before the fit decided.
+    #[default]
+    Unknown,
+}
+
+/// What llama.cpp's `--fit` did before loading.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct FitSummary {
-    /// `no-change` (every device kept its margin: the user's settings are the plan), `changed` (layers or
-    /// context were moved to meet the margins), or `unknown` (the log stops before the fit decided).
-    pub outcome: String,
+    pub outcome: FitDecision,
     /// The free-memory target per device (`vs. target of 1024`, `cannot meet free memory target of 1024 MiB`).
     pub target: Option<Quantity>,
     /// How much the first projection had to shed (`need to reduce device memory by 133 MiB`).

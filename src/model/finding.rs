@@ -61,6 +61,28 @@ impl FindingCode {
             .expect("every code has a word")
     }
 
+    /// Information whatever its context: its appearance is never a regression (`diff`, `batch --baseline`).
+    /// Every code decides here, so a new one cannot be forgotten.
+    pub fn is_information(self) -> bool {
+        match self {
+            FindingCode::HostNotVram
+            | FindingCode::RoundingLimited
+            | FindingCode::IncompleteLoad => true,
+            FindingCode::LoadFailed
+            | FindingCode::GpuUnused
+            | FindingCode::Underestimate
+            | FindingCode::NeedlessSplit
+            | FindingCode::CpuOffloadWithFreeVram
+            | FindingCode::ProjectorOnCpu
+            | FindingCode::GraphChargedPerGpu
+            | FindingCode::ProjectorDoubleCounted
+            | FindingCode::KvMismatch
+            | FindingCode::Overestimate
+            | FindingCode::UnattributedMemory
+            | FindingCode::PsMismatch => false,
+        }
+    }
+
     /// The code a word names (a baseline table, the command line).
     pub fn parse(word: &str) -> Option<FindingCode> {
         Self::ALL.iter().find(|(_, w)| *w == word).map(|(c, _)| *c)

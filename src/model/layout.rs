@@ -59,14 +59,25 @@ impl LayerAttention {
 /// array from its file; 6 is what gemma-4-31b's array gives (10 full-attention layers of 60, as its KV lines
 /// show), used when only the log is at hand.
 pub fn architecture_swa_pattern(architecture: &str) -> Option<u64> {
-    Some(match architecture {
-        "gemma2" | "gpt-oss" | "gptoss" => 2,
-        "cohere2" | "exaone4" | "llama4" => 4,
-        "gemma3n" => 5,
-        "gemma3" | "gemma4" => 6,
-        _ => return None,
-    })
+    SWA_PATTERNS
+        .iter()
+        .find(|(arch, _)| *arch == architecture)
+        .map(|&(_, pattern)| pattern)
 }
+
+/// The architectures with sliding-window layers and their pattern: the one table every stage reads (the KV
+/// geometry, the GGUF layout, the `kv-mismatch` check's causes).
+pub const SWA_PATTERNS: &[(&str, u64)] = &[
+    ("gemma2", 2),
+    ("gpt-oss", 2),
+    ("gptoss", 2),
+    ("cohere2", 4),
+    ("exaone4", 4),
+    ("llama4", 4),
+    ("gemma3n", 5),
+    ("gemma3", 6),
+    ("gemma4", 6),
+];
 
 /// Whether layer `index` attends through the window under `set_swa_pattern(pattern)`: the last layer of every
 /// group of `pattern` attends to everything (0: every layer uses the window).

@@ -18,9 +18,64 @@ pub struct LoadSource {
     pub last_line: u64,
     /// The log starts or ends in the middle of this load (no start line seen, or cut before it finished).
     pub partial: bool,
-    /// Why the load is partial, in words; empty when it is not.
+    /// Why the load is partial (the JSON has their sentences); empty when it is not.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub partial_reasons: Vec<String>,
+    pub partial_reasons: Vec<PartialReason>,
+}
+
+/// Why a load is partial.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PartialReason {
+    /// No start line before the load: the log (an excerpt) begins inside it.
+    StartsMidLoad,
+    /// The load was not seen to finish, and what ended the reading of it.
+    Unfinished(LoadEnd),
+}
+
+/// What ended the lines of a load.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LoadEnd {
+    /// The load's own last line (the runner started, or the load failed).
+    Concluded,
+    /// The server started again.
+    ServerRestarted,
+    /// Another load began.
+    NextLoadStarted,
+    /// The log's clock jumps back: another log was appended.
+    ClockJumpsBack,
+    /// The input ended.
+    LogEnds,
+}
+
+impl std::fmt::Display for LoadEnd {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            LoadEnd::Concluded => "the load concluded",
+            LoadEnd::ServerRestarted => "the server restarted",
+            LoadEnd::NextLoadStarted => "the next load started",
+            LoadEnd::ClockJumpsBack => "the log's clock jumps back here: another log follows",
+            LoadEnd::LogEnds => "the log ends first",
+        })
+    }
+}
+
+impl std::fmt::Display for PartialReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PartialReason::StartsMidLoad => {
+                f.write_str("the log starts in the middle of this load (no start line before it)")
+            }
+            PartialReason::Unfinished(end) => {
+                write!(f, "the load was not seen to finish ({end})")
+            }
+        }
+    }
+}
+
+impl Serialize for PartialReason {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
 }
 
 /// Which runner executed the load.

@@ -27,8 +27,8 @@ pub use analysis::{Analysis, InputRole, InputSummary, InputWarning, Unrecognized
 pub use concluded::Concluded;
 pub use device::{Backend, Device};
 pub use estimate::{
-    DeviceEstimate, DeviceFree, Estimate, EstimateForm, FitSummary, Layers, OffloadShape,
-    WeightsSemantics,
+    DeviceEstimate, DeviceFree, Estimate, EstimateForm, FitDecision, FitSummary, Layers,
+    OffloadShape, WeightsSemantics,
 };
 pub use finding::{Finding, FindingCode, Severity, Suggestion};
 pub use grid::{Cell, Grid, Part};
@@ -38,7 +38,9 @@ pub use layout::{
     architecture_swa_pattern, uses_window, KvType, LayerAttention, LayerLayout, LayoutSource,
     ModelLayout,
 };
-pub use load::{Engine, Gpu, Load, LoadSource, ModelRef, RejectedGpu, Settings};
+pub use load::{
+    Engine, Gpu, Load, LoadEnd, LoadSource, ModelRef, PartialReason, RejectedGpu, Settings,
+};
 pub use max_ctx::{MaxContext, MaxContextRow};
 pub use observed::{CaptureRef, GpuJoin, ObservedRow};
 pub use ps::{CardFigure, OllamaPs};

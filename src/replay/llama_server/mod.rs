@@ -17,8 +17,8 @@ use super::figures::Changes;
 use super::fit::{fit, FitContext, FitDevice, FitInput, FitOutcome, FitReason};
 use super::max_ctx::Judge;
 use crate::model::{
-    human, Device, EstimateReplay, MeasuredReplay, PlacedGpu, Placement, Reconciled, ReplayFigures,
-    ReplayOutcome, ReplayVerdict,
+    human, Device, EstimateReplay, FitDecision, MeasuredReplay, PlacedGpu, Placement, Reconciled,
+    ReplayFigures, ReplayOutcome, ReplayVerdict,
 };
 
 fn input(
@@ -385,11 +385,11 @@ pub fn estimate(load: &Reconciled) -> Option<EstimateReplay> {
     let logged_split = &e.layers.split;
     let same_count = p.offloaded == offload;
     let split_agrees = (!logged_split.is_empty()).then(|| same_count && p.split() == *logged_split);
-    let decided = e.fit.as_ref().map(|f| f.outcome.as_str());
-    let reason_agrees = match (decided, outcome.reason) {
-        (Some("no-change"), r) => r == FitReason::NoChangeNeeded,
-        (Some("changed"), r) => r != FitReason::NoChangeNeeded,
-        _ => true,
+    let decided = e.fit.as_ref().map_or(FitDecision::Unknown, |f| f.outcome);
+    let reason_agrees = match decided {
+        FitDecision::NoChange => outcome.reason == FitReason::NoChangeNeeded,
+        FitDecision::Changed => outcome.reason != FitReason::NoChangeNeeded,
+        FitDecision::Unknown => true,
     };
     Some(EstimateReplay {
         figures: figures(&shape, &set, target, Vec::new()),

@@ -2,7 +2,7 @@
 //! decision, the failure.
 
 use super::cells::{lines, q};
-use crate::model::{human, Concluded};
+use crate::model::{human, Concluded, FitDecision};
 
 /// The facts under a load's title, as (label, text) pairs: GPUs, settings, estimate, actual, failure.
 pub fn facts(load: &Concluded) -> Vec<(String, String)> {
@@ -10,7 +10,7 @@ pub fn facts(load: &Concluded) -> Vec<(String, String)> {
         .source
         .partial_reasons
         .iter()
-        .map(|r| ("partial".to_string(), r.clone()))
+        .map(|r| ("partial".to_string(), r.to_string()))
         .collect();
     if !load.gpus.is_empty() {
         let gpus: Vec<String> = load
@@ -117,12 +117,14 @@ pub fn facts(load: &Concluded) -> Vec<(String, String)> {
 
 /// What llama.cpp's `--fit` did, in words.
 fn fit_words(f: &crate::model::FitSummary) -> String {
-    let mut parts = vec![match f.outcome.as_str() {
-        "no-change" => {
+    let mut parts = vec![match f.outcome {
+        FitDecision::NoChange => {
             "no changes needed: every device kept its margin with the user's settings".to_string()
         }
-        "changed" => "moved layers or the context to keep every device's margin".to_string(),
-        _ => "the log stops before the fit's result".to_string(),
+        FitDecision::Changed => {
+            "moved layers or the context to keep every device's margin".to_string()
+        }
+        FitDecision::Unknown => "the log stops before the fit's result".to_string(),
     }];
     if let Some(t) = f.target {
         parts.push(format!("margin {} per device", human(t.bytes)));
