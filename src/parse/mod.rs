@@ -1,18 +1,33 @@
 //! Parsing: logical lines in, typed [`Event`]s out.
 //!
-//! The grammar decides which lines are which (see `grammars/`); [`build`] turns a match into a typed event
-//! (with [`command`] for runner command lines and [`fit`] for llama.cpp's `--fit` lines); [`values`] holds
-//! the nom parsers for sizes, lists, logfmt and Go structs. Lines that no rule recognises
-//! are counted, and those that look like memory lines are kept for `--show-unrecognized`.
+//! The grammar decides which lines are which (see `grammars/`); [`matcher`] applies a rule to a line and
+//! yields its [`fields`]. Each event kind is defined once, by an [`kind::EventSpec`] that sits beside its
+//! builder in the module of its family of log lines ([`server`], [`estimate`], [`engine`], [`llama`],
+//! [`llama_server`], [`fit`]; [`command`] reads runner command lines, [`words`] the words of typed choices);
+//! [`spec`] gathers them and checks every rule against its kind when the [`Parser`] is built, which then
+//! builds each matched line with its rule's spec. [`values`] holds the nom parsers for sizes, lists, logfmt
+//! and Go structs. Lines that no rule recognises are counted, and those that look like memory lines are kept
+//! for `--show-unrecognized`.
+//!
+//! Within this module imports go one way: [`values`] ← [`fields`] ← [`matcher`]; [`event`] ← [`words`];
+//! [`fields`], [`event`] ← [`kind`] ← the families ← [`spec`] ← [`build`] and this file.
 
 pub mod build;
 pub mod clock;
 pub mod command;
+pub mod engine;
+pub mod estimate;
 pub mod event;
+pub mod fields;
 pub mod fit;
+pub mod kind;
+pub mod llama;
+pub mod llama_server;
 pub mod matcher;
+pub mod server;
 pub mod spec;
 pub mod values;
+pub mod words;
 
 use std::sync::Arc;
 
@@ -21,6 +36,7 @@ use aho_corasick::AhoCorasick;
 use crate::grammar::Grammar;
 use crate::prefilter::{Groups, LineFilter, LineFilterBuilder};
 pub use event::{Event, EventKind};
+use kind::EventSpec;
 
 /// Prefilter groups, one bit each: a rule anchor may occur in the line, or (only) a memory word. One SIMD scan
 /// tells which; a line with neither costs nothing more.
@@ -64,6 +80,8 @@ pub struct Parser {
     candidates: Vec<usize>,
     /// Rule ids, shared with the events that cite them.
     rule_ids: Vec<Arc<str>>,
+    /// Each rule's event spec, by rule index: resolved once, so a matched line is built without a lookup.
+    specs: Vec<&'static EventSpec>,
 }
 
 /// The parser cannot use a grammar.
@@ -79,13 +97,17 @@ impl Parser {
     /// Check every rule against its event's spec (known event, `set` keys and words, obtainable fields), then
     /// build the parser.
     pub fn new(grammar: Grammar) -> Result<Parser, ParserError> {
-        for rule in &grammar.rules {
-            spec::check_rule(rule).map_err(|what| ParserError {
-                file: rule.file.clone(),
-                id: rule.id.clone(),
-                what,
-            })?;
-        }
+        let specs = grammar
+            .rules
+            .iter()
+            .map(|rule| {
+                spec::check_rule(rule).map_err(|what| ParserError {
+                    file: rule.file.clone(),
+                    id: rule.id.clone(),
+                    what,
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
         let rule_ids = grammar
             .rules
             .iter()
@@ -108,6 +130,7 @@ impl Parser {
             memory_words,
             candidates: Vec::new(),
             rule_ids,
+            specs,
         })
     }
 
@@ -170,7 +193,7 @@ impl Parser {
             let Some(fields) = matcher::apply(rule, line) else {
                 continue;
             };
-            return match build::build(&rule.event, &fields) {
+            return match (self.specs[index].build)(&fields) {
                 Ok(kind) => LineOutcome::Event(Box::new(Event {
                     line: number,
                     rule: self.rule_ids[index].clone(),
