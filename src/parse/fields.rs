@@ -13,16 +13,25 @@ pub type BuildError = String;
 #[derive(Debug, Default, Clone)]
 pub struct Fields {
     pairs: Vec<(String, String)>,
+    /// The names a builder asked for, so a test can hold each kind's builder to the fields its spec lists.
+    #[cfg(test)]
+    asked: std::cell::RefCell<Vec<String>>,
 }
 
 impl Fields {
     /// Fields from name/value pairs, in extraction order.
     pub fn from_pairs(pairs: Vec<(String, String)>) -> Fields {
-        Fields { pairs }
+        Fields {
+            pairs,
+            #[cfg(test)]
+            asked: Default::default(),
+        }
     }
 
     /// The first value of a field.
     pub fn get(&self, name: &str) -> Option<&str> {
+        #[cfg(test)]
+        self.asked.borrow_mut().push(name.to_string());
         self.pairs
             .iter()
             .find(|(k, _)| k == name)
@@ -37,6 +46,12 @@ impl Fields {
     /// Every field, in order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
         self.pairs.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+
+    /// Every name asked for so far (tests only).
+    #[cfg(test)]
+    pub fn asked(&self) -> Vec<String> {
+        self.asked.borrow().clone()
     }
 
     /// A field the event cannot do without.

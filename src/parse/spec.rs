@@ -134,4 +134,133 @@ mod tests {
             "{err}"
         );
     }
+
+    /// The backticked names of a README table cell, leaving out what parentheses say about them.
+    fn names(cell: &str) -> Vec<&str> {
+        let (mut names, mut depth, mut start) = (Vec::new(), 0usize, None);
+        for (i, c) in cell.char_indices() {
+            match (c, start) {
+                ('`', None) if depth == 0 => start = Some(i + 1),
+                ('`', Some(from)) => {
+                    names.push(&cell[from..i]);
+                    start = None;
+                }
+                ('(', None) => depth += 1,
+                (')', None) => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+        }
+        names
+    }
+
+    /// Whether a README list of names (`memory.*` standing for every name with that prefix) is exactly a
+    /// spec's list.
+    fn same_names(readme: &[&str], spec: &[&str]) -> bool {
+        let covers = |pattern: &str, name: &str| match pattern.strip_suffix('*') {
+            Some(prefix) => name.starts_with(prefix),
+            None => pattern == name,
+        };
+        spec.iter().all(|n| readme.iter().any(|p| covers(p, n)))
+            && readme.iter().all(|p| spec.iter().any(|n| covers(p, n)))
+    }
+
+    /// `grammars/README.md`'s event table lists every event kind once, with the required and optional fields
+    /// of its spec: the table is written by hand, and this holds it to the definitions.
+    #[test]
+    fn the_grammar_readme_lists_every_event_kind_with_its_fields() {
+        let readme =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/grammars/README.md"))
+                .unwrap();
+        let table = readme
+            .split("## Events and their fields")
+            .nth(1)
+            .expect("the README's event table");
+        let mut listed = Vec::new();
+        for row in table.lines().skip_while(|l| !l.starts_with("| `")) {
+            if !row.starts_with('|') {
+                break;
+            }
+            let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+            let [_, kinds, required, optional, _] = cells[..] else {
+                panic!("a row of three cells: {row}");
+            };
+            for kind in names(kinds) {
+                let spec = event_spec(kind)
+                    .unwrap_or_else(|| panic!("README lists unknown event '{kind}'"));
+                assert!(
+                    same_names(&names(required), spec.required),
+                    "README: required fields of '{kind}' are {:?}, its spec says {:?}",
+                    names(required),
+                    spec.required
+                );
+                assert!(
+                    same_names(&names(optional), spec.optional),
+                    "README: optional fields of '{kind}' are {:?}, its spec says {:?}",
+                    names(optional),
+                    spec.optional
+                );
+                listed.push(kind);
+            }
+        }
+        let mut kinds: Vec<&str> = event_kinds().map(|s| s.kind).collect();
+        kinds.sort_unstable();
+        listed.sort_unstable();
+        assert_eq!(listed, kinds, "README rows against the event kinds");
+    }
+
+    #[test]
+    fn every_kind_is_defined_once_and_may_set_only_fields_it_names() {
+        let mut kinds: Vec<&str> = event_kinds().map(|s| s.kind).collect();
+        kinds.sort_unstable();
+        let before = kinds.len();
+        kinds.dedup();
+        assert_eq!(kinds.len(), before, "an event kind defined twice");
+        for spec in event_kinds() {
+            for (key, _) in spec.settable {
+                assert!(
+                    spec.required.contains(key) || spec.optional.contains(key),
+                    "'{}' may set '{key}', which it neither needs nor reads",
+                    spec.kind
+                );
+            }
+            for field in spec.required {
+                assert!(
+                    !spec.optional.contains(field),
+                    "'{}': '{field}' is both required and optional",
+                    spec.kind
+                );
+            }
+        }
+    }
+
+    /// Each kind's builder reads only the fields its spec lists, on every example line of the built-in
+    /// grammar: a field the builder reads and the spec (and so the README) does not name is drift.
+    #[test]
+    fn builders_read_only_the_fields_their_spec_lists() {
+        let grammar = crate::grammar::load(None).unwrap();
+        let mut built = 0;
+        for rule in &grammar.rules {
+            let spec = check_rule(rule).unwrap();
+            for example in &rule.examples {
+                let mut lines = Vec::new();
+                let mut framer = crate::frame::Framer::new();
+                framer.push(1, example.line.as_bytes(), |_, l| lines.push(l.to_string()));
+                framer.finish(|_, l| lines.push(l.to_string()));
+                let Some(fields) = crate::parse::matcher::apply(rule, &lines[0]) else {
+                    continue;
+                };
+                built += usize::from((spec.build)(&fields).is_ok());
+                for name in fields.asked() {
+                    assert!(
+                        spec.required.contains(&name.as_str())
+                            || spec.optional.contains(&name.as_str()),
+                        "{}: the builder of '{}' reads '{name}', which its spec does not list",
+                        rule.id,
+                        spec.kind
+                    );
+                }
+            }
+        }
+        assert!(built >= 60, "only {built} examples built");
+    }
 }
