@@ -111,7 +111,7 @@ impl ParamValue {
     pub fn count(&self) -> Option<u64> {
         match self {
             ParamValue::Count(n) => Some(*n),
-            _ => None,
+            ParamValue::PerLayer(_) | ParamValue::Text(_) => None,
         }
     }
 }
