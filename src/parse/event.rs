@@ -116,7 +116,7 @@ impl ParamValue {
     }
 }
 
-/// One line of llama.cpp's `--fit` phase (`common_params_fit_impl`, `common_fit_params`), §5.4–§5.5.
+/// One line of llama.cpp's `--fit` phase (`common_params_fit_impl`, `common_fit_params`).
 #[derive(Debug, Clone, PartialEq)]
 pub enum FitLine {
     /// `fitting params to device memory ...`: every table from here to the result is a probe.
