@@ -9,8 +9,10 @@
 //! and Go structs. Lines that no rule recognises are counted, and those that look like memory lines are kept
 //! for `--show-unrecognized`.
 //!
-//! Within this module imports go one way: [`values`] ← [`fields`] ← [`matcher`]; [`event`] ← [`words`];
-//! [`fields`], [`event`] ← [`kind`] ← the families ← [`spec`] ← [`build`] and this file.
+//! The imports between these files form a DAG (a test below holds it), leaves first: [`values`], [`event`],
+//! [`clock`]; [`fields`] (on values); [`matcher`] (fields); [`words`] (event); [`command`] and [`kind`]
+//! (fields, event); the families (kind, fields, words, values, command); [`spec`] (the families); [`build`]
+//! and this file (spec).
 
 pub mod build;
 pub mod clock;
@@ -255,5 +257,75 @@ mod tests {
             assert_eq!(full, format!("{:?}", parser.read_line(1, line)), "{line}");
         }
         assert!(skipped > 100 && memory_only > 0, "{skipped} {memory_only}");
+    }
+
+    /// The files of this module import each other without a cycle (`use super::…` and `crate::parse::…`,
+    /// tests included), so each can be read knowing only what it imports.
+    #[test]
+    fn the_imports_between_parse_files_have_no_cycle() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/src/parse");
+        let mut files: Vec<(String, String)> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "rs"))
+            .map(|p| {
+                let name = p.file_stem().unwrap().to_string_lossy().into_owned();
+                (name, std::fs::read_to_string(&p).unwrap())
+            })
+            .collect();
+        files.sort();
+        let names: Vec<&str> = files.iter().map(|(n, _)| n.as_str()).collect();
+        // The first path segment after each `super::`/`crate::parse::`, or of each item of a `{…}` group.
+        let imports = |text: &str| -> Vec<&str> {
+            let mut found = Vec::new();
+            for prefix in ["super::", "crate::parse::"] {
+                for (at, _) in text.match_indices(prefix) {
+                    let rest = &text[at + prefix.len()..];
+                    let items = match rest.strip_prefix('{') {
+                        Some(group) => &group[..group.find('}').unwrap_or(group.len())],
+                        None => rest,
+                    };
+                    for item in items.split(',') {
+                        let name = item
+                            .trim()
+                            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                            .next()
+                            .unwrap_or("");
+                        if let Some(n) = names.iter().find(|n| **n == name) {
+                            found.push(*n);
+                        }
+                        if !rest.starts_with('{') {
+                            break;
+                        }
+                    }
+                }
+            }
+            found
+        };
+        let edges: Vec<(&str, Vec<&str>)> = files
+            .iter()
+            .filter(|(n, _)| n != "mod")
+            .map(|(n, text)| (n.as_str(), imports(text)))
+            .collect();
+        // Take away, again and again, the files that import no file left; a cycle is what remains.
+        let mut left: Vec<&str> = edges.iter().map(|(n, _)| *n).collect();
+        loop {
+            let free: Vec<&str> = left
+                .iter()
+                .copied()
+                .filter(|n| {
+                    let deps = &edges.iter().find(|(m, _)| m == n).unwrap().1;
+                    !deps.iter().any(|d| d != n && left.contains(d))
+                })
+                .collect();
+            if free.is_empty() {
+                break;
+            }
+            left.retain(|n| !free.contains(n));
+        }
+        assert!(
+            left.is_empty(),
+            "files of src/parse/ in an import cycle or importing one: {left:?}"
+        );
     }
 }
