@@ -6,7 +6,7 @@
 //! vramdiff sees settings, not argv.
 
 use super::event::RunnerCommand;
-use super::matcher::Fields;
+use super::fields::Fields;
 use super::values::{parse_int, parse_int_list};
 
 /// What a flag's value means for [`RunnerCommand`].

@@ -111,12 +111,12 @@ impl ParamValue {
     pub fn count(&self) -> Option<u64> {
         match self {
             ParamValue::Count(n) => Some(*n),
-            _ => None,
+            ParamValue::PerLayer(_) | ParamValue::Text(_) => None,
         }
     }
 }
 
-/// One line of llama.cpp's `--fit` phase (`common_params_fit_impl`, `common_fit_params`), §5.4–§5.5.
+/// One line of llama.cpp's `--fit` phase (`common_params_fit_impl`, `common_fit_params`).
 #[derive(Debug, Clone, PartialEq)]
 pub enum FitLine {
     /// `fitting params to device memory ...`: every table from here to the result is a probe.

@@ -1,82 +1,147 @@
-//! Building [`FitLine`]s: the lines llama.cpp's `--fit` prints while it places layers (§5.4–§5.5 of
-//! `docs/log-formats.md`). Every figure there is whole MiB, truncated.
+//! The event kinds of the lines llama.cpp's `--fit` prints while it places layers
+//! (`grammars/50-llama-server.toml`, the `fit.*` rules; `docs/log-formats.md` §5.4–§5.5): one kind per line
+//! shape, each built into a [`FitLine`]. Every figure there is whole MiB, truncated.
 
-use super::build::{need, opt_int, opt_text, BuildError};
-use super::event::FitLine;
-use super::matcher::Fields;
-use super::values::{parse_int, parse_mib_truncated};
-use crate::model::{Device, Quantity};
+use super::event::{EventKind, FitLine};
+use super::fields::BuildError;
+use super::kind::{EventSpec, Words};
+use crate::model::Device;
 
-fn mib(fields: &Fields, name: &str) -> Result<Quantity, BuildError> {
-    let text = need(fields, name)?;
-    parse_mib_truncated(text).ok_or_else(|| format!("field '{name}' is not a MiB figure: '{text}'"))
+/// A fit line as the event it is.
+fn fit(line: FitLine) -> Result<EventKind, BuildError> {
+    Ok(EventKind::Fit(Box::new(line)))
 }
 
-fn opt_mib(fields: &Fields, name: &str) -> Option<Quantity> {
-    fields.get(name).and_then(parse_mib_truncated)
-}
-
-fn int(fields: &Fields, name: &str) -> Result<i64, BuildError> {
-    let text = need(fields, name)?;
-    parse_int(text).ok_or_else(|| format!("field '{name}' is not a whole number: '{text}'"))
-}
-
-/// The fit line a grammar event names (`fit_start`, `fit_projection`, …).
-pub fn fit_line(event: &str, fields: &Fields) -> Result<FitLine, BuildError> {
-    Ok(match event {
-        "fit_start" => FitLine::Start,
-        "fit_projection" => FitLine::Projection {
-            used: mib(fields, "used")?,
-            free: mib(fields, "free")?,
-            host: fields.get("scope") == Some("host"),
+pub const SPECS: &[EventSpec] = &[
+    EventSpec {
+        kind: "fit_start",
+        required: &[],
+        optional: &[],
+        settable: &[],
+        build: |_| fit(FitLine::Start),
+    },
+    EventSpec {
+        kind: "fit_projection",
+        required: &["used", "free"],
+        optional: &["scope"],
+        settable: &[],
+        build: |f| {
+            fit(FitLine::Projection {
+                used: f.mib("used")?,
+                free: f.mib("free")?,
+                host: f.get("scope") == Some("host"),
+            })
         },
-        "fit_initial" => FitLine::Initial {
-            device: Device::named(need(fields, "device")?.trim()),
-            name: opt_text(fields, "name"),
-            total: opt_mib(fields, "total"),
-            used: mib(fields, "used")?,
-            free: mib(fields, "free")?,
-            target: opt_mib(fields, "target"),
+    },
+    EventSpec {
+        kind: "fit_initial",
+        required: &["device", "used", "free"],
+        optional: &["name", "total", "target"],
+        settable: &[],
+        build: |f| {
+            fit(FitLine::Initial {
+                device: Device::named(f.need("device")?.trim()),
+                name: f.opt_text("name"),
+                total: f.opt_mib("total"),
+                used: f.mib("used")?,
+                free: f.mib("free")?,
+                target: f.opt_mib("target"),
+            })
         },
-        "fit_decision" => FitLine::Decision {
-            change: need(fields, "change")? == "true",
-            target: opt_mib(fields, "target"),
-            amount: opt_mib(fields, "amount"),
+    },
+    EventSpec {
+        kind: "fit_decision",
+        required: &["change"],
+        optional: &["target", "amount"],
+        settable: &[("change", Words::BOOL)],
+        build: |f| {
+            fit(FitLine::Decision {
+                change: f.need("change")? == "true",
+                target: f.opt_mib("target"),
+                amount: f.opt_mib("amount"),
+            })
         },
+    },
+    EventSpec {
+        kind: "fit_context",
+        required: &["to"],
+        optional: &["from"],
+        settable: &[],
         // `context size set by user to N -> no change` has no `from`; `reduced from A to B` has.
-        "fit_context" => FitLine::Context {
-            from: opt_int(fields, "from"),
-            to: int(fields, "to")?,
-            by_user: fields.get("from").is_none(),
+        build: |f| {
+            fit(FitLine::Context {
+                from: f.opt_int("from"),
+                to: f.int("to")?,
+                by_user: f.get("from").is_none(),
+            })
         },
-        "fit_target" => FitLine::Target {
-            id: int(fields, "id")?,
-            target: mib(fields, "target")?,
+    },
+    EventSpec {
+        kind: "fit_target",
+        required: &["id", "target"],
+        optional: &[],
+        settable: &[],
+        build: |f| {
+            fit(FitLine::Target {
+                id: f.int("id")?,
+                target: f.mib("target")?,
+            })
         },
-        "fit_probe" => FitLine::Probe {
-            id: int(fields, "id")?,
-            layers: int(fields, "layers")?,
-            partial: opt_int(fields, "partial"),
-            mem: mib(fields, "mem")?,
+    },
+    EventSpec {
+        kind: "fit_probe",
+        required: &["id", "layers", "mem"],
+        optional: &["partial"],
+        settable: &[],
+        build: |f| {
+            fit(FitLine::Probe {
+                id: f.int("id")?,
+                layers: f.int("layers")?,
+                partial: f.opt_int("partial"),
+                mem: f.mib("mem")?,
+            })
         },
-        "fit_set" => FitLine::Set {
-            id: int(fields, "id")?,
-            layers: int(fields, "layers")?,
-            high: fields.get("high").is_some_and(|h| !h.is_empty()),
+    },
+    EventSpec {
+        kind: "fit_set",
+        required: &["id", "layers"],
+        optional: &["high"],
+        settable: &[],
+        build: |f| {
+            fit(FitLine::Set {
+                id: f.int("id")?,
+                layers: f.int("layers")?,
+                high: f.get("high").is_some_and(|h| !h.is_empty()),
+            })
         },
-        "fit_device" => FitLine::Result {
-            device: Device::named(need(fields, "device")?.trim()),
-            name: opt_text(fields, "name"),
-            layers: opt_int(fields, "layers"),
-            used: mib(fields, "used")?,
-            free: opt_mib(fields, "free"),
+    },
+    EventSpec {
+        kind: "fit_device",
+        required: &["device", "used"],
+        optional: &["name", "layers", "free"],
+        settable: &[],
+        build: |f| {
+            fit(FitLine::Result {
+                device: Device::named(f.need("device")?.trim()),
+                name: f.opt_text("name"),
+                layers: f.opt_int("layers"),
+                used: f.mib("used")?,
+                free: f.opt_mib("free"),
+            })
         },
-        "fit_done" => FitLine::Done {
-            seconds: fields
-                .get("seconds")
-                .and_then(|s| s.trim().parse::<f64>().ok())
-                .filter(|s| s.is_finite()),
+    },
+    EventSpec {
+        kind: "fit_done",
+        required: &[],
+        optional: &["seconds"],
+        settable: &[],
+        build: |f| {
+            fit(FitLine::Done {
+                seconds: f
+                    .get("seconds")
+                    .and_then(|s| s.trim().parse::<f64>().ok())
+                    .filter(|s| s.is_finite()),
+            })
         },
-        other => return Err(format!("unknown fit event '{other}'")),
-    })
-}
+    },
+];

@@ -3,33 +3,8 @@
 
 use crate::grammar::{Grammar, Rule};
 
+use super::fields::Fields;
 use super::values::parse_logfmt;
-
-/// Fields extracted from one line, in extraction order: named regex groups, constants, then logfmt pairs.
-#[derive(Debug, Default, Clone)]
-pub struct Fields {
-    pairs: Vec<(String, String)>,
-}
-
-impl Fields {
-    /// The first value of a field.
-    pub fn get(&self, name: &str) -> Option<&str> {
-        self.pairs
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
-    }
-
-    /// Add a field (tests build fields by hand).
-    pub fn push(&mut self, name: &str, value: &str) {
-        self.pairs.push((name.to_string(), value.to_string()));
-    }
-
-    /// Every field, in order.
-    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
-        self.pairs.iter().map(|(k, v)| (k.as_str(), v.as_str()))
-    }
-}
 
 /// Try one rule on a line; on a match return its fields.
 pub fn apply(rule: &Rule, line: &str) -> Option<Fields> {
@@ -58,7 +33,7 @@ pub fn apply(rule: &Rule, line: &str) -> Option<Fields> {
             pair.0 = to.clone();
         }
     }
-    Some(Fields { pairs })
+    Some(Fields::from_pairs(pairs))
 }
 
 /// The first rule that matches `line`, with its fields; `candidates` is reused scratch space.

@@ -1,18 +1,35 @@
 //! Parsing: logical lines in, typed [`Event`]s out.
 //!
-//! The grammar decides which lines are which (see `grammars/`); [`build`] turns a match into a typed event
-//! (with [`command`] for runner command lines and [`fit`] for llama.cpp's `--fit` lines); [`values`] holds
-//! the nom parsers for sizes, lists, logfmt and Go structs. Lines that no rule recognises
-//! are counted, and those that look like memory lines are kept for `--show-unrecognized`.
+//! The grammar decides which lines are which (see `grammars/`); [`matcher`] applies a rule to a line and
+//! yields its [`fields`]. Each event kind is defined once, by an [`kind::EventSpec`] that sits beside its
+//! builder in the module of its family of log lines ([`server`], [`estimate`], [`engine`], [`llama`],
+//! [`llama_server`], [`fit`]; [`command`] reads runner command lines, [`words`] the words of typed choices);
+//! [`spec`] gathers them and checks every rule against its kind when the [`Parser`] is built, which then
+//! builds each matched line with its rule's spec. [`values`] holds the nom parsers for sizes, lists, logfmt
+//! and Go structs. Lines that no rule recognises are counted, and those that look like memory lines are kept
+//! for `--show-unrecognized`.
+//!
+//! The imports between these files form a DAG (a test below holds it), leaves first: [`values`], [`event`],
+//! [`clock`]; [`fields`] (on values); [`matcher`] (fields); [`words`] (event); [`command`] and [`kind`]
+//! (fields, event); the families (kind, fields, words, values, command); [`spec`] (the families); [`build`]
+//! and this file (spec).
 
 pub mod build;
 pub mod clock;
 pub mod command;
+pub mod engine;
+pub mod estimate;
 pub mod event;
+pub mod fields;
 pub mod fit;
+pub mod kind;
+pub mod llama;
+pub mod llama_server;
 pub mod matcher;
+pub mod server;
 pub mod spec;
 pub mod values;
+pub mod words;
 
 use std::sync::Arc;
 
@@ -21,6 +38,7 @@ use aho_corasick::AhoCorasick;
 use crate::grammar::Grammar;
 use crate::prefilter::{Groups, LineFilter, LineFilterBuilder};
 pub use event::{Event, EventKind};
+use kind::EventSpec;
 
 /// Prefilter groups, one bit each: a rule anchor may occur in the line, or (only) a memory word. One SIMD scan
 /// tells which; a line with neither costs nothing more.
@@ -64,6 +82,8 @@ pub struct Parser {
     candidates: Vec<usize>,
     /// Rule ids, shared with the events that cite them.
     rule_ids: Vec<Arc<str>>,
+    /// Each rule's event spec, by rule index: resolved once, so a matched line is built without a lookup.
+    specs: Vec<&'static EventSpec>,
 }
 
 /// The parser cannot use a grammar.
@@ -79,13 +99,17 @@ impl Parser {
     /// Check every rule against its event's spec (known event, `set` keys and words, obtainable fields), then
     /// build the parser.
     pub fn new(grammar: Grammar) -> Result<Parser, ParserError> {
-        for rule in &grammar.rules {
-            spec::check_rule(rule).map_err(|what| ParserError {
-                file: rule.file.clone(),
-                id: rule.id.clone(),
-                what,
-            })?;
-        }
+        let specs = grammar
+            .rules
+            .iter()
+            .map(|rule| {
+                spec::check_rule(rule).map_err(|what| ParserError {
+                    file: rule.file.clone(),
+                    id: rule.id.clone(),
+                    what,
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
         let rule_ids = grammar
             .rules
             .iter()
@@ -108,6 +132,7 @@ impl Parser {
             memory_words,
             candidates: Vec::new(),
             rule_ids,
+            specs,
         })
     }
 
@@ -170,7 +195,7 @@ impl Parser {
             let Some(fields) = matcher::apply(rule, line) else {
                 continue;
             };
-            return match build::build(&rule.event, &fields) {
+            return match (self.specs[index].build)(&fields) {
                 Ok(kind) => LineOutcome::Event(Box::new(Event {
                     line: number,
                     rule: self.rule_ids[index].clone(),
@@ -232,5 +257,75 @@ mod tests {
             assert_eq!(full, format!("{:?}", parser.read_line(1, line)), "{line}");
         }
         assert!(skipped > 100 && memory_only > 0, "{skipped} {memory_only}");
+    }
+
+    /// The files of this module import each other without a cycle (`use super::…` and `crate::parse::…`,
+    /// tests included), so each can be read knowing only what it imports.
+    #[test]
+    fn the_imports_between_parse_files_have_no_cycle() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/src/parse");
+        let mut files: Vec<(String, String)> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "rs"))
+            .map(|p| {
+                let name = p.file_stem().unwrap().to_string_lossy().into_owned();
+                (name, std::fs::read_to_string(&p).unwrap())
+            })
+            .collect();
+        files.sort();
+        let names: Vec<&str> = files.iter().map(|(n, _)| n.as_str()).collect();
+        // The first path segment after each `super::`/`crate::parse::`, or of each item of a `{…}` group.
+        let imports = |text: &str| -> Vec<&str> {
+            let mut found = Vec::new();
+            for prefix in ["super::", "crate::parse::"] {
+                for (at, _) in text.match_indices(prefix) {
+                    let rest = &text[at + prefix.len()..];
+                    let items = match rest.strip_prefix('{') {
+                        Some(group) => &group[..group.find('}').unwrap_or(group.len())],
+                        None => rest,
+                    };
+                    for item in items.split(',') {
+                        let name = item
+                            .trim()
+                            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                            .next()
+                            .unwrap_or("");
+                        if let Some(n) = names.iter().find(|n| **n == name) {
+                            found.push(*n);
+                        }
+                        if !rest.starts_with('{') {
+                            break;
+                        }
+                    }
+                }
+            }
+            found
+        };
+        let edges: Vec<(&str, Vec<&str>)> = files
+            .iter()
+            .filter(|(n, _)| n != "mod")
+            .map(|(n, text)| (n.as_str(), imports(text)))
+            .collect();
+        // Take away, again and again, the files that import no file left; a cycle is what remains.
+        let mut left: Vec<&str> = edges.iter().map(|(n, _)| *n).collect();
+        loop {
+            let free: Vec<&str> = left
+                .iter()
+                .copied()
+                .filter(|n| {
+                    let deps = &edges.iter().find(|(m, _)| m == n).unwrap().1;
+                    !deps.iter().any(|d| d != n && left.contains(d))
+                })
+                .collect();
+            if free.is_empty() {
+                break;
+            }
+            left.retain(|n| !free.contains(n));
+        }
+        assert!(
+            left.is_empty(),
+            "files of src/parse/ in an import cycle or importing one: {left:?}"
+        );
     }
 }

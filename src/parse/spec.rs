@@ -1,333 +1,47 @@
-//! What a grammar rule may name for each event kind: the fields the event needs and the constant fields a rule
-//! may `set`, with the words each accepts. The parser checks every rule against this when it is built, so a
-//! misspelt `set` key, an unknown word or a rule that can never yield a required field is an error naming the
-//! rule, not a silently different event.
+//! Every event kind a grammar rule may name, gathered from the modules that define them (one per family of log
+//! lines, each kind's [`EventSpec`] beside its builder), and the check of a rule against its kind. The parser
+//! checks every rule when it is built, so a misspelt event or `set` key, an unknown word or a rule that can
+//! never yield a required field is an error naming the rule, not a silently different event; the check hands
+//! back the rule's spec, so the parser builds each matched line with no lookup by name.
 
-use super::build::{buffer_kind, side_estimate};
+use super::kind::EventSpec;
+use super::{engine, estimate, fit, llama, llama_server, server};
 use crate::grammar::Rule;
-use crate::model::OffloadShape;
 
-/// The words a rule may `set` a field to.
-#[derive(Debug, Clone, Copy)]
-pub enum Words {
-    /// Any text (a reason, a component name).
-    Any,
-    /// One of these words.
-    List(&'static [&'static str]),
-    /// A word the event's own reader accepts.
-    Check(fn(&str) -> bool),
-}
-
-impl Words {
-    fn accepts(self, word: &str) -> bool {
-        match self {
-            Words::Any => true,
-            Words::List(words) => words.contains(&word),
-            Words::Check(accepts) => accepts(word),
-        }
-    }
-}
-
-const BOOL: Words = Words::List(&["true", "false"]);
-const PHASE: Words = Words::List(&["estimate", "actual"]);
-
-/// An event kind a grammar rule may name: the fields the event needs, and the constant fields a rule may
-/// `set`, with the words each accepts. A grammar is checked against these when the parser is built, so a
-/// misspelt key or word is an error naming the rule, not a silently different event.
-pub struct EventSpec {
-    pub kind: &'static str,
-    pub required: &'static [&'static str],
-    pub settable: &'static [(&'static str, Words)],
-}
+/// Every family's event kinds; no kind is named in two.
+const FAMILIES: &[&[EventSpec]] = &[
+    server::SPECS,
+    estimate::SPECS,
+    engine::SPECS,
+    llama::SPECS,
+    llama_server::SPECS,
+    fit::SPECS,
+];
 
 /// Every event kind a grammar rule may name.
-pub const EVENT_KINDS: &[EventSpec] = &[
-    EventSpec {
-        kind: "server_start",
-        required: &[],
-        settable: &[],
-    },
-    EventSpec {
-        kind: "inference_compute",
-        required: &["id"],
-        settable: &[],
-    },
-    EventSpec {
-        kind: "gpu_memory",
-        required: &["id"],
-        settable: &[],
-    },
-    EventSpec {
-        kind: "estimate",
-        required: &[],
-        settable: &[("form", Words::Check(|w| OffloadShape::named(w).is_some()))],
-    },
-    EventSpec {
-        kind: "runner_start",
-        required: &["cmd"],
-        settable: &[("runner", Words::List(&["llama-server"]))],
-    },
-    EventSpec {
-        kind: "loading_model",
-        required: &[],
-        settable: &[],
-    },
-    EventSpec {
-        kind: "load_request",
-        required: &["request"],
-        settable: &[],
-    },
-    EventSpec {
-        kind: "engine_start",
-        required: &["engine"],
-        settable: &[("engine", Words::List(&["llama", "ollama"]))],
-    },
-    EventSpec {
-        kind: "cuda_device",
-        required: &["index", "name"],
-        settable: &[],
-    },
-    EventSpec {
-        kind: "offloaded",
-        required: &["done", "total"],
-        settable: &[],
-    },
-    EventSpec {
-        kind: "buffer",
-        required: &["buffer", "size"],
-        settable: &[
-            ("component", Words::Any),
-            ("kind", Words::Check(|w| buffer_kind(w).is_some())),
-            ("projector", BOOL),
-        ],
-    },
-    EventSpec {
-        kind: "engine_weights",
-        required: &["buffer", "size"],
-        settable: &[],
-    },
-    EventSpec {
-        kind: "engine_graph",
-        required: &["buffer", "size"],
-        settable: &[],
-    },
-    EventSpec {
-        kind: "memory_summary",
-        required: &["part", "device", "size"],
-        settable: &[("phase", PHASE)],
-    },
-    EventSpec {
-        kind: "memory_total",
-        required: &["size"],
-        settable: &[("phase", PHASE)],
-    },
-    EventSpec {
-        kind: "breakdown_row",
-        required: &["device", "self", "model", "context", "compute"],
-        settable: &[],
-    },
-    EventSpec {
-        kind: "breakdown_header",
-        required: &[],
-        settable: &[],
-    },
-    EventSpec {
-        kind: "fit_start",
-        required: &[],
-        settable: &[],
-    },
-    EventSpec {
-        kind: "fit_projection",
-        required: &["used", "free"],
-        settable: &[],
-    },
-    EventSpec {
-        kind: "fit_initial",
-        required: &["device", "used", "free"],
-        settable: &[],
-    },
-    EventSpec {
-        kind: "fit_decision",
-        required: &["change"],
-        settable: &[("change", BOOL)],
-    },
-    EventSpec {
-        kind: "fit_context",
-        required: &["to"],
-        settable: &[],
-    },
-    EventSpec {
-        kind: "fit_target",
-        required: &["id", "target"],
-        settable: &[],
-    },
-    EventSpec {
-        kind: "fit_probe",
-        required: &["id", "layers", "mem"],
-        settable: &[],
-    },
-    EventSpec {
-        kind: "fit_set",
-        required: &["id", "layers"],
-        settable: &[],
-    },
-    EventSpec {
-        kind: "fit_device",
-        required: &["device", "used"],
-        settable: &[],
-    },
-    EventSpec {
-        kind: "fit_done",
-        required: &[],
-        settable: &[],
-    },
-    EventSpec {
-        kind: "runner_device",
-        required: &["device", "free"],
-        settable: &[],
-    },
-    EventSpec {
-        kind: "side_estimate",
-        required: &["what", "size"],
-        settable: &[("what", Words::Check(|w| side_estimate(w).is_some()))],
-    },
-    EventSpec {
-        kind: "projector_backend",
-        required: &["device"],
-        settable: &[],
-    },
-    EventSpec {
-        kind: "projector_offload_disabled",
-        required: &[],
-        settable: &[],
-    },
-    EventSpec {
-        kind: "gpu_rejected",
-        required: &["name", "reason"],
-        settable: &[("reason", Words::Any)],
-    },
-    EventSpec {
-        kind: "kv_size",
-        required: &["size"],
-        settable: &[("recurrent", BOOL)],
-    },
-    EventSpec {
-        kind: "model_param",
-        required: &["key", "value"],
-        settable: &[],
-    },
-    EventSpec {
-        kind: "model_loader",
-        required: &[],
-        settable: &[],
-    },
-    EventSpec {
-        kind: "recovered",
-        required: &["message"],
-        settable: &[],
-    },
-    EventSpec {
-        kind: "kv_params",
-        required: &[],
-        settable: &[],
-    },
-    EventSpec {
-        kind: "context_param",
-        required: &["key", "value"],
-        settable: &[],
-    },
-    EventSpec {
-        kind: "projector_size",
-        required: &["what", "size"],
-        settable: &[("what", Words::List(&["graph", "weights"]))],
-    },
-    EventSpec {
-        kind: "vocab_only",
-        required: &[],
-        settable: &[],
-    },
-    EventSpec {
-        kind: "runner_started",
-        required: &[],
-        settable: &[],
-    },
-    EventSpec {
-        kind: "load_failed",
-        required: &[],
-        settable: &[],
-    },
-    EventSpec {
-        kind: "model_header",
-        required: &[],
-        settable: &[],
-    },
-    EventSpec {
-        kind: "known",
-        required: &[],
-        settable: &[],
-    },
-];
+pub fn event_kinds() -> impl Iterator<Item = &'static EventSpec> {
+    FAMILIES.iter().flat_map(|family| family.iter())
+}
 
 /// The spec of an event kind.
 pub fn event_spec(kind: &str) -> Option<&'static EventSpec> {
-    EVENT_KINDS.iter().find(|s| s.kind == kind)
+    event_kinds().find(|s| s.kind == kind)
 }
 
-/// Check a rule against its event's spec: a known event, `set` keys and words the event reads, renames from
-/// fields the regex names, and every required field obtainable (a rule reading Go slog records gets its
-/// fields from the line, so only its `set` is checked).
-pub fn check_rule(rule: &Rule) -> Result<(), String> {
+/// Check a rule against its event's spec (see [`EventSpec::check`]) and return that spec; an event no family
+/// defines is an error listing the known ones.
+pub fn check_rule(rule: &Rule) -> Result<&'static EventSpec, String> {
     let Some(spec) = event_spec(&rule.event) else {
-        let known: Vec<&str> = EVENT_KINDS.iter().map(|s| s.kind).collect();
+        let mut known: Vec<&str> = event_kinds().map(|s| s.kind).collect();
+        known.sort_unstable();
         return Err(format!(
             "unknown event '{}' (known: {})",
             rule.event,
             known.join(", ")
         ));
     };
-    for (key, word) in &rule.set {
-        let Some((_, words)) = spec.settable.iter().find(|(k, _)| k == key) else {
-            let settable: Vec<&str> = spec.settable.iter().map(|(k, _)| *k).collect();
-            return Err(format!(
-                "event '{}' has no settable field '{key}' (settable: {})",
-                spec.kind,
-                if settable.is_empty() {
-                    "none".to_string()
-                } else {
-                    settable.join(", ")
-                }
-            ));
-        };
-        if !words.accepts(word) {
-            return Err(format!(
-                "'{word}' is not a value of {key} for event '{}'",
-                spec.kind
-            ));
-        }
-    }
-    if rule.logfmt {
-        return Ok(());
-    }
-    let named: Vec<&str> = rule.regex.capture_names().flatten().collect();
-    for (from, _) in &rule.rename {
-        if !named.contains(&from.as_str()) {
-            return Err(format!(
-                "rename of '{from}', which the regex does not capture"
-            ));
-        }
-    }
-    let obtainable = |field: &str| {
-        named.contains(&field)
-            || rule.set.iter().any(|(k, _)| k == field)
-            || rule.rename.iter().any(|(_, to)| to == field)
-    };
-    if let Some(missing) = spec.required.iter().find(|f| !obtainable(f)) {
-        return Err(format!(
-            "event '{}' needs field '{missing}', which the rule never yields",
-            spec.kind
-        ));
-    }
-    Ok(())
+    spec.check(rule)?;
+    Ok(spec)
 }
 
 #[cfg(test)]
@@ -363,7 +77,7 @@ mod tests {
             &[("component", "llama_kv_cache"), ("projector", "false")],
             &[],
         );
-        assert_eq!(check_rule(&r), Ok(()));
+        assert_eq!(check_rule(&r).map(|s| s.kind), Ok("buffer"));
     }
 
     #[test]
@@ -402,7 +116,7 @@ mod tests {
             &[],
             &[("sise", "size")],
         );
-        assert_eq!(check_rule(&r), Ok(()));
+        assert_eq!(check_rule(&r).map(|s| s.kind), Ok("buffer"));
         let r = rule(
             "buffer",
             r"(?P<buffer>\w+) (?P<size>.*)",
@@ -419,5 +133,134 @@ mod tests {
             err.contains("unknown event 'bufer'") && err.contains("buffer"),
             "{err}"
         );
+    }
+
+    /// The backticked names of a README table cell, leaving out what parentheses say about them.
+    fn names(cell: &str) -> Vec<&str> {
+        let (mut names, mut depth, mut start) = (Vec::new(), 0usize, None);
+        for (i, c) in cell.char_indices() {
+            match (c, start) {
+                ('`', None) if depth == 0 => start = Some(i + 1),
+                ('`', Some(from)) => {
+                    names.push(&cell[from..i]);
+                    start = None;
+                }
+                ('(', None) => depth += 1,
+                (')', None) => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+        }
+        names
+    }
+
+    /// Whether a README list of names (`memory.*` standing for every name with that prefix) is exactly a
+    /// spec's list.
+    fn same_names(readme: &[&str], spec: &[&str]) -> bool {
+        let covers = |pattern: &str, name: &str| match pattern.strip_suffix('*') {
+            Some(prefix) => name.starts_with(prefix),
+            None => pattern == name,
+        };
+        spec.iter().all(|n| readme.iter().any(|p| covers(p, n)))
+            && readme.iter().all(|p| spec.iter().any(|n| covers(p, n)))
+    }
+
+    /// `grammars/README.md`'s event table lists every event kind once, with the required and optional fields
+    /// of its spec: the table is written by hand, and this holds it to the definitions.
+    #[test]
+    fn the_grammar_readme_lists_every_event_kind_with_its_fields() {
+        let readme =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/grammars/README.md"))
+                .unwrap();
+        let table = readme
+            .split("## Events and their fields")
+            .nth(1)
+            .expect("the README's event table");
+        let mut listed = Vec::new();
+        for row in table.lines().skip_while(|l| !l.starts_with("| `")) {
+            if !row.starts_with('|') {
+                break;
+            }
+            let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+            let [_, kinds, required, optional, _] = cells[..] else {
+                panic!("a row of three cells: {row}");
+            };
+            for kind in names(kinds) {
+                let spec = event_spec(kind)
+                    .unwrap_or_else(|| panic!("README lists unknown event '{kind}'"));
+                assert!(
+                    same_names(&names(required), spec.required),
+                    "README: required fields of '{kind}' are {:?}, its spec says {:?}",
+                    names(required),
+                    spec.required
+                );
+                assert!(
+                    same_names(&names(optional), spec.optional),
+                    "README: optional fields of '{kind}' are {:?}, its spec says {:?}",
+                    names(optional),
+                    spec.optional
+                );
+                listed.push(kind);
+            }
+        }
+        let mut kinds: Vec<&str> = event_kinds().map(|s| s.kind).collect();
+        kinds.sort_unstable();
+        listed.sort_unstable();
+        assert_eq!(listed, kinds, "README rows against the event kinds");
+    }
+
+    #[test]
+    fn every_kind_is_defined_once_and_may_set_only_fields_it_names() {
+        let mut kinds: Vec<&str> = event_kinds().map(|s| s.kind).collect();
+        kinds.sort_unstable();
+        let before = kinds.len();
+        kinds.dedup();
+        assert_eq!(kinds.len(), before, "an event kind defined twice");
+        for spec in event_kinds() {
+            for (key, _) in spec.settable {
+                assert!(
+                    spec.required.contains(key) || spec.optional.contains(key),
+                    "'{}' may set '{key}', which it neither needs nor reads",
+                    spec.kind
+                );
+            }
+            for field in spec.required {
+                assert!(
+                    !spec.optional.contains(field),
+                    "'{}': '{field}' is both required and optional",
+                    spec.kind
+                );
+            }
+        }
+    }
+
+    /// Each kind's builder reads only the fields its spec lists, on every example line of the built-in
+    /// grammar: a field the builder reads and the spec (and so the README) does not name is drift.
+    #[test]
+    fn builders_read_only_the_fields_their_spec_lists() {
+        let grammar = crate::grammar::load(None).unwrap();
+        let mut built = 0;
+        for rule in &grammar.rules {
+            let spec = check_rule(rule).unwrap();
+            for example in &rule.examples {
+                let mut lines = Vec::new();
+                let mut framer = crate::frame::Framer::new();
+                framer.push(1, example.line.as_bytes(), |_, l| lines.push(l.to_string()));
+                framer.finish(|_, l| lines.push(l.to_string()));
+                let Some(fields) = crate::parse::matcher::apply(rule, &lines[0]) else {
+                    continue;
+                };
+                built += usize::from((spec.build)(&fields).is_ok());
+                for name in fields.asked() {
+                    assert!(
+                        spec.required.contains(&name.as_str())
+                            || spec.optional.contains(&name.as_str()),
+                        "{}: the builder of '{}' reads '{name}', which its spec does not list",
+                        rule.id,
+                        spec.kind
+                    );
+                }
+            }
+        }
+        assert!(built >= 60, "only {built} examples built");
     }
 }

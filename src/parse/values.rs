@@ -400,14 +400,14 @@ mod tests {
         assert_eq!(parse_int_list("11,11,11,11").unwrap(), vec![11, 11, 11, 11]); // 015
         assert_eq!(parse_int_list("37,0").unwrap(), vec![37, 0]); // 014
         assert_eq!(parse_int_list("[37]").unwrap(), vec![37]); // 012
-        assert_eq!(parse_int_list("\"[24 25]\"").unwrap(), vec![24, 25]); // doc §1.3
+        assert_eq!(parse_int_list("\"[24 25]\"").unwrap(), vec![24, 25]); // quoted, space-separated
         assert_eq!(parse_int_list("[]").unwrap(), Vec::<i64>::new());
         assert!(parse_int_list("1,,2").is_none());
     }
 
     #[test]
     fn logfmt_with_quoted_keys_and_escapes() {
-        // docs/log-formats.md §3.2 and corpus 022 (Windows path escapes).
+        // Quoted keys; `sample-logs/022-windows-cuda-2080ti-newengine-kv-graph-total.log` (Windows path escapes).
         let p = parse_logfmt(
             r#"time=2026-02-25T18:14:34.262+08:00 level=INFO source=server.go:498 msg="loading model" "model layers"=41 requested=-1"#,
         );

@@ -1,0 +1,268 @@
+//! The event kinds of Ollama's server lines that frame a load (`grammars/10-ollama-server.toml`): the server
+//! start, GPU discovery, the runner it starts and its `load request`s, failures. Each kind's spec sits with
+//! its builder.
+
+use super::command::runner_command;
+use super::event::{EventKind, GpuInfo, LoadRequest};
+use super::fields::{BuildError, Fields};
+use super::kind::{EventSpec, Words};
+use super::values::{parse_go_struct, parse_gpu_layers, parse_int};
+use crate::model::normalize_bus_id;
+
+/// The fields a discovery line (`inference compute`, `gpu memory`) may carry besides its `id`.
+const GPU_FIELDS: &[&str] = &[
+    "library",
+    "name",
+    "compute",
+    "driver",
+    "variant",
+    "total",
+    "available",
+    "free",
+    "pci_id",
+];
+
+pub const SPECS: &[EventSpec] = &[
+    EventSpec {
+        kind: "server_start",
+        required: &[],
+        optional: &["version"],
+        settable: &[],
+        build: |f| {
+            Ok(EventKind::ServerStart {
+                version: f.opt_text("version"),
+            })
+        },
+    },
+    EventSpec {
+        kind: "inference_compute",
+        required: &["id"],
+        optional: GPU_FIELDS,
+        settable: &[],
+        build: |f| Ok(EventKind::InferenceCompute(discovered_gpu(f))),
+    },
+    EventSpec {
+        kind: "gpu_memory",
+        required: &["id"],
+        optional: GPU_FIELDS,
+        settable: &[],
+        build: |f| Ok(EventKind::GpuMemory(discovered_gpu(f))),
+    },
+    EventSpec {
+        kind: "runner_start",
+        required: &["cmd"],
+        optional: &["runner", "closed"],
+        settable: &[("runner", Words::List(&["llama-server"]))],
+        build: |f| {
+            Ok(EventKind::RunnerStart(Box::new(runner_command(
+                f.need("cmd")?,
+                f,
+            ))))
+        },
+    },
+    EventSpec {
+        kind: "loading_model",
+        required: &[],
+        optional: &["model layers", "requested", "model"],
+        settable: &[],
+        build: |f| {
+            Ok(EventKind::LoadingModel {
+                layers: f.opt_int("model layers"),
+                requested: f.opt_int("requested"),
+                model: f.opt_text("model"),
+            })
+        },
+    },
+    EventSpec {
+        kind: "load_request",
+        required: &["request"],
+        optional: &[],
+        settable: &[],
+        build: |f| {
+            Ok(EventKind::LoadRequest(Box::new(load_request(
+                f.need("request")?,
+            ))))
+        },
+    },
+    EventSpec {
+        kind: "engine_start",
+        required: &["engine"],
+        optional: &[],
+        settable: &[("engine", Words::List(&["llama", "ollama"]))],
+        build: |f| {
+            Ok(EventKind::EngineStart {
+                ollama: f.need("engine")? == "ollama",
+            })
+        },
+    },
+    EventSpec {
+        kind: "gpu_rejected",
+        required: &["name", "reason"],
+        optional: &["driver", "required_driver", "compute", "total", "available"],
+        settable: &[("reason", Words::Any)],
+        build: |f| {
+            Ok(EventKind::GpuRejected {
+                name: f.need("name")?.to_string(),
+                reason: rejection_reason(f)?,
+            })
+        },
+    },
+    EventSpec {
+        kind: "projector_offload_disabled",
+        required: &[],
+        optional: &["reason"],
+        settable: &[],
+        build: |f| {
+            Ok(EventKind::ProjectorOffloadDisabled {
+                reason: f.opt_text("reason"),
+            })
+        },
+    },
+    EventSpec {
+        kind: "runner_started",
+        required: &[],
+        optional: &[],
+        settable: &[],
+        build: |_| Ok(EventKind::RunnerStarted),
+    },
+    EventSpec {
+        kind: "load_failed",
+        required: &[],
+        optional: &["message", "rest"],
+        settable: &[],
+        build: load_failed,
+    },
+    EventSpec {
+        kind: "model_header",
+        required: &[],
+        optional: &["architecture"],
+        settable: &[],
+        build: |f| {
+            Ok(EventKind::ModelHeader {
+                architecture: f.opt_text("architecture"),
+            })
+        },
+    },
+    EventSpec {
+        kind: "known",
+        required: &[],
+        optional: &[],
+        settable: &[],
+        build: |_| Ok(EventKind::Known),
+    },
+];
+
+/// A GPU as discovery describes it (`inference compute`, `gpu memory`).
+fn discovered_gpu(f: &Fields) -> GpuInfo {
+    GpuInfo {
+        id: f.opt_text("id"),
+        index: None,
+        library: f.opt_text("library"),
+        name: f.opt_text("name"),
+        compute: f.opt_text("compute"),
+        driver: f.opt_text("driver"),
+        variant: f.opt_text("variant"),
+        total: f.opt_size("total"),
+        available: f.opt_size("available"),
+        free: f.opt_size("free"),
+        bus_id: f.opt_text("pci_id").and_then(|t| normalize_bus_id(&t)),
+    }
+}
+
+/// An allocation failure or a crashed runner; out of memory when the message says so.
+fn load_failed(f: &Fields) -> Result<EventKind, BuildError> {
+    let message = f
+        .opt_text("message")
+        .or_else(|| f.opt_text("rest"))
+        .unwrap_or_default();
+    let lower = message.to_ascii_lowercase();
+    Ok(EventKind::LoadFailed {
+        out_of_memory: lower.contains("out of memory") || lower.contains("cudamalloc failed"),
+        message,
+    })
+}
+
+/// A `load request` struct, by Ollama's Go field names.
+fn load_request(text: &str) -> LoadRequest {
+    let fields = parse_go_struct(text);
+    let get = |name: &str| {
+        fields
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    };
+    LoadRequest {
+        commit: get("Operation") == Some("commit"),
+        kv_size: get("KvSize").and_then(parse_int),
+        batch_size: get("BatchSize").and_then(parse_int),
+        parallel: get("Parallel").and_then(parse_int),
+        gpu_layers: get("GPULayers")
+            .and_then(parse_gpu_layers)
+            .map(|(total, _)| total),
+        flash_attention: get("FlashAttention").and_then(|v| match v {
+            "true" | "Enabled" => Some(true),
+            "false" | "Disabled" => Some(false),
+            _ => None,
+        }),
+        kv_cache_type: get("KvCacheType")
+            .filter(|v| !v.is_empty())
+            .map(str::to_string),
+    }
+}
+
+/// Why a GPU was rejected, with the figures the line gives (`driver 546, required 550 or newer`).
+fn rejection_reason(f: &Fields) -> Result<String, BuildError> {
+    let mut reason = f.need("reason")?.trim().to_string();
+    let details: Vec<String> = [
+        ("driver", "driver"),
+        ("required_driver", "required"),
+        ("compute", "compute"),
+        ("total", "total"),
+        ("available", "available"),
+    ]
+    .iter()
+    .filter_map(|(key, label)| f.opt_text(key).map(|v| format!("{label} {v}")))
+    .collect();
+    if !details.is_empty() {
+        reason.push_str(&format!(" ({})", details.join(", ")));
+    }
+    Ok(reason)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `sample-logs/009-…-kvf16-newengine.log:1` (ollama#15390).
+    const COMMIT_009: &str = "{Operation:commit LoraPath:[] Parallel:1 BatchSize:1024 FlashAttention:Enabled KvSize:32768 KvCacheType: NumThreads:8 GPULayers:20[ID:GPU-223c73ff-f253-3c8c-d212-82b5d1ce2963 Layers:20(28..47)] MultiUserCache:false ProjectorPath: MainGPU:0 UseMmap:false}";
+
+    #[test]
+    fn a_commit_request_reads_into_its_settings() {
+        assert_eq!(
+            load_request(COMMIT_009),
+            LoadRequest {
+                commit: true,
+                kv_size: Some(32768),
+                batch_size: Some(1024),
+                parallel: Some(1),
+                gpu_layers: Some(20),
+                flash_attention: Some(true),
+                kv_cache_type: None,
+            }
+        );
+        // `sample-logs/011-…-kvq4-newengine.log:1`: the same request with a quantised KV cache.
+        let q4 = COMMIT_009.replace("KvCacheType: ", "KvCacheType:q4_0 ");
+        assert_eq!(load_request(&q4).kv_cache_type.as_deref(), Some("q4_0"));
+    }
+
+    #[test]
+    fn a_fit_request_cut_by_the_collector_keeps_what_came_before_the_cut() {
+        // `sample-logs/032-journald-catalan-2x-quadro-newengine-fit.log:7`, cut inside GPULayers.
+        let r = load_request("{Operation:fit LoraPath:[] Parallel:1 BatchSize:512 FlashAttention:true KvSize:4096 KvCacheType: NumThreads:8 GPULayers:37[ID:GPU-d5703024-26e4-303b-8104-7d33cce0eeb1 Layers:20(0..19) ID:");
+        assert!(!r.commit);
+        assert_eq!(
+            (r.kv_size, r.batch_size, r.flash_attention),
+            (Some(4096), Some(512), Some(true))
+        );
+    }
+}
