@@ -51,3 +51,46 @@ fn findings_doc_summary_table_lists_every_code() {
         );
     }
 }
+
+/// The knob table of `docs/findings.md`, as the knob tables in `src/model/knobs.rs` give it.
+fn knob_table() -> String {
+    use vramdiff::model::knobs::table;
+    use vramdiff::model::{Knob, Reach, Runtime};
+    let cell = |runtime: Runtime, knob: Knob| match table(runtime).iter().find(|e| e.knob == knob) {
+        None => "–".to_string(),
+        Some(e) => match e.reach {
+            Reach::Placer(_) => format!("`{}`", e.spelled()),
+            Reach::Ignored(why) => format!("`{}`: ignored, {why}", e.spelled()),
+        },
+    };
+    let mut out = String::from(
+        "| knob | Ollama's estimator and engine | Ollama ≥ 0.30 (`--fit`) | llama.cpp on its own |\n|---|---|---|---|\n",
+    );
+    for knob in Knob::ALL {
+        out.push_str(&format!(
+            "| {} | {} | {} | {} |\n",
+            knob.purpose(),
+            cell(Runtime::OllamaEstimator, knob),
+            cell(Runtime::OllamaFit, knob),
+            cell(Runtime::LlamaCpp, knob)
+        ));
+    }
+    out
+}
+
+#[test]
+fn findings_doc_knob_table_is_the_code_s() {
+    use vramdiff::model::knobs::table;
+    use vramdiff::model::Runtime;
+    // The table's first column stands for both of Ollama's scheduler runtimes: they share one table.
+    assert_eq!(
+        table(Runtime::OllamaEstimator),
+        table(Runtime::OllamaEngine)
+    );
+    let text = std::fs::read_to_string(root().join("docs/findings.md")).unwrap();
+    let want = knob_table();
+    assert!(
+        text.contains(&want),
+        "docs/findings.md must hold the knob table of src/model/knobs.rs:\n{want}"
+    );
+}

@@ -3,7 +3,7 @@
 //! first thing that user must hear: every other figure is about host memory.
 
 use super::{finding, CheckDef, Context};
-use crate::model::{Finding, FindingCode, Severity};
+use crate::model::{Finding, FindingCode, RejectionCause, Severity};
 
 pub const DEF: CheckDef = CheckDef {
     code: FindingCode::GpuUnused,
@@ -50,7 +50,7 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
     let driver = load
         .rejected_gpus
         .iter()
-        .any(|r| r.reason.contains("driver"));
+        .any(|r| r.cause == RejectionCause::DriverTooOld);
     let hint = if driver {
         "update the NVIDIA driver to the version the build requires (or run an Ollama build for your driver): until then the GPU is not used"
     } else {

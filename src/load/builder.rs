@@ -17,6 +17,7 @@ use crate::parse::event::{
 };
 
 use super::buffers::{BufferLedger, BufferLine};
+use super::engine_requests::RequestLedger;
 use super::fit::FitLedger;
 use super::hyperparameters::{hyperparameters, layout};
 
@@ -85,7 +86,8 @@ pub struct LoadBuilder {
     pub llama_engine_hint: bool,
     pub runner: Option<(RunnerCommand, u64)>,
     pub loading_model: Option<(Option<i64>, Option<i64>, u64)>,
-    pub load_requests: Vec<LoadRequest>,
+    /// The Ollama engine's `load request`s (`fit`, `alloc`, `commit`).
+    pub requests: RequestLedger,
     pub context: ContextParams,
     pub kv_cells: Option<i64>,
     pub kv_type: Option<String>,
@@ -103,8 +105,6 @@ pub struct LoadBuilder {
     pub exit_header: bool,
     pub offloaded: Option<(i64, i64)>,
     pub seen_offloaded: bool,
-    /// A `commit` load request was seen: later memory-summary lines are what was allocated.
-    pub seen_commit: bool,
     /// llama.cpp's device inventory (`device_info:`, `using device … MiB free`).
     pub runner_devices: Vec<(RunnerDevice, u64)>,
     /// `print_info:` hyperparameters, last value per key, with the line that printed it.
@@ -228,11 +228,7 @@ impl LoadBuilder {
     }
 
     pub(super) fn commit_request(&self) -> Option<&LoadRequest> {
-        self.load_requests
-            .iter()
-            .rev()
-            .find(|r| r.commit)
-            .or_else(|| self.load_requests.last())
+        self.requests.decisive()
     }
 
     /// A `print_info:` count (`n_layer`), when printed as one.

@@ -88,8 +88,7 @@ impl Assembler {
             EventKind::LoadRequest(request) => {
                 let b = self.ongoing(line, done);
                 b.touch(line);
-                b.seen_commit |= request.commit;
-                b.load_requests.push(*request);
+                b.requests.push(*request, line);
                 b.advance(Phase::RunnerOutput);
             }
             EventKind::EngineStart { ollama } => {

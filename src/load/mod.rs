@@ -11,6 +11,7 @@
 mod buffers;
 mod builder;
 mod engine;
+mod engine_requests;
 mod estimate;
 mod events;
 mod fit;
@@ -35,7 +36,7 @@ fn is_actual(phase: SummaryPhase, load: &LoadBuilder) -> bool {
     match phase {
         SummaryPhase::Actual => true,
         SummaryPhase::Estimate => false,
-        SummaryPhase::ByPosition => load.seen_offloaded || load.seen_commit,
+        SummaryPhase::ByPosition => load.seen_offloaded || load.requests.committed(),
     }
 }
 

@@ -27,7 +27,7 @@ impl LoadBuilder {
             || self.runner.is_some()
             || self.model_path.is_some()
             || self.loading_model.is_some()
-            || !self.load_requests.is_empty()
+            || !self.requests.is_empty()
             || !self.inventory.is_empty()
             || !self.gpu_memory.is_empty()
             || self.estimate.is_some()
@@ -51,14 +51,14 @@ impl LoadBuilder {
             };
         }
         let ollama_scheduled = self.estimate.is_some()
-            || !self.load_requests.is_empty()
+            || !self.requests.is_empty()
             || !self.summary_estimate.is_empty()
             || version.is_some()
             || cmd.is_some_and(|c| c.ollama_runner)
             || self.loading_model.is_some();
         if !ollama_scheduled {
             Runtime::Unknown
-        } else if self.load_requests.is_empty() {
+        } else if self.requests.is_empty() {
             Runtime::OllamaEstimator
         } else {
             Runtime::OllamaEngine

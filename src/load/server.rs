@@ -24,8 +24,17 @@ impl Assembler {
                 self.version = version;
                 None
             }
-            EventKind::GpuRejected { name, reason } => {
-                let gpu = RejectedGpu { name, reason, line };
+            EventKind::GpuRejected {
+                name,
+                reason,
+                cause,
+            } => {
+                let gpu = RejectedGpu {
+                    name,
+                    reason,
+                    cause,
+                    line,
+                };
                 if !self.rejected.iter().any(|r| r.name == gpu.name) {
                     if let Some(b) = self.current.as_mut() {
                         b.rejected.push(gpu.clone());

@@ -33,6 +33,40 @@ pub enum Knob {
     GraphMultiplier,
 }
 
+impl Knob {
+    /// Every knob, in the order the findings reference lists them.
+    pub const ALL: [Knob; 11] = [
+        Knob::VisibleGpus,
+        Knob::OneGpu,
+        Knob::Context,
+        Knob::ContextForEveryModel,
+        Knob::KvCacheType,
+        Knob::GpuLayers,
+        Knob::FitMargin,
+        Knob::GpuOverhead,
+        Knob::Spread,
+        Knob::Batch,
+        Knob::GraphMultiplier,
+    ];
+
+    /// What the knob is for, in a few words (the findings reference's first column).
+    pub fn purpose(self) -> &'static str {
+        match self {
+            Knob::VisibleGpus => "the GPUs the runtime sees",
+            Knob::OneGpu => "every layer on one GPU",
+            Knob::Context => "the context",
+            Knob::ContextForEveryModel => "the default context of every model",
+            Knob::KvCacheType => "the KV cache's type",
+            Knob::GpuLayers => "the layers on the GPUs",
+            Knob::FitMargin => "the memory `--fit` keeps free per GPU",
+            Knob::GpuOverhead => "memory reserved per GPU",
+            Knob::Spread => "spread over every GPU",
+            Knob::Batch => "the batch (compute buffers)",
+            Knob::GraphMultiplier => "ollama37's graph multiplier",
+        }
+    }
+}
+
 /// How the user writes a setting.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Spelling {
@@ -71,11 +105,11 @@ impl KnobEntry {
         }
     }
 
-    /// The name alone (`num_ctx`, `--ctx-size`; the first flag of several).
-    pub fn name(&self) -> &'static str {
+    /// The setting as the user types it, `N` standing for the value (`num_ctx`, `--ctx-size N`).
+    pub fn spelled(&self) -> String {
         match self.spelling {
-            Spelling::Env(name) | Spelling::ModelOption(name) => name,
-            Spelling::Flag(flags) => flags.split(' ').next().unwrap_or(flags),
+            Spelling::Env(name) | Spelling::ModelOption(name) => name.to_string(),
+            Spelling::Flag(flags) => flags.replace("{}", "N"),
         }
     }
 

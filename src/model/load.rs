@@ -205,7 +205,20 @@ pub struct RejectedGpu {
     pub name: String,
     /// Why, in the log's words plus its figures (`NVIDIA driver too old: driver 546, 550 or newer required`).
     pub reason: String,
+    /// Why, as a type (the reason's words are the log's).
+    #[serde(skip)]
+    pub cause: RejectionCause,
     pub line: u64,
+}
+
+/// Why a GPU was not used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RejectionCause {
+    /// The driver is older than the build requires (the line names the required version).
+    DriverTooOld,
+    /// Anything else the line says (its reason has the words).
+    #[default]
+    Other,
 }
 
 /// A load as the log describes it: assembled from its lines by the load stage, before anything is compared.

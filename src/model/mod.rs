@@ -39,7 +39,8 @@ pub use layout::{
     ModelLayout,
 };
 pub use load::{
-    Engine, Gpu, Load, LoadEnd, LoadSource, ModelRef, PartialReason, RejectedGpu, Settings,
+    Engine, Gpu, Load, LoadEnd, LoadSource, ModelRef, PartialReason, RejectedGpu, RejectionCause,
+    Settings,
 };
 pub use max_ctx::{MaxContext, MaxContextRow};
 pub use observed::{CaptureRef, GpuJoin, ObservedRow};

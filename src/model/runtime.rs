@@ -87,8 +87,29 @@ impl Runtime {
 }
 
 #[cfg(test)]
+impl Runtime {
+    /// Its place in [`Runtime::ALL`]; a match, so a new runtime cannot be left out of the list unseen.
+    fn position(self) -> usize {
+        match self {
+            Runtime::OllamaEstimator => 0,
+            Runtime::OllamaEngine => 1,
+            Runtime::OllamaFit => 2,
+            Runtime::LlamaCpp => 3,
+            Runtime::Unknown => 4,
+        }
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::{Era, Runtime};
+
+    #[test]
+    fn all_lists_every_runtime_once() {
+        for (i, r) in Runtime::ALL.iter().enumerate() {
+            assert_eq!(r.position(), i, "{r:?}");
+        }
+    }
 
     #[test]
     fn the_contract_era_of_each_runtime() {

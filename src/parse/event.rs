@@ -1,6 +1,6 @@
 //! Typed events: what one recognised log line says, independent of the dialect it was written in.
 
-use crate::model::{BufferKind, Device, OffloadShape, Quantity};
+use crate::model::{BufferKind, Device, OffloadShape, Quantity, RejectionCause};
 
 /// An event with the line it came from.
 #[derive(Debug, Clone)]
@@ -302,7 +302,11 @@ pub enum EventKind {
     /// Ollama decided to keep the projector off the GPU (`disabling multimodal projector offload`).
     ProjectorOffloadDisabled { reason: Option<String> },
     /// A GPU discovery found and rejected (`NVIDIA driver too old`, too little memory).
-    GpuRejected { name: String, reason: String },
+    GpuRejected {
+        name: String,
+        reason: String,
+        cause: RejectionCause,
+    },
     /// A KV (or recurrent state) cache summary line.
     KvSize(Box<KvSizeLine>),
     /// A model hyperparameter from `print_info:` (`n_layer`, `n_head_kv`, `n_swa`, `arch`, …).
@@ -337,12 +341,26 @@ pub enum EventKind {
     Known,
 }
 
+/// What a `load request` asks of the runner.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum RequestOperation {
+    /// Size the layout without allocating (a dry run).
+    Fit,
+    /// Allocate the layout (it may still fail, and the scheduler try another).
+    Alloc,
+    /// Load the weights into the allocated layout: the placement that was used.
+    Commit,
+    /// An operation vramdiff does not read (`close`), or none printed.
+    #[default]
+    Other,
+}
+
 /// The Ollama engine runner's `load request` (`runner.go`: a Go `%+v` struct), read into what vramdiff uses.
 /// Ollama ≥ 0.11.5 sends `fit`, then `alloc`, then `commit`; the commit is the placement that was loaded.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LoadRequest {
-    /// `Operation:commit`.
-    pub commit: bool,
+    /// `Operation:fit`, `alloc`, `commit`.
+    pub operation: RequestOperation,
     /// `KvSize`: the context, in cells, over all parallel sequences.
     pub kv_size: Option<i64>,
     /// `BatchSize`.

@@ -3,11 +3,11 @@
 //! its builder.
 
 use super::command::runner_command;
-use super::event::{EventKind, GpuInfo, LoadRequest};
+use super::event::{EventKind, GpuInfo, LoadRequest, RequestOperation};
 use super::fields::{BuildError, Fields};
 use super::kind::{EventSpec, Words};
 use super::values::{parse_go_struct, parse_gpu_layers, parse_int};
-use crate::model::normalize_bus_id;
+use crate::model::{normalize_bus_id, RejectionCause};
 
 /// The fields a discovery line (`inference compute`, `gpu memory`) may carry besides its `id`.
 const GPU_FIELDS: &[&str] = &[
@@ -104,6 +104,12 @@ pub const SPECS: &[EventSpec] = &[
             Ok(EventKind::GpuRejected {
                 name: f.need("name")?.to_string(),
                 reason: rejection_reason(f)?,
+                // The line names the driver the build requires.
+                cause: if f.get("required_driver").is_some() {
+                    RejectionCause::DriverTooOld
+                } else {
+                    RejectionCause::Other
+                },
             })
         },
     },
@@ -192,7 +198,12 @@ fn load_request(text: &str) -> LoadRequest {
             .map(|(_, v)| v.as_str())
     };
     LoadRequest {
-        commit: get("Operation") == Some("commit"),
+        operation: match get("Operation") {
+            Some("fit") => RequestOperation::Fit,
+            Some("alloc") => RequestOperation::Alloc,
+            Some("commit") => RequestOperation::Commit,
+            Some(_) | None => RequestOperation::Other,
+        },
         kv_size: get("KvSize").and_then(parse_int),
         batch_size: get("BatchSize").and_then(parse_int),
         parallel: get("Parallel").and_then(parse_int),
@@ -241,7 +252,7 @@ mod tests {
         assert_eq!(
             load_request(COMMIT_009),
             LoadRequest {
-                commit: true,
+                operation: RequestOperation::Commit,
                 kv_size: Some(32768),
                 batch_size: Some(1024),
                 parallel: Some(1),
@@ -259,7 +270,7 @@ mod tests {
     fn a_fit_request_cut_by_the_collector_keeps_what_came_before_the_cut() {
         // `sample-logs/032-journald-catalan-2x-quadro-newengine-fit.log:7`, cut inside GPULayers.
         let r = load_request("{Operation:fit LoraPath:[] Parallel:1 BatchSize:512 FlashAttention:true KvSize:4096 KvCacheType: NumThreads:8 GPULayers:37[ID:GPU-d5703024-26e4-303b-8104-7d33cce0eeb1 Layers:20(0..19) ID:");
-        assert!(!r.commit);
+        assert_eq!(r.operation, RequestOperation::Fit);
         assert_eq!(
             (r.kv_size, r.batch_size, r.flash_attention),
             (Some(4096), Some(512), Some(true))
