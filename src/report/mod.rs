@@ -8,6 +8,7 @@
 pub mod chart;
 pub mod diff;
 pub mod document;
+mod escape;
 pub mod inspect;
 pub mod json;
 pub mod junit;
@@ -20,6 +21,7 @@ pub mod whatif;
 
 use crate::model::{Analysis, Concluded, Severity};
 use document::Markup;
+pub use escape::{md_code, md_escape, sanitize};
 
 /// The output formats of the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -285,59 +287,6 @@ pub fn render_load(
     load: &Concluded,
 ) -> Result<Vec<u8>, UnsupportedFormat> {
     render(What::Load { index, load }, format)
-}
-
-/// Make text from a log safe inside Markdown: control characters become `?`, line breaks a space, and every
-/// character Markdown or HTML could read as markup is backslash-escaped (so a model name cannot open a link,
-/// a table cell, a heading or an HTML tag).
-pub fn md_escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            // Parentheses, `#`, `+` and `!` only mean something at a line start or after `]`, which escaped
-            // text never gives them.
-            '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '|' | '~' | '&' => {
-                out.push('\\');
-                out.push(c);
-            }
-            '\n' | '\r' => out.push(' '),
-            c if (c.is_control() && c != '\t')
-                || ('\u{202a}'..='\u{202e}').contains(&c)
-                || ('\u{2066}'..='\u{2069}').contains(&c) =>
-            {
-                out.push('?')
-            }
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-/// Text for a Markdown code span: control characters and backticks removed (a code span cannot be escaped).
-pub fn md_code(text: &str) -> String {
-    let clean: String = text
-        .chars()
-        .map(|c| if c.is_control() || c == '`' { ' ' } else { c })
-        .collect();
-    format!("`{}`", clean.trim())
-}
-
-/// Make text from a log safe to print: control characters (terminal escapes, `\r`, C1 controls) and the
-/// bidirectional overrides and isolates (which reorder what a terminal shows, "Trojan Source") become `?`.
-pub fn sanitize(text: &str) -> std::borrow::Cow<'_, str> {
-    fn unsafe_char(c: char) -> bool {
-        (c.is_control() && c != '\t')
-            || ('\u{202a}'..='\u{202e}').contains(&c)
-            || ('\u{2066}'..='\u{2069}').contains(&c)
-    }
-    if text.chars().any(unsafe_char) {
-        text.chars()
-            .map(|c| if unsafe_char(c) { '?' } else { c })
-            .collect::<String>()
-            .into()
-    } else {
-        std::borrow::Cow::Borrowed(text)
-    }
 }
 
 #[cfg(test)]
