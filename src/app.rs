@@ -227,9 +227,13 @@ pub fn whatif(args: &WhatifArgs) -> Outcome {
     } else {
         0
     };
-    let stdout = match args.format {
-        FormatArg::Junit => report::whatif::junit(&analysis, severity(args.fail_on)),
-        other => report::whatif::render(&analysis, format(other)),
+    let what = report::What::Whatif {
+        analysis: &analysis,
+        fail_on: severity(args.fail_on),
+    };
+    let stdout = match report::render(what, format(args.format)) {
+        Ok(bytes) => bytes,
+        Err(e) => return Outcome::error(e.to_string()),
     };
     Outcome {
         stdout,
@@ -253,19 +257,23 @@ pub fn inspect(args: &InspectArgs) -> Outcome {
         let mmproj = args.mmproj.as_deref().map(read).transpose()?;
         let layout =
             crate::gguf::layout::build(&header, mmproj.as_ref()).map_err(|e| e.to_string())?;
-        Ok(report::inspect::render(
-            &header,
-            &layout,
-            mmproj.as_ref(),
+        let inspection = report::inspect::Inspection {
+            header: &header,
+            layout: &layout,
+            mmproj: mmproj.as_ref(),
+            options: report::inspect::InspectOptions {
+                tensors: args.tensors,
+            },
+        };
+        report::render(
+            report::What::Inspect(inspection),
             match args.format {
                 InspectFormatArg::Text => Format::Text,
                 InspectFormatArg::Json => Format::Json,
                 InspectFormatArg::Markdown => Format::Markdown,
             },
-            report::inspect::InspectOptions {
-                tensors: args.tensors,
-            },
-        ))
+        )
+        .map_err(|e| e.to_string())
     });
     match result {
         Ok(stdout) => Outcome {

@@ -9,7 +9,7 @@ use std::io::Write;
 use clap::CommandFactory;
 
 use crate::app::{self, Outcome};
-use crate::cli::{Args, FormatArg};
+use crate::cli::Args;
 use crate::diff::{self, facts::from_concluded, LoadFacts};
 use crate::report::diff as render;
 use args::{CompletionsArgs, DiffArgs, ShellArg};
@@ -92,12 +92,13 @@ pub fn diff(args: &DiffArgs) -> Outcome {
     if args.summary {
         step_summary(&render::markdown(&result), &mut messages);
     }
-    let stdout = match args.format {
-        FormatArg::Text => render::text(&result),
-        FormatArg::Markdown => render::markdown(&result),
-        // A diff is one document: JSON lines are the JSON report.
-        FormatArg::Json | FormatArg::Jsonl => render::json(&result),
-        FormatArg::Junit => crate::report::junit::diff(&result),
+    // A diff is one document: JSON lines are the JSON report.
+    let stdout = match crate::report::render(
+        crate::report::What::Diff(&result),
+        crate::app::format(args.format),
+    ) {
+        Ok(bytes) => bytes,
+        Err(e) => return Outcome::error(e.to_string()),
     };
     Outcome {
         stdout,

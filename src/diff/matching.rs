@@ -1,9 +1,9 @@
 //! Pair the loads of two runs, in two passes.
 //!
-//! 1. On the full [`MatchKey`] (model, context, parallel, GPU set). When a key occurs several times in a run,
-//!    each new load takes the first old load of its key not paired yet that has the same model blob (when both
-//!    logs print one), else the first of its key not paired yet: order of appearance (file order, then line
-//!    order), the n-th with the n-th.
+//! 1. On the full [`MatchKey`](super::MatchKey) (model, context, parallel, GPU set). When a key occurs several
+//!    times in a run, each new load takes the first old load of its key not paired yet that has the same model
+//!    blob (when both logs print one), else the first of its key not paired yet: order of appearance (file
+//!    order, then line order), the n-th with the n-th.
 //! 2. What is left, on model and GPU set alone, again in order of appearance: the same model on the same GPUs
 //!    whose context or parallel slots changed between the runs (a release that picks another default context,
 //!    ollama#14073) is compared, with the settings change named, rather than listed as two unrelated loads.

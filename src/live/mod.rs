@@ -52,11 +52,8 @@ pub fn follow_until(args: &ReportArgs, terminal: Terminal<'_>, stop: Arc<AtomicB
             return 2;
         }
     };
-    if format(args.format) == Format::Junit {
-        message(
-            "--follow prints each load as it completes: --format text, markdown, json or jsonl (JUnit is one document per run)"
-                .to_string(),
-        );
+    if let Err(e) = report::supports(report::Command::Follow, format(args.format)) {
+        message(e.to_string());
         return 2;
     }
     let mut pipeline = match Pipeline::new(&options(&args.input, false)) {
@@ -180,7 +177,8 @@ impl LoadSink for Printer<'_> {
             return;
         }
         self.index += 1;
-        let bytes = report::render_load(self.format, self.index, &load);
+        // The format was checked when the follow began (`report::supports`).
+        let bytes = report::render_load(self.format, self.index, &load).unwrap_or_default();
         match self
             .stdout
             .write_all(&bytes)

@@ -1,6 +1,6 @@
-//! `vramdiff diff` rendered: text for a terminal, Markdown for a pull request or `$GITHUB_STEP_SUMMARY`, and
-//! JSON (a versioned document of its own, pinned by `tests/diff.rs`). Only what changed beyond rounding is
-//! listed in text and Markdown; the JSON carries every figure of both runs.
+//! `vramdiff diff` as a document (written as text for a terminal, Markdown for a pull request or
+//! `$GITHUB_STEP_SUMMARY`), and as JSON (a versioned document of its own, pinned by `tests/diff.rs`). Only
+//! what changed beyond rounding is in the document; the JSON carries every figure of both runs.
 //!
 //! # JSON wire format
 //! ```text
@@ -19,11 +19,9 @@
 //! Figures are quantities `{bytes, low, high}`; `movement` is `same` (inside rounding), `up`, `down`,
 //! `appeared`, `gone` or `absent`.
 
-use std::fmt::Write;
-
+use super::document::{Block, Compared, Comparison, Document};
 use super::table::{Align, Table};
 use super::tables::{delta, q};
-use super::{md_escape, sanitize};
 use crate::diff::{Diff, LoadDiff, RowDiff};
 
 fn heading(diff: &Diff) -> String {
@@ -89,85 +87,78 @@ fn finding_line(f: &crate::diff::FindingFact) -> String {
     }
 }
 
-fn load_text(out: &mut String, index: usize, l: &LoadDiff) {
-    let _ = writeln!(out, "load {}: {}", index + 1, sanitize(&l.label));
-    let _ = writeln!(
-        out,
-        "  old: {}  new: {}",
-        sanitize(&side(&l.old)),
-        sanitize(&side(&l.new))
-    );
+fn load_blocks(doc: &mut Document, index: usize, l: &LoadDiff) {
+    doc.push(Block::Compared(Compared {
+        index: index + 1,
+        label: l.label.clone(),
+        old: side(&l.old),
+        new: side(&l.new),
+    }));
     match (&l.old, &l.new) {
-        (Some(_), None) => {
-            let _ = writeln!(out, "  only in the old run");
-        }
-        (None, Some(_)) => {
-            let _ = writeln!(out, "  only in the new run");
-        }
-        _ if !l.changed => {
-            let _ = writeln!(
-                out,
-                "  no change: every figure the same within rounding, same placement, same findings"
-            );
-        }
+        (Some(_), None) => doc.push(Block::Remark("only in the old run".to_string())),
+        (None, Some(_)) => doc.push(Block::Remark("only in the new run".to_string())),
+        _ if !l.changed => doc.push(Block::Remark(
+            "no change: every figure the same within rounding, same placement, same findings"
+                .to_string(),
+        )),
         _ => {
             if !l.settings_changes.is_empty() {
-                let _ = writeln!(
-                    out,
-                    "  settings changed: {}",
-                    sanitize(&l.settings_changes.join(", "))
-                );
+                doc.push(Block::Field {
+                    key: "settings changed".to_string(),
+                    value: l.settings_changes.join(", "),
+                });
             }
-            for t in [
+            if !l.regressions.is_empty() {
+                doc.push(Block::Regressions(l.regressions.clone()));
+            }
+            for table in [
                 table("component", &l.components),
                 table("device", &l.devices),
             ]
             .into_iter()
             .flatten()
             {
-                out.push('\n');
-                out.push_str(&t.to_text(2));
+                doc.push(Block::Gap);
+                doc.push(Block::Table { table, indent: 2 });
             }
             if let Some(p) = l.placement.as_ref().filter(|p| !p.changes.is_empty()) {
-                out.push('\n');
-                let _ = writeln!(out, "  placement: {}", sanitize(&p.changes.join("; ")));
+                doc.push(Block::Gap);
+                doc.push(Block::Field {
+                    key: "placement".to_string(),
+                    value: p.changes.join("; "),
+                });
             }
             for (title, list) in [
                 ("findings appeared", &l.findings_appeared),
                 ("findings cleared", &l.findings_cleared),
             ] {
                 if !list.is_empty() {
-                    out.push('\n');
-                    let _ = writeln!(out, "  {title}:");
-                    for f in list {
-                        let _ = writeln!(out, "    {}", sanitize(&finding_line(f)));
-                    }
-                }
-            }
-            if !l.regressions.is_empty() {
-                out.push('\n');
-                for r in &l.regressions {
-                    let _ = writeln!(out, "  REGRESSION {}", sanitize(r));
+                    doc.push(Block::Gap);
+                    doc.push(Block::List {
+                        title: title.to_string(),
+                        items: list.iter().map(finding_line).collect(),
+                    });
                 }
             }
         }
     }
-    out.push('\n');
+    doc.push(Block::End);
 }
 
-/// The comparison for a terminal.
-pub fn text(diff: &Diff) -> Vec<u8> {
-    let mut out = format!(
-        "vramdiff diff\n  old: {}\n  new: {}\n{}\n\n",
-        sanitize(&diff.old),
-        sanitize(&diff.new),
-        heading(diff)
-    );
+/// The comparison as a document: the runs and counts, each compared pair with what changed, the verdict.
+pub fn document(diff: &Diff) -> Document {
+    let mut doc = Document::new();
+    doc.push(Block::Comparison(Comparison {
+        title: "vramdiff diff".to_string(),
+        old: diff.old.clone(),
+        new: diff.new.clone(),
+        summary: heading(diff),
+    }));
     for (i, l) in diff.loads.iter().enumerate() {
-        load_text(&mut out, i, l);
+        load_blocks(&mut doc, i, l);
     }
-    let _ = writeln!(out, "{}", verdict(diff));
-    out.into_bytes()
+    doc.push(Block::Verdict(verdict(diff)));
+    doc
 }
 
 fn verdict(diff: &Diff) -> String {
@@ -180,76 +171,18 @@ fn verdict(diff: &Diff) -> String {
     }
 }
 
-fn load_markdown(out: &mut String, index: usize, l: &LoadDiff) {
-    let _ = writeln!(out, "### Load {}: {}\n", index + 1, md_escape(&l.label));
-    let _ = writeln!(
-        out,
-        "Old: {} · new: {}\n",
-        super::md_code(&side(&l.old)),
-        super::md_code(&side(&l.new))
-    );
-    match (&l.old, &l.new) {
-        (Some(_), None) => out.push_str("Only in the old run.\n\n"),
-        (None, Some(_)) => out.push_str("Only in the new run.\n\n"),
-        _ if !l.changed => out.push_str(
-            "No change: every figure the same within rounding, same placement, same findings.\n\n",
-        ),
-        _ => {
-            if !l.settings_changes.is_empty() {
-                let _ = writeln!(
-                    out,
-                    "Settings changed: {}\n",
-                    md_escape(&l.settings_changes.join(", "))
-                );
-            }
-            for r in &l.regressions {
-                let _ = writeln!(out, "- **REGRESSION** {}", md_escape(r));
-            }
-            if !l.regressions.is_empty() {
-                out.push('\n');
-            }
-            for t in [
-                table("component", &l.components),
-                table("device", &l.devices),
-            ]
-            .into_iter()
-            .flatten()
-            {
-                out.push_str(&t.to_markdown());
-                out.push('\n');
-            }
-            if let Some(p) = l.placement.as_ref().filter(|p| !p.changes.is_empty()) {
-                let _ = writeln!(out, "Placement: {}\n", md_escape(&p.changes.join("; ")));
-            }
-            for (title, list) in [
-                ("Findings appeared", &l.findings_appeared),
-                ("Findings cleared", &l.findings_cleared),
-            ] {
-                if !list.is_empty() {
-                    let _ = writeln!(out, "{title}:\n");
-                    for f in list {
-                        let _ = writeln!(out, "- {}", md_escape(&finding_line(f)));
-                    }
-                    out.push('\n');
-                }
-            }
-        }
-    }
+/// The comparison for a terminal (a thin wrapper over [`super::render`]).
+pub fn text(diff: &Diff) -> Vec<u8> {
+    document(diff)
+        .render(&mut super::text::Text::default())
+        .into_bytes()
 }
 
-/// The comparison as GitHub-flavoured Markdown.
+/// The comparison as GitHub-flavoured Markdown (a thin wrapper over [`super::render`]).
 pub fn markdown(diff: &Diff) -> Vec<u8> {
-    let mut out = format!(
-        "## vramdiff diff\n\nOld: {} · new: {}\n\n{}.\n\n",
-        super::md_code(&diff.old),
-        super::md_code(&diff.new),
-        heading(diff)
-    );
-    for (i, l) in diff.loads.iter().enumerate() {
-        load_markdown(&mut out, i, l);
-    }
-    let _ = writeln!(out, "**{}**", md_escape(&verdict(diff)));
-    out.into_bytes()
+    document(diff)
+        .render(&mut super::markdown::Markdown)
+        .into_bytes()
 }
 
 /// The comparison as a JSON document (schema_version 1, keys sorted).

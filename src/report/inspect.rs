@@ -20,8 +20,8 @@ use crate::gguf::value::{type_name, value_type, Array, Value};
 use crate::gguf::GgufHeader;
 use crate::model::{human, KvType, LayerAttention, LayerLayout, ModelLayout};
 
+use super::document::{Block, Document};
 use super::table::{Align, Table};
-use super::Format;
 
 /// What to show.
 #[derive(Debug, Clone, Copy, Default)]
@@ -63,13 +63,18 @@ fn array_type_name(a: &Array) -> String {
     format!("{}[{inner}]", type_name(value_type::ARRAY))
 }
 
+/// What `inspect` reports on: a model file's header, the layout read from it, the projector file's header.
+#[derive(Debug, Clone, Copy)]
+pub struct Inspection<'a> {
+    pub header: &'a GgufHeader,
+    pub layout: &'a ModelLayout,
+    pub mmproj: Option<&'a GgufHeader>,
+    pub options: InspectOptions,
+}
+
 /// The report's body as JSON (without `schema_version`/`tool`).
-pub fn to_json(
-    header: &GgufHeader,
-    layout: &ModelLayout,
-    mmproj: Option<&GgufHeader>,
-    options: InspectOptions,
-) -> Json {
+pub fn to_json(i: &Inspection<'_>) -> Json {
+    let (header, layout, mmproj, options) = (i.header, i.layout, i.mmproj, i.options);
     let per_type = |f: &dyn Fn(&LayerLayout) -> bool, kv: KvType| -> u64 {
         layout
             .layers
@@ -233,47 +238,48 @@ fn attention_cell(a: &LayerAttention) -> String {
     }
 }
 
-/// The text report.
-pub fn to_text(
-    header: &GgufHeader,
-    layout: &ModelLayout,
-    mmproj: Option<&GgufHeader>,
-    options: InspectOptions,
-) -> String {
-    use std::fmt::Write;
-    let mut out = String::new();
+/// The report as a document: as a terminal shows it, fenced where the format has code blocks (a model file's
+/// report is a listing).
+pub fn document(i: &Inspection<'_>) -> Document {
+    Document {
+        blocks: vec![Block::Fenced(blocks(i).blocks)],
+    }
+}
+
+/// The file's summary lines, the layer table, with `--tensors` the tensor table and the metadata values.
+fn blocks(i: &Inspection<'_>) -> Document {
+    let (header, layout, mmproj, options) = (i.header, i.layout, i.mmproj, i.options);
+    let mut doc = Document::new();
+    let mut out: Vec<String> = Vec::new();
     let name = header
         .get("general.name")
         .and_then(Value::as_str)
         .map(|n| format!(" \"{}\"", clean(n)))
         .unwrap_or_default();
-    let _ = writeln!(
-        out,
+    out.push(format!(
         "{}{name}: GGUF v{}, {} tensors, {} ({} bytes)",
         clean(&header.path),
         header.version,
         header.tensors.len(),
         h(header.file_bytes),
         header.file_bytes
-    );
+    ));
     let ctx = layout
         .trained_context
         .map(|c| format!(", trained context {c}"))
         .unwrap_or_default();
-    let _ = writeln!(
-        out,
+    out.push(format!(
         "architecture {}, {} layers{ctx}",
         clean(&layout.architecture),
         layout.block_count()
-    );
+    ));
     let repeating: u64 = layout.layers.iter().map(layer_bytes).sum();
     let experts: u64 = layout
         .layers
         .iter()
         .map(|l| l.expert_bytes.unwrap_or(0))
         .sum();
-    let _ = writeln!(
-        out,
+    out.push(format!(
         "weights: layers {} (experts {}), non-repeating {} (output layer {}), projector {}",
         h(repeating),
         h(experts),
@@ -283,15 +289,14 @@ pub fn to_text(
             .projector_bytes
             .map(h)
             .unwrap_or_else(|| "none".into())
-    );
+    ));
     if let Some(m) = mmproj {
-        let _ = writeln!(
-            out,
+        out.push(format!(
             "projector file: {} ({} tensors, {})",
             clean(&m.path),
             m.tensors.len(),
             h(m.tensors.iter().map(|t| t.bytes).sum())
-        );
+        ));
     }
     let totals: Vec<String> = KvType::ALL
         .iter()
@@ -304,7 +309,10 @@ pub fn to_text(
             format!("{} {}", t.name(), h(sum))
         })
         .collect();
-    let _ = writeln!(out, "KV cache per token, all layers: {}", totals.join(", "));
+    out.push(format!(
+        "KV cache per token, all layers: {}",
+        totals.join(", ")
+    ));
     let swa: Vec<u32> = layout
         .layers
         .iter()
@@ -317,11 +325,10 @@ pub fn to_text(
         .find(|l| is_swa(l))
         .map(|l| l.attention)
     {
-        let _ = writeln!(
-            out,
+        out.push(format!(
             "  sliding-window layers {} (window {window}): their cache stops growing at {window} tokens per slot",
             ranges(&swa)
-        );
+        ));
     }
     let recurrent: Vec<u32> = layout
         .layers
@@ -337,13 +344,13 @@ pub fn to_text(
         .find(|l| is_recurrent(l))
         .map(|l| l.attention)
     {
-        let _ = writeln!(
-            out,
+        out.push(format!(
             "  recurrent layers {}: no KV cache, a fixed state of {} per slot each",
             ranges(&recurrent),
             h(state_bytes_per_slot)
-        );
+        ));
     }
+    doc.push(Block::Lines(out));
     if !layout.layers.is_empty() {
         let mut t = Table::new(&[
             ("layer", Align::Right),
@@ -365,8 +372,11 @@ pub fn to_text(
                 h(l.attention.kv_bytes_per_token(KvType::Q4_0)),
             ]);
         }
-        out.push('\n');
-        out.push_str(&t.to_text(0));
+        doc.push(Block::Gap);
+        doc.push(Block::Table {
+            table: t,
+            indent: 0,
+        });
     }
     if options.tensors {
         let mut t = Table::new(&[
@@ -387,45 +397,28 @@ pub fn to_text(
                 ti.bytes.to_string(),
             ]);
         }
-        out.push('\n');
-        out.push_str(&t.to_text(0));
-        out.push('\n');
+        doc.push(Block::Gap);
+        doc.push(Block::Table {
+            table: t,
+            indent: 0,
+        });
+        doc.push(Block::Gap);
+        let mut metadata = Vec::new();
         for m in &header.metadata {
             let value = match &m.value {
                 Value::Array(a) if a.len() > 8 => format!("[{} elements]", a.len()),
                 v => serde_json::to_string(v).unwrap_or_default(),
             };
-            let _ = writeln!(
-                out,
+            metadata.push(format!(
                 "{} {} = {}",
                 clean(&m.key),
                 value_type_name(&m.value),
                 clean(&value)
-            );
+            ));
         }
+        doc.push(Block::Lines(metadata));
     }
-    out
-}
-
-/// The report in a format (Markdown falls back to text in a code block).
-pub fn render(
-    header: &GgufHeader,
-    layout: &ModelLayout,
-    mmproj: Option<&GgufHeader>,
-    format: Format,
-    options: InspectOptions,
-) -> Vec<u8> {
-    match format {
-        Format::Json | Format::JsonLines => {
-            super::json::document(to_json(header, layout, mmproj, options))
-        }
-        Format::Text => to_text(header, layout, mmproj, options).into_bytes(),
-        Format::Markdown => {
-            format!("```text\n{}```\n", to_text(header, layout, mmproj, options)).into_bytes()
-        }
-        // `inspect` offers no JUnit (a model file has no findings); the text stands in for a caller that asks.
-        Format::Junit => to_text(header, layout, mmproj, options).into_bytes(),
-    }
+    doc
 }
 
 #[cfg(test)]

@@ -12,7 +12,6 @@ use std::io;
 use quick_xml::events::{BytesDecl, BytesText, Event};
 use quick_xml::Writer;
 
-use super::Reporter;
 use crate::diff::Diff;
 use crate::diff::MatchKey;
 use crate::model::{Analysis, Concluded, Finding, InputRole, Severity};
@@ -224,17 +223,6 @@ pub fn analysis_suites(
             error: input.error.clone(),
         })
         .collect()
-}
-
-/// The report as JUnit.
-pub struct JunitReporter {
-    pub threshold: Option<Severity>,
-}
-
-impl Reporter for JunitReporter {
-    fn render(&self, analysis: &Analysis) -> Vec<u8> {
-        write(&analysis_suites(analysis, self.threshold, &|_| None))
-    }
 }
 
 /// `diff` as JUnit: one suite (old → new), a case per load, a failure per regression.

@@ -1,80 +1,66 @@
-//! The Markdown report (GitHub-flavoured): what users paste into issues and `$GITHUB_STEP_SUMMARY`. Same
-//! tables as the text report (`tables.rs`), every value taken from a log escaped (`md_escape`, `md_code`),
-//! charts linked when `--chart` wrote them.
+//! The Markdown layout (GitHub-flavoured) of a [`Document`](super::document::Document): what users paste into
+//! issues and `$GITHUB_STEP_SUMMARY`. Headings per part, tables, explanations folded in `<details>`, charts
+//! linked; every value taken from a log escaped (`md_escape`, `md_code`).
 
 use std::fmt::Write;
 
-use super::tables;
-use super::{md_code, md_escape, ReportOptions, Reporter};
-use crate::model::{Analysis, Concluded, WhatIf};
+use super::document::{
+    Compared, Comparison, FindingItem, InputItem, Limits, Markup, ReplaySummary, Subject,
+};
+use super::table::{Align, Table};
+use super::tables::Section;
+use super::{md_code, md_escape, ChartLink};
 
-pub struct MarkdownReporter {
-    pub options: ReportOptions,
+/// The Markdown layout.
+#[derive(Debug, Default)]
+pub struct Markdown;
+
+/// `text` with its first letter upper-case: a terminal's label as a sentence's start.
+fn capitalised(text: &str) -> String {
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
 }
 
-fn replay(out: &mut String, w: &WhatIf) {
-    let _ = writeln!(out, "#### Would it have fit?\n");
-    if let Some(e) = &w.estimate {
-        let split: Vec<String> = e.placement.split().iter().map(|n| n.to_string()).collect();
-        let agree = |v: Option<bool>| match v {
-            Some(true) => "reproduced",
-            Some(false) => "**not** reproduced",
-            None => "not in the log",
-        };
-        let _ = writeln!(
-            out,
-            "- Replayed with the estimate's own figures: split {}, {}/{} layers on GPUs; the logged split is {}, the logged allocations are {}.",
-            split.join(","),
-            e.placement.offloaded,
-            e.placement.total,
-            agree(e.split_agrees),
-            agree(e.allocations_agree)
-        );
+impl Markup for Markdown {
+    fn title(&mut self, out: &mut String, text: &str) {
+        let _ = writeln!(out, "# {}\n", md_escape(text));
     }
-    if let Some(m) = &w.measured {
-        let _ = writeln!(
-            out,
-            "- Replayed with the measured figures: **{}**.",
-            md_escape(&m.verdict.text)
-        );
-    }
-    out.push('\n');
-}
 
-pub(super) fn load_section(
-    out: &mut String,
-    index: usize,
-    load: &Concluded,
-    charts: &[super::ChartLink],
-) {
-    let s = &load.source;
-    let _ = writeln!(
-        out,
-        "## Load {index}: {} — engine {}{}\n",
-        md_escape(&tables::model_name(load)),
-        load.engine.as_str(),
-        load.ollama_version
-            .as_ref()
-            .map(|v| format!(", Ollama {}", md_escape(v)))
-            .unwrap_or_default()
-    );
-    let _ = writeln!(
-        out,
-        "{} lines {}–{}\n",
-        md_code(&s.path),
-        s.first_line,
-        s.last_line
-    );
-    let mut facts = super::table::Table::new(&[
-        ("", super::table::Align::Left),
-        ("", super::table::Align::Left),
-    ]);
-    for (key, value) in tables::facts(load) {
-        facts.push(vec![key, value]);
+    fn heading(&mut self, out: &mut String, level: u8, text: &str) {
+        let _ = writeln!(
+            out,
+            "{} {}\n",
+            "#".repeat(usize::from(level.clamp(1, 6))),
+            md_escape(text)
+        );
     }
-    out.push_str(&facts.to_markdown());
-    out.push('\n');
-    for section in tables::sections(load) {
+
+    fn subject(&mut self, out: &mut String, s: &Subject) {
+        let _ = write!(out, "## {}", s.label);
+        if let Some(name) = &s.name {
+            let _ = write!(out, ": {}", md_escape(name));
+        }
+        let tags: Vec<String> = s.tags.iter().map(|t| md_escape(t)).collect();
+        if !tags.is_empty() {
+            let _ = write!(out, " — {}", tags.join(", "));
+        }
+        let (path, first, last) = &s.source;
+        let _ = writeln!(out, "\n\n{} lines {first}–{last}\n", md_code(path));
+    }
+
+    fn facts(&mut self, out: &mut String, facts: &[(String, String)]) {
+        let mut table = Table::new(&[("", Align::Left), ("", Align::Left)]);
+        for (key, value) in facts {
+            table.push(vec![key.clone(), value.clone()]);
+        }
+        out.push_str(&table.to_markdown());
+        out.push('\n');
+    }
+
+    fn section(&mut self, out: &mut String, section: &Section) {
         let _ = writeln!(out, "### {}\n", section.title);
         out.push_str(&section.table.to_markdown());
         out.push('\n');
@@ -94,37 +80,69 @@ pub(super) fn load_section(
             let _ = writeln!(out, "\n</details>\n");
         }
     }
-    if let Some(w) = &load.whatif {
-        replay(out, w);
+
+    fn table(&mut self, out: &mut String, table: &Table, _indent: usize) {
+        out.push_str(&table.to_markdown());
+        out.push('\n');
     }
-    if !load.findings.is_empty() {
+
+    fn replay(&mut self, out: &mut String, r: &ReplaySummary) {
+        let _ = writeln!(out, "#### Would it have fit?\n");
+        if let Some(e) = &r.estimate {
+            let agree = |v: Option<bool>| match v {
+                Some(true) => "reproduced",
+                Some(false) => "**not** reproduced",
+                None => "not in the log",
+            };
+            let _ = writeln!(
+                out,
+                "- Replayed with the estimate's own figures: split {}, {}/{} layers on GPUs; the logged split is {}, the logged allocations are {}.",
+                e.split,
+                e.offloaded,
+                e.total,
+                agree(e.split_agrees),
+                agree(e.allocations_agree)
+            );
+        }
+        if let Some(m) = &r.measured {
+            let _ = writeln!(
+                out,
+                "- Replayed with the measured figures: **{}**.",
+                md_escape(m)
+            );
+        }
+        out.push('\n');
+    }
+
+    fn findings(&mut self, out: &mut String, findings: &[FindingItem]) {
         let _ = writeln!(out, "### Findings\n");
-        for f in &load.findings {
-            let refs = tables::finding_refs(f);
+        for f in findings {
             let _ = writeln!(
                 out,
                 "- **{}** `{}`: {}{}  \n  *Hint:* {}",
-                f.severity.as_str(),
+                f.severity,
                 f.code,
                 md_escape(&f.message),
-                if refs.is_empty() {
+                if f.refs.is_empty() {
                     String::new()
                 } else {
-                    format!(" ({})", md_escape(&refs))
+                    format!(" ({})", md_escape(&f.refs))
                 },
                 md_escape(&f.hint)
             );
         }
         out.push('\n');
     }
-    if !load.suggestions.is_empty() {
+
+    fn suggestions(&mut self, out: &mut String, suggestions: &[(String, String)]) {
         let _ = writeln!(out, "### Try\n");
-        for s in &load.suggestions {
-            let _ = writeln!(out, "- {}: {}", md_code(&s.setting), md_escape(&s.effect));
+        for (setting, effect) in suggestions {
+            let _ = writeln!(out, "- {}: {}", md_code(setting), md_escape(effect));
         }
         out.push('\n');
     }
-    if !charts.is_empty() {
+
+    fn chart_ref(&mut self, out: &mut String, charts: &[ChartLink]) {
         let _ = writeln!(out, "### Charts\n");
         for c in charts {
             // The path is built by vramdiff from [A-Za-z0-9._-] and the --chart folder; no log text.
@@ -136,47 +154,101 @@ pub(super) fn load_section(
             );
         }
     }
-    for note in &load.notes {
-        let _ = writeln!(out, "> Note: {}\n", md_escape(note));
-    }
-}
 
-impl Reporter for MarkdownReporter {
-    fn render(&self, analysis: &Analysis) -> Vec<u8> {
-        let mut out = String::from("# vramdiff report\n\n");
-        for (i, load) in analysis.loads.iter().enumerate() {
-            let charts = self.options.charts.get(i).map(Vec::as_slice).unwrap_or(&[]);
-            load_section(&mut out, i + 1, load, charts);
+    fn notes(&mut self, out: &mut String, notes: &[String]) {
+        for note in notes {
+            let _ = writeln!(out, "> Note: {}\n", md_escape(note));
         }
-        if analysis.loads.is_empty() {
-            out.push_str("No model load found.\n\n");
+    }
+
+    fn paragraph(&mut self, out: &mut String, text: &str) {
+        let _ = writeln!(out, "{}\n", md_escape(text));
+    }
+
+    /// Lines keep their breaks (a trailing backslash is a hard break in GitHub-flavoured Markdown).
+    fn lines(&mut self, out: &mut String, lines: &[String]) {
+        let escaped: Vec<String> = lines.iter().map(|l| md_escape(l.trim())).collect();
+        let _ = writeln!(out, "{}\n", escaped.join("\\\n"));
+    }
+
+    fn field(&mut self, out: &mut String, key: &str, value: &str) {
+        let _ = writeln!(out, "{}: {}\n", capitalised(key), md_escape(value));
+    }
+
+    fn remark(&mut self, out: &mut String, text: &str) {
+        let _ = writeln!(out, "{}.\n", capitalised(&md_escape(text)));
+    }
+
+    fn list(&mut self, out: &mut String, title: &str, items: &[String]) {
+        let _ = writeln!(out, "{}:\n", capitalised(title));
+        for item in items {
+            let _ = writeln!(out, "- {}", md_escape(item));
         }
+        out.push('\n');
+    }
+
+    /// The headline as the terminal writes it, the table in Markdown, the assumptions as a list.
+    fn limits(&mut self, out: &mut String, l: &Limits) {
+        let _ = writeln!(out, "{}", super::sanitize(&l.headline));
+        out.push('\n');
+        out.push_str(&l.table.to_markdown());
+        out.push('\n');
+        for a in &l.assumptions {
+            let _ = writeln!(out, "  - {}", super::sanitize(a));
+        }
+    }
+
+    fn comparison(&mut self, out: &mut String, c: &Comparison) {
+        let _ = write!(
+            out,
+            "## {}\n\nOld: {} · new: {}\n\n{}.\n\n",
+            c.title,
+            md_code(&c.old),
+            md_code(&c.new),
+            c.summary
+        );
+    }
+
+    fn compared(&mut self, out: &mut String, c: &Compared) {
+        let _ = writeln!(out, "### Load {}: {}\n", c.index, md_escape(&c.label));
+        let _ = writeln!(out, "Old: {} · new: {}\n", md_code(&c.old), md_code(&c.new));
+    }
+
+    fn regressions(&mut self, out: &mut String, regressions: &[String]) {
+        for r in regressions {
+            let _ = writeln!(out, "- **REGRESSION** {}", md_escape(r));
+        }
+        if !regressions.is_empty() {
+            out.push('\n');
+        }
+    }
+
+    fn verdict(&mut self, out: &mut String, text: &str) {
+        let _ = writeln!(out, "**{}**", md_escape(text));
+    }
+
+    fn inputs(&mut self, out: &mut String, inputs: &[InputItem]) {
         let _ = writeln!(out, "## Inputs\n");
-        let mut inputs = super::table::Table::new(&[
-            ("input", super::table::Align::Left),
-            ("lines", super::table::Align::Right),
-            ("recognised", super::table::Align::Right),
-            ("memory-like, not understood", super::table::Align::Right),
-            ("loads", super::table::Align::Right),
-            ("captures", super::table::Align::Right),
+        let mut table = Table::new(&[
+            ("input", Align::Left),
+            ("lines", Align::Right),
+            ("recognised", Align::Right),
+            ("memory-like, not understood", Align::Right),
+            ("loads", Align::Right),
+            ("captures", Align::Right),
         ]);
-        for input in &analysis.inputs {
-            let loads = analysis
-                .loads
-                .iter()
-                .filter(|l| l.source.path == input.path)
-                .count();
-            inputs.push(vec![
+        for input in inputs {
+            table.push(vec![
                 input.path.clone(),
                 input.lines.to_string(),
-                input.recognized_lines.to_string(),
-                input.unrecognized_memory_lines.to_string(),
-                loads.to_string(),
-                input.captures.len().to_string(),
+                input.recognized.to_string(),
+                input.unrecognized_memory.to_string(),
+                input.loads.to_string(),
+                input.all_captures.to_string(),
             ]);
         }
-        out.push_str(&inputs.to_markdown());
-        for input in &analysis.inputs {
+        out.push_str(&table.to_markdown());
+        for input in inputs {
             if let Some(e) = &input.error {
                 let _ = writeln!(
                     out,
@@ -185,26 +257,39 @@ impl Reporter for MarkdownReporter {
                     md_escape(e)
                 );
             }
-            for w in &input.warnings {
-                let at = w.line.map(|l| format!(":{l}")).unwrap_or_default();
+            for (line, message) in &input.warnings {
+                let at = line.map(|l| format!(":{l}")).unwrap_or_default();
                 let _ = writeln!(
                     out,
                     "\n- warning {}: {}",
                     md_code(&format!("{}{at}", input.path)),
-                    md_escape(&w.message)
+                    md_escape(message)
                 );
             }
-            for snapshot in input.captures.iter().take(12) {
+            for c in &input.captures {
                 let _ = writeln!(
                     out,
                     "\n{} capture at line {} ({}):\n",
                     md_code(&input.path),
-                    snapshot.line,
-                    snapshot.format.as_str()
+                    c.line,
+                    c.format
                 );
-                out.push_str(&tables::capture(snapshot).to_markdown());
+                out.push_str(&c.table.to_markdown());
             }
         }
-        out.into_bytes()
+    }
+
+    /// Markdown's blocks carry their own spacing.
+    fn gap(&mut self, _out: &mut String) {}
+
+    fn end(&mut self, _out: &mut String) {}
+
+    fn preformatted(&mut self, out: &mut String, body: &str) {
+        out.push_str(body);
+    }
+
+    /// A text code block; a fence inside the body would close it, so it becomes `'''`.
+    fn fenced(&mut self, out: &mut String, body: &str) {
+        let _ = write!(out, "```text\n{}```\n", body.replace("```", "'''"));
     }
 }

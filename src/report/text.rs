@@ -1,40 +1,45 @@
-//! The terminal report: per load a header, the component table and the device table, each gap with its
-//! bounds and the log lines it rests on; then a summary line per input.
+//! The terminal's layout of a [`Document`](super::document::Document): aligned tables indented under each
+//! subject, each gap with its bounds and the log lines it rests on, every value from a log made safe to print
+//! (`sanitize`). Also the plain form other formats embed (`Block::Preformatted`, `Block::Fenced`).
 
 use std::fmt::Write;
 
-use super::tables;
-use super::{sanitize, ReportOptions, Reporter};
-use crate::model::{Analysis, Concluded};
+use super::document::{
+    Compared, Comparison, FindingItem, InputItem, Limits, Markup, ReplaySummary, Subject,
+};
+use super::table::Table;
+use super::tables::Section;
+use super::{sanitize, ChartLink};
 
-pub struct TextReporter {
-    pub options: ReportOptions,
+/// The terminal's layout. Holds a subject's regressions until its end, where a terminal lists them.
+#[derive(Debug, Default)]
+pub struct Text {
+    regressions: Vec<String>,
 }
 
-fn header(out: &mut String, index: usize, load: &Concluded) {
-    let s = &load.source;
-    let _ = writeln!(
-        out,
-        "Load {index}: {} lines {}–{}  {}  engine {}{}",
-        sanitize(&s.path),
-        s.first_line,
-        s.last_line,
-        sanitize(&tables::model_name(load)),
-        load.engine.as_str(),
-        load.ollama_version
-            .as_ref()
-            .map(|v| format!("  Ollama {}", sanitize(v)))
-            .unwrap_or_default()
-    );
-    for (key, value) in tables::facts(load) {
-        let _ = writeln!(out, "  {key}: {}", sanitize(&value));
+impl Markup for Text {
+    fn title(&mut self, _out: &mut String, _text: &str) {}
+
+    fn heading(&mut self, out: &mut String, _level: u8, text: &str) {
+        let _ = writeln!(out, "{}", sanitize(text));
     }
-}
 
-pub(super) fn load_section(out: &mut String, index: usize, load: &Concluded) {
-    header(out, index, load);
-    for section in tables::sections(load) {
+    fn subject(&mut self, out: &mut String, s: &Subject) {
+        let (path, first, last) = &s.source;
+        let _ = write!(out, "{}: {} lines {first}–{last}", s.label, sanitize(path));
+        for part in s.name.iter().chain(&s.tags) {
+            let _ = write!(out, "  {}", sanitize(part));
+        }
         out.push('\n');
+    }
+
+    fn facts(&mut self, out: &mut String, facts: &[(String, String)]) {
+        for (key, value) in facts {
+            let _ = writeln!(out, "  {key}: {}", sanitize(value));
+        }
+    }
+
+    fn section(&mut self, out: &mut String, section: &Section) {
         out.push_str(&section.table.to_text(2));
         for e in &section.explanations {
             let subject = sanitize(&e.subject);
@@ -48,142 +53,206 @@ pub(super) fn load_section(out: &mut String, index: usize, load: &Concluded) {
             }
         }
     }
-    if let Some(w) = &load.whatif {
-        out.push('\n');
-        super::whatif::summary(out, w);
+
+    fn table(&mut self, out: &mut String, table: &Table, indent: usize) {
+        out.push_str(&table.to_text(indent));
     }
-    if !load.findings.is_empty() {
-        out.push('\n');
+
+    fn replay(&mut self, out: &mut String, r: &ReplaySummary) {
+        if let Some(e) = &r.estimate {
+            let _ = writeln!(
+                out,
+                "  replay with the estimate's figures: split {}, {}/{} layers; {}",
+                e.split, e.offloaded, e.total, e.agreements
+            );
+        }
+        if let Some(m) = &r.measured {
+            let _ = writeln!(out, "  replay with the measured figures: {}", sanitize(m));
+        }
+    }
+
+    fn findings(&mut self, out: &mut String, findings: &[FindingItem]) {
         let _ = writeln!(out, "  findings:");
-        for f in &load.findings {
-            let refs = tables::finding_refs(f);
+        for f in findings {
             let _ = writeln!(
                 out,
                 "  {:7} {}: {}{}",
-                f.severity.as_str(),
+                f.severity,
                 f.code,
                 sanitize(&f.message),
-                if refs.is_empty() {
+                if f.refs.is_empty() {
                     String::new()
                 } else {
-                    format!(" [{}]", sanitize(&refs))
+                    format!(" [{}]", sanitize(&f.refs))
                 }
             );
             let _ = writeln!(out, "          hint: {}", sanitize(&f.hint));
         }
     }
-    if !load.suggestions.is_empty() {
-        out.push('\n');
+
+    fn suggestions(&mut self, out: &mut String, suggestions: &[(String, String)]) {
         let _ = writeln!(out, "  try:");
-        for s in &load.suggestions {
-            let _ = writeln!(out, "    {}", sanitize(&s.setting));
-            let _ = writeln!(out, "      {}", sanitize(&s.effect));
+        for (setting, effect) in suggestions {
+            let _ = writeln!(out, "    {}", sanitize(setting));
+            let _ = writeln!(out, "      {}", sanitize(effect));
         }
     }
-    for note in &load.notes {
-        let _ = writeln!(out, "  note: {}", sanitize(note));
+
+    /// A terminal shows no pictures; `--chart` names the files it wrote on stderr.
+    fn chart_ref(&mut self, _out: &mut String, _charts: &[ChartLink]) {}
+
+    fn notes(&mut self, out: &mut String, notes: &[String]) {
+        for note in notes {
+            let _ = writeln!(out, "  note: {}", sanitize(note));
+        }
     }
-    out.push('\n');
+
+    fn paragraph(&mut self, out: &mut String, text: &str) {
+        let _ = writeln!(out, "{}\n", sanitize(text));
+    }
+
+    fn lines(&mut self, out: &mut String, lines: &[String]) {
+        for line in lines {
+            let _ = writeln!(out, "{}", sanitize(line));
+        }
+    }
+
+    fn field(&mut self, out: &mut String, key: &str, value: &str) {
+        let _ = writeln!(out, "  {key}: {}", sanitize(value));
+    }
+
+    fn remark(&mut self, out: &mut String, text: &str) {
+        let _ = writeln!(out, "  {}", sanitize(text));
+    }
+
+    fn list(&mut self, out: &mut String, title: &str, items: &[String]) {
+        let _ = writeln!(out, "  {title}:");
+        for item in items {
+            let _ = writeln!(out, "    {}", sanitize(item));
+        }
+    }
+
+    fn limits(&mut self, out: &mut String, l: &Limits) {
+        let _ = writeln!(out, "{}", sanitize(&l.headline));
+        out.push_str(&l.table.to_text(4));
+        for a in &l.assumptions {
+            let _ = writeln!(out, "      {}", sanitize(a));
+        }
+    }
+
+    fn comparison(&mut self, out: &mut String, c: &Comparison) {
+        let _ = write!(
+            out,
+            "{}\n  old: {}\n  new: {}\n{}\n\n",
+            c.title,
+            sanitize(&c.old),
+            sanitize(&c.new),
+            c.summary
+        );
+    }
+
+    fn compared(&mut self, out: &mut String, c: &Compared) {
+        let _ = writeln!(out, "load {}: {}", c.index, sanitize(&c.label));
+        let _ = writeln!(
+            out,
+            "  old: {}  new: {}",
+            sanitize(&c.old),
+            sanitize(&c.new)
+        );
+    }
+
+    /// Kept for the subject's end: a terminal's last lines are the ones read.
+    fn regressions(&mut self, _out: &mut String, regressions: &[String]) {
+        self.regressions.extend_from_slice(regressions);
+    }
+
+    fn verdict(&mut self, out: &mut String, text: &str) {
+        let _ = writeln!(out, "{}", sanitize(text));
+    }
+
+    fn inputs(&mut self, out: &mut String, inputs: &[InputItem]) {
+        for input in inputs {
+            input_lines(out, input);
+        }
+    }
+
+    fn gap(&mut self, out: &mut String) {
+        out.push('\n');
+    }
+
+    fn end(&mut self, out: &mut String) {
+        if !self.regressions.is_empty() {
+            out.push('\n');
+            for r in std::mem::take(&mut self.regressions) {
+                let _ = writeln!(out, "  REGRESSION {}", sanitize(&r));
+            }
+        }
+        out.push('\n');
+    }
+
+    fn preformatted(&mut self, out: &mut String, body: &str) {
+        out.push_str(body);
+    }
+
+    fn fenced(&mut self, out: &mut String, body: &str) {
+        out.push_str(body);
+    }
 }
 
-/// At most this many captures of one input are listed in full; a long `nvidia-smi -l` series is summarised.
-const LISTED_CAPTURES: usize = 12;
-
-fn captures(out: &mut String, input: &crate::model::InputSummary) {
-    for snapshot in input.captures.iter().take(LISTED_CAPTURES) {
+fn input_lines(out: &mut String, input: &InputItem) {
+    let path = sanitize(&input.path);
+    let _ = writeln!(
+        out,
+        "{path}: {} lines read, {} recognised, {} memory-like lines not understood{}; {} load{}",
+        input.lines,
+        input.recognized,
+        input.unrecognized_memory,
+        if input.unrecognized_memory > 0 && input.unrecognized.is_none() {
+            " (--show-unrecognized lists them)"
+        } else {
+            ""
+        },
+        input.loads,
+        if input.loads == 1 { "" } else { "s" }
+    );
+    for c in &input.captures {
         let _ = writeln!(
             out,
             "  capture at line {} ({}{}{}):",
-            snapshot.line,
-            snapshot.format.as_str(),
-            snapshot
-                .timestamp
+            c.line,
+            c.format,
+            c.timestamp
                 .as_deref()
                 .map(|t| format!(", {}", sanitize(t)))
                 .unwrap_or_default(),
-            snapshot
-                .driver_version
+            c.driver
                 .as_deref()
                 .map(|d| format!(", driver {}", sanitize(d)))
                 .unwrap_or_default()
         );
-        out.push_str(&tables::capture(snapshot).to_text(4));
+        out.push_str(&c.table.to_text(4));
     }
-    if input.captures.len() > LISTED_CAPTURES {
+    if input.all_captures > input.captures.len() {
         let _ = writeln!(
             out,
             "  … {} more captures (--format json lists them all)",
-            input.captures.len() - LISTED_CAPTURES
+            input.all_captures - input.captures.len()
         );
     }
-}
-
-impl Reporter for TextReporter {
-    fn render(&self, analysis: &Analysis) -> Vec<u8> {
-        let mut out = String::new();
-        for (i, load) in analysis.loads.iter().enumerate() {
-            load_section(&mut out, i + 1, load);
-        }
-        if analysis.loads.is_empty() {
-            out.push_str("No model load found.\n\n");
-        }
-        for input in &analysis.inputs {
-            let loads = analysis
-                .loads
-                .iter()
-                .filter(|l| l.source.path == input.path)
-                .count();
-            let _ = writeln!(
-                out,
-                "{}: {} lines read, {} recognised, {} memory-like lines not understood{}; {} load{}",
-                sanitize(&input.path),
-                input.lines,
-                input.recognized_lines,
-                input.unrecognized_memory_lines,
-                if input.unrecognized_memory_lines > 0 && !self.options.show_unrecognized {
-                    " (--show-unrecognized lists them)"
-                } else {
-                    ""
-                },
-                loads,
-                if loads == 1 { "" } else { "s" }
-            );
-            captures(&mut out, input);
-            if let Some(e) = &input.error {
-                let _ = writeln!(out, "  error: {}", sanitize(e));
+    if let Some(e) = &input.error {
+        let _ = writeln!(out, "  error: {}", sanitize(e));
+    }
+    for (line, message) in &input.warnings {
+        match line {
+            Some(l) => {
+                let _ = writeln!(out, "  warning: {path}:{l}: {}", sanitize(message));
             }
-            for w in &input.warnings {
-                match w.line {
-                    Some(l) => {
-                        let _ = writeln!(
-                            out,
-                            "  warning: {}:{l}: {}",
-                            sanitize(&input.path),
-                            sanitize(&w.message)
-                        );
-                    }
-                    None => {
-                        let _ = writeln!(
-                            out,
-                            "  warning: {}: {}",
-                            sanitize(&input.path),
-                            sanitize(&w.message)
-                        );
-                    }
-                }
-            }
-            if self.options.show_unrecognized {
-                for u in &input.unrecognized {
-                    let _ = writeln!(
-                        out,
-                        "  unrecognized {}:{}: {}",
-                        sanitize(&input.path),
-                        u.line,
-                        sanitize(&u.text)
-                    );
-                }
+            None => {
+                let _ = writeln!(out, "  warning: {path}: {}", sanitize(message));
             }
         }
-        out.into_bytes()
+    }
+    for (line, text) in input.unrecognized.iter().flatten() {
+        let _ = writeln!(out, "  unrecognized {path}:{line}: {}", sanitize(text));
     }
 }

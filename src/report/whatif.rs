@@ -1,11 +1,10 @@
 //! The placement replay in words: per load the replayed placement with the estimate's figures (and whether it
-//! reproduces the log), and the verdict with the measured figures. Used by the main report (a summary) and by
-//! `vramdiff whatif` (everything, or JSON).
+//! reproduces the log), and the verdict with the measured figures. The main report's summary is built in
+//! `outline.rs` (with `agreements`); `vramdiff whatif`'s document, JSON and JUnit are here.
 
-use std::fmt::Write;
-
+use super::document::{self, Block, Document, Limits, Subject};
+use super::json;
 use super::table::{Align, Table};
-use super::{json, sanitize, Format};
 use crate::model::{human, Analysis, EstimateReplay, MaxContext, Placement, ReplayFigures, WhatIf};
 
 fn agreement(v: Option<bool>, changed: bool) -> &'static str {
@@ -35,9 +34,8 @@ fn placement_table(p: &Placement) -> Table {
     t
 }
 
-fn figures(out: &mut String, f: &ReplayFigures) {
-    let _ = writeln!(
-        out,
+fn figures(f: &ReplayFigures) -> Block {
+    let mut lines = vec![format!(
         "      per layer {} weights + {} KV × {} blocks, output {}, graph {} per GPU, floor {} per GPU{}",
         human(f.layer_weights),
         human(f.layer_kv),
@@ -46,15 +44,14 @@ fn figures(out: &mut String, f: &ReplayFigures) {
         human(f.graph),
         human(f.per_gpu_floor),
         if f.layer_buffer { ", one layer held back per GPU" } else { "" }
-    );
-    for from in &f.from {
-        let _ = writeln!(out, "      {}", sanitize(from));
-    }
+    )];
+    lines.extend(f.from.iter().map(|from| format!("      {from}")));
+    Block::Lines(lines)
 }
 
 /// How the replay compares with the log, in words: layer count, split, allocations (each only when the log
 /// states it; a split or allocation list is never "reproduced" with a different layer count).
-fn agreements(e: &EstimateReplay, changed: bool) -> String {
+pub(super) fn agreements(e: &EstimateReplay, changed: bool) -> String {
     let mut parts = Vec::new();
     if e.layers_agree.is_some() {
         parts.push(format!("layers {}", agreement(e.layers_agree, changed)));
@@ -72,86 +69,66 @@ fn agreements(e: &EstimateReplay, changed: bool) -> String {
     parts.join(", ")
 }
 
-/// The short form inside the main text report.
-pub fn summary(out: &mut String, w: &WhatIf) {
-    if let Some(e) = &w.estimate {
-        let split: Vec<String> = e.placement.split().iter().map(|n| n.to_string()).collect();
-        let _ = writeln!(
-            out,
-            "  replay with the estimate's figures: split {}, {}/{} layers; {}",
-            split.join(","),
-            e.placement.offloaded,
-            e.placement.total,
-            agreements(e, !w.changes.is_empty())
-        );
-    }
-    if let Some(m) = &w.measured {
-        let _ = writeln!(
-            out,
-            "  replay with the measured figures: {}",
-            sanitize(&m.verdict.text)
-        );
-    }
-}
-
-fn detailed(out: &mut String, w: &WhatIf) {
+/// The replay in full: the changes, then each replay with its placement table and the figures it used.
+fn detail(w: &WhatIf) -> Vec<Block> {
+    let mut blocks = Vec::new();
+    let line = |text: String| Block::Lines(vec![text]);
     if !w.changes.is_empty() {
-        let _ = writeln!(out, "  changes: {}", w.changes.join(", "));
+        blocks.push(line(format!("  changes: {}", w.changes.join(", "))));
     }
     match &w.estimate {
         Some(e) => {
-            let _ = writeln!(
-                out,
+            blocks.push(line(format!(
                 "  with the estimate's figures ({}): {}/{} layers on GPUs, {} left to the CPU; {}",
                 e.strategy,
                 e.placement.offloaded,
                 e.placement.total,
                 human(e.placement.overflow),
                 agreements(e, !w.changes.is_empty())
-            );
-            out.push_str(&placement_table(&e.placement).to_text(4));
-            figures(out, &e.figures);
+            )));
+            blocks.push(Block::Table {
+                table: placement_table(&e.placement),
+                indent: 4,
+            });
+            blocks.push(figures(&e.figures));
         }
-        None => {
-            let _ = writeln!(
-                out,
-                "  with the estimate's figures: the log has no single-line estimate to replay"
-            );
-        }
+        None => blocks.push(line(
+            "  with the estimate's figures: the log has no single-line estimate to replay"
+                .to_string(),
+        )),
     }
     match &w.measured {
         Some(m) => {
-            let _ = writeln!(
-                out,
+            blocks.push(line(format!(
                 "  with the measured figures: {}",
-                sanitize(&m.verdict.text)
-            );
-            out.push_str(&placement_table(&m.placement).to_text(4));
-            figures(out, &m.figures);
+                m.verdict.text
+            )));
+            blocks.push(Block::Table {
+                table: placement_table(&m.placement),
+                indent: 4,
+            });
+            blocks.push(figures(&m.figures));
         }
-        None => {
-            let _ = writeln!(
-                out,
-                "  with the measured figures: not enough measured figures to replay"
-            );
-        }
+        None => blocks.push(line(
+            "  with the measured figures: not enough measured figures to replay".to_string(),
+        )),
     }
+    blocks
 }
 
 /// `whatif --max-ctx`: the largest context per KV type, and what it assumes.
-fn max_context(out: &mut String, m: &MaxContext, markdown: bool) {
-    let _ =
-        writeln!(
-        out,
+fn limits(m: &MaxContext) -> Limits {
+    let headline =
+        format!(
         "  largest num_ctx that keeps every layer on {} ({}; {} slot{}; steps of {}, up to {}):",
         if m.gpus.is_empty() { "the GPUs".to_string() } else { m.gpus.join(", ") },
         m.replay,
         m.parallel,
         if m.parallel == 1 { "" } else { "s" },
         m.step,
-        sanitize(&m.cap_from)
+        m.cap_from
     );
-    let mut t = Table::new(&[
+    let mut table = Table::new(&[
         ("KV type", Align::Left),
         ("num_ctx", Align::Right),
         ("context (all slots)", Align::Right),
@@ -163,93 +140,91 @@ fn max_context(out: &mut String, m: &MaxContext, markdown: bool) {
             (Some(n), false) => n.to_string(),
             (None, _) => format!("none (not even {})", m.step),
         };
-        t.push(vec![
+        table.push(vec![
             r.kv_type.name().to_string(),
             ctx,
             r.context.map_or("-".to_string(), |c| c.to_string()),
             r.margin.map_or("-".to_string(), human),
         ]);
     }
-    if markdown {
-        out.push('\n');
-        out.push_str(&t.to_markdown());
-        out.push('\n');
-    } else {
-        out.push_str(&t.to_text(4));
-    }
-    for a in &m.assumptions {
-        let _ = writeln!(
-            out,
-            "{}{}",
-            if markdown { "  - " } else { "      " },
-            sanitize(a)
-        );
+    Limits {
+        headline,
+        table,
+        assumptions: m.assumptions.clone(),
     }
 }
 
-/// `vramdiff whatif` output.
-pub fn render(analysis: &Analysis, format: Format) -> Vec<u8> {
-    if matches!(format, Format::Json | Format::JsonLines) {
-        let loads: Vec<serde_json::Value> = analysis
-            .loads
-            .iter()
-            .map(|l| {
-                serde_json::json!({
-                    "source": l.source,
-                    "whatif": l.whatif,
-                })
-            })
-            .collect();
-        return json::document(serde_json::json!({ "loads": loads }));
-    }
-    let mut out = String::new();
+/// `vramdiff whatif` as a document: per load its replays in the terminal's layout (in every format), and
+/// `--max-ctx`'s table.
+pub fn document(analysis: &Analysis) -> Document {
+    let mut doc = Document::new();
     for (i, load) in analysis.loads.iter().enumerate() {
         let s = &load.source;
-        let _ = writeln!(
-            out,
-            "Load {}: {} lines {}–{}",
-            i + 1,
-            sanitize(&s.path),
-            s.first_line,
-            s.last_line
-        );
+        let mut part = vec![Block::Subject(Subject {
+            label: format!("Load {}", i + 1),
+            name: None,
+            source: (s.path.clone(), s.first_line, s.last_line),
+            tags: Vec::new(),
+        })];
         match &load.whatif {
             Some(w) => {
-                detailed(&mut out, w);
+                part.extend(detail(w));
+                doc.push(Block::Preformatted(part));
                 if let Some(m) = &w.max_ctx {
-                    max_context(&mut out, m, format == Format::Markdown);
+                    doc.push(Block::Limits(limits(m)));
                 }
             }
             None => {
-                let _ = writeln!(
-                    out,
+                part.push(Block::Lines(vec![
                     "  no replay: the log has no estimate with per-layer figures for this load"
-                );
+                        .to_string(),
+                ]));
+                doc.push(Block::Preformatted(part));
             }
         }
-        out.push('\n');
+        doc.push(Block::Preformatted(vec![Block::End]));
     }
     if analysis.loads.is_empty() {
-        out.push_str("No model load found.\n");
+        doc.push(Block::Preformatted(vec![Block::Lines(vec![
+            "No model load found.".to_string(),
+        ])]));
     }
-    out.into_bytes()
+    doc
+}
+
+/// `vramdiff whatif --format json`: per load its source and its replay.
+pub fn json(analysis: &Analysis) -> Vec<u8> {
+    let loads: Vec<serde_json::Value> = analysis
+        .loads
+        .iter()
+        .map(|l| {
+            serde_json::json!({
+                "source": l.source,
+                "whatif": l.whatif,
+            })
+        })
+        .collect();
+    json::document(serde_json::json!({ "loads": loads }))
 }
 
 /// `vramdiff whatif --format junit`: the report's suites and cases (a failure per finding at or above
 /// `threshold`), each load's replay as the case's output.
 pub fn junit(analysis: &Analysis, threshold: Option<crate::model::Severity>) -> Vec<u8> {
-    let replay = |load: &crate::model::Concluded| {
-        load.whatif.as_ref().map(|w| {
-            let mut out = String::new();
-            detailed(&mut out, w);
-            out
-        })
-    };
+    let replay =
+        |load: &crate::model::Concluded| load.whatif.as_ref().map(|w| document::plain(&detail(w)));
     super::junit::write(&super::junit::analysis_suites(analysis, threshold, &replay))
 }
 
-/// `whatif` for `$GITHUB_STEP_SUMMARY`: the text report in a fenced block under a heading.
+/// `whatif` for `$GITHUB_STEP_SUMMARY`: the terminal's report in a fenced block under a heading.
 pub fn markdown(analysis: &Analysis) -> Vec<u8> {
-    let text = String::from_utf8_lossy(&render(analysis, Format::Text)).replace("```", "'''");
-    format!("## vramdiff whatif\n\n```text\n{text}```\n").into_bytes()
+    let doc = Document {
+        blocks: vec![
+            Block::Heading {
+                level: 2,
+                text: "vramdiff whatif".to_string(),
+            },
+            Block::Fenced(document(analysis).blocks),
+        ],
+    };
+    doc.render(&mut super::markdown::Markdown).into_bytes()
 }

@@ -1,0 +1,150 @@
+//! The outline of the main report, built once for every human-readable format: per load its heading, facts,
+//! tables, replay, findings, suggestions, charts and notes; then the inputs. `--follow` prints one load's part
+//! on its own.
+
+use super::document::{
+    Block, CaptureItem, Document, EstimateSummary, FindingItem, InputItem, ReplaySummary, Subject,
+};
+use super::{tables, ChartLink, ReportOptions};
+use crate::model::{Analysis, Concluded, WhatIf};
+
+/// At most this many captures of one input are listed in full; a long `nvidia-smi -l` series is summarised.
+const LISTED_CAPTURES: usize = 12;
+
+/// The whole report of an analysis.
+pub fn report(analysis: &Analysis, options: &ReportOptions) -> Document {
+    let mut doc = Document::new();
+    doc.push(Block::Title("vramdiff report".to_string()));
+    for (i, load) in analysis.loads.iter().enumerate() {
+        let charts = options.charts.get(i).map(Vec::as_slice).unwrap_or(&[]);
+        load_blocks(&mut doc, i + 1, load, charts);
+    }
+    if analysis.loads.is_empty() {
+        doc.push(Block::Paragraph("No model load found.".to_string()));
+    }
+    doc.push(Block::Inputs(inputs(analysis, options.show_unrecognized)));
+    doc
+}
+
+/// One load's part on its own, numbered `index` (`--follow`).
+pub fn load(index: usize, load: &Concluded) -> Document {
+    let mut doc = Document::new();
+    load_blocks(&mut doc, index, load, &[]);
+    doc
+}
+
+fn load_blocks(doc: &mut Document, index: usize, load: &Concluded, charts: &[ChartLink]) {
+    let s = &load.source;
+    let mut tags = vec![format!("engine {}", load.engine.as_str())];
+    tags.extend(load.ollama_version.as_ref().map(|v| format!("Ollama {v}")));
+    doc.push(Block::Subject(Subject {
+        label: format!("Load {index}"),
+        name: Some(tables::model_name(load)),
+        source: (s.path.clone(), s.first_line, s.last_line),
+        tags,
+    }));
+    doc.push(Block::Facts(tables::facts(load)));
+    for section in tables::sections(load) {
+        doc.push(Block::Gap);
+        doc.push(Block::Section(section));
+    }
+    if let Some(w) = &load.whatif {
+        doc.push(Block::Gap);
+        doc.push(Block::Replay(replay(w)));
+    }
+    if !load.findings.is_empty() {
+        doc.push(Block::Gap);
+        doc.push(Block::Findings(
+            load.findings
+                .iter()
+                .map(|f| FindingItem {
+                    severity: f.severity.as_str(),
+                    code: f.code.to_string(),
+                    message: f.message.clone(),
+                    refs: tables::finding_refs(f),
+                    hint: f.hint.clone(),
+                })
+                .collect(),
+        ));
+    }
+    if !load.suggestions.is_empty() {
+        doc.push(Block::Gap);
+        doc.push(Block::Suggestions(
+            load.suggestions
+                .iter()
+                .map(|s| (s.setting.clone(), s.effect.clone()))
+                .collect(),
+        ));
+    }
+    if !charts.is_empty() {
+        doc.push(Block::ChartRef(charts.to_vec()));
+    }
+    if !load.notes.is_empty() {
+        doc.push(Block::Notes(load.notes.clone()));
+    }
+    doc.push(Block::End);
+}
+
+fn replay(w: &WhatIf) -> ReplaySummary {
+    ReplaySummary {
+        estimate: w.estimate.as_ref().map(|e| EstimateSummary {
+            split: e
+                .placement
+                .split()
+                .iter()
+                .map(|n| n.to_string())
+                .collect::<Vec<_>>()
+                .join(","),
+            offloaded: e.placement.offloaded,
+            total: e.placement.total,
+            agreements: super::whatif::agreements(e, !w.changes.is_empty()),
+            split_agrees: e.split_agrees,
+            allocations_agree: e.allocations_agree,
+        }),
+        measured: w.measured.as_ref().map(|m| m.verdict.text.clone()),
+    }
+}
+
+fn inputs(analysis: &Analysis, show_unrecognized: bool) -> Vec<InputItem> {
+    analysis
+        .inputs
+        .iter()
+        .map(|input| InputItem {
+            path: input.path.clone(),
+            lines: input.lines,
+            recognized: input.recognized_lines,
+            unrecognized_memory: input.unrecognized_memory_lines,
+            loads: analysis
+                .loads
+                .iter()
+                .filter(|l| l.source.path == input.path)
+                .count(),
+            captures: input
+                .captures
+                .iter()
+                .take(LISTED_CAPTURES)
+                .map(|snapshot| CaptureItem {
+                    line: snapshot.line,
+                    format: snapshot.format.as_str(),
+                    timestamp: snapshot.timestamp.clone(),
+                    driver: snapshot.driver_version.clone(),
+                    table: tables::capture(snapshot),
+                })
+                .collect(),
+            all_captures: input.captures.len(),
+            error: input.error.clone(),
+            warnings: input
+                .warnings
+                .iter()
+                .map(|w| (w.line, w.message.clone()))
+                .collect(),
+            unrecognized: show_unrecognized.then(|| {
+                input
+                    .unrecognized
+                    .iter()
+                    .map(|u| (u.line, u.text.clone()))
+                    .collect()
+            }),
+        })
+        .collect()
+}
