@@ -183,3 +183,47 @@ fn suggestions_use_only_knobs_that_reach_llama_server() {
         assert!(!text.contains(ignored), "{ignored} does not reach --fit");
     }
 }
+
+/// The same load without a line of Ollama's (no `level=` record, no `[GIN]`): llama-server run by hand. The
+/// runtime is llama.cpp on its own, and every setting offered is a llama-server flag: Ollama's options and
+/// variables would reach nothing there.
+#[test]
+fn without_ollama_s_lines_the_advice_is_in_llama_server_flags() {
+    let text = std::fs::read_to_string(root().join(LOG)).unwrap();
+    let standalone: String = text
+        .lines()
+        .filter(|l| !l.contains("level=") && !l.contains("[GIN]"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let out = run(
+        &["--format", "json", "--no-model-search", "-"],
+        standalone.as_bytes(),
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let load = &v["loads"][0];
+    assert_eq!(load["era"], "llama-server");
+    let settings: Vec<&str> = load["suggestions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["setting"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        settings,
+        ["--device CUDA0", "--split-mode none --main-gpu 0"]
+    );
+    for f in load["findings"].as_array().unwrap() {
+        let hint = f["hint"].as_str().unwrap();
+        for ollama in [
+            "CUDA_VISIBLE_DEVICES",
+            "main_gpu",
+            "OLLAMA_",
+            "num_ctx",
+            "Ollama ≥",
+        ] {
+            assert!(!hint.contains(ollama), "{}: {hint}", f["code"]);
+        }
+    }
+    let analysis = analyze(&[&root().join(LOG)]);
+    assert_eq!(analysis.loads[0].runtime, Runtime::OllamaFit);
+}

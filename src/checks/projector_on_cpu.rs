@@ -3,7 +3,7 @@
 //! GPU that holds the model: images are then encoded on the CPU, many times slower.
 
 use super::{finding, CheckDef, Context};
-use crate::model::{human, Component, Finding, FindingCode, Part, Severity};
+use crate::model::{human, Component, Finding, FindingCode, Part, Runtime, Severity};
 use crate::replay::llama_server;
 
 pub const DEF: CheckDef = CheckDef {
@@ -131,7 +131,17 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
         DEF.code,
         severity,
         message,
-        "Ollama ≥ 0.30 decides before the load from free VRAM (0.30 kept the projector off GPUs under a 10 GiB floor; later builds compare with the projector's size plus headroom): freeing VRAM on the GPU (see suggestions) or a newer Ollama keeps it on the GPU",
+        match cx.load.runtime {
+            Runtime::OllamaFit
+            | Runtime::OllamaEstimator
+            | Runtime::OllamaEngine
+            | Runtime::Unknown => {
+                "Ollama ≥ 0.30 decides before the load from free VRAM (0.30 kept the projector off GPUs under a 10 GiB floor; later builds compare with the projector's size plus headroom): freeing VRAM on the GPU (see suggestions) or a newer Ollama keeps it on the GPU"
+            }
+            Runtime::LlamaCpp => {
+                "llama-server keeps the projector on the GPU unless it is started with --no-mmproj-offload: drop that flag where the GPU has room for it"
+            }
+        },
         lines,
         main.as_ref().map(|(d, _)| d),
         Some(Component::Projector),

@@ -102,6 +102,10 @@ pub struct EstimateReplay {
     pub split_agrees: Option<bool>,
     /// Every logged `memory.required.allocations` entry overlaps the replay's range; `None` without them.
     pub allocations_agree: Option<bool>,
+    /// The placer logs allocations to compare with (Ollama's estimator does; llama.cpp's `--fit` does not), so
+    /// the report says whether they agree even when the log has none.
+    #[serde(skip)]
+    pub logs_allocations: bool,
     /// The replay puts as many layers on GPUs as the log says (and, for `--fit`, comes to the same decision:
     /// no change, or a change); `None` when the log does not say. A split or allocation list is never called
     /// reproduced when this is false.

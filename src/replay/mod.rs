@@ -121,6 +121,7 @@ fn estimate_replay(load: &Reconciled, changes: &Changes) -> Option<EstimateRepla
         placement,
         split_agrees,
         allocations_agree,
+        logs_allocations: true,
         layers_agree,
     })
 }

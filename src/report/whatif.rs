@@ -60,7 +60,7 @@ pub(super) fn agreements(e: &EstimateReplay, changed: bool) -> String {
         "logged split {}",
         agreement(e.split_agrees, changed)
     ));
-    if e.allocations_agree.is_some() || !e.strategy.starts_with("llama.cpp --fit") {
+    if e.allocations_agree.is_some() || e.logs_allocations {
         parts.push(format!(
             "allocations {}",
             agreement(e.allocations_agree, changed)

@@ -400,6 +400,7 @@ pub fn estimate(load: &Reconciled) -> Option<EstimateReplay> {
         placement: p,
         split_agrees,
         allocations_agree: None,
+        logs_allocations: false,
         layers_agree: Some(same_count && reason_agrees),
     })
 }
