@@ -11,12 +11,11 @@
 //! (`app`, with `cli` for its arguments), `batch`, `live` (`--follow`), the property tests and the fuzz target
 //! all call it.
 
-pub mod app;
 #[cfg(feature = "batch")]
 pub mod batch;
 pub mod checks;
-pub mod ci;
 pub mod cli;
+pub mod commands;
 pub mod diff;
 pub mod frame;
 pub mod gguf;

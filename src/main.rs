@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use vramdiff::app;
+use vramdiff::commands::report as app;
 use vramdiff::cli::{Args, Command};
 
 #[cfg(feature = "batch")]
@@ -28,7 +28,7 @@ fn batch(b: &vramdiff::cli::BatchArgs) -> app::Outcome {
     bar.finish_and_clear();
     if b.summary && outcome.code != 2 {
         // The batch's stdout is its summary, in Markdown.
-        vramdiff::ci::step_summary(&outcome.stdout, &mut outcome.messages);
+        vramdiff::commands::diff::step_summary(&outcome.stdout, &mut outcome.messages);
     }
     outcome
 }
@@ -51,9 +51,9 @@ fn main() -> ExitCode {
             );
             return ExitCode::from(code);
         }
-        Some(Command::Diff(d)) => vramdiff::ci::diff(d),
-        Some(Command::Completions(c)) => vramdiff::ci::completions(c),
-        Some(Command::Man) => vramdiff::ci::man(),
+        Some(Command::Diff(d)) => vramdiff::commands::diff::diff(d),
+        Some(Command::Completions(c)) => vramdiff::commands::diff::completions(c),
+        Some(Command::Man) => vramdiff::commands::diff::man(),
         None => app::report(&args.report),
     };
     // The report first, as a pipe reader expects it; then what went wrong or was written.

@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use vramdiff::app::{self, Options};
+use vramdiff::commands::report::{self as app, Options};
 use vramdiff::model::{Analysis, MIB};
 
 /// The crate root (tests run with it as the working directory).

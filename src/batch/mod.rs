@@ -19,7 +19,7 @@ pub mod tables;
 
 use std::path::PathBuf;
 
-use crate::app::{self, Outcome};
+use crate::commands::report::{self as app, Outcome};
 use crate::cli::BatchArgs;
 use crate::model::Severity;
 use gate::MaxError;

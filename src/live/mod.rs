@@ -13,7 +13,7 @@ use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use crate::app::{format, options, severity};
+use crate::commands::report::{format, options, severity};
 use crate::cli::{CaptureArg, ReportArgs};
 use crate::model::{Concluded, InputWarning, Reconciled, Severity};
 use crate::pipeline::{LoadSink, Pipeline};

@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args as ClapArgs, Parser, Subcommand, ValueEnum};
 
+pub mod diff;
+
 /// Output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum FormatArg {
@@ -68,9 +70,9 @@ pub enum Command {
     Batch(BatchArgs),
     /// Compare two runs (two logs, or two `batch --out` folders): what changed per component, GPU, placement
     /// and finding.
-    Diff(crate::ci::args::DiffArgs),
+    Diff(diff::DiffArgs),
     /// Print a shell completion script (bash, zsh, fish, powershell).
-    Completions(crate::ci::args::CompletionsArgs),
+    Completions(diff::CompletionsArgs),
     /// Print the man page (roff) on stdout: `vramdiff man > vramdiff.1`.
     Man,
 }

@@ -2,17 +2,15 @@
 //! (from the clap definition), and `--summary` (the Markdown report appended to `$GITHUB_STEP_SUMMARY`). Like
 //! [`crate::app`], each returns an [`Outcome`]; only [`step_summary`] touches a file, the one GitHub names.
 
-pub mod args;
-
 use std::io::Write;
 
 use clap::CommandFactory;
 
-use crate::app::{self, Outcome};
+use crate::commands::report::{self as app, Outcome};
 use crate::cli::{Args, FormatArg};
 use crate::diff::{self, facts::from_concluded, LoadFacts};
 use crate::report::diff as render;
-use args::{CompletionsArgs, DiffArgs, ShellArg};
+use crate::cli::diff::{CompletionsArgs, DiffArgs, ShellArg};
 
 /// The variable GitHub Actions sets to the step summary file.
 pub const STEP_SUMMARY: &str = "GITHUB_STEP_SUMMARY";

@@ -162,7 +162,7 @@ pub fn report(args: &ReportArgs) -> Outcome {
     };
     if args.summary {
         let markdown = report::reporter(Format::Markdown, options.clone()).render(&analysis);
-        crate::ci::step_summary(&markdown, &mut messages);
+        crate::commands::diff::step_summary(&markdown, &mut messages);
     }
     let stdout = report::reporter(format(args.format), options).render(&analysis);
     let code = if input_errors(&analysis, &mut messages) {
@@ -220,7 +220,7 @@ pub fn whatif(args: &WhatifArgs) -> Outcome {
     let mut messages = Vec::new();
     if args.summary {
         let markdown = report::whatif::markdown(&analysis);
-        crate::ci::step_summary(&markdown, &mut messages);
+        crate::commands::diff::step_summary(&markdown, &mut messages);
     }
     let code = if input_errors(&analysis, &mut messages) {
         2

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args as ClapArgs, ValueEnum};
 
-use crate::cli::FormatArg;
+use super::FormatArg;
 
 /// `vramdiff diff`.
 #[derive(Debug, Clone, ClapArgs)]

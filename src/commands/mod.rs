@@ -1,0 +1,4 @@
+//! The commands, from parsed arguments to what the terminal gets.
+
+pub mod diff;
+pub mod report;
