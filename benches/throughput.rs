@@ -24,8 +24,9 @@ fn main() {
     let mut seconds: Vec<f64> = (0..7)
         .map(|_| {
             let start = Instant::now();
-            let analysis = vramdiff::commands::report::analyze(std::slice::from_ref(&file), &options)
-                .expect("built-in grammar");
+            let analysis =
+                vramdiff::commands::report::analyze(std::slice::from_ref(&file), &options)
+                    .expect("built-in grammar");
             std::hint::black_box(analysis);
             start.elapsed().as_secs_f64()
         })

@@ -7,8 +7,8 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use vramdiff::commands::report as app;
 use vramdiff::cli::{Args, Command};
+use vramdiff::commands::report as app;
 
 #[cfg(feature = "batch")]
 fn batch(b: &vramdiff::cli::BatchArgs) -> app::Outcome {

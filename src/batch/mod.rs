@@ -19,8 +19,8 @@ pub mod tables;
 
 use std::path::PathBuf;
 
-use crate::commands::report::{self as app, Outcome};
 use crate::cli::BatchArgs;
+use crate::commands::report::{self as app, Outcome};
 use crate::model::Severity;
 use gate::MaxError;
 use ingest::FileResult;

@@ -6,11 +6,11 @@ use std::io::Write;
 
 use clap::CommandFactory;
 
-use crate::commands::report::{self as app, Outcome};
 use crate::cli::{Args, FormatArg};
+use crate::cli::{CompletionsArgs, DiffArgs, ShellArg};
+use crate::commands::report::{self as app, Outcome};
 use crate::diff::{self, facts::from_concluded, LoadFacts};
 use crate::report::diff as render;
-use crate::cli::diff::{CompletionsArgs, DiffArgs, ShellArg};
 
 /// The variable GitHub Actions sets to the step summary file.
 pub const STEP_SUMMARY: &str = "GITHUB_STEP_SUMMARY";

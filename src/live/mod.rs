@@ -13,8 +13,8 @@ use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use crate::commands::report::{format, options, severity};
 use crate::cli::{CaptureArg, ReportArgs};
+use crate::commands::report::{format, options, severity};
 use crate::model::{Concluded, InputWarning, Reconciled, Severity};
 use crate::pipeline::{LoadSink, Pipeline};
 use crate::reconcile::observed::attach_capture;
