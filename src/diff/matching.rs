@@ -1,6 +1,6 @@
 //! Pair the loads of two runs, in two passes.
 //!
-//! 1. On the full [`MatchKey`] (model, context, parallel, GPU set). When a key occurs several times in a run,
+//! 1. On the full [`MatchKey`](super::facts::MatchKey) (model, context, parallel, GPU set). When a key occurs several times in a run,
 //!    each new load takes the first old load of its key not paired yet that has the same model blob (when both
 //!    logs print one), else the first of its key not paired yet: order of appearance (file order, then line
 //!    order), the n-th with the n-th.
