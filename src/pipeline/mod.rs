@@ -7,6 +7,8 @@
 //! path with a sink that keeps the loads. Only per-input counters stay, so streaming memory does not grow with
 //! the log. A problem with the input (unreadable, cut lines, a malformed line) is recorded on its summary.
 
+mod analyze;
+
 use std::io::BufRead;
 use std::path::PathBuf;
 
@@ -25,6 +27,8 @@ use crate::reconcile::reconcile;
 use crate::replay::{replay, Changes};
 use crate::smi::file::{cut_line_warning, file_item};
 use crate::smi::SmiScanner;
+
+pub use analyze::analyze;
 
 /// At most this many unrecognised lines are kept per input for `--show-unrecognized`.
 pub const MAX_KEPT_UNRECOGNIZED: usize = 10_000;

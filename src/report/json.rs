@@ -161,9 +161,7 @@ mod tests {
             .filter(|p| !p.ends_with(".expect.toml"))
             .collect();
         paths.sort();
-        analysis =
-            crate::commands::report::analyze(&paths, &crate::commands::report::Options::default())
-                .unwrap();
+        analysis = crate::pipeline::analyze(&paths, &crate::pipeline::Options::default()).unwrap();
         assert!(analysis.loads.len() > 10);
         assert_eq!(
             String::from_utf8(render(&analysis).unwrap()).unwrap(),
