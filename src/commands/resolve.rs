@@ -14,7 +14,7 @@ use crate::live::capture::Tool;
 use crate::load::model_file::ModelFiles;
 use crate::model::{KvType, Severity};
 use crate::pipeline::Options;
-use crate::replay::{Changes, Scheduler};
+use crate::replay::{Asked, Changes, Scheduler};
 use crate::report::Format;
 
 /// A command, with everything it needs resolved.
@@ -63,10 +63,8 @@ pub struct Follow {
 #[derive(Debug, Clone)]
 pub struct Whatif {
     pub files: Vec<String>,
+    /// With the replay asked for (`options.whatif`).
     pub options: Options,
-    pub changes: Changes,
-    /// `--max-ctx`: also search the largest context that keeps every layer on the GPUs.
-    pub max_ctx: bool,
     pub format: Format,
     /// With JUnit: a failure per finding at or above it.
     pub fail_on: Option<Severity>,
@@ -193,28 +191,37 @@ fn follow(args: &ReportArgs) -> Follow {
 fn whatif(args: &WhatifArgs) -> Whatif {
     Whatif {
         files: files(&args.input),
-        options: options(&args.input, false),
-        changes: Changes {
-            gpus: args.gpus.clone(),
-            gpu_count: args.gpu_count,
-            ctx: args.ctx,
-            parallel: args.parallel,
-            gpu_overhead: args.gpu_overhead,
-            graph_multiplier: args.graph_multiplier,
-            scheduler: args.scheduler.map(|s| match s {
-                SchedulerArg::Upstream => Scheduler::Upstream,
-                SchedulerArg::Ollama37 => Scheduler::FewestFirst,
+        options: Options {
+            whatif: Some(Asked {
+                changes: whatif_changes(args),
+                max_ctx: args.max_ctx,
             }),
-            kv_type: args.kv_type.map(|t| match t {
-                KvTypeArg::F16 => KvType::F16,
-                KvTypeArg::Q8_0 => KvType::Q8_0,
-                KvTypeArg::Q4_0 => KvType::Q4_0,
-            }),
+            ..options(&args.input, false)
         },
-        max_ctx: args.max_ctx,
         format: format(args.format),
         fail_on: severity(args.fail_on),
         summary: args.summary,
+    }
+}
+
+/// The changes `vramdiff whatif` replays with.
+fn whatif_changes(args: &WhatifArgs) -> Changes {
+    Changes {
+        gpus: args.gpus.clone(),
+        gpu_count: args.gpu_count,
+        ctx: args.ctx,
+        parallel: args.parallel,
+        gpu_overhead: args.gpu_overhead,
+        graph_multiplier: args.graph_multiplier,
+        scheduler: args.scheduler.map(|s| match s {
+            SchedulerArg::Upstream => Scheduler::Upstream,
+            SchedulerArg::Ollama37 => Scheduler::FewestFirst,
+        }),
+        kv_type: args.kv_type.map(|t| match t {
+            KvTypeArg::F16 => KvType::F16,
+            KvTypeArg::Q8_0 => KvType::Q8_0,
+            KvTypeArg::Q4_0 => KvType::Q4_0,
+        }),
     }
 }
 
@@ -234,6 +241,7 @@ fn options(input: &InputArgs, keep_unrecognized: bool) -> Options {
             input.gguf.clone(),
             !input.no_model_search && std::env::var_os("VRAMDIFF_NO_MODEL_SEARCH").is_none(),
         ),
+        whatif: None,
     }
 }
 

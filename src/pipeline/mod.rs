@@ -24,7 +24,7 @@ use crate::parse::clock::Clock;
 use crate::parse::{LineOutcome, Parser};
 use crate::reconcile::observed::{attach_capture, attach_pasted};
 use crate::reconcile::reconcile;
-use crate::replay::{replay, Changes};
+use crate::replay::{replay, replay_asked, Asked, Changes};
 use crate::smi::file::{cut_line_warning, file_item};
 use crate::smi::SmiScanner;
 
@@ -45,6 +45,9 @@ pub struct Options {
     pub smi_fields: Option<String>,
     /// `--gguf`, and whether to look for the model blob a load names on this machine.
     pub model_files: ModelFiles,
+    /// `vramdiff whatif`: the replay to print with each load. `None`: the default replay, the one the findings
+    /// are always drawn from.
+    pub whatif: Option<Asked>,
 }
 
 /// Errors that stop vramdiff before it reads any input.
@@ -69,15 +72,21 @@ pub struct InputReport {
     pub loads: Vec<Concluded>,
 }
 
-/// The last stages for a reconciled load: the placement replay, the findings, the suggestions.
-pub fn conclude(load: Reconciled, config: &CheckConfig) -> Concluded {
-    let whatif = replay(&load, &Changes::default());
-    let findings = checks::run(&load, whatif.as_ref(), config);
+/// The last stages for a reconciled load: the placement replay, the findings, the suggestions. The findings and
+/// suggestions are drawn from the replay of the load as logged; `asked` (`vramdiff whatif`) is the replay the
+/// load carries for the report instead, with the user's changes.
+pub fn conclude(load: Reconciled, config: &CheckConfig, asked: Option<&Asked>) -> Concluded {
+    let logged = replay(&load, &Changes::default());
+    let findings = checks::run(&load, logged.as_ref(), config);
     let suggestions = suggest::suggest(&suggest::Evidence {
         load: &load,
-        whatif: whatif.as_ref(),
+        whatif: logged.as_ref(),
         findings: &findings,
     });
+    let whatif = match asked {
+        Some(asked) => replay_asked(&load, asked),
+        None => logged,
+    };
     Concluded {
         reconciled: load,
         findings,
@@ -91,6 +100,7 @@ pub fn conclude(load: Reconciled, config: &CheckConfig) -> Concluded {
 pub struct Pipeline {
     parser: Parser,
     config: CheckConfig,
+    whatif: Option<Asked>,
     keep_unrecognized: bool,
     model_files: ModelFiles,
     /// The model file read last (its header is read once for the loads that name it).
@@ -135,6 +145,7 @@ struct Completed<'s, S: LoadSink + ?Sized> {
     /// Loads handed out so far, the held one included.
     seen: usize,
     config: CheckConfig,
+    whatif: Option<&'s Asked>,
     sink: &'s mut S,
 }
 
@@ -194,7 +205,8 @@ impl<S: LoadSink + ?Sized> Completed<'_, S> {
             }
         }
         self.sink.completed(&mut load);
-        self.sink.concluded(conclude(load, &self.config));
+        self.sink
+            .concluded(conclude(load, &self.config, self.whatif));
     }
 }
 
@@ -213,6 +225,7 @@ impl Pipeline {
         Ok(Pipeline {
             parser: parser(options)?,
             config: options.checks,
+            whatif: options.whatif.clone(),
             keep_unrecognized: options.keep_unrecognized,
             model_files: options.model_files.clone(),
             model_file_read: LastRead::default(),
@@ -256,6 +269,7 @@ impl Pipeline {
             model_warnings: Vec::new(),
             seen: 0,
             config: self.config,
+            whatif: self.whatif.as_ref(),
             sink,
         };
         let mut assembler = Assembler::new(name);
