@@ -1,6 +1,7 @@
 //! The follow loop of `vramdiff --follow`: a [`Follow`] source read through the one pipeline
-//! ([`Pipeline::stream`]); as each load completes, what the machine shows at that moment is attached to it (a
-//! GPU capture, [`capture`]; Ollama's `/api/ps`, [`ollama`]), and its report is written and flushed at once.
+//! ([`Pipeline::stream`]); as each load completes, what the machine shows at that moment is observed (a GPU
+//! capture, [`capture`]; Ollama's `/api/ps`, [`ollama`]) and handed to the pipeline, which reconciles the load
+//! with it; the load's report is written and flushed at once.
 //! Nothing is kept between loads, so a follow can run for days. The command that starts it (its checks, its
 //! signals) is `commands::follow`; this module takes clap-free [`Settings`].
 //!
@@ -14,9 +15,9 @@ use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use crate::model::{Concluded, InputWarning, Reconciled, Severity};
+use crate::model::{Concluded, InputWarning, Load, Severity};
 use crate::pipeline::{LoadSink, Pipeline};
-use crate::reconcile::observed::attach_capture;
+use crate::reconcile::observations::{Moment, Series};
 use crate::report::{self, Format};
 use crate::source::follow::Follow;
 
@@ -103,7 +104,7 @@ pub fn follow(
     }
 }
 
-/// The follow's sink: attaches what is observed now, prints the report, decides when to stop.
+/// The follow's sink: observes the machine when a load completes, prints the report, decides when to stop.
 struct Printer<'t> {
     format: Format,
     stdout: &'t mut dyn Write,
@@ -136,16 +137,21 @@ impl Printer<'_> {
 }
 
 impl LoadSink for Printer<'_> {
-    fn completed(&mut self, load: &mut Reconciled) {
+    fn observe(&mut self, _load: &Load) -> Moment {
+        let mut moment = Moment::default();
         if self.stopped() {
-            return;
+            return moment;
         }
         if let Some(capturer) = &mut self.capturer {
             match capturer.take() {
                 Ok(snapshots) => {
                     let path = format!("{} (live)", capturer.program());
                     let note = format!("{path}: captured when this load completed (--capture)");
-                    attach_capture(load, &snapshots, &path, Some(note));
+                    moment.capture = Some(Series {
+                        path,
+                        snapshots: snapshots.into(),
+                        note: Some(note),
+                    });
                 }
                 Err(Some(why)) => (self.message)(why),
                 Err(None) => {}
@@ -153,11 +159,12 @@ impl LoadSink for Printer<'_> {
         }
         if let Some(client) = &mut self.ps {
             match client.ps() {
-                Ok(ps) => client.attach(&ps, load),
+                Ok(listing) => moment.ps = Some(listing),
                 Err(Some(why)) => (self.message)(why),
                 Err(None) => {}
             }
         }
+        moment
     }
 
     fn warned(&mut self, input: &str, warnings: &[InputWarning]) {

@@ -22,8 +22,10 @@ use crate::model::{
 };
 use crate::parse::clock::Clock;
 use crate::parse::{LineOutcome, Parser};
-use crate::reconcile::observed::{attach_capture, attach_pasted};
+use crate::reconcile::observations::{Moment, Pasted, Series};
+use crate::reconcile::observed::pick_in_series;
 use crate::reconcile::reconcile;
+use crate::reconcile::Observations;
 use crate::replay::{replay, replay_asked, Asked, Changes};
 use crate::smi::file::{cut_line_warning, file_item};
 use crate::smi::SmiScanner;
@@ -109,9 +111,12 @@ pub struct Pipeline {
 
 /// Where the streaming run hands each load, as soon as it completes.
 pub trait LoadSink {
-    /// The load has just completed and is about to be judged: attach what can be observed at this moment (a
-    /// live GPU capture, Ollama's `/api/ps`). Pasted and `--smi` captures are already attached.
-    fn completed(&mut self, _load: &mut Reconciled) {}
+    /// The load has just completed and is about to be reconciled: what can be observed of it at this moment (a
+    /// live GPU capture, Ollama's `/api/ps`), asked once per load and handed to the reconcile stage with the
+    /// captures pasted in the log and the `--smi` files, which the pipeline gathers itself.
+    fn observe(&mut self, _load: &Load) -> Moment {
+        Moment::default()
+    }
 
     /// The load, through every stage.
     fn concluded(&mut self, load: Concluded);
@@ -134,9 +139,9 @@ impl LoadSink for Collect {
 
 /// The loads between the assembler and the sink. A completed load is held until the next one completes, the
 /// input ends or a followed input goes quiet, so that a capture pasted after it (before the next load's
-/// start) is still attached to it. At most one load is held; none is kept once handed to the sink.
+/// start) is still among its observations. At most one load is held; none is kept once handed to the sink.
 struct Completed<'s, S: LoadSink + ?Sized> {
-    held: Option<Reconciled>,
+    held: Option<Load>,
     /// The model files (`--gguf`, the blob the log names) whose layout is attached to each load.
     model_files: &'s ModelFiles,
     model_file_read: &'s mut LastRead,
@@ -161,7 +166,6 @@ impl<S: LoadSink + ?Sized> Completed<'_, S> {
         if let Some(w) = warning {
             self.model_warnings.push((load.source.first_line, w));
         }
-        let load = reconcile(load);
         self.seen += 1;
         if let Some(previous) = self.held.take() {
             self.conclude(
@@ -182,29 +186,45 @@ impl<S: LoadSink + ?Sized> Completed<'_, S> {
         }
     }
 
+    /// Gather what was observed of the load (the captures pasted around it, `capture_files`, what the sink sees
+    /// now), reconcile it with them and carry it through the last stages to the sink.
     fn conclude(
         &mut self,
-        mut load: Reconciled,
+        load: Load,
         captures: &[Snapshot],
         name: &str,
         next_first: Option<u64>,
         capture_files: &mut [InputSummary],
     ) {
-        attach_pasted(&mut load, captures, name, next_first);
+        let several = self.seen > 1;
+        let observations = Observations {
+            pasted: Some(Pasted {
+                path: name,
+                snapshots: captures,
+                next_first,
+            }),
+            files: capture_files
+                .iter()
+                .filter(|f| !f.captures.is_empty())
+                .map(|file| Series {
+                    path: file.path.clone(),
+                    snapshots: (&file.captures[..]).into(),
+                    note: several.then(|| {
+                        format!(
+                            "nvidia-smi capture {} applied to this load, the last one read: a capture file carries no link to log lines",
+                            file.path
+                        )
+                    }),
+                })
+                .collect(),
+            moment: self.sink.observe(&load),
+        };
+        let load = reconcile(load, &observations);
         for file in capture_files.iter_mut() {
-            let note = (self.seen > 1).then(|| {
-                format!(
-                    "nvidia-smi capture {} applied to this load, the last one read: a capture file carries no link to log lines",
-                    file.path
-                )
-            });
-            if !file.captures.is_empty()
-                && !attach_capture(&mut load, &file.captures, &file.path, note)
-            {
+            if !file.captures.is_empty() && pick_in_series(&file.captures).is_none() {
                 no_load_for_capture(file);
             }
         }
-        self.sink.completed(&mut load);
         self.sink
             .concluded(conclude(load, &self.config, self.whatif));
     }
