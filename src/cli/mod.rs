@@ -1,5 +1,5 @@
 //! The command line as the user typed it: clap's types, their flags and help text, one file per command's
-//! arguments, and the value parsers; no logic. [`crate::commands::resolve`] turns them, once, into the
+//! arguments, and the value parsers; no logic. `commands::resolve` turns them, once, into the
 //! clap-free options the commands and the stages receive, so nothing below the command layer sees clap.
 
 use clap::{Parser, Subcommand, ValueEnum};
