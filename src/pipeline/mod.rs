@@ -6,8 +6,14 @@
 //! soon as it completes ([`Pipeline::stream`], which `--follow` uses as it is); [`Pipeline::run`] is the same
 //! path with a sink that keeps the loads. Only per-input counters stay, so streaming memory does not grow with
 //! the log. A problem with the input (unreadable, cut lines, a malformed line) is recorded on its summary.
+//!
+//! What was observed of a load beside its log (the captures pasted around it, the `--smi` files, what the sink
+//! sees as it completes: [`LoadSink::observe`]) and the replay `whatif` asks for ([`Options::whatif`]) are
+//! inputs of the stages, gathered before each is built: a `Reconciled` or a `Concluded` is never patched
+//! afterwards.
 
 mod analyze;
+mod completed;
 
 use std::io::BufRead;
 use std::path::PathBuf;
@@ -15,22 +21,20 @@ use std::path::PathBuf;
 use crate::checks::{self, suggest, CheckConfig};
 use crate::frame::read::{read_logical_lines, Read};
 use crate::grammar;
-use crate::load::model_file::{self, LastRead, ModelFiles};
+use crate::load::model_file::{LastRead, ModelFiles};
 use crate::load::Assembler;
 use crate::model::{
-    Concluded, InputRole, InputSummary, InputWarning, Load, Reconciled, Snapshot, UnrecognizedLine,
+    Concluded, InputRole, InputSummary, InputWarning, Load, Reconciled, UnrecognizedLine,
 };
 use crate::parse::clock::Clock;
 use crate::parse::{LineOutcome, Parser};
-use crate::reconcile::observations::{Moment, Pasted, Series};
-use crate::reconcile::observed::pick_in_series;
-use crate::reconcile::reconcile;
-use crate::reconcile::Observations;
+use crate::reconcile::observations::Moment;
 use crate::replay::{replay, replay_asked, Asked, Changes};
 use crate::smi::file::{cut_line_warning, file_item};
 use crate::smi::SmiScanner;
 
 pub use analyze::analyze;
+use completed::Completed;
 
 /// At most this many unrecognised lines are kept per input for `--show-unrecognized`.
 pub const MAX_KEPT_UNRECOGNIZED: usize = 10_000;
@@ -134,99 +138,6 @@ struct Collect(Vec<Concluded>);
 impl LoadSink for Collect {
     fn concluded(&mut self, load: Concluded) {
         self.0.push(load);
-    }
-}
-
-/// The loads between the assembler and the sink. A completed load is held until the next one completes, the
-/// input ends or a followed input goes quiet, so that a capture pasted after it (before the next load's
-/// start) is still among its observations. At most one load is held; none is kept once handed to the sink.
-struct Completed<'s, S: LoadSink + ?Sized> {
-    held: Option<Load>,
-    /// The model files (`--gguf`, the blob the log names) whose layout is attached to each load.
-    model_files: &'s ModelFiles,
-    model_file_read: &'s mut LastRead,
-    /// What reading a model file said, by the load's first line; moved onto the summary as the input is read.
-    model_warnings: Vec<(u64, String)>,
-    /// Loads handed out so far, the held one included.
-    seen: usize,
-    config: CheckConfig,
-    whatif: Option<&'s Asked>,
-    sink: &'s mut S,
-}
-
-impl<S: LoadSink + ?Sized> Completed<'_, S> {
-    /// The assembler completed `load`: the one held before it can go.
-    fn push(&mut self, mut load: Load, captures: &[Snapshot], name: &str) {
-        let last = &mut *self.model_file_read;
-        let warning = model_file::attach(&mut load, self.model_files, |path| {
-            last.read(path, |p| {
-                crate::gguf::read_layout(p).map_err(|e| e.to_string())
-            })
-        });
-        if let Some(w) = warning {
-            self.model_warnings.push((load.source.first_line, w));
-        }
-        self.seen += 1;
-        if let Some(previous) = self.held.take() {
-            self.conclude(
-                previous,
-                captures,
-                name,
-                Some(load.source.first_line),
-                &mut [],
-            );
-        }
-        self.held = Some(load);
-    }
-
-    /// Hand out the held load; `capture_files` (the `--smi` files) are applied to it when it is the last.
-    fn flush(&mut self, captures: &[Snapshot], name: &str, capture_files: &mut [InputSummary]) {
-        if let Some(load) = self.held.take() {
-            self.conclude(load, captures, name, None, capture_files);
-        }
-    }
-
-    /// Gather what was observed of the load (the captures pasted around it, `capture_files`, what the sink sees
-    /// now), reconcile it with them and carry it through the last stages to the sink.
-    fn conclude(
-        &mut self,
-        load: Load,
-        captures: &[Snapshot],
-        name: &str,
-        next_first: Option<u64>,
-        capture_files: &mut [InputSummary],
-    ) {
-        let several = self.seen > 1;
-        let observations = Observations {
-            pasted: Some(Pasted {
-                path: name,
-                snapshots: captures,
-                next_first,
-            }),
-            files: capture_files
-                .iter()
-                .filter(|f| !f.captures.is_empty())
-                .map(|file| Series {
-                    path: file.path.clone(),
-                    snapshots: (&file.captures[..]).into(),
-                    note: several.then(|| {
-                        format!(
-                            "nvidia-smi capture {} applied to this load, the last one read: a capture file carries no link to log lines",
-                            file.path
-                        )
-                    }),
-                })
-                .collect(),
-            moment: self.sink.observe(&load),
-        };
-        let load = reconcile(load, &observations);
-        for file in capture_files.iter_mut() {
-            if !file.captures.is_empty() && pick_in_series(&file.captures).is_none() {
-                no_load_for_capture(file);
-            }
-        }
-        self.sink
-            .concluded(conclude(load, &self.config, self.whatif));
     }
 }
 
