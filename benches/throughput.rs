@@ -20,11 +20,11 @@ fn main() {
         }
     }
     let bytes = std::fs::metadata(&file).expect("bench input").len() as f64;
-    let options = vramdiff::app::Options::default();
+    let options = vramdiff::pipeline::Options::default();
     let mut seconds: Vec<f64> = (0..7)
         .map(|_| {
             let start = Instant::now();
-            let analysis = vramdiff::app::analyze(std::slice::from_ref(&file), &options)
+            let analysis = vramdiff::pipeline::analyze(std::slice::from_ref(&file), &options)
                 .expect("built-in grammar");
             std::hint::black_box(analysis);
             start.elapsed().as_secs_f64()

@@ -3,20 +3,25 @@
 //!
 //! Stages, each a module, with imports flowing one way:
 //! `source` (bytes, decompressed) → `frame` (logical lines) → `grammar` + `parse` (typed events; `prefilter`
-//! lets the parser skip lines no rule can use) → `load` (one [`model::Load`] per model load) → `reconcile`
-//! ([`model::Reconciled`]: component and device rows, the device × part grid, what nvidia-smi observed; `smi`
-//! reads the captures) → `replay` (the placement, Ollama's or `--fit`'s) → `checks` ([`model::Concluded`]:
-//! findings and suggestions) → `report` (text, Markdown, JSON, charts). `model` is the vocabulary they share.
-//! [`pipeline::Pipeline`] carries one input through every stage and is the only way in: the command line
-//! (`app`, with `cli` for its arguments), `batch`, `live` (`--follow`), the property tests and the fuzz target
-//! all call it.
+//! lets the parser skip lines no rule can use) → `load` (one [`model::Load`] per model load; `gguf` reads the
+//! model file it names) → `reconcile` ([`model::Reconciled`]: component and device rows, the device × part
+//! grid, and what was observed beside the log — nvidia-smi captures, which `smi` reads, and Ollama's
+//! `/api/ps`) → `replay` (the placement, Ollama's or `--fit`'s) → `checks` ([`model::Concluded`]: findings
+//! and suggestions) → `report` (text, Markdown, JSON, charts). `model` is the vocabulary they share; `diff`
+//! compares two runs' concluded loads.
+//!
+//! [`pipeline::Pipeline`] carries one input through every stage and is the only way in: the commands, `batch`
+//! (many logs into tables), `live` (the `--follow` loop), the property tests and the fuzz target all call it.
+//!
+//! Above the stages, the command layer: `cli` is the command line as typed (clap), `commands` resolves it once
+//! into clap-free options ([`commands::resolve`]) and runs one command per file, each returning an
+//! [`commands::Outcome`] that `main.rs` prints. No stage imports `cli` or `commands`.
 
-pub mod app;
 #[cfg(feature = "batch")]
 pub mod batch;
 pub mod checks;
-pub mod ci;
 pub mod cli;
+pub mod commands;
 pub mod diff;
 pub mod frame;
 pub mod gguf;

@@ -4,8 +4,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use vramdiff::app::{self, Options};
 use vramdiff::model::{Analysis, MIB};
+use vramdiff::pipeline::{self, Options};
 
 /// The crate root (tests run with it as the working directory).
 pub fn root() -> PathBuf {
@@ -104,7 +104,7 @@ pub fn run_in(dir: &Path, args: &[&str], stdin: &[u8]) -> Output {
 /// Analyse files through the library, as the binary does.
 pub fn analyze(paths: &[&Path]) -> Analysis {
     let paths: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
-    app::analyze(&paths, &Options::default()).expect("built-in grammar loads")
+    pipeline::analyze(&paths, &Options::default()).expect("built-in grammar loads")
 }
 
 /// MiB with two decimals, as llama.cpp prints them, to bytes.

@@ -19,13 +19,12 @@ pub mod tables;
 
 use std::path::PathBuf;
 
-use crate::app::{self, Outcome};
-use crate::cli::BatchArgs;
 use crate::model::Severity;
+use crate::pipeline::Options;
 use gate::MaxError;
 use ingest::FileResult;
 
-/// What the command line asked for.
+/// What the command line asked for, resolved (`commands::resolve`).
 #[derive(Debug, Clone, Default)]
 pub struct BatchOptions {
     pub paths: Vec<String>,
@@ -39,80 +38,13 @@ pub struct BatchOptions {
     pub fail_on: Option<Severity>,
     pub max_errors: Vec<MaxError>,
     pub fail_on_regression: bool,
-    pub analysis: app::Options,
+    pub analysis: Options,
     /// Read only this share of the inputs; every file written carries it in its name.
     pub shard: Option<shard::Shard>,
     /// Write `loads` and `components` as a Hive-partitioned dataset instead of single files.
     pub partition_by: Option<dataset::PartitionBy>,
     /// Also write the run as JUnit XML here.
     pub junit: Option<PathBuf>,
-}
-
-impl BatchOptions {
-    /// The options the command line asked for.
-    pub fn from_args(b: &BatchArgs) -> BatchOptions {
-        BatchOptions {
-            paths: app::files(&b.input),
-            out: b.out.clone(),
-            baseline: b.baseline.clone(),
-            jsonl: b.jsonl,
-            threads: b.threads,
-            fail_on: app::severity(b.fail_on),
-            max_errors: b.max_error.clone(),
-            fail_on_regression: b.fail_on_regression,
-            analysis: app::options(&b.input, false),
-            shard: b.shard,
-            partition_by: b.partition_by.clone(),
-            junit: b.junit.clone(),
-        }
-    }
-}
-
-/// `vramdiff batch`: run it and decide the exit code. `progress` gets the number of files done, `files_found`
-/// their total once known.
-pub fn command(
-    b: &BatchArgs,
-    progress: &(dyn Fn(u64) + Sync),
-    files_found: &dyn Fn(u64),
-) -> Outcome {
-    let mut messages = Vec::new();
-    if !b.input.smi.is_empty() {
-        messages
-            .push("--smi is not used by batch (captures pasted inside the logs are)".to_string());
-    }
-    let outcome = match run(&BatchOptions::from_args(b), progress, files_found) {
-        Ok(o) => o,
-        Err(e) => {
-            messages.push(format!("{e:#}"));
-            return Outcome {
-                messages,
-                code: 2,
-                ..Outcome::default()
-            };
-        }
-    };
-    messages.extend(outcome.written.iter().map(|p| format!("wrote {p}")));
-    messages.push(format!(
-        "{} files ({} skipped: unreadable), {} loads",
-        outcome.files, outcome.failed_files, outcome.loads
-    ));
-    let code = if outcome.files == 0 {
-        messages.push("no input file found".to_string());
-        2
-    } else if outcome.failed_files >= outcome.files {
-        messages.push("no input could be read".to_string());
-        2
-    } else if !outcome.offenders.is_empty() {
-        messages.extend(outcome.offenders.iter().map(|o| format!("gate: {o}")));
-        1
-    } else {
-        0
-    };
-    Outcome {
-        stdout: outcome.summary.into_bytes(),
-        messages,
-        code,
-    }
 }
 
 /// What a batch run produced.

@@ -1,5 +1,5 @@
 //! `--capture`: run the GPU monitor when a load completes, with a timeout, and read what it printed with the
-//! same parser as a `--smi` file, so the result is attached to the load exactly as a capture file would be.
+//! same parser as a `--smi` file, so the result is joined to the load exactly as a capture file would be.
 //!
 //! nvidia-smi is asked twice, in the CSV forms its documentation gives for scripts (`--format=csv,nounits`: a
 //! header naming every column, whole MiB): the GPUs (index, UUID, bus id, used, total) and the compute

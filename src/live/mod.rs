@@ -1,10 +1,12 @@
-//! `vramdiff --follow`: the report command on a live input. A [`Follow`] source is read through the one
-//! pipeline ([`Pipeline::stream`]); as each load completes, what the machine shows at that moment is attached
-//! to it (a GPU capture, [`capture`]; Ollama's `/api/ps`, [`ollama`]), and its report is written and flushed
-//! at once. Nothing is kept between loads, so a follow can run for days.
+//! The follow loop of `vramdiff --follow`: a [`Follow`] source read through the one pipeline
+//! ([`Pipeline::stream`]); as each load completes, what the machine shows at that moment is observed (a GPU
+//! capture, [`capture`]; Ollama's `/api/ps`, [`ollama`]) and handed to the pipeline, which reconciles the load
+//! with it; the load's report is written and flushed at once.
+//! Nothing is kept between loads, so a follow can run for days. The command that starts it (its checks, its
+//! signals) is `commands::follow`; this module takes clap-free [`Settings`].
 //!
-//! It ends quietly (exit 0) on Ctrl-C or SIGTERM, after the line being read, or when stdout is closed; with 1
-//! at the first finding at `--fail-on`'s severity, after that load's report; when standard input ends.
+//! It ends quietly (exit 0) on a stop (Ctrl-C or SIGTERM, after the line being read) or when stdout is closed;
+//! with 1 at the first finding at `--fail-on`'s severity, after that load's report; when standard input ends.
 
 pub mod capture;
 pub mod ollama;
@@ -13,16 +15,27 @@ use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use crate::app::{format, options, severity};
-use crate::cli::{CaptureArg, ReportArgs};
-use crate::model::{Concluded, InputWarning, Reconciled, Severity};
+use crate::model::{Concluded, InputWarning, Load, Severity};
 use crate::pipeline::{LoadSink, Pipeline};
-use crate::reconcile::observed::attach_capture;
+use crate::reconcile::observations::{Moment, Series};
 use crate::report::{self, Format};
 use crate::source::follow::Follow;
 
 use capture::{Capturer, Tool};
 use ollama::PsClient;
+
+/// What a follow writes and observes.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Any format but JUnit (one document per run).
+    pub format: Format,
+    /// Stop with 1 at the first finding of this severity or above.
+    pub fail_on: Option<Severity>,
+    /// `--capture`: the GPU monitor run when a load completes.
+    pub capture: Option<Tool>,
+    /// `--ollama`: the server whose `/api/ps` is read when a load completes.
+    pub ollama: Option<String>,
+}
 
 /// Where the follow writes: the report for stdout, messages for stderr, each as it happens.
 pub struct Terminal<'t> {
@@ -30,39 +43,25 @@ pub struct Terminal<'t> {
     pub message: &'t mut dyn FnMut(String),
 }
 
-/// Follow the input `args` names and report each load as it completes. Returns the exit code.
-pub fn follow(args: &ReportArgs, terminal: Terminal<'_>) -> u8 {
-    let stop = Arc::new(AtomicBool::new(false));
-    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        if let Err(e) = signal_hook::flag::register(signal, Arc::clone(&stop)) {
-            (terminal.message)(format!("cannot catch signal {signal}: {e}"));
-        }
-    }
-    follow_until(args, terminal, stop)
+/// How a follow ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ended {
+    /// 0, 1 (a finding at `fail_on`), 2 (the report could not be written, the input could not be read).
+    pub code: u8,
+    /// The read error that ended it, when one did (not yet said on the terminal).
+    pub error: Option<String>,
 }
 
-/// [`follow`], ended when `stop` is set.
-pub fn follow_until(args: &ReportArgs, terminal: Terminal<'_>, stop: Arc<AtomicBool>) -> u8 {
+/// Follow `path` (`-`: standard input) through `pipeline`, writing each load's report to `terminal` as it
+/// completes, until `stop` is set, stdout closes, `fail_on` is reached or standard input ends.
+pub fn follow(
+    pipeline: &mut Pipeline,
+    path: &str,
+    settings: &Settings,
+    terminal: Terminal<'_>,
+    stop: Arc<AtomicBool>,
+) -> Ended {
     let Terminal { stdout, message } = terminal;
-    let path = match args.input.files.as_slice() {
-        [] => "-",
-        [one] => one.as_str(),
-        _ => {
-            message("--follow follows one input (a file, or standard input)".to_string());
-            return 2;
-        }
-    };
-    if let Err(e) = report::supports(report::Command::Follow, format(args.format)) {
-        message(e.to_string());
-        return 2;
-    }
-    let mut pipeline = match Pipeline::new(&options(&args.input, false)) {
-        Ok(p) => p,
-        Err(e) => {
-            message(e.to_string());
-            return 2;
-        }
-    };
     let notices = std::sync::Mutex::new(Vec::<String>::new());
     let notices = Arc::new(notices);
     let queue = Arc::clone(&notices);
@@ -77,17 +76,15 @@ pub fn follow_until(args: &ReportArgs, terminal: Terminal<'_>, stop: Arc<AtomicB
         (path, Follow::file(path, Arc::clone(&stop), notice))
     };
     let mut sink = Printer {
-        format: format(args.format),
+        format: settings.format,
         stdout,
         message,
         notices,
-        capturer: match args.capture {
-            CaptureArg::NvidiaSmi => Some(Capturer::new(Tool::NvidiaSmi, capture::TIMEOUT)),
-            CaptureArg::RocmSmi => Some(Capturer::new(Tool::RocmSmi, capture::TIMEOUT)),
-            CaptureArg::None => None,
-        },
-        ps: args.ollama.as_deref().map(PsClient::new),
-        fail_on: severity(args.fail_on),
+        capturer: settings
+            .capture
+            .map(|tool| Capturer::new(tool, capture::TIMEOUT)),
+        ps: settings.ollama.as_deref().map(PsClient::new),
+        fail_on: settings.fail_on,
         stop: Arc::clone(&stop),
         index: 0,
         code: 0,
@@ -95,16 +92,19 @@ pub fn follow_until(args: &ReportArgs, terminal: Terminal<'_>, stop: Arc<AtomicB
     let reader = std::io::BufReader::with_capacity(256 * 1024, source);
     let summary = pipeline.stream(name, reader, &mut [], &mut sink);
     sink.pass_notices();
-    if !stop.load(Ordering::Relaxed) {
-        if let Some(e) = &summary.error {
-            (sink.message)(e.clone());
-            return 2;
-        }
+    match summary.error {
+        Some(e) if !stop.load(Ordering::Relaxed) => Ended {
+            code: 2,
+            error: Some(e),
+        },
+        _ => Ended {
+            code: sink.code,
+            error: None,
+        },
     }
-    sink.code
 }
 
-/// The follow's sink: attaches what is observed now, prints the report, decides when to stop.
+/// The follow's sink: observes the machine when a load completes, prints the report, decides when to stop.
 struct Printer<'t> {
     format: Format,
     stdout: &'t mut dyn Write,
@@ -137,16 +137,21 @@ impl Printer<'_> {
 }
 
 impl LoadSink for Printer<'_> {
-    fn completed(&mut self, load: &mut Reconciled) {
+    fn observe(&mut self, _load: &Load) -> Moment {
+        let mut moment = Moment::default();
         if self.stopped() {
-            return;
+            return moment;
         }
         if let Some(capturer) = &mut self.capturer {
             match capturer.take() {
                 Ok(snapshots) => {
                     let path = format!("{} (live)", capturer.program());
                     let note = format!("{path}: captured when this load completed (--capture)");
-                    attach_capture(load, &snapshots, &path, Some(note));
+                    moment.capture = Some(Series {
+                        path,
+                        snapshots: snapshots.into(),
+                        note: Some(note),
+                    });
                 }
                 Err(Some(why)) => (self.message)(why),
                 Err(None) => {}
@@ -154,11 +159,12 @@ impl LoadSink for Printer<'_> {
         }
         if let Some(client) = &mut self.ps {
             match client.ps() {
-                Ok(ps) => client.attach(&ps, load),
+                Ok(listing) => moment.ps = Some(listing),
                 Err(Some(why)) => (self.message)(why),
                 Err(None) => {}
             }
         }
+        moment
     }
 
     fn warned(&mut self, input: &str, warnings: &[InputWarning]) {

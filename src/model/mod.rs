@@ -44,7 +44,7 @@ pub use load::{
 };
 pub use max_ctx::{MaxContext, MaxContextRow};
 pub use observed::{CaptureRef, GpuJoin, ObservedRow};
-pub use ps::{CardFigure, OllamaPs};
+pub use ps::{gpu_buffers_of, CardFigure, OllamaPs};
 pub use quantity::{human, Ordering3, Quantity, GIB, KIB, MIB, TIB};
 pub use reconciled::{
     Comparison, Component, ComponentRow, DeviceRow, EstimatePart, Reconciled, Verdict,

@@ -5,7 +5,7 @@
 use serde::Serialize;
 
 use super::quantity::Quantity;
-use super::reconciled::Reconciled;
+use super::reconciled::{DeviceRow, Reconciled};
 
 /// One model of `/api/ps`, the one matched to this load.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -62,23 +62,29 @@ impl Reconciled {
 
     /// The sum of the runner's buffers on GPUs (from the log).
     pub fn gpu_buffers(&self) -> Option<CardFigure> {
-        let mut total: Option<Quantity> = None;
-        let mut lines = Vec::new();
-        for device in self.devices.iter().filter(|d| !d.host) {
-            if let Some(actual) = device.comparison.actual {
-                total = Some(total.map_or(actual, |t| t.plus(actual)));
-                lines.extend(device.comparison.lines.iter().copied());
-            }
-        }
-        total.map(|value| CardFigure {
-            value,
-            from: "the sum of the runner's GPU buffers",
-            lines,
-        })
+        gpu_buffers_of(&self.devices)
     }
 
     /// What the card holds for this load: nvidia-smi's runner process when captured, else the buffers.
     pub fn card_figure(&self) -> Option<CardFigure> {
         self.observed_runner().or_else(|| self.gpu_buffers())
     }
+}
+
+/// The sum of the runner's buffers on the GPUs among `devices` (from the log): [`Reconciled::gpu_buffers`], and
+/// what the reconcile stage matches `/api/ps` with before the `Reconciled` exists.
+pub fn gpu_buffers_of(devices: &[DeviceRow]) -> Option<CardFigure> {
+    let mut total: Option<Quantity> = None;
+    let mut lines = Vec::new();
+    for device in devices.iter().filter(|d| !d.host) {
+        if let Some(actual) = device.comparison.actual {
+            total = Some(total.map_or(actual, |t| t.plus(actual)));
+            lines.extend(device.comparison.lines.iter().copied());
+        }
+    }
+    total.map(|value| CardFigure {
+        value,
+        from: "the sum of the runner's GPU buffers",
+        lines,
+    })
 }

@@ -1,10 +1,13 @@
 //! Reconciliation: a load's estimate against its actual allocations, per component and per device, with a
 //! verdict that respects the rounding of both sides; and the device × part grid of its buffers, the one sum
-//! the later stages read. Pure functions of a [`Load`].
+//! the later stages read; and what was observed beside the log (GPU captures, Ollama's `/api/ps`), joined to
+//! the load's devices. Pure functions of a [`Load`] and its [`Observations`].
 
 mod actuals;
 pub mod kv_check;
+pub mod observations;
 pub mod observed;
+mod ps;
 pub(crate) mod terms;
 
 use crate::model::{
@@ -13,6 +16,7 @@ use crate::model::{
 };
 
 use actuals::{has_buffers, is_kv, sum_breakdown, sum_buffers, Sum};
+pub use observations::Observations;
 use terms::Term;
 
 fn row(component: Component, est: Term, act: Sum, mut lines: Vec<u64>) -> ComponentRow {
@@ -232,14 +236,24 @@ fn devices(load: &Load) -> Vec<DeviceRow> {
         .collect()
 }
 
-/// Reconcile a load: its component and device rows (observed rows come with a capture, see [`observed`]).
-pub fn reconcile(mut load: Load) -> Reconciled {
+/// Reconcile a load: its component and device rows, and its devices joined with what was observed of it
+/// (captures, see [`observed`]; `/api/ps`), the notes of the joins added to the load's.
+pub fn reconcile(mut load: Load, observations: &Observations<'_>) -> Reconciled {
     load.notes.extend(kv_check::disagreements(&load));
+    let components = components(&load);
+    let devices = devices(&load);
+    let seen = observed::seen(&load, &devices, observations);
+    load.notes.extend(seen.notes);
+    let ollama_ps = observations
+        .moment
+        .ps
+        .as_ref()
+        .and_then(|listing| ps::matched(listing, &devices));
     Reconciled {
-        components: components(&load),
-        devices: devices(&load),
-        observed: Vec::new(),
-        ollama_ps: None,
+        components,
+        devices,
+        observed: seen.rows,
+        ollama_ps,
         grid: Grid::of(&load.actual.buffers),
         load,
     }

@@ -4,12 +4,14 @@
 //!
 //! Choosing *which* capture belongs to a load is separate from the arithmetic: [`pick_in_log`] for captures
 //! pasted into the log around the load, [`pick_in_series`] for a capture file given with `--smi` or taken live
-//! with `--capture`.
+//! with `--capture`. The captures come in as the load's [`Observations`], before it is reconciled.
 
 use crate::model::{
-    same_uuid, CaptureRef, Device, GpuJoin, Load, ObservedRow, Quantity, Reconciled, SmiGpu,
+    same_uuid, CaptureRef, Device, DeviceRow, GpuJoin, Load, ObservedRow, Quantity, SmiGpu,
     SmiProcess, Snapshot,
 };
+
+use super::observations::Observations;
 
 /// The captures chosen for one load.
 #[derive(Debug, Clone, Copy)]
@@ -102,56 +104,66 @@ fn neighbour_processes(snapshots: &[Snapshot], loaded: usize) -> Option<&[SmiPro
         .and_then(|s| s.processes.as_deref())
 }
 
-/// Attach to one load the captures pasted into its log around it; `next_first` is the first line of the next
-/// load of the same log, if one was read.
-pub fn attach_pasted(
-    load: &mut Reconciled,
-    snapshots: &[Snapshot],
-    path: &str,
-    next_first: Option<u64>,
-) {
-    let Some((loaded, idle)) = pick_in_log(
-        snapshots,
-        load.source.first_line,
-        load.source.last_line,
-        next_first,
-    ) else {
-        return;
-    };
-    observe(
-        load,
-        Observation {
-            path,
-            loaded: &snapshots[loaded],
-            processes: neighbour_processes(snapshots, loaded),
-            idle: idle.map(|i| &snapshots[i]),
-        },
-    );
+/// What the captures of a load show: the rows of the last capture that applies, the notes of every one.
+#[derive(Debug, Default)]
+pub struct Seen {
+    pub rows: Vec<ObservedRow>,
+    /// What a reader must know about the joins, in the order the captures applied.
+    pub notes: Vec<String>,
 }
 
-/// Attach a series of captures with no link to log lines (a `--smi` file, or the capture `--capture` took when
-/// the load completed) to `load`, with `note` on it when the pairing needs saying. False when the series holds
-/// no GPU.
-pub fn attach_capture(
-    load: &mut Reconciled,
-    snapshots: &[Snapshot],
-    path: &str,
-    note: Option<String>,
-) -> bool {
-    let Some((loaded, idle)) = pick_in_series(snapshots) else {
-        return false;
-    };
-    observe(
-        load,
-        Observation {
-            path,
-            loaded: &snapshots[loaded],
-            processes: neighbour_processes(snapshots, loaded),
-            idle: idle.map(|i| &snapshots[i]),
-        },
-    );
-    load.load.notes.extend(note);
-    true
+impl Seen {
+    fn apply(&mut self, (rows, notes): (Vec<ObservedRow>, Vec<String>)) {
+        self.rows = rows;
+        self.notes.extend(notes);
+    }
+}
+
+/// Join the load (its device rows `devices`) with the captures observed of it, in the order of
+/// [`Observations`]: the pasted ones around it in its log, the `--smi` files, the live capture.
+pub fn seen(load: &Load, devices: &[DeviceRow], observations: &Observations<'_>) -> Seen {
+    let mut seen = Seen::default();
+    if let Some(pasted) = &observations.pasted {
+        let snapshots = pasted.snapshots;
+        if let Some((loaded, idle)) = pick_in_log(
+            snapshots,
+            load.source.first_line,
+            load.source.last_line,
+            pasted.next_first,
+        ) {
+            seen.apply(observe(
+                load,
+                devices,
+                Observation {
+                    path: pasted.path,
+                    loaded: &snapshots[loaded],
+                    processes: neighbour_processes(snapshots, loaded),
+                    idle: idle.map(|i| &snapshots[i]),
+                },
+            ));
+        }
+    }
+    for series in observations
+        .files
+        .iter()
+        .chain(&observations.moment.capture)
+    {
+        let snapshots = &series.snapshots[..];
+        if let Some((loaded, idle)) = pick_in_series(snapshots) {
+            seen.apply(observe(
+                load,
+                devices,
+                Observation {
+                    path: &series.path,
+                    loaded: &snapshots[loaded],
+                    processes: neighbour_processes(snapshots, loaded),
+                    idle: idle.map(|i| &snapshots[i]),
+                },
+            ));
+            seen.notes.extend(series.note.clone());
+        }
+    }
+    seen
 }
 
 /// The GPU of `snapshot` a device of the load runs on, and how they were matched.
@@ -216,8 +228,13 @@ fn split_processes(
     (Some(sum(true)), Some(sum(false)), lines)
 }
 
-/// Fill `load.observed` from a capture, and note on the load what a reader must know about the join.
-pub fn observe(load: &mut Reconciled, observation: Observation<'_>) {
+/// The observed rows of the load (its device rows `devices`) from one capture, and the notes a reader must know
+/// about the join.
+pub fn observe(
+    load: &Load,
+    devices: &[DeviceRow],
+    observation: Observation<'_>,
+) -> (Vec<ObservedRow>, Vec<String>) {
     let Observation {
         path,
         loaded,
@@ -232,8 +249,9 @@ pub fn observe(load: &mut Reconciled, observation: Observation<'_>) {
         timestamp: loaded.timestamp.clone(),
     };
     let mut rows = Vec::new();
+    let mut notes = Vec::new();
     let mut index_joined = false;
-    for device in load.devices.iter().filter(|d| !d.host) {
+    for device in devices.iter().filter(|d| !d.host) {
         let Some((gpu, join)) = join(load, &device.device, loaded) else {
             continue;
         };
@@ -307,7 +325,7 @@ pub fn observe(load: &mut Reconciled, observation: Observation<'_>) {
             .filter_map(|g| g.name.as_deref())
             .collect();
         let mixed = names.windows(2).any(|w| w[0] != w[1]);
-        load.load.notes.push(if mixed {
+        notes.push(if mixed {
             format!(
                 "nvidia-smi capture {path}:{} matched to the runner's devices by index only, on mixed cards: nvidia-smi numbers GPUs in PCI bus order, CUDA fastest-first unless CUDA_DEVICE_ORDER=PCI_BUS_ID; capture with --query-gpu=index,uuid,memory.used,memory.total to join by UUID",
                 loaded.line
@@ -319,19 +337,19 @@ pub fn observe(load: &mut Reconciled, observation: Observation<'_>) {
             )
         });
     }
-    if rows.is_empty() && !load.devices.iter().all(|d| d.host) {
-        load.load.notes.push(format!(
+    if rows.is_empty() && !devices.iter().all(|d| d.host) {
+        notes.push(format!(
             "nvidia-smi capture {path}:{} lists no GPU that matches this load's devices",
             loaded.line
         ));
     }
     if processes.is_some_and(|p| p.is_empty()) && !rows.is_empty() {
-        load.load.notes.push(format!(
+        notes.push(format!(
             "nvidia-smi capture {path}:{} shows no processes although memory is in use (a container without the host's PID namespace?): memory is not attributed to processes",
             loaded.line
         ));
     }
-    load.observed = rows;
+    (rows, notes)
 }
 
 /// The same physical GPU in another capture of the same series (UUID, bus id, else index).

@@ -182,6 +182,23 @@ fn measured_replay(load: &Reconciled, changes: &Changes) -> Option<MeasuredRepla
 
 /// Replay a load's placement; `None` when the log lacks the estimate figures the placement needs.
 pub fn replay(load: &Reconciled, changes: &Changes) -> Option<WhatIf> {
+    replay_to(load, changes, false)
+}
+
+/// What `vramdiff whatif` asks the replay: the user's changes, and `--max-ctx` (the largest context that keeps
+/// every layer on the GPUs).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Asked {
+    pub changes: Changes,
+    pub max_ctx: bool,
+}
+
+/// The replay `vramdiff whatif` prints: with the changes asked, and the largest context when asked.
+pub fn replay_asked(load: &Reconciled, asked: &Asked) -> Option<WhatIf> {
+    replay_to(load, &asked.changes, asked.max_ctx)
+}
+
+fn replay_to(load: &Reconciled, changes: &Changes, with_max_ctx: bool) -> Option<WhatIf> {
     let (estimate, measured) = match load.runtime {
         Runtime::OllamaFit | Runtime::LlamaCpp => {
             if *changes != Changes::default() {
@@ -205,6 +222,10 @@ pub fn replay(load: &Reconciled, changes: &Changes) -> Option<WhatIf> {
         changes: changes.describe(),
         estimate,
         measured,
-        max_ctx: None,
+        max_ctx: if with_max_ctx {
+            max_ctx::max_ctx(load, changes, changes.kv_type)
+        } else {
+            None
+        },
     })
 }

@@ -148,14 +148,7 @@ mod tests {
             .filter(|p| !p.ends_with(".expect.toml"))
             .collect();
         paths.sort();
-        let mut pipeline =
-            crate::pipeline::Pipeline::new(&crate::pipeline::Options::default()).unwrap();
-        for path in &paths {
-            let input = crate::source::open(path).unwrap();
-            let report = pipeline.run(&input.name, input.reader, &mut []);
-            analysis.inputs.push(report.summary);
-            analysis.loads.extend(report.loads);
-        }
+        analysis = crate::pipeline::analyze(&paths, &crate::pipeline::Options::default()).unwrap();
         assert!(analysis.loads.len() > 10);
         assert_eq!(
             String::from_utf8(render(&analysis).unwrap()).unwrap(),

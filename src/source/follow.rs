@@ -3,7 +3,7 @@
 //!
 //! [`Follow`] is a plain [`Read`], so the rest of the pipeline reads it as it reads any input. It hands out
 //! whole lines only, and when it has nothing more for now it returns [`Quiet`] once, between two lines:
-//! the framing stage takes that as "the input went quiet" ([`crate::frame::read::Read::Idle`]) and the
+//! the framing stage takes that as "the input went quiet" (`Read::Idle` in `src/frame/read.rs`) and the
 //! pipeline reports whatever load has completed. It ends (`Ok(0)`) when the stop flag is set (Ctrl-C, a
 //! closed stdout, `--fail-on`) or when standard input is closed.
 

@@ -6,6 +6,14 @@
 //! soon as it completes ([`Pipeline::stream`], which `--follow` uses as it is); [`Pipeline::run`] is the same
 //! path with a sink that keeps the loads. Only per-input counters stay, so streaming memory does not grow with
 //! the log. A problem with the input (unreadable, cut lines, a malformed line) is recorded on its summary.
+//!
+//! What was observed of a load beside its log (the captures pasted around it, the `--smi` files, what the sink
+//! sees as it completes: [`LoadSink::observe`]) and the replay `whatif` asks for ([`Options::whatif`]) are
+//! inputs of the stages, gathered before each is built: a `Reconciled` or a `Concluded` is never patched
+//! afterwards.
+
+mod analyze;
+mod completed;
 
 use std::io::BufRead;
 use std::path::PathBuf;
@@ -13,18 +21,20 @@ use std::path::PathBuf;
 use crate::checks::{self, suggest, CheckConfig};
 use crate::frame::read::{read_logical_lines, Read};
 use crate::grammar;
-use crate::load::model_file::{self, LastRead, ModelFiles};
+use crate::load::model_file::{LastRead, ModelFiles};
 use crate::load::Assembler;
 use crate::model::{
-    Concluded, InputRole, InputSummary, InputWarning, Load, Reconciled, Snapshot, UnrecognizedLine,
+    Concluded, InputRole, InputSummary, InputWarning, Load, Reconciled, UnrecognizedLine,
 };
 use crate::parse::clock::Clock;
 use crate::parse::{LineOutcome, Parser};
-use crate::reconcile::observed::{attach_capture, attach_pasted};
-use crate::reconcile::reconcile;
-use crate::replay::{replay, Changes};
+use crate::reconcile::observations::Moment;
+use crate::replay::{replay, replay_asked, Asked, Changes};
 use crate::smi::file::{cut_line_warning, file_item};
 use crate::smi::SmiScanner;
+
+pub use analyze::analyze;
+use completed::Completed;
 
 /// At most this many unrecognised lines are kept per input for `--show-unrecognized`.
 pub const MAX_KEPT_UNRECOGNIZED: usize = 10_000;
@@ -41,6 +51,9 @@ pub struct Options {
     pub smi_fields: Option<String>,
     /// `--gguf`, and whether to look for the model blob a load names on this machine.
     pub model_files: ModelFiles,
+    /// `vramdiff whatif`: the replay to print with each load. `None`: the default replay, the one the findings
+    /// are always drawn from.
+    pub whatif: Option<Asked>,
 }
 
 /// Errors that stop vramdiff before it reads any input.
@@ -65,15 +78,21 @@ pub struct InputReport {
     pub loads: Vec<Concluded>,
 }
 
-/// The last stages for a reconciled load: the placement replay, the findings, the suggestions.
-pub fn conclude(load: Reconciled, config: &CheckConfig) -> Concluded {
-    let whatif = replay(&load, &Changes::default());
-    let findings = checks::run(&load, whatif.as_ref(), config);
+/// The last stages for a reconciled load: the placement replay, the findings, the suggestions. The findings and
+/// suggestions are drawn from the replay of the load as logged; `asked` (`vramdiff whatif`) is the replay the
+/// load carries for the report instead, with the user's changes.
+pub fn conclude(load: Reconciled, config: &CheckConfig, asked: Option<&Asked>) -> Concluded {
+    let logged = replay(&load, &Changes::default());
+    let findings = checks::run(&load, logged.as_ref(), config);
     let suggestions = suggest::suggest(&suggest::Evidence {
         load: &load,
-        whatif: whatif.as_ref(),
+        whatif: logged.as_ref(),
         findings: &findings,
     });
+    let whatif = match asked {
+        Some(asked) => replay_asked(&load, asked),
+        None => logged,
+    };
     Concluded {
         reconciled: load,
         findings,
@@ -87,6 +106,7 @@ pub fn conclude(load: Reconciled, config: &CheckConfig) -> Concluded {
 pub struct Pipeline {
     parser: Parser,
     config: CheckConfig,
+    whatif: Option<Asked>,
     keep_unrecognized: bool,
     model_files: ModelFiles,
     /// The model file read last (its header is read once for the loads that name it).
@@ -95,9 +115,12 @@ pub struct Pipeline {
 
 /// Where the streaming run hands each load, as soon as it completes.
 pub trait LoadSink {
-    /// The load has just completed and is about to be judged: attach what can be observed at this moment (a
-    /// live GPU capture, Ollama's `/api/ps`). Pasted and `--smi` captures are already attached.
-    fn completed(&mut self, _load: &mut Reconciled) {}
+    /// The load has just completed and is about to be reconciled: what can be observed of it at this moment (a
+    /// live GPU capture, Ollama's `/api/ps`), asked once per load and handed to the reconcile stage with the
+    /// captures pasted in the log and the `--smi` files, which the pipeline gathers itself.
+    fn observe(&mut self, _load: &Load) -> Moment {
+        Moment::default()
+    }
 
     /// The load, through every stage.
     fn concluded(&mut self, load: Concluded);
@@ -118,82 +141,6 @@ impl LoadSink for Collect {
     }
 }
 
-/// The loads between the assembler and the sink. A completed load is held until the next one completes, the
-/// input ends or a followed input goes quiet, so that a capture pasted after it (before the next load's
-/// start) is still attached to it. At most one load is held; none is kept once handed to the sink.
-struct Completed<'s, S: LoadSink + ?Sized> {
-    held: Option<Reconciled>,
-    /// The model files (`--gguf`, the blob the log names) whose layout is attached to each load.
-    model_files: &'s ModelFiles,
-    model_file_read: &'s mut LastRead,
-    /// What reading a model file said, by the load's first line; moved onto the summary as the input is read.
-    model_warnings: Vec<(u64, String)>,
-    /// Loads handed out so far, the held one included.
-    seen: usize,
-    config: CheckConfig,
-    sink: &'s mut S,
-}
-
-impl<S: LoadSink + ?Sized> Completed<'_, S> {
-    /// The assembler completed `load`: the one held before it can go.
-    fn push(&mut self, mut load: Load, captures: &[Snapshot], name: &str) {
-        let last = &mut *self.model_file_read;
-        let warning = model_file::attach(&mut load, self.model_files, |path| {
-            last.read(path, |p| {
-                crate::gguf::read_layout(p).map_err(|e| e.to_string())
-            })
-        });
-        if let Some(w) = warning {
-            self.model_warnings.push((load.source.first_line, w));
-        }
-        let load = reconcile(load);
-        self.seen += 1;
-        if let Some(previous) = self.held.take() {
-            self.conclude(
-                previous,
-                captures,
-                name,
-                Some(load.source.first_line),
-                &mut [],
-            );
-        }
-        self.held = Some(load);
-    }
-
-    /// Hand out the held load; `capture_files` (the `--smi` files) are applied to it when it is the last.
-    fn flush(&mut self, captures: &[Snapshot], name: &str, capture_files: &mut [InputSummary]) {
-        if let Some(load) = self.held.take() {
-            self.conclude(load, captures, name, None, capture_files);
-        }
-    }
-
-    fn conclude(
-        &mut self,
-        mut load: Reconciled,
-        captures: &[Snapshot],
-        name: &str,
-        next_first: Option<u64>,
-        capture_files: &mut [InputSummary],
-    ) {
-        attach_pasted(&mut load, captures, name, next_first);
-        for file in capture_files.iter_mut() {
-            let note = (self.seen > 1).then(|| {
-                format!(
-                    "nvidia-smi capture {} applied to this load, the last one read: a capture file carries no link to log lines",
-                    file.path
-                )
-            });
-            if !file.captures.is_empty()
-                && !attach_capture(&mut load, &file.captures, &file.path, note)
-            {
-                no_load_for_capture(file);
-            }
-        }
-        self.sink.completed(&mut load);
-        self.sink.concluded(conclude(load, &self.config));
-    }
-}
-
 /// Say on a capture file's summary that no load was read to compare it with.
 pub fn no_load_for_capture(file: &mut InputSummary) {
     file.warn(
@@ -209,6 +156,7 @@ impl Pipeline {
         Ok(Pipeline {
             parser: parser(options)?,
             config: options.checks,
+            whatif: options.whatif.clone(),
             keep_unrecognized: options.keep_unrecognized,
             model_files: options.model_files.clone(),
             model_file_read: LastRead::default(),
@@ -252,6 +200,7 @@ impl Pipeline {
             model_warnings: Vec::new(),
             seen: 0,
             config: self.config,
+            whatif: self.whatif.as_ref(),
             sink,
         };
         let mut assembler = Assembler::new(name);

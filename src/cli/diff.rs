@@ -1,11 +1,10 @@
-//! The command line of the CI commands (`diff`, `completions`): flags and help text, no logic. Kept beside
-//! `crate::cli`, which names them as subcommands.
+//! `vramdiff diff`'s flags.
 
 use std::path::PathBuf;
 
-use clap::{Args as ClapArgs, ValueEnum};
+use clap::Args as ClapArgs;
 
-use crate::cli::FormatArg;
+use super::FormatArg;
 
 /// `vramdiff diff`.
 #[derive(Debug, Clone, ClapArgs)]
@@ -34,21 +33,4 @@ pub struct DiffArgs {
     /// Also append the Markdown comparison to the file named by $GITHUB_STEP_SUMMARY (nothing when unset).
     #[arg(long)]
     pub summary: bool,
-}
-
-/// `vramdiff completions`.
-#[derive(Debug, Clone, ClapArgs)]
-pub struct CompletionsArgs {
-    /// The shell to complete for.
-    #[arg(value_enum)]
-    pub shell: ShellArg,
-}
-
-/// The shells `completions` writes for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ShellArg {
-    Bash,
-    Zsh,
-    Fish,
-    Powershell,
 }

@@ -1,0 +1,84 @@
+//! The command line as the user typed it: clap's types, their flags and help text, one file per command's
+//! arguments, and the value parsers; no logic. `commands::resolve` turns them, once, into the
+//! clap-free options the commands and the stages receive, so nothing below the command layer sees clap.
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+#[cfg(feature = "batch")]
+mod batch;
+mod completions;
+mod diff;
+mod input;
+mod inspect;
+mod report;
+mod whatif;
+
+#[cfg(feature = "batch")]
+pub use batch::BatchArgs;
+pub use completions::{CompletionsArgs, ShellArg};
+pub use diff::DiffArgs;
+pub use input::{parse_size_arg, InputArgs};
+pub use inspect::{InspectArgs, InspectFormatArg};
+pub use report::{CaptureArg, ReportArgs};
+pub use whatif::{KvTypeArg, SchedulerArg, WhatifArgs};
+
+/// Output format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FormatArg {
+    /// Aligned tables for a terminal.
+    Text,
+    /// The versioned JSON contract (schema_version 1).
+    Json,
+    /// GitHub-flavoured Markdown, for issues and `$GITHUB_STEP_SUMMARY`.
+    Markdown,
+    /// One JSON object per line and per load (a `loads[]` element plus `input`), for --follow and pipes.
+    Jsonl,
+    /// JUnit XML for CI servers: a test suite per input, a test case per load, a failure per finding at or
+    /// above --fail-on.
+    Junit,
+}
+
+/// Finding severity for `--fail-on`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SeverityArg {
+    Info,
+    Warning,
+    Error,
+    /// Never exit 1 because of findings.
+    Never,
+}
+
+/// Reconcile Ollama's GPU memory estimate with what llama.cpp actually allocated, per component and per GPU.
+#[derive(Debug, Parser)]
+#[command(
+    name = "vramdiff",
+    version,
+    args_conflicts_with_subcommands = true,
+    after_help = "Examples:\n  journalctl -u ollama --no-pager | vramdiff\n  vramdiff server.log\n  vramdiff --format json server.log > report.json\n  vramdiff whatif server.log --gpu-count 1\n  journalctl -fu ollama -o cat | vramdiff -f --capture nvidia-smi --ollama --fail-on never\n\nExit status: 0 ok, 1 a finding at or above --fail-on (default: error), 2 error (bad usage, an input that could not be read)."
+)]
+pub struct Args {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
+    #[command(flatten)]
+    pub report: ReportArgs,
+}
+
+/// The subcommands besides the default report.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Replay Ollama's layer placement with the estimate's and with the measured figures, optionally changed.
+    Whatif(WhatifArgs),
+    /// What a GGUF model file holds: weights per layer (experts apart), the projector, KV cache per token.
+    Inspect(InspectArgs),
+    /// Many logs in (folders, globs, files; .gz and .zst too), tables, a summary, calibration and a CI gate out.
+    #[cfg(feature = "batch")]
+    Batch(BatchArgs),
+    /// Compare two runs (two logs, or two `batch --out` folders): what changed per component, GPU, placement
+    /// and finding.
+    Diff(DiffArgs),
+    /// Print a shell completion script (bash, zsh, fish, powershell).
+    Completions(CompletionsArgs),
+    /// Print the man page (roff) on stdout: `vramdiff man > vramdiff.1`.
+    Man,
+}

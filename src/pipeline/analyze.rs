@@ -1,0 +1,46 @@
+//! Many inputs through one [`Pipeline`]: every log named, in order, and the `--smi` capture files, which
+//! apply to the last input's last load and are listed after the logs. What the report, `whatif` and `diff`
+//! commands, the benches and the tests read; `batch` and `--follow` drive the pipeline themselves.
+
+use crate::model::{Analysis, InputSummary};
+use crate::smi::file::read_capture_file;
+use crate::source;
+
+use super::{no_load_for_capture, Options, Pipeline, SetupError};
+
+/// Read every input and carry every load through every stage. `--smi` capture files apply to the last input's
+/// last load; they are listed after the logs.
+pub fn analyze(paths: &[String], options: &Options) -> Result<Analysis, SetupError> {
+    let mut pipeline = Pipeline::new(options)?;
+    let mut capture_files: Vec<InputSummary> = options
+        .smi
+        .iter()
+        .map(|p| read_capture_file(p, options.smi_fields.as_deref()))
+        .collect();
+    let mut analysis = Analysis::default();
+    let mut applied = false;
+    for (i, path) in paths.iter().enumerate() {
+        match source::open(path) {
+            Ok(input) => {
+                let last = i + 1 == paths.len();
+                let files: &mut [InputSummary] = if last { &mut capture_files } else { &mut [] };
+                let report = pipeline.run(&input.name, input.reader, files);
+                applied |= last;
+                analysis.inputs.push(report.summary);
+                analysis.loads.extend(report.loads);
+            }
+            Err(e) => analysis.inputs.push(InputSummary {
+                path: path.clone(),
+                error: Some(e.to_string()),
+                ..InputSummary::default()
+            }),
+        }
+    }
+    if !applied {
+        for file in capture_files.iter_mut().filter(|f| !f.captures.is_empty()) {
+            no_load_for_capture(file);
+        }
+    }
+    analysis.inputs.extend(capture_files);
+    Ok(analysis)
+}
