@@ -63,7 +63,12 @@ fn llama_server_era_logs_have_no_memory_line_left_unread() {
         } else {
             Era::LlamaServer
         };
-        assert!(a.loads.iter().all(|l| l.runtime.era() == want), "{name}");
+        assert!(
+            a.loads
+                .iter()
+                .all(|l| l.reconciled.load.runtime.era() == want),
+            "{name}"
+        );
     }
 }
 
@@ -95,8 +100,9 @@ fn every_sample_has_its_provenance_in_the_readme() {
 fn llama_engine_full_offload_t4_001() {
     let a = analyze(&[&corpus_file("001")]);
     let load = &a.loads[0];
-    assert_eq!(load.engine, Engine::Llama);
+    assert_eq!(load.reconciled.load.engine, Engine::Llama);
     let graph = load
+        .reconciled
         .components
         .iter()
         .find(|c| c.component == Component::Graph)
@@ -105,6 +111,7 @@ fn llama_engine_full_offload_t4_001() {
     assert_eq!(graph.actual.unwrap().bytes, mib(560.0));
     assert_eq!(graph.verdict, Verdict::Match);
     let kv = load
+        .reconciled
         .components
         .iter()
         .find(|c| c.component == Component::Kv)
@@ -113,18 +120,25 @@ fn llama_engine_full_offload_t4_001() {
     assert_eq!(kv.verdict, Verdict::Match);
     // v0.3.x weights semantics: blocks = weights.total − kv.
     assert_eq!(
-        load.estimate.as_ref().unwrap().weights_semantics.as_str(),
+        load.reconciled
+            .load
+            .estimate
+            .as_ref()
+            .unwrap()
+            .weights_semantics
+            .as_str(),
         "blocks+kv"
     );
-    assert_eq!(load.settings.ctx_size, Some(8192));
+    assert_eq!(load.reconciled.load.settings.ctx_size, Some(8192));
 }
 
 #[test]
 fn metal_partial_offload_008() {
     let a = analyze(&[&corpus_file("008")]);
     let load = &a.loads[0];
-    assert_eq!(load.actual.offloaded_layers, Some(20));
+    assert_eq!(load.reconciled.load.actual.offloaded_layers, Some(20));
     let kv = load
+        .reconciled
         .components
         .iter()
         .find(|c| c.component == Component::Kv)
@@ -132,7 +146,7 @@ fn metal_partial_offload_008() {
     // Metal 10000 + CPU 8000 MiB against memory.required.kv 17.6 GiB.
     assert_eq!(kv.actual.unwrap().bytes, mib(18000.0));
     assert_eq!(kv.verdict, Verdict::Match);
-    assert_eq!(load.settings.ctx_size, Some(128000));
+    assert_eq!(load.reconciled.load.settings.ctx_size, Some(128000));
 }
 
 #[test]
@@ -140,15 +154,20 @@ fn e8_estimate_after_starting_runner_stays_in_one_load_012() {
     let a = analyze(&[&corpus_file("012")]);
     assert_eq!(a.loads.len(), 1);
     let load = &a.loads[0];
-    assert!(!load.source.partial);
-    assert_eq!(load.estimate.as_ref().unwrap().layers.split, vec![37]);
+    assert!(!load.reconciled.load.source.partial);
+    assert_eq!(
+        load.reconciled.load.estimate.as_ref().unwrap().layers.split,
+        vec![37]
+    );
     let w = load
+        .reconciled
         .components
         .iter()
         .find(|c| c.component == Component::WeightsGpu)
         .unwrap();
     assert_eq!(w.verdict, Verdict::Match); // 58.6 + 1.1 GiB estimated, 59.8 GiB actual
     let rocm = load
+        .reconciled
         .devices
         .iter()
         .find(|d| d.device == vramdiff::model::Device::named("ROCm0"))
@@ -160,15 +179,16 @@ fn e8_estimate_after_starting_runner_stays_in_one_load_012() {
 fn memory_summary_after_commit_is_the_actual_009() {
     let a = analyze(&[&corpus_file("009")]);
     let load = &a.loads[0];
-    assert!(load.estimate.is_none());
-    assert_eq!(load.engine, Engine::Ollama);
-    assert_eq!(load.settings.ctx_size, Some(32768));
-    assert_eq!(load.settings.flash_attention, Some(true));
+    assert!(load.reconciled.load.estimate.is_none());
+    assert_eq!(load.reconciled.load.engine, Engine::Ollama);
+    assert_eq!(load.reconciled.load.settings.ctx_size, Some(32768));
+    assert_eq!(load.reconciled.load.settings.flash_attention, Some(true));
     assert_eq!(
-        load.actual.reported_total.unwrap().bytes,
+        load.reconciled.load.actual.reported_total.unwrap().bytes,
         (51.9 * GIB as f64).round() as i64
     );
     let cuda = load
+        .reconciled
         .devices
         .iter()
         .find(|d| d.device == vramdiff::model::Device::named("CUDA0"))
@@ -183,6 +203,8 @@ fn duplicate_weight_buffers_are_both_counted_and_noted_025() {
     let a = analyze(&[&corpus_file("025")]);
     let load = &a.loads[0];
     let cuda: i64 = load
+        .reconciled
+        .load
         .actual
         .buffers
         .iter()
@@ -191,10 +213,12 @@ fn duplicate_weight_buffers_are_both_counted_and_noted_025() {
         .sum();
     assert_eq!(cuda, mib(2845.92) + mib(2920.17));
     assert!(load
+        .reconciled
+        .load
         .notes
         .iter()
         .any(|n| n.contains("second") && n.contains("CUDA0")));
-    assert!(load.source.partial);
+    assert!(load.reconciled.load.source.partial);
 }
 
 #[test]
@@ -203,8 +227,8 @@ fn llama_server_fit_probe_tables_are_projections_042_043() {
     // the search accepted (`set ngl_per_device[1].n_layer=16`) stands in for the plan.
     let a = analyze(&[&corpus_file("042")]);
     let load = &a.loads[0];
-    assert!(load.actual.breakdown.is_empty());
-    let e = load.estimate.as_ref().unwrap();
+    assert!(load.reconciled.load.actual.breakdown.is_empty());
+    let e = load.reconciled.load.estimate.as_ref().unwrap();
     assert_eq!(e.form.as_str(), "fit-probe");
     assert_eq!(e.layers.split, vec![0, 16]);
     let cuda1 = e
@@ -219,44 +243,68 @@ fn llama_server_fit_probe_tables_are_projections_042_043() {
     // (24770 MiB on a 7807 MiB card) is a rejected probe, never an underestimate.
     let a = analyze(&[&corpus_file("043")]);
     let load = &a.loads[0];
-    assert!(load.actual.breakdown.is_empty());
-    assert_eq!(load.estimate.as_ref().unwrap().form.as_str(), "fit-plan");
+    assert!(load.reconciled.load.actual.breakdown.is_empty());
     assert_eq!(
-        load.estimate.as_ref().unwrap().per_device[0]
+        load.reconciled
+            .load
+            .estimate
+            .as_ref()
+            .unwrap()
+            .form
+            .as_str(),
+        "fit-plan"
+    );
+    assert_eq!(
+        load.reconciled.load.estimate.as_ref().unwrap().per_device[0]
             .total
             .unwrap()
             .bytes,
         mib(5658.0)
     );
-    assert!(load.devices.iter().all(|d| d.verdict != Verdict::Under));
+    assert!(load
+        .reconciled
+        .devices
+        .iter()
+        .all(|d| d.verdict != Verdict::Under));
 }
 
 #[test]
 fn catalan_journald_and_two_gpu_fit_request_032() {
     let a = analyze(&[&corpus_file("032")]);
     let load = &a.loads[0];
-    assert_eq!(load.gpus.len(), 2);
-    assert_eq!(load.gpus[0].id, "GPU-d5703024-26e4-303b-8104-7d33cce0eeb1");
-    assert_eq!(load.settings.gpu_layers, Some(37));
+    assert_eq!(load.reconciled.load.gpus.len(), 2);
+    assert_eq!(
+        load.reconciled.load.gpus[0].id,
+        "GPU-d5703024-26e4-303b-8104-7d33cce0eeb1"
+    );
+    assert_eq!(load.reconciled.load.settings.gpu_layers, Some(37));
 }
 
 #[test]
 fn rewrapped_four_gpu_estimate_015() {
     let a = analyze(&[&corpus_file("015")]);
-    let e = a.loads[0].estimate.as_ref().unwrap();
+    let e = a.loads[0].reconciled.load.estimate.as_ref().unwrap();
     assert_eq!(e.layers.split, vec![11, 11, 11, 11]);
     assert_eq!(e.available.len(), 4);
-    assert_eq!(a.loads[0].settings.flash_attention, Some(true));
+    assert_eq!(
+        a.loads[0].reconciled.load.settings.flash_attention,
+        Some(true)
+    );
 }
 
 #[test]
 fn projector_first_in_e6_and_cut_line_030() {
     let a = analyze(&[&corpus_file("030")]);
-    let e = a.loads[0].estimate.as_ref().unwrap();
+    let e = a.loads[0].reconciled.load.estimate.as_ref().unwrap();
     assert_eq!(
         e.projector_weights.unwrap().bytes,
         (1.8 * GIB as f64).round() as i64
     );
     assert!(e.available.is_empty(), "memory.available was cut mid-key");
-    assert!(a.loads[0].notes.iter().any(|n| n.contains("cut short")));
+    assert!(a.loads[0]
+        .reconciled
+        .load
+        .notes
+        .iter()
+        .any(|n| n.contains("cut short")));
 }

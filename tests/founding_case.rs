@@ -11,7 +11,8 @@ fn founding() -> Concluded {
 }
 
 fn component(load: &Concluded, c: Component) -> &vramdiff::model::ComponentRow {
-    load.components
+    load.reconciled
+        .components
         .iter()
         .find(|r| r.component == c)
         .expect("component row")
@@ -20,17 +21,19 @@ fn component(load: &Concluded, c: Component) -> &vramdiff::model::ComponentRow {
 #[test]
 fn load_header_is_read() {
     let load = founding();
-    assert!(!load.source.partial);
-    assert_eq!(load.engine, Engine::Ollama);
-    assert_eq!(load.settings.ctx_size, Some(4096));
-    assert_eq!(load.settings.batch_size, Some(512));
-    assert_eq!(load.settings.parallel, Some(1));
-    assert_eq!(load.gpus.len(), 2);
+    assert!(!load.reconciled.load.source.partial);
+    assert_eq!(load.reconciled.load.engine, Engine::Ollama);
+    assert_eq!(load.reconciled.load.settings.ctx_size, Some(4096));
+    assert_eq!(load.reconciled.load.settings.batch_size, Some(512));
+    assert_eq!(load.reconciled.load.settings.parallel, Some(1));
+    assert_eq!(load.reconciled.load.gpus.len(), 2);
     assert!(load
+        .reconciled
+        .load
         .gpus
         .iter()
         .all(|g| g.name.as_deref() == Some("Tesla K80") && g.compute.as_deref() == Some("3.7")));
-    let e = load.estimate.as_ref().unwrap();
+    let e = load.reconciled.load.estimate.as_ref().unwrap();
     assert_eq!(e.layers.split, vec![1, 48]);
     assert_eq!(e.layers.model, Some(49));
     assert_eq!(e.allocations.len(), 2);
@@ -59,7 +62,10 @@ fn cpu_weight_buffer_is_host_memory_not_an_underestimate() {
     assert_eq!(host.actual.unwrap().bytes, (787.5 * 1048576.0f64) as i64);
     assert!(host.actual_from.contains("host memory, not VRAM"));
     assert!(
-        load.components.iter().all(|c| c.verdict != Verdict::Under),
+        load.reconciled
+            .components
+            .iter()
+            .all(|c| c.verdict != Verdict::Under),
         "no false underestimate"
     );
 }
@@ -95,11 +101,13 @@ fn kv_has_no_actual_line_and_is_unknown() {
 fn allocations_against_per_device_buffer_sums() {
     let load = founding();
     let d0 = load
+        .reconciled
         .devices
         .iter()
         .find(|d| d.device == vramdiff::model::Device::named("CUDA0"))
         .unwrap();
     let d1 = load
+        .reconciled
         .devices
         .iter()
         .find(|d| d.device == vramdiff::model::Device::named("CUDA1"))
@@ -116,6 +124,6 @@ fn allocations_against_per_device_buffer_sums() {
     assert_eq!(d0.actual.unwrap().bytes, mib(136.7) + mib(85.8));
     assert_eq!(d0.verdict, Verdict::Over);
     assert_eq!(d1.verdict, Verdict::Match);
-    let host = load.devices.iter().find(|d| d.host).unwrap();
+    let host = load.reconciled.devices.iter().find(|d| d.host).unwrap();
     assert_eq!(host.actual.unwrap().bytes, mib(787.5) + mib(7.5));
 }

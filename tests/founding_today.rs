@@ -22,9 +22,9 @@ fn today() -> Concluded {
 #[test]
 fn the_era_and_its_settings_are_read() {
     let load = today();
-    assert_eq!(load.runtime, Runtime::OllamaFit);
-    assert!(!load.source.partial);
-    let s = &load.settings;
+    assert_eq!(load.reconciled.load.runtime, Runtime::OllamaFit);
+    assert!(!load.reconciled.load.source.partial);
+    let s = &load.reconciled.load.settings;
     assert_eq!(
         (s.ctx_size, s.parallel, s.batch_size, s.ubatch_size),
         (Some(16384), Some(1), Some(1024), Some(1024))
@@ -37,20 +37,20 @@ fn the_era_and_its_settings_are_read() {
     );
     assert_eq!(s.mmap, Some(false));
     // Ollama's `available` and the measured `free` are two figures, kept apart.
-    let gpu0 = &load.gpus[0];
+    let gpu0 = &load.reconciled.load.gpus[0];
     assert_eq!(gpu0.name.as_deref(), Some("NVIDIA GeForce RTX 3090"));
     assert_eq!(
         gpu0.available.unwrap().bytes,
         (22.3 * GIB as f64).round() as i64
     );
     assert_eq!(gpu0.free.unwrap().bytes, (22.8 * GIB as f64).round() as i64);
-    assert_eq!(load.model.block_count, Some(60));
+    assert_eq!(load.reconciled.load.model.block_count, Some(60));
 }
 
 #[test]
 fn the_fit_plan_is_the_per_device_estimate_and_matches_the_buffers() {
     let load = today();
-    let e = load.estimate.as_ref().unwrap();
+    let e = load.reconciled.load.estimate.as_ref().unwrap();
     assert_eq!(e.form.as_str(), "fit-plan");
     let fit = e.fit.as_ref().unwrap();
     assert_eq!(fit.outcome, FitDecision::NoChange);
@@ -71,6 +71,7 @@ fn the_fit_plan_is_the_per_device_estimate_and_matches_the_buffers() {
     );
     for device in ["CUDA0", "CUDA1", "CPU"] {
         let row = load
+            .reconciled
             .devices
             .iter()
             .find(|d| d.device == Device::named(device))
@@ -86,6 +87,7 @@ fn the_fit_plan_is_the_per_device_estimate_and_matches_the_buffers() {
     // The projector is charged where it ran (the host), and matches clip's buffers.
     assert_eq!(e.projector_device, Some(Device::Host));
     let projector = load
+        .reconciled
         .components
         .iter()
         .find(|c| c.component == vramdiff::model::Component::Projector)
@@ -97,7 +99,7 @@ fn the_fit_plan_is_the_per_device_estimate_and_matches_the_buffers() {
 #[test]
 fn the_exit_table_is_an_actual_and_the_probe_is_not() {
     let load = today();
-    let rows = &load.actual.breakdown;
+    let rows = &load.reconciled.load.actual.breakdown;
     assert_eq!(rows.len(), 3, "the table printed after the load");
     assert!(rows.iter().all(|r| r.line > 130));
     assert_eq!(rows[0].free.unwrap().bytes, 9868 * MIB);
@@ -225,5 +227,8 @@ fn without_ollama_s_lines_the_advice_is_in_llama_server_flags() {
         }
     }
     let analysis = analyze(&[&root().join(LOG)]);
-    assert_eq!(analysis.loads[0].runtime, Runtime::OllamaFit);
+    assert_eq!(
+        analysis.loads[0].reconciled.load.runtime,
+        Runtime::OllamaFit
+    );
 }

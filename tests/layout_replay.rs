@@ -14,6 +14,7 @@ fn load(file: &str) -> Reconciled {
 /// A GGUF-like layout over the log's own KV shape: every block `base` bytes of weights, block `heavy` more.
 fn with_weights(load: &Reconciled, base: u64, heavy: (usize, u64)) -> ModelLayout {
     let from_log = load
+        .load
         .model
         .layout
         .clone()

@@ -30,7 +30,7 @@ fn vector(id: &str) -> (Vec<Concluded>, Value) {
 
 fn buffers(loads: &[Concluded]) -> Vec<&Buffer> {
     assert_eq!(loads.len(), 1, "one load expected");
-    loads[0].actual.buffers.iter().collect()
+    loads[0].reconciled.load.actual.buffers.iter().collect()
 }
 
 fn sum(bs: &[&Buffer], keep: impl Fn(&Buffer) -> bool) -> i64 {

@@ -119,9 +119,15 @@ fn ratio(estimated: Option<Quantity>, actual: Option<Quantity>) -> Option<f64> {
 /// loads by release; without a version, `llama-server` for a `--fit` estimate, else `unknown`. A column of the
 /// tables' contract, not who placed the layers (that is the load's [`crate::model::Runtime`]).
 pub fn release_line(load: &Concluded) -> String {
-    match &load.ollama_version {
+    match &load.reconciled.load.ollama_version {
         Some(v) => v.split('.').take(2).collect::<Vec<_>>().join("."),
-        None if load.estimate.as_ref().is_some_and(|e| e.form.is_fit()) => {
+        None if load
+            .reconciled
+            .load
+            .estimate
+            .as_ref()
+            .is_some_and(|e| e.form.is_fit()) =>
+        {
             "llama-server".to_string()
         }
         None => "unknown".to_string(),
@@ -138,26 +144,39 @@ fn q(v: Option<Quantity>) -> Option<i64> {
 
 /// The wide row and the long rows of one load (`index` is 1-based within its file).
 pub fn rows(file: &str, index: usize, load: &Concluded) -> (LoadRow, Vec<ComponentRecord>) {
-    let e = load.estimate.as_ref();
+    let e = load.reconciled.load.estimate.as_ref();
     let era = release_line(load);
     let gpu_names = joined(
-        load.gpus
+        load.reconciled
+            .load
+            .gpus
             .iter()
             .map(|g| g.name.as_deref().unwrap_or(g.id.as_str())),
     );
     // Distinct compute capabilities in order: two K80 dies are one architecture, `3.7`.
     let mut computes: Vec<&str> = Vec::new();
-    for c in load.gpus.iter().filter_map(|g| g.compute.as_deref()) {
+    for c in load
+        .reconciled
+        .load
+        .gpus
+        .iter()
+        .filter_map(|g| g.compute.as_deref())
+    {
         if !computes.contains(&c) {
             computes.push(c);
         }
     }
     let compute = computes.join(",");
-    let model = load.model.architecture.clone();
+    let model = load.reconciled.load.model.architecture.clone();
     let components: Vec<ComponentFigures> = COMPONENTS
         .iter()
-        .map(
-            |c| match load.components.iter().find(|r| r.component == *c) {
+        .map(|c| {
+            match load
+                .reconciled
+                .components
+                .iter()
+                .find(|r| r.component == *c)
+            {
                 Some(r) => ComponentFigures {
                     estimated: q(r.estimated),
                     actual: q(r.actual),
@@ -169,10 +188,10 @@ pub fn rows(file: &str, index: usize, load: &Concluded) -> (LoadRow, Vec<Compone
                     verdict: "unknown".to_string(),
                     ..ComponentFigures::default()
                 },
-            },
-        )
+            }
+        })
         .collect();
-    let gpu_devices = || load.devices.iter().filter(|d| !d.host);
+    let gpu_devices = || load.reconciled.devices.iter().filter(|d| !d.host);
     let sum = |f: &dyn Fn(&crate::model::DeviceRow) -> Option<Quantity>| {
         Quantity::sum(gpu_devices().filter_map(f)).map(|q| q.bytes)
     };
@@ -182,39 +201,48 @@ pub fn rows(file: &str, index: usize, load: &Concluded) -> (LoadRow, Vec<Compone
         "{}|ctx={}|batch={}|parallel={}|kv={}|gpus={}",
         model
             .as_deref()
-            .or(load.model.blob.as_deref())
+            .or(load.reconciled.load.model.blob.as_deref())
             .unwrap_or("?"),
-        opt(load.settings.ctx_size),
-        opt(load.settings.batch_size),
-        opt(load.settings.parallel),
-        load.settings.kv_cache_type.as_deref().unwrap_or(""),
+        opt(load.reconciled.load.settings.ctx_size),
+        opt(load.reconciled.load.settings.batch_size),
+        opt(load.reconciled.load.settings.parallel),
+        load.reconciled
+            .load
+            .settings
+            .kv_cache_type
+            .as_deref()
+            .unwrap_or(""),
         gpu_names
     );
     let row = LoadRow {
         file: file.to_string(),
         load: index as i64,
-        first_line: load.source.first_line as i64,
-        last_line: load.source.last_line as i64,
+        first_line: load.reconciled.load.source.first_line as i64,
+        last_line: load.reconciled.load.source.last_line as i64,
         key,
-        partial: load.source.partial,
-        failed: load.actual.failed,
+        partial: load.reconciled.load.source.partial,
+        failed: load.reconciled.load.actual.failed,
         model: model.clone(),
-        blob: load.model.blob.clone(),
-        engine: load.engine.as_str().to_string(),
-        ollama_version: load.ollama_version.clone(),
+        blob: load.reconciled.load.model.blob.clone(),
+        engine: load.reconciled.load.engine.as_str().to_string(),
+        ollama_version: load.reconciled.load.ollama_version.clone(),
         era: era.clone(),
-        library: e
-            .and_then(|e| e.library.clone())
-            .or_else(|| load.gpus.first().and_then(|g| g.library.clone())),
-        gpu_count: load.gpus.len() as i64,
+        library: e.and_then(|e| e.library.clone()).or_else(|| {
+            load.reconciled
+                .load
+                .gpus
+                .first()
+                .and_then(|g| g.library.clone())
+        }),
+        gpu_count: load.reconciled.load.gpus.len() as i64,
         gpu_names: gpu_names.clone(),
         compute: compute.clone(),
-        ctx: load.settings.ctx_size,
-        batch: load.settings.batch_size,
-        parallel: load.settings.parallel,
-        gpu_layers: load.settings.gpu_layers,
-        kv_cache_type: load.settings.kv_cache_type.clone(),
-        flash_attention: load.settings.flash_attention,
+        ctx: load.reconciled.load.settings.ctx_size,
+        batch: load.reconciled.load.settings.batch_size,
+        parallel: load.reconciled.load.settings.parallel,
+        gpu_layers: load.reconciled.load.settings.gpu_layers,
+        kv_cache_type: load.reconciled.load.settings.kv_cache_type.clone(),
+        flash_attention: load.reconciled.load.settings.flash_attention,
         estimate_form: e.map(|e| e.form.to_string()),
         layers_model: e.and_then(|e| e.layers.model),
         layers_offload: e.and_then(|e| e.layers.offload),
@@ -241,9 +269,15 @@ pub fn rows(file: &str, index: usize, load: &Concluded) -> (LoadRow, Vec<Compone
         est_gpu_total: sum(&|d| d.estimated),
         act_gpu_total: sum(&|d| d.actual),
         components,
-        observed_used: Quantity::sum(load.observed.iter().filter_map(|o| o.used)).map(|q| q.bytes),
-        observed_unattributed: Quantity::sum(load.observed.iter().filter_map(|o| o.unattributed))
+        observed_used: Quantity::sum(load.reconciled.observed.iter().filter_map(|o| o.used))
             .map(|q| q.bytes),
+        observed_unattributed: Quantity::sum(
+            load.reconciled
+                .observed
+                .iter()
+                .filter_map(|o| o.unattributed),
+        )
+        .map(|q| q.bytes),
         replay_gpus: load
             .whatif
             .as_ref()
@@ -264,11 +298,11 @@ pub fn rows(file: &str, index: usize, load: &Concluded) -> (LoadRow, Vec<Compone
         |kind: &'static str, name: String, gpu_name: String, compute: String| ComponentRecord {
             file: file.to_string(),
             load: index as i64,
-            first_line: load.source.first_line as i64,
+            first_line: load.reconciled.load.source.first_line as i64,
             kind,
             name,
             model: model.clone(),
-            engine: load.engine.as_str().to_string(),
+            engine: load.reconciled.load.engine.as_str().to_string(),
             era: era.clone(),
             gpu_name,
             compute,
@@ -276,7 +310,7 @@ pub fn rows(file: &str, index: usize, load: &Concluded) -> (LoadRow, Vec<Compone
             ..ComponentRecord::default()
         };
     let mut long = Vec::new();
-    for c in &load.components {
+    for c in &load.reconciled.components {
         let mut r = base(
             "component",
             c.component.as_str().to_string(),
@@ -286,11 +320,11 @@ pub fn rows(file: &str, index: usize, load: &Concluded) -> (LoadRow, Vec<Compone
         fill(&mut r, c.estimated, c.actual, c.delta, c.verdict.as_str());
         long.push(r);
     }
-    for d in &load.devices {
+    for d in &load.reconciled.devices {
         let gpu = d
             .device
             .position()
-            .and_then(|p| load.gpus.get(p))
+            .and_then(|p| load.reconciled.load.gpus.get(p))
             .filter(|_| !d.host);
         let mut r = base(
             "device",

@@ -14,18 +14,22 @@ pub const DEF: CheckDef = CheckDef {
 
 fn check(cx: &Context, out: &mut Vec<Finding>) {
     let load = cx.load;
-    let e = load.estimate.as_ref();
+    let e = load.load.estimate.as_ref();
     let (Some(offloaded), Some(total)) = (
-        load.actual
+        load.load
+            .actual
             .offloaded_layers
             .or(e.and_then(|e| e.layers.offload)),
-        load.actual.total_layers.or(e.and_then(|e| e.layers.model)),
+        load.load
+            .actual
+            .total_layers
+            .or(e.and_then(|e| e.layers.model)),
     ) else {
         return;
     };
     let requested = e
         .and_then(|e| e.layers.requested)
-        .or(load.settings.gpu_layers);
+        .or(load.load.settings.gpu_layers);
     if offloaded >= total || requested.is_some_and(|n| n >= 0 && n <= offloaded) {
         // Everything on GPU, or the user asked for exactly this many layers.
         return;
@@ -55,7 +59,7 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
                 total - offloaded,
                 human(m.margin.max(0))
             ),
-            match load.runtime {
+            match load.load.runtime {
                 Runtime::OllamaFit | Runtime::LlamaCpp => {
                     "the --fit margin or the context took the room (see suggestions)"
                 }
@@ -74,15 +78,15 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
     }
     // Only llama.cpp's `--fit` shrinks the layers on the GPUs to the context asked for. Ollama's num_ctx is
     // per slot; llama.cpp's --ctx-size is all slots'.
-    let parallel = load.settings.parallel.unwrap_or(1).max(1);
-    let (at_most, per, hint) = match load.runtime {
+    let parallel = load.load.settings.parallel.unwrap_or(1).max(1);
+    let (at_most, per, hint) = match load.load.runtime {
         Runtime::OllamaFit => ("num_ctx", parallel, "lower num_ctx (or OLLAMA_CONTEXT_LENGTH), or quantise the KV cache with OLLAMA_KV_CACHE_TYPE=q8_0 (see suggestions)"),
         Runtime::LlamaCpp => ("--ctx-size", 1, "lower --ctx-size, or quantise the KV cache with --cache-type-k q8_0 --cache-type-v q8_0 (see suggestions)"),
         Runtime::OllamaEstimator | Runtime::OllamaEngine | Runtime::Unknown => return,
     };
     // The GPUs were full: the context decided. At which context would every layer fit?
     let (Some(ctx), Some(fits)) = (
-        load.settings.ctx_size,
+        load.load.settings.ctx_size,
         llama_server::largest_context_that_fits(load),
     ) else {
         return;
@@ -93,7 +97,7 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
     let per_layer = llama_server::measured_shape(load)
         .map(|s| s.layer_kv_at(ctx))
         .unwrap_or(0);
-    lines.extend(load.actual.kv_caches.iter().map(|k| k.line));
+    lines.extend(load.load.actual.kv_caches.iter().map(|k| k.line));
     out.push(finding(
         DEF.code,
         Severity::Warning,

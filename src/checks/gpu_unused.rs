@@ -13,25 +13,27 @@ pub const DEF: CheckDef = CheckDef {
 
 fn check(cx: &Context, out: &mut Vec<Finding>) {
     let load = cx.load;
-    let a = &load.actual;
+    let a = &load.load.actual;
     let gpu_buffers = a.buffers.iter().any(|b| !b.host && b.size.bytes > 0);
     let gpu_layers = a.offloaded_layers.is_some_and(|n| n > 0);
     // Whether the log shows where the load ran: buffers, a layer count, or a host-only fit plan.
     let measured = !a.buffers.is_empty()
         || a.offloaded_layers.is_some()
         || load
+            .load
             .estimate
             .as_ref()
             .is_some_and(|e| e.fit.is_some() && e.layers.offload == Some(0));
     let on_gpu = gpu_buffers || gpu_layers;
     let mut unused: Vec<String> = load
+        .load
         .rejected_gpus
         .iter()
         .map(|r| format!("{} was rejected: {}", r.name, r.reason))
         .collect();
-    let mut lines: Vec<u64> = load.rejected_gpus.iter().map(|r| r.line).collect();
+    let mut lines: Vec<u64> = load.load.rejected_gpus.iter().map(|r| r.line).collect();
     if measured && !on_gpu {
-        for g in load.gpus.iter().filter(|g| {
+        for g in load.load.gpus.iter().filter(|g| {
             !g.library
                 .as_deref()
                 .is_some_and(|l| l.eq_ignore_ascii_case("cpu"))
@@ -48,6 +50,7 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
     }
     let nothing_on_gpu = measured && !on_gpu;
     let driver = load
+        .load
         .rejected_gpus
         .iter()
         .any(|r| r.cause == RejectionCause::DriverTooOld);

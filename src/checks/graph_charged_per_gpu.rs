@@ -13,7 +13,7 @@ pub const DEF: CheckDef = CheckDef {
 
 fn check(cx: &Context, out: &mut Vec<Finding>) {
     let load = cx.load;
-    let Some(e) = load.estimate.as_ref().filter(|e| is_single_line(e)) else {
+    let Some(e) = load.load.estimate.as_ref().filter(|e| is_single_line(e)) else {
         return;
     };
     let Some(graph) = e.graph_full.or(e.graph_partial) else {

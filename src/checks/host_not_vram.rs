@@ -19,6 +19,7 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
     }
     let host = cx
         .load
+        .load
         .actual
         .buffers
         .iter()

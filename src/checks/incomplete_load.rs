@@ -10,8 +10,8 @@ pub const DEF: CheckDef = CheckDef {
 };
 
 fn check(cx: &Context, out: &mut Vec<Finding>) {
-    let s = &cx.load.source;
-    if !s.partial || cx.load.actual.failed {
+    let s = &cx.load.load.source;
+    if !s.partial || cx.load.load.actual.failed {
         return;
     }
     // A log that only starts mid-load (an excerpt) still shows the outcome; one that ends mid-load does not.

@@ -24,7 +24,7 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
     }
     let load = cx.load;
     let mut causes = Vec::new();
-    if let Some(arch) = load.model.architecture.as_deref() {
+    if let Some(arch) = load.load.model.architecture.as_deref() {
         // Sliding-window layers' cache is sized for the window, not the context.
         if architecture_swa_pattern(arch).is_some() {
             causes.push(format!(
@@ -32,7 +32,7 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
             ));
         }
     }
-    if let Some(t) = load.settings.kv_cache_type.as_deref() {
+    if let Some(t) = load.load.settings.kv_cache_type.as_deref() {
         if t != "f16" && !t.is_empty() {
             causes.push(format!("the KV cache is quantised ({t})"));
         }
@@ -48,8 +48,8 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
         }
     }
     if let (Some(p), Some(ctx)) = (
-        load.settings.parallel.filter(|&p| p > 1),
-        load.settings.ctx_size,
+        load.load.settings.parallel.filter(|&p| p > 1),
+        load.load.settings.ctx_size,
     ) {
         let p = p as f64;
         if (ratio / p - 1.0).abs() < 0.03 || (ratio * p - 1.0).abs() < 0.03 {

@@ -11,7 +11,7 @@ pub const DEF: CheckDef = CheckDef {
 };
 
 fn check(cx: &Context, out: &mut Vec<Finding>) {
-    let a = &cx.load.actual;
+    let a = &cx.load.load.actual;
     let Some(failure) = a.failure.as_ref().filter(|_| a.failed) else {
         return;
     };
@@ -25,7 +25,7 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
         Severity::Error,
         format!("the load failed: {failure}"),
         if oom {
-            oom_hint(cx.load.runtime)
+            oom_hint(cx.load.load.runtime)
         } else {
             "read the runner's last lines before the failure; the figures above are what it allocated"
         },

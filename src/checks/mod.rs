@@ -66,6 +66,7 @@ impl Context<'_> {
     /// Line numbers of the estimate.
     pub fn estimate_lines(&self) -> Vec<u64> {
         self.load
+            .load
             .estimate
             .as_ref()
             .map(|e| e.lines.clone())
@@ -84,7 +85,7 @@ impl Context<'_> {
     pub fn gpu_label(&self, device: &Device) -> String {
         device
             .position()
-            .and_then(|i| self.load.gpus.get(i))
+            .and_then(|i| self.load.load.gpus.get(i))
             .and_then(|g| g.name.as_deref())
             .map(|n| format!(" ({n})"))
             .unwrap_or_default()

@@ -19,6 +19,7 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
     let load = cx.load;
     let measured_gpus = load.grid.gpus_with_weights();
     let logged_split = load
+        .load
         .estimate
         .as_ref()
         .map(|e| e.layers.split.iter().filter(|&&n| n > 0).count())
@@ -69,7 +70,7 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
             lines.extend(&r.lines);
         }
     }
-    let (message, hint) = match load.runtime {
+    let (message, hint) = match load.load.runtime {
         Runtime::OllamaFit => (
             fit_message(cx, m, used, &holds),
             "pin the model to that GPU: CUDA_VISIBLE_DEVICES, or main_gpu, which Ollama passes to llama-server as --split-mode none --main-gpu (see suggestions)",
@@ -80,7 +81,7 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
         ),
         Runtime::OllamaEstimator | Runtime::OllamaEngine | Runtime::Unknown => {
             let split: Vec<String> = load
-                .estimate
+                .load.estimate
                 .as_ref()
                 .map(|e| e.layers.split.iter().map(|n| n.to_string()).collect())
                 .unwrap_or_default();
@@ -128,7 +129,7 @@ fn fit_message(cx: &Context, m: &MeasuredReplay, used: usize, holds: &str) -> St
             )
         })
         .collect();
-    let why = match cx.load.estimate.as_ref().and_then(|e| e.fit.as_ref()) {
+    let why = match cx.load.load.estimate.as_ref().and_then(|e| e.fit.as_ref()) {
         Some(f) if f.outcome == FitDecision::NoChange => {
             "; --fit kept llama.cpp's default split, proportional to free memory, because every GPU kept its margin (\"no changes needed\")"
         }

@@ -19,7 +19,7 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
 /// The llama engine charges the projector's weights to the first GPU; the clip buffers say where they went.
 fn llama_engine_weights_on_host(cx: &Context, out: &mut Vec<Finding>) {
     let load = cx.load;
-    let Some(e) = &load.estimate else { return };
+    let Some(e) = &load.load.estimate else { return };
     let Some(weights) = e.projector_weights.filter(|w| w.bytes > 0) else {
         return;
     };
@@ -27,7 +27,7 @@ fn llama_engine_weights_on_host(cx: &Context, out: &mut Vec<Finding>) {
     let Some(on_host) = load.grid.on(&Device::Host, &[Part::Projector]) else {
         return;
     };
-    if load.engine != Engine::Llama || load.grid.gpus_total(&[Part::Projector]).is_some() {
+    if load.load.engine != Engine::Llama || load.grid.gpus_total(&[Part::Projector]).is_some() {
         return;
     }
     let mut lines = cx.estimate_lines();
@@ -49,7 +49,7 @@ fn llama_engine_weights_on_host(cx: &Context, out: &mut Vec<Finding>) {
 
 fn ollama_engine_graph(cx: &Context, out: &mut Vec<Finding>) {
     let load = cx.load;
-    let Some(e) = &load.estimate else { return };
+    let Some(e) = &load.load.estimate else { return };
     let Some(projector_graph) = e.projector_graph.filter(|g| g.bytes > 0) else {
         return;
     };
@@ -57,7 +57,7 @@ fn ollama_engine_graph(cx: &Context, out: &mut Vec<Finding>) {
     let separate = cx
         .component(Component::Projector)
         .is_some_and(|r| r.actual.is_some());
-    if load.engine != Engine::Ollama || separate {
+    if load.load.engine != Engine::Ollama || separate {
         return;
     }
     let Some(graph) = cx.component(Component::Graph) else {

@@ -14,7 +14,7 @@ pub const DEF: CheckDef = CheckDef {
 
 fn check(cx: &Context, out: &mut Vec<Finding>) {
     let load = cx.load;
-    let s = &load.settings;
+    let s = &load.load.settings;
     let mut signs = Vec::new();
     let mut lines = Vec::new();
     if s.projector_offload == Some(false) {
@@ -25,19 +25,20 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
         lines.extend(s.projector_offload_line);
     }
     if load
+        .load
         .actual
         .projector_device
         .as_ref()
         .is_some_and(|d| d.is_host())
     {
         signs.push("CLIP using CPU backend".to_string());
-        lines.extend(load.actual.projector_device_line);
+        lines.extend(load.load.actual.projector_device_line);
     }
     if signs.is_empty() {
         return;
     }
     let clip = load.grid.total(&[Part::Projector]);
-    let estimate = load.estimate.as_ref().and_then(|e| e.projector_total);
+    let estimate = load.load.estimate.as_ref().and_then(|e| e.projector_total);
     let (size, from) = match (estimate, clip.as_ref().map(|c| c.size)) {
         (Some(e), _) => (Some(e), "llama-server's [mtmd] estimate"),
         (None, Some(a)) => (Some(a), "its clip buffers"),
@@ -45,7 +46,8 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
     };
     lines.extend(clip.into_iter().flat_map(|c| c.lines));
     lines.extend(
-        load.estimate
+        load.load
+            .estimate
             .as_ref()
             .filter(|e| e.projector_total.is_some())
             .map(|e| e.lines.clone())
@@ -63,7 +65,8 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
         .filter_map(|d| Some((d.device.clone(), d.actual?)))
         .max_by_key(|(_, a)| a.bytes);
     let free = |device: &crate::model::Device| {
-        load.estimate
+        load.load
+            .estimate
             .as_ref()
             .and_then(|e| e.fit.as_ref())
             .and_then(|f| f.free.iter().find(|d| d.device == *device))
@@ -71,7 +74,7 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
             .or_else(|| {
                 device
                     .position()
-                    .and_then(|i| load.gpus.get(i))
+                    .and_then(|i| load.load.gpus.get(i))
                     .and_then(|g| g.free)
             })
     };
@@ -108,8 +111,8 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
             }
         }
         _ if main.is_none()
-            && !load.actual.buffers.is_empty()
-            && load.actual.buffers.iter().all(|b| b.host) =>
+            && !load.load.actual.buffers.is_empty()
+            && load.load.actual.buffers.iter().all(|b| b.host) =>
         {
             (
             Severity::Info,
@@ -131,7 +134,7 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
         DEF.code,
         severity,
         message,
-        match cx.load.runtime {
+        match cx.load.load.runtime {
             Runtime::OllamaFit
             | Runtime::OllamaEstimator
             | Runtime::OllamaEngine

@@ -53,7 +53,7 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
         DEF.code,
         Severity::Info,
         format!("inside the printed rounding, no conclusion: {}", gaps.join("; ")),
-        match cx.load.runtime {
+        match cx.load.load.runtime {
             Runtime::OllamaFit | Runtime::LlamaCpp => {
                 "llama-server prints its tables and fit lines in whole MiB, truncated (1530 is [1530, 1531) MiB): a gap that small is no gap"
             }

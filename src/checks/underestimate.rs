@@ -23,8 +23,14 @@ fn hint(runtime: Runtime) -> &'static str {
 
 fn check(cx: &Context, out: &mut Vec<Finding>) {
     let load = cx.load;
-    let hint = hint(load.runtime);
-    let oom = load.actual.failed && load.actual.failure.as_deref().is_some_and(is_out_of_memory);
+    let hint = hint(load.load.runtime);
+    let oom = load.load.actual.failed
+        && load
+            .load
+            .actual
+            .failure
+            .as_deref()
+            .is_some_and(is_out_of_memory);
     for c in load
         .components
         .iter()
@@ -64,7 +70,7 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
         let capacity = d
             .device
             .position()
-            .and_then(|i| load.gpus.get(i))
+            .and_then(|i| load.load.gpus.get(i))
             .and_then(|g| g.total);
         let over_capacity = capacity.is_some_and(|t| a.low > t.high);
         let mut message = format!(

@@ -39,12 +39,14 @@ impl MatchKey {
     pub fn of(load: &Concluded) -> MatchKey {
         MatchKey::new(
             model_word(
-                load.model.architecture.as_deref(),
-                load.model.blob.as_deref(),
+                load.reconciled.load.model.architecture.as_deref(),
+                load.reconciled.load.model.blob.as_deref(),
             ),
-            load.settings.ctx_size,
-            load.settings.parallel,
-            load.gpus
+            load.reconciled.load.settings.ctx_size,
+            load.reconciled.load.settings.parallel,
+            load.reconciled
+                .load
+                .gpus
                 .iter()
                 .map(|g| g.name.clone().unwrap_or_else(|| g.id.clone()))
                 .collect(),
@@ -165,6 +167,7 @@ pub fn model_word(architecture: Option<&str>, blob: Option<&str>) -> String {
 pub fn from_concluded(load: &Concluded) -> LoadFacts {
     let key = MatchKey::of(load);
     let components = load
+        .reconciled
         .components
         .iter()
         .map(|r| RowFacts {
@@ -175,6 +178,7 @@ pub fn from_concluded(load: &Concluded) -> LoadFacts {
         })
         .collect();
     let devices: Vec<RowFacts> = load
+        .reconciled
         .devices
         .iter()
         .map(|d| RowFacts {
@@ -184,14 +188,18 @@ pub fn from_concluded(load: &Concluded) -> LoadFacts {
             actual: d.actual,
         })
         .collect();
-    let estimate_layers = load.estimate.as_ref().map(|e| &e.layers);
+    let estimate_layers = load.reconciled.load.estimate.as_ref().map(|e| &e.layers);
     let placement = Placement {
         split: estimate_layers.map(|l| l.split.clone()).unwrap_or_default(),
         layers_on_gpu: load
+            .reconciled
+            .load
             .actual
             .offloaded_layers
             .or_else(|| estimate_layers.and_then(|l| l.offload)),
         layers_total: load
+            .reconciled
+            .load
             .actual
             .total_layers
             .or_else(|| estimate_layers.and_then(|l| l.model)),
@@ -210,10 +218,10 @@ pub fn from_concluded(load: &Concluded) -> LoadFacts {
         })
         .collect();
     LoadFacts {
-        path: load.source.path.clone(),
-        first_line: load.source.first_line,
+        path: load.reconciled.load.source.path.clone(),
+        first_line: load.reconciled.load.source.first_line,
         key,
-        blob: load.model.blob.clone(),
+        blob: load.reconciled.load.model.blob.clone(),
         components,
         devices,
         placement,

@@ -7,8 +7,8 @@ use super::finding::{Finding, Suggestion};
 use super::reconciled::Reconciled;
 use super::whatif::WhatIf;
 
-/// A load, concluded. Reading a field of an earlier stage goes through it (`concluded.estimate`,
-/// `concluded.devices`).
+/// A load, concluded. An earlier stage's value is read by its path (`concluded.reconciled.devices`,
+/// `concluded.reconciled.load.estimate`): the stage types contain each other, none stands in for another.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Concluded {
     #[serde(flatten)]
@@ -19,12 +19,4 @@ pub struct Concluded {
     pub whatif: Option<WhatIf>,
     /// Settings to try, with their expected effect.
     pub suggestions: Vec<Suggestion>,
-}
-
-impl std::ops::Deref for Concluded {
-    type Target = Reconciled;
-
-    fn deref(&self) -> &Reconciled {
-        &self.reconciled
-    }
 }

@@ -163,8 +163,8 @@ impl std::ops::Deref for DeviceRow {
     }
 }
 
-/// A load, reconciled: what the checks and the replay read. Reading a field of the load goes through it
-/// (`reconciled.estimate`), so later stages see one value.
+/// A load, reconciled: what the checks and the replay read. The load is read by its path
+/// (`reconciled.load.estimate`).
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Reconciled {
     #[serde(flatten)]
@@ -179,12 +179,4 @@ pub struct Reconciled {
     /// What the runner's buffers hold, per device and part: the one sum every later stage reads.
     #[serde(skip)]
     pub grid: Grid,
-}
-
-impl std::ops::Deref for Reconciled {
-    type Target = Load;
-
-    fn deref(&self) -> &Load {
-        &self.load
-    }
 }

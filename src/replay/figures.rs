@@ -65,8 +65,8 @@ impl Changes {
         if self.ctx.is_none() && self.parallel.is_none() {
             return None;
         }
-        let total = load.settings.ctx_size?;
-        let parallel = load.settings.parallel.unwrap_or(1).max(1);
+        let total = load.load.settings.ctx_size?;
+        let parallel = load.load.settings.parallel.unwrap_or(1).max(1);
         let per_slot = total / parallel;
         let new_total = self.ctx.unwrap_or(per_slot) * self.parallel.unwrap_or(parallel);
         Some((new_total, total.max(1)))
@@ -103,7 +103,8 @@ impl Changes {
 
 /// The load's KV cache type (f16 when the log does not say, or names a type other than q8_0/q4_0).
 pub(crate) fn logged_kv_type(load: &Reconciled) -> KvType {
-    load.settings
+    load.load
+        .settings
         .kv_cache_type
         .as_deref()
         .and_then(kv_type)
@@ -135,7 +136,7 @@ fn scale(v: i64, (num, den): (i64, i64)) -> i64 {
 /// Figures from a single-line estimate (`msg=offload`/`offload to …`); `None` for other estimate forms or when
 /// the line lacks a term the placement needs.
 pub fn from_estimate(load: &Reconciled, changes: &Changes, end: End) -> Option<ReplayFigures> {
-    let e = load.estimate.as_ref()?;
+    let e = load.load.estimate.as_ref()?;
     if !is_single_line(e) {
         return None;
     }
@@ -152,7 +153,7 @@ pub fn from_estimate(load: &Reconciled, changes: &Changes, end: End) -> Option<R
     from.push("output = memory.weights.nonrepeating".to_string());
     let mut first_gpu_extra = 0;
     let projector = e.projector_weights.map(v).unwrap_or(0);
-    if load.engine == Engine::Ollama {
+    if load.load.engine == Engine::Ollama {
         output += projector + e.projector_graph.map(v).unwrap_or(0);
         if projector > 0 {
             from.push(
@@ -251,11 +252,11 @@ fn layout_blocks(
     changes: &Changes,
     blocks: i64,
 ) -> Option<(Vec<Option<u64>>, Vec<u64>)> {
-    let layout = load.model.layout.as_ref()?;
+    let layout = load.load.model.layout.as_ref()?;
     if layout.layers.len() as i64 != blocks {
         return None;
     }
-    let mut geometry = kv_geometry_of(&load.settings)?;
+    let mut geometry = kv_geometry_of(&load.load.settings)?;
     if let Some((total, _)) = changes.context_factor(load) {
         geometry.context = u64::try_from(total).ok()?.max(1);
     }
@@ -295,7 +296,7 @@ fn layout_kv_growth(load: &Reconciled, changes: &Changes, blocks: i64) -> Option
 }
 
 fn layout_note(load: &Reconciled) -> String {
-    match load.model.layout.as_ref().map(|l| &l.source) {
+    match load.load.model.layout.as_ref().map(|l| &l.source) {
         Some(crate::model::LayoutSource::Gguf { path }) => {
             format!("per-block weights and KV shares: the GGUF header of {path}")
         }
@@ -313,7 +314,7 @@ fn component(load: &Reconciled, c: Component) -> Option<&crate::model::Component
 /// floor is the CUDA context nvidia-smi measured (else Ollama's MinimumMemory), and no layer is held back.
 pub fn measured(load: &Reconciled, changes: &Changes) -> Option<ReplayFigures> {
     let base = from_estimate(load, &Changes::default(), End::Nominal)?;
-    let e: &Estimate = load.estimate.as_ref()?;
+    let e: &Estimate = load.load.estimate.as_ref()?;
     let mut from = Vec::new();
     // Without measured weights there is nothing measured to replay.
     let weights = component(load, Component::WeightsGpu)?;
@@ -336,7 +337,7 @@ pub fn measured(load: &Reconciled, changes: &Changes) -> Option<ReplayFigures> {
     let mut first_gpu_extra = 0;
     let projector = component(load, Component::Projector);
     let projector_weights = e.projector_weights.map(|q| q.bytes).unwrap_or(0);
-    if load.engine == Engine::Ollama {
+    if load.load.engine == Engine::Ollama {
         // The Ollama engine loads vision tensors with the weights and runs the vision graph in the compute
         // buffers, so both are inside the measured weights and graph.
         output += scale(projector_weights, (ratio_num, ratio_den));

@@ -30,7 +30,7 @@ const DEFAULT_CAP: i64 = 1 << 20;
 
 /// llama.cpp's `--fit` placed the layers (its replay decides), else Ollama's scheduler's (or none named).
 fn placed_by_fit(load: &Reconciled) -> bool {
-    match load.runtime {
+    match load.load.runtime {
         Runtime::OllamaFit | Runtime::LlamaCpp => true,
         Runtime::OllamaEstimator | Runtime::OllamaEngine | Runtime::Unknown => false,
     }
@@ -66,11 +66,12 @@ fn verdict(w: &WhatIf, measured: bool) -> Option<(bool, i64)> {
 /// The trained context per slot, and where it came from.
 fn cap(load: &Reconciled) -> (i64, String) {
     let trained = load
+        .load
         .model
         .layout
         .as_ref()
         .and_then(|l| l.trained_context)
-        .or_else(|| load.model.hyperparameters.as_ref()?.n_ctx_train)
+        .or_else(|| load.load.model.hyperparameters.as_ref()?.n_ctx_train)
         .and_then(|t| i64::try_from(t).ok())
         .filter(|&t| t >= STEP);
     match trained {
@@ -132,7 +133,7 @@ fn row(
 ) -> Option<MaxContextRow> {
     let parallel = changes
         .parallel
-        .or(load.settings.parallel)
+        .or(load.load.settings.parallel)
         .unwrap_or(1)
         .max(1);
     let fits = |k: i64| fits_at(load, changes, k * STEP, kv_type, judge);
@@ -193,7 +194,7 @@ pub fn max_ctx(load: &Reconciled, changes: &Changes, only: Option<KvType>) -> Op
     }
     .map(|g| g.device.to_string())
     .collect();
-    let per_layer = load.model.layout.is_some();
+    let per_layer = load.load.model.layout.is_some();
     let assumptions = if fit_era {
         vec![
             "compute buffers held at their measured size (with flash attention they grow little with the context; without it the answer is optimistic)".to_string(),
@@ -224,7 +225,7 @@ pub fn max_ctx(load: &Reconciled, changes: &Changes, only: Option<KvType>) -> Op
         gpus,
         parallel: changes
             .parallel
-            .or(load.settings.parallel)
+            .or(load.load.settings.parallel)
             .unwrap_or(1)
             .max(1),
         step: STEP,

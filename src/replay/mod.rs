@@ -20,20 +20,21 @@ use placement::{place, schedule, GpuSpace};
 
 /// The GPUs the estimate placed on, in its order, with their free memory at that end of the rounding.
 fn gpus(load: &Reconciled, changes: &Changes, end: End) -> Vec<GpuSpace> {
-    let Some(e) = load.estimate.as_ref() else {
+    let Some(e) = load.load.estimate.as_ref() else {
         return Vec::new();
     };
     let library = e
         .library
         .clone()
-        .or_else(|| load.gpus.first().and_then(|g| g.library.clone()))
+        .or_else(|| load.load.gpus.first().and_then(|g| g.library.clone()))
         .unwrap_or_else(|| "cuda".to_string());
     if library.eq_ignore_ascii_case("cpu") {
         // A CPU-only estimate has no GPU to place layers on: never replay onto a device named CPU.
         return Vec::new();
     }
     let free: Vec<Quantity> = if e.available.is_empty() {
-        load.gpus
+        load.load
+            .gpus
             .iter()
             .filter_map(|g| g.available.or(g.total))
             .collect()
@@ -66,14 +67,15 @@ fn gpus(load: &Reconciled, changes: &Changes, end: End) -> Vec<GpuSpace> {
 }
 
 fn max_layers(load: &Reconciled) -> Option<i64> {
-    load.estimate
+    load.load
+        .estimate
         .as_ref()
         .and_then(|e| e.layers.requested)
         .filter(|&n| n >= 0)
 }
 
 fn estimate_replay(load: &Reconciled, changes: &Changes) -> Option<EstimateReplay> {
-    let e = load.estimate.as_ref()?;
+    let e = load.load.estimate.as_ref()?;
     let runs: Vec<Placement> = [End::Low, End::Nominal, End::High]
         .into_iter()
         .map(|end| {
@@ -199,7 +201,7 @@ pub fn replay_asked(load: &Reconciled, asked: &Asked) -> Option<WhatIf> {
 }
 
 fn replay_to(load: &Reconciled, changes: &Changes, with_max_ctx: bool) -> Option<WhatIf> {
-    let (estimate, measured) = match load.runtime {
+    let (estimate, measured) = match load.load.runtime {
         Runtime::OllamaFit | Runtime::LlamaCpp => {
             if *changes != Changes::default() {
                 // The plan's figures are the log's; what-if changes replay the fit with the measured ones.

@@ -61,7 +61,7 @@ pub fn report(analysis: &Analysis) -> Vec<u8> {
 pub fn load_line(load: &Concluded) -> Vec<u8> {
     let line = serde_json::to_value(load).and_then(|mut value| {
         if let Value::Object(map) = &mut value {
-            map.insert("input".to_string(), json!(load.source.path));
+            map.insert("input".to_string(), json!(load.reconciled.load.source.path));
             map.insert("schema_version".to_string(), json!(SCHEMA_VERSION));
         }
         serde_json::to_vec(&value)

@@ -157,7 +157,7 @@ pub fn case_name(load: &Concluded) -> String {
     format!(
         "{} (line {})",
         MatchKey::of(load).label(),
-        load.source.first_line
+        load.reconciled.load.source.first_line
     )
 }
 
@@ -184,7 +184,7 @@ pub fn finding_failure(path: &str, f: &Finding) -> Failure {
 
 /// A load's case: a failure per finding at or above `threshold` (`None`: no failures).
 fn load_case(load: &Concluded, threshold: Option<Severity>) -> Case {
-    let path = &load.source.path;
+    let path = &load.reconciled.load.source.path;
     let failures = load
         .findings
         .iter()
@@ -214,7 +214,7 @@ pub fn analysis_suites(
             cases: analysis
                 .loads
                 .iter()
-                .filter(|l| l.source.path == input.path)
+                .filter(|l| l.reconciled.load.source.path == input.path)
                 .map(|l| Case {
                     system_out: system_out(l),
                     ..load_case(l, threshold)

@@ -34,9 +34,15 @@ pub fn load(index: usize, load: &Concluded) -> Document {
 }
 
 fn load_blocks(doc: &mut Document, index: usize, load: &Concluded, charts: &[ChartLink]) {
-    let s = &load.source;
-    let mut tags = vec![format!("engine {}", load.engine.as_str())];
-    tags.extend(load.ollama_version.as_ref().map(|v| format!("Ollama {v}")));
+    let s = &load.reconciled.load.source;
+    let mut tags = vec![format!("engine {}", load.reconciled.load.engine.as_str())];
+    tags.extend(
+        load.reconciled
+            .load
+            .ollama_version
+            .as_ref()
+            .map(|v| format!("Ollama {v}")),
+    );
     doc.push(Block::Subject(Subject {
         label: format!("Load {index}"),
         name: Some(tables::model_name(load)),
@@ -79,8 +85,8 @@ fn load_blocks(doc: &mut Document, index: usize, load: &Concluded, charts: &[Cha
     if !charts.is_empty() {
         doc.push(Block::ChartRef(charts.to_vec()));
     }
-    if !load.notes.is_empty() {
-        doc.push(Block::Notes(load.notes.clone()));
+    if !load.reconciled.load.notes.is_empty() {
+        doc.push(Block::Notes(load.reconciled.load.notes.clone()));
     }
     doc.push(Block::End);
 }
@@ -117,7 +123,7 @@ fn inputs(analysis: &Analysis, show_unrecognized: bool) -> Vec<InputItem> {
             loads: analysis
                 .loads
                 .iter()
-                .filter(|l| l.source.path == input.path)
+                .filter(|l| l.reconciled.load.source.path == input.path)
                 .count(),
             captures: input
                 .captures

@@ -159,7 +159,7 @@ fn limits(m: &MaxContext) -> Limits {
 pub fn document(analysis: &Analysis) -> Document {
     let mut doc = Document::new();
     for (i, load) in analysis.loads.iter().enumerate() {
-        let s = &load.source;
+        let s = &load.reconciled.load.source;
         let mut part = vec![Block::Subject(Subject {
             label: format!("Load {}", i + 1),
             name: None,
@@ -199,7 +199,7 @@ pub fn json(analysis: &Analysis) -> Vec<u8> {
         .iter()
         .map(|l| {
             serde_json::json!({
-                "source": l.source,
+                "source": l.reconciled.load.source,
                 "whatif": l.whatif,
             })
         })

@@ -35,7 +35,7 @@ fn needless_split(ev: &Evidence, launcher: Launcher, out: &mut Vec<Suggestion>) 
         .map(|d| {
             let name = d
                 .position()
-                .and_then(|i| load.gpus.get(i))
+                .and_then(|i| load.load.gpus.get(i))
                 .and_then(|g| g.name.clone());
             match name {
                 Some(n) => format!("{d} ({n})"),
@@ -85,7 +85,7 @@ fn needless_split(ev: &Evidence, launcher: Launcher, out: &mut Vec<Suggestion>) 
                         (Launcher::Ollama, None) | (Launcher::User, _) => String::new(),
                     },
                     names.join(", "),
-                    if load.gpus.len() > 2 { "s" } else { "" }
+                    if load.load.gpus.len() > 2 { "s" } else { "" }
                 ),
                 because: vec![FindingCode::NeedlessSplit],
             });
@@ -105,18 +105,20 @@ fn offloaded_with(
 
 fn cpu_offload(ev: &Evidence, launcher: Launcher, out: &mut Vec<Suggestion>) {
     let load = ev.load;
-    let (Some(offloaded), Some(total)) = (load.actual.offloaded_layers, load.actual.total_layers)
-    else {
+    let (Some(offloaded), Some(total)) = (
+        load.load.actual.offloaded_layers,
+        load.load.actual.total_layers,
+    ) else {
         return;
     };
-    let parallel = load.settings.parallel.unwrap_or(1).max(1);
+    let parallel = load.load.settings.parallel.unwrap_or(1).max(1);
     let kv_now = load
         .components
         .iter()
         .find(|c| c.component == crate::model::Component::Kv)
         .and_then(|c| c.actual);
     if let (Some(ctx), Some(fits), Some(context)) = (
-        load.settings.ctx_size,
+        load.load.settings.ctx_size,
         llama_server::largest_context_that_fits(load),
         knob(ev, Knob::Context),
     ) {
@@ -147,12 +149,13 @@ fn cpu_offload(ev: &Evidence, launcher: Launcher, out: &mut Vec<Suggestion>) {
         }
     }
     let f16 = load
+        .load
         .settings
         .kv_cache_type
         .as_deref()
         .is_none_or(|t| t == "f16");
     let kv_type = knob(ev, Knob::KvCacheType).filter(|_| f16);
-    if let (Some(kv_type), true) = (kv_type, load.settings.flash_attention != Some(false)) {
+    if let (Some(kv_type), true) = (kv_type, load.load.settings.flash_attention != Some(false)) {
         if let Some(n) = offloaded_with(load, 53, None, None).filter(|&n| n > offloaded) {
             out.push(Suggestion {
                 setting: kv_type.setting("q8_0"),
@@ -231,7 +234,7 @@ fn underestimate(ev: &Evidence, out: &mut Vec<Suggestion>) {
 
 /// Settings to try for a load placed by llama.cpp's `--fit`.
 pub fn suggest(ev: &Evidence, out: &mut Vec<Suggestion>) {
-    let Some(launcher) = launcher(ev.load.runtime) else {
+    let Some(launcher) = launcher(ev.load.load.runtime) else {
         return;
     };
     let findings = ev.findings;

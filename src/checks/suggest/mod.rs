@@ -25,7 +25,7 @@ fn visible_devices(load: &Reconciled, devices: &[&Device]) -> String {
         .iter()
         .map(|d| {
             d.position()
-                .and_then(|i| load.gpus.get(i).map(|g| (i, g)))
+                .and_then(|i| load.load.gpus.get(i).map(|g| (i, g)))
                 .map(|(i, g)| {
                     if g.id.starts_with("GPU-") {
                         g.id.clone()
@@ -48,13 +48,13 @@ pub struct Evidence<'a> {
 
 /// The load's runtime's setting for `knob`, when it has one that reaches the placement.
 fn knob(evidence: &Evidence, knob: Knob) -> Option<&'static KnobEntry> {
-    knobs::reaching(evidence.load.runtime, knob)
+    knobs::reaching(evidence.load.load.runtime, knob)
 }
 
 /// Settings to try for a load, from its findings and replay, in its runtime's knobs.
 pub fn suggest(evidence: &Evidence) -> Vec<Suggestion> {
     let mut out = Vec::new();
-    match evidence.load.runtime {
+    match evidence.load.load.runtime {
         Runtime::OllamaEstimator | Runtime::OllamaEngine => ollama::suggest(evidence, &mut out),
         Runtime::OllamaFit | Runtime::LlamaCpp => fit::suggest(evidence, &mut out),
         // No knob is known to reach a placer the log does not name.

@@ -63,6 +63,7 @@ fn graph_multiplier(ev: &Evidence, pinned: &Changes, out: &mut Vec<Suggestion>) 
         return;
     };
     let kepler = load
+        .load
         .gpus
         .iter()
         .any(|g| g.compute.as_deref().is_some_and(|c| c.starts_with("3.")));
@@ -70,7 +71,7 @@ fn graph_multiplier(ev: &Evidence, pinned: &Changes, out: &mut Vec<Suggestion>) 
         return;
     }
     let (Some(e), Some(graph)) = (
-        load.estimate.as_ref(),
+        load.load.estimate.as_ref(),
         load.components
             .iter()
             .find(|c| c.component == Component::Graph),
@@ -128,16 +129,17 @@ fn cpu_offload(ev: &Evidence, out: &mut Vec<Suggestion>) {
         because: vec![FindingCode::CpuOffloadWithFreeVram],
     });
     let used = load
+        .load
         .estimate
         .as_ref()
         .map(|e| e.layers.split.iter().filter(|&&n| n > 0).count().max(1))
         .unwrap_or(1);
-    if let (true, Some(spread)) = (load.gpus.len() > used, knob(ev, Knob::Spread)) {
+    if let (true, Some(spread)) = (load.load.gpus.len() > used, knob(ev, Knob::Spread)) {
         out.push(Suggestion {
             setting: spread.setting(1),
             effect: format!(
                 "spreads the model over all {} GPUs instead of {used}",
-                load.gpus.len()
+                load.load.gpus.len()
             ),
             because: vec![FindingCode::CpuOffloadWithFreeVram],
         });
@@ -163,7 +165,10 @@ fn overhead(ev: &Evidence, findings: &[Finding], out: &mut Vec<Suggestion>) {
         }
     }
     let floor = crate::reconcile::terms::minimum_memory(
-        load.estimate.as_ref().and_then(|e| e.library.as_deref()),
+        load.load
+            .estimate
+            .as_ref()
+            .and_then(|e| e.library.as_deref()),
     );
     if has(findings, FindingCode::UnattributedMemory) {
         for o in &load.observed {
@@ -205,6 +210,7 @@ fn context_and_batch(ev: &Evidence, findings: &[Finding], out: &mut Vec<Suggesti
         .find(|c| c.component == Component::Kv);
     let oom = has(findings, FindingCode::LoadFailed)
         && load
+            .load
             .actual
             .failure
             .as_deref()
@@ -214,10 +220,10 @@ fn context_and_batch(ev: &Evidence, findings: &[Finding], out: &mut Vec<Suggesti
     });
     if oom || kv_under {
         if let (Some(ctx), Some(kv)) = (
-            load.settings.ctx_size,
+            load.load.settings.ctx_size,
             kv.and_then(|k| k.actual.or(k.estimated)),
         ) {
-            let parallel = load.settings.parallel.unwrap_or(1).max(1);
+            let parallel = load.load.settings.parallel.unwrap_or(1).max(1);
             let per_slot = ctx / parallel;
             let because = if oom {
                 vec![FindingCode::LoadFailed]
@@ -258,7 +264,7 @@ fn context_and_batch(ev: &Evidence, findings: &[Finding], out: &mut Vec<Suggesti
         .any(|f| f.code == FindingCode::Underestimate && f.component == Some(Component::Graph));
     if oom || graph_under {
         if let (Some(batch), Some(graph)) = (
-            load.settings.batch_size,
+            load.load.settings.batch_size,
             load.components
                 .iter()
                 .find(|c| c.component == Component::Graph)

@@ -114,8 +114,8 @@ impl Shape {
 
 /// The layout's KV for the load, when the load has a layout and the geometry is known.
 pub(super) fn layout_kv(load: &Reconciled) -> Option<LayoutKv> {
-    let layout = load.model.layout.clone()?;
-    let geometry = kv_geometry_of(&load.settings)?;
+    let layout = load.load.model.layout.clone()?;
+    let geometry = kv_geometry_of(&load.load.settings)?;
     Some(LayoutKv { layout, geometry })
 }
 
@@ -137,10 +137,10 @@ pub struct Gpu {
 
 /// The free-memory margin `--fit` keeps on each device.
 pub fn target(load: &Reconciled) -> i64 {
-    let e = load.estimate.as_ref();
+    let e = load.load.estimate.as_ref();
     e.and_then(|e| e.fit.as_ref())
         .and_then(|f| f.target)
-        .or(load.settings.fit_target)
+        .or(load.load.settings.fit_target)
         .map(|q| q.bytes)
         .unwrap_or(DEFAULT_FIT_TARGET)
 }
@@ -148,6 +148,7 @@ pub fn target(load: &Reconciled) -> i64 {
 /// The GPUs as llama.cpp measured them before the load, in device order.
 pub(super) fn gpus(load: &Reconciled, compute: impl Fn(&Device) -> i64) -> Vec<Gpu> {
     let measured: Vec<(Device, i64)> = load
+        .load
         .estimate
         .as_ref()
         .and_then(|e| e.fit.as_ref())
@@ -160,7 +161,8 @@ pub(super) fn gpus(load: &Reconciled, compute: impl Fn(&Device) -> i64) -> Vec<G
         })
         .unwrap_or_default();
     let list: Vec<(Device, i64)> = if measured.is_empty() {
-        load.gpus
+        load.load
+            .gpus
             .iter()
             .enumerate()
             .filter_map(|(i, g)| {
@@ -184,7 +186,7 @@ pub(super) fn gpus(load: &Reconciled, compute: impl Fn(&Device) -> i64) -> Vec<G
 
 /// The shape from the measured buffers and the KV size lines.
 pub fn measured_shape(load: &Reconciled) -> Option<Shape> {
-    let a = &load.actual;
+    let a = &load.load.actual;
     let gpu_weights = load
         .grid
         .gpus_total(&[Part::Weights])
@@ -194,12 +196,12 @@ pub fn measured_shape(load: &Reconciled) -> Option<Shape> {
     if gpu_weights <= 0 || offloaded <= 0 || total < 2 {
         return None;
     }
-    let blocks = load.model.block_count.unwrap_or(total - 1);
+    let blocks = load.load.model.block_count.unwrap_or(total - 1);
     let mut from = vec![format!(
         "layer weights: GPU weight buffers {} over the {offloaded} layers on GPUs (the output layer counted as one)",
         human(gpu_weights)
     )];
-    let context = load.settings.ctx_size.unwrap_or(0);
+    let context = load.load.settings.ctx_size.unwrap_or(0);
     let (scaling, fixed) = kv_split(load);
     if scaling + fixed > 0 {
         from.push(format!(
@@ -227,8 +229,8 @@ pub fn measured_shape(load: &Reconciled) -> Option<Shape> {
 /// cache is which (a cache sized for fewer cells than the context is a sliding window; recurrent state is
 /// fixed); without them every KV buffer is taken to grow, recurrent-state buffers not.
 fn kv_split(load: &Reconciled) -> (i64, i64) {
-    let a = &load.actual;
-    let context = load.settings.ctx_size;
+    let a = &load.load.actual;
+    let context = load.load.settings.ctx_size;
     if !a.kv_caches.is_empty() {
         let (mut scaling, mut fixed) = (0, 0);
         for k in &a.kv_caches {

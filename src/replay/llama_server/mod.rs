@@ -42,6 +42,7 @@ fn input(
         layers: shape.layers(context),
         output: shape.output_weights(),
         n_gpu_layers: load
+            .load
             .settings
             .gpu_layers
             .filter(|&n| n >= 0)
@@ -222,7 +223,7 @@ fn chosen_gpus(all: &[Gpu], changes: &Changes) -> Vec<Gpu> {
 /// replay of this era (the estimator's knobs `OLLAMA_GPU_OVERHEAD`, the graph multiplier and the scheduler do
 /// not reach llama-server and are ignored). Compute buffers keep their measured size.
 pub fn changed(load: &Reconciled, changes: &Changes) -> Option<MeasuredReplay> {
-    let logged_parallel = load.settings.parallel.unwrap_or(1).max(1);
+    let logged_parallel = load.load.settings.parallel.unwrap_or(1).max(1);
     let parallel = changes.parallel.unwrap_or(logged_parallel).max(1);
     let mut shape = measured_shape(load)?.with_parallel(parallel);
     if let Some(t) = changes.kv_type {
@@ -338,7 +339,7 @@ pub fn largest_context_that_fits(load: &Reconciled) -> Option<i64> {
 /// The fit with the plan's own figures (the table the fit chose): the placement llama.cpp would make, and
 /// whether it agrees with the per-device layers the log printed.
 pub fn estimate(load: &Reconciled) -> Option<EstimateReplay> {
-    let e = load.estimate.as_ref()?;
+    let e = load.load.estimate.as_ref()?;
     e.fit.as_ref()?;
     let gpu_rows: Vec<_> = e.per_device.iter().filter(|d| d.device.is_gpu()).collect();
     let weights: i64 = gpu_rows
@@ -352,7 +353,7 @@ pub fn estimate(load: &Reconciled) -> Option<EstimateReplay> {
     if weights <= 0 || offload <= 0 || blocks < 1 {
         return None;
     }
-    let context = load.settings.ctx_size.unwrap_or(0);
+    let context = load.load.settings.ctx_size.unwrap_or(0);
     let shape = Shape {
         blocks,
         layer_weights: weights / offload,

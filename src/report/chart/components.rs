@@ -24,6 +24,7 @@ where
     DB::ErrorType: 'static,
 {
     let rows: Vec<_> = load
+        .reconciled
         .components
         .iter()
         .filter(|c| c.estimated.is_some() || c.actual.is_some())

@@ -94,7 +94,7 @@ fn estimated(row: &DeviceRow) -> Option<Stack> {
 
 /// The runner's buffers on one device, by component (the reconcile stage's grid).
 fn buffers(load: &Concluded, device: &Device) -> Stack {
-    let grid = &load.grid;
+    let grid = &load.reconciled.grid;
     let bytes = |parts: &[Part]| parts.iter().map(|p| grid.bytes(device, *p)).sum::<i64>();
     let sums = [
         bytes(&[Part::Weights]),
@@ -116,7 +116,11 @@ fn buffers(load: &Concluded, device: &Device) -> Stack {
 
 /// What nvidia-smi saw: the buffers, then what no log line accounts for, then other processes.
 fn observed(load: &Concluded, device: &Device) -> Option<Stack> {
-    let o = load.observed.iter().find(|o| o.device == *device)?;
+    let o = load
+        .reconciled
+        .observed
+        .iter()
+        .find(|o| o.device == *device)?;
     let used = o.used?.bytes;
     let mut stack = buffers(load, device);
     let others = o.other_processes.map(|q| q.bytes).unwrap_or(0).max(0);
@@ -137,9 +141,9 @@ fn observed(load: &Concluded, device: &Device) -> Option<Stack> {
 /// the measured sizes (weights, KV, graph, the measured CUDA context).
 fn single_gpu_replay(load: &Concluded) -> Option<(Device, Stack)> {
     let m = load.whatif.as_ref()?.measured.as_ref()?;
-    let e = load.estimate.as_ref()?;
+    let e = load.reconciled.load.estimate.as_ref()?;
     // GPUs the model sat on: the logged split, or (llama-server, which prints none) the GPUs holding weights.
-    let with_weights = load.grid.gpus_with_weights();
+    let with_weights = load.reconciled.grid.gpus_with_weights();
     let used_in_log = e
         .layers
         .split
@@ -167,8 +171,9 @@ fn single_gpu_replay(load: &Concluded) -> Option<(Device, Stack)> {
 /// The line drawn over a GPU's bars: its capacity when known, else the free memory the estimate worked with.
 fn capacity(load: &Concluded, device: &Device) -> Option<(Quantity, &'static str)> {
     let position = device.position();
-    let gpu = position.and_then(|p| load.gpus.get(p));
-    load.observed
+    let gpu = position.and_then(|p| load.reconciled.load.gpus.get(p));
+    load.reconciled
+        .observed
         .iter()
         .find(|o| o.device == *device)
         .and_then(|o| o.total)
@@ -177,7 +182,9 @@ fn capacity(load: &Concluded, device: &Device) -> Option<(Quantity, &'static str
         .or_else(|| {
             let free = position
                 .and_then(|p| {
-                    load.estimate
+                    load.reconciled
+                        .load
+                        .estimate
                         .as_ref()
                         .and_then(|e| e.available.get(p).copied())
                 })
@@ -257,7 +264,7 @@ pub fn draw<DB: DrawingBackend>(
 where
     DB::ErrorType: 'static,
 {
-    let devices: Vec<&DeviceRow> = load.devices.iter().filter(|d| !d.host).collect();
+    let devices: Vec<&DeviceRow> = load.reconciled.devices.iter().filter(|d| !d.host).collect();
     let groups: Vec<Group> = devices
         .iter()
         .map(|d| {

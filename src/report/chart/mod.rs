@@ -146,11 +146,12 @@ pub fn render(
 
 /// The charts of load number `number` (1-based, as in the reports) of an input.
 pub fn load_charts(load: &Concluded, number: usize) -> Result<Vec<Chart>, ChartError> {
-    let stem = stem(&load.source.path);
+    let stem = stem(&load.reconciled.load.source.path);
     let model = super::tables::model_name(load);
     let model: String = model.chars().filter(|c| !c.is_control()).take(40).collect();
     let mut charts = Vec::new();
     let any_figure = load
+        .reconciled
         .components
         .iter()
         .any(|c| c.estimated.is_some() || c.actual.is_some());
@@ -163,7 +164,7 @@ pub fn load_charts(load: &Concluded, number: usize) -> Result<Vec<Chart>, ChartE
             png,
         });
     }
-    if load.devices.iter().any(|d| !d.host) {
+    if load.reconciled.devices.iter().any(|d| !d.host) {
         let title = format!("Load {number} ({model}): per GPU — estimate, buffers, nvidia-smi");
         let png = render(|root| devices::draw(root, &title, load))?;
         charts.push(Chart {

@@ -79,11 +79,15 @@ pub fn finding_refs(f: &crate::model::Finding) -> String {
 
 /// The model's name for a title: its architecture, else the start of its blob hash.
 pub fn model_name(load: &Concluded) -> String {
-    load.model
+    load.reconciled
+        .load
+        .model
         .architecture
         .clone()
         .or_else(|| {
-            load.model
+            load.reconciled
+                .load
+                .model
                 .blob
                 .as_ref()
                 .map(|b| b.chars().take(19).collect())

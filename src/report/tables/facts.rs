@@ -7,13 +7,17 @@ use crate::model::{human, Concluded, FitDecision};
 /// The facts under a load's title, as (label, text) pairs: GPUs, settings, estimate, actual, failure.
 pub fn facts(load: &Concluded) -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> = load
+        .reconciled
+        .load
         .source
         .partial_reasons
         .iter()
         .map(|r| ("partial".to_string(), r.to_string()))
         .collect();
-    if !load.gpus.is_empty() {
+    if !load.reconciled.load.gpus.is_empty() {
         let gpus: Vec<String> = load
+            .reconciled
+            .load
             .gpus
             .iter()
             .map(|g| {
@@ -37,7 +41,7 @@ pub fn facts(load: &Concluded) -> Vec<(String, String)> {
             .collect();
         out.push(("GPUs".to_string(), gpus.join("; ")));
     }
-    let st = &load.settings;
+    let st = &load.reconciled.load.settings;
     let opt = |v: Option<i64>| v.map(|v| v.to_string()).unwrap_or_else(|| "–".to_string());
     out.push((
         "settings".to_string(),
@@ -57,16 +61,22 @@ pub fn facts(load: &Concluded) -> Vec<(String, String)> {
             _ => String::new(),
         },
     ));
-    for r in &load.rejected_gpus {
+    for r in &load.reconciled.load.rejected_gpus {
         out.push((
             "rejected GPU".to_string(),
             format!("{}: {} (line {})", r.name, r.reason, r.line),
         ));
     }
-    if let Some(f) = load.estimate.as_ref().and_then(|e| e.fit.as_ref()) {
+    if let Some(f) = load
+        .reconciled
+        .load
+        .estimate
+        .as_ref()
+        .and_then(|e| e.fit.as_ref())
+    {
         out.push(("--fit".to_string(), fit_words(f)));
     }
-    match &load.estimate {
+    match &load.reconciled.load.estimate {
         Some(e) => {
             let layers = match (e.layers.offload, e.layers.model) {
                 (Some(o), Some(m)) => format!("{o}/{m} layers on GPU"),
@@ -92,7 +102,7 @@ pub fn facts(load: &Concluded) -> Vec<(String, String)> {
             "none in the log for this load".to_string(),
         )),
     }
-    let a = &load.actual;
+    let a = &load.reconciled.load.actual;
     if let (Some(done), Some(total)) = (a.offloaded_layers, a.total_layers) {
         let from = if a.sources.is_empty() {
             String::new()

@@ -31,7 +31,7 @@ pub struct Section {
 }
 
 fn components(load: &Concluded) -> Option<Section> {
-    if load.components.is_empty() {
+    if load.reconciled.components.is_empty() {
         return None;
     }
     let mut table = Table::new(&[
@@ -42,7 +42,7 @@ fn components(load: &Concluded) -> Option<Section> {
         ("verdict", Align::Left),
     ]);
     let mut explanations = Vec::new();
-    for c in &load.components {
+    for c in &load.reconciled.components {
         table.push(vec![
             c.component.as_str().to_string(),
             q(c.estimated),
@@ -66,7 +66,7 @@ fn components(load: &Concluded) -> Option<Section> {
 }
 
 fn devices(load: &Concluded) -> Option<Section> {
-    if load.devices.is_empty() {
+    if load.reconciled.devices.is_empty() {
         return None;
     }
     let mut table = Table::new(&[
@@ -78,7 +78,7 @@ fn devices(load: &Concluded) -> Option<Section> {
         ("lines", Align::Left),
     ]);
     let mut explanations = Vec::new();
-    for d in &load.devices {
+    for d in &load.reconciled.devices {
         let name = if d.host {
             format!("{} (host)", d.device)
         } else {
@@ -108,7 +108,7 @@ fn devices(load: &Concluded) -> Option<Section> {
 }
 
 fn observed(load: &Concluded) -> Option<Section> {
-    if load.observed.is_empty() {
+    if load.reconciled.observed.is_empty() {
         return None;
     }
     let mut table = Table::new(&[
@@ -123,7 +123,7 @@ fn observed(load: &Concluded) -> Option<Section> {
         ("lines", Align::Left),
     ]);
     let mut explanations = Vec::new();
-    for o in &load.observed {
+    for o in &load.reconciled.observed {
         let gpu = o
             .name
             .clone()

@@ -8,19 +8,19 @@ use crate::report::table::{Align, Table};
 
 /// The section, or nothing without an `/api/ps` figure.
 pub fn section(load: &Concluded) -> Option<Section> {
-    let ps = load.ollama_ps.as_ref()?;
+    let ps = load.reconciled.ollama_ps.as_ref()?;
     let mut table = Table::new(&[
         ("figure", Align::Left),
         ("VRAM", Align::Right),
         ("from", Align::Left),
     ]);
-    let buffers = load.gpu_buffers();
+    let buffers = load.reconciled.gpu_buffers();
     table.push(vec![
         "buffers".to_string(),
         q(buffers.as_ref().map(|b| b.value)),
         "the runner's GPU buffers in the log".to_string(),
     ]);
-    let runner = load.observed_runner();
+    let runner = load.reconciled.observed_runner();
     table.push(vec![
         "nvidia-smi".to_string(),
         smi(runner.as_ref().map(|r| r.value)),
