@@ -4,6 +4,8 @@
 
 use clap::{Parser, Subcommand, ValueEnum};
 
+use crate::report::Format;
+
 #[cfg(feature = "batch")]
 mod batch;
 mod completions;
@@ -36,6 +38,19 @@ pub enum FormatArg {
     /// JUnit XML for CI servers: a test suite per input, a test case per load, a failure per finding at or
     /// above --fail-on.
     Junit,
+}
+
+impl FormatArg {
+    /// The report format this `--format` value names (beside the value, so a new format is one variant here).
+    pub fn format(self) -> Format {
+        match self {
+            FormatArg::Text => Format::Text,
+            FormatArg::Json => Format::Json,
+            FormatArg::Markdown => Format::Markdown,
+            FormatArg::Jsonl => Format::JsonLines,
+            FormatArg::Junit => Format::Junit,
+        }
+    }
 }
 
 /// Finding severity for `--fail-on`.

@@ -7,8 +7,8 @@ use std::path::PathBuf;
 
 use crate::checks::CheckConfig;
 use crate::cli::{
-    Args, CaptureArg, Command, FormatArg, InputArgs, InspectFormatArg, KvTypeArg, ReportArgs,
-    SchedulerArg, SeverityArg, ShellArg, WhatifArgs,
+    Args, CaptureArg, Command, InputArgs, InspectFormatArg, KvTypeArg, ReportArgs, SchedulerArg,
+    SeverityArg, ShellArg, WhatifArgs,
 };
 use crate::live::capture::Tool;
 use crate::load::model_file::ModelFiles;
@@ -145,7 +145,7 @@ pub fn resolve(args: &Args) -> Request {
                 grammar_dir: d.grammar_dir.clone(),
                 ..Options::default()
             },
-            format: format(d.format),
+            format: d.format.format(),
             fail_on_regression: d.fail_on_regression,
             summary: d.summary,
         }),
@@ -163,7 +163,7 @@ fn report(args: &ReportArgs) -> Report {
     Report {
         files: files(&args.input),
         options: options(&args.input, args.show_unrecognized),
-        format: format(args.format),
+        format: args.format.format(),
         show_unrecognized: args.show_unrecognized,
         chart: args.chart.clone(),
         fail_on: severity(args.fail_on),
@@ -176,7 +176,7 @@ fn follow(args: &ReportArgs) -> Follow {
         files: files(&args.input),
         options: options(&args.input, false),
         live: crate::live::Settings {
-            format: format(args.format),
+            format: args.format.format(),
             fail_on: severity(args.fail_on),
             capture: match args.capture {
                 CaptureArg::NvidiaSmi => Some(Tool::NvidiaSmi),
@@ -198,7 +198,7 @@ fn whatif(args: &WhatifArgs) -> Whatif {
             }),
             ..options(&args.input, false)
         },
-        format: format(args.format),
+        format: args.format.format(),
         fail_on: severity(args.fail_on),
         summary: args.summary,
     }
@@ -261,16 +261,5 @@ fn severity(arg: SeverityArg) -> Option<Severity> {
         SeverityArg::Warning => Some(Severity::Warning),
         SeverityArg::Error => Some(Severity::Error),
         SeverityArg::Never => None,
-    }
-}
-
-/// The report format a `--format` value names.
-fn format(arg: FormatArg) -> Format {
-    match arg {
-        FormatArg::Text => Format::Text,
-        FormatArg::Json => Format::Json,
-        FormatArg::Markdown => Format::Markdown,
-        FormatArg::Jsonl => Format::JsonLines,
-        FormatArg::Junit => Format::Junit,
     }
 }
