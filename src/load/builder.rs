@@ -12,12 +12,13 @@ use crate::model::{
 };
 use crate::parse::event::ParamValue;
 use crate::parse::event::{
-    BreakdownLine, ContextParam, EstimateLine, GpuInfo, KvSizeLine, LoadRequest, RunnerCommand,
-    RunnerDevice, SummaryPart,
+    BreakdownLine, ContextParam, GpuInfo, KvSizeLine, LoadRequest, RunnerCommand, RunnerDevice,
+    SummaryPart,
 };
 
 use super::buffers::{BufferLedger, BufferLine};
 use super::engine_requests::RequestLedger;
+use super::estimator::EstimatorLedger;
 use super::fit::FitLedger;
 use super::hyperparameters::{hyperparameters, layout};
 
@@ -92,7 +93,8 @@ pub struct LoadBuilder {
     pub kv_cells: Option<i64>,
     pub kv_type: Option<String>,
     pub architecture: Option<String>,
-    pub estimate: Option<(EstimateLine, u64)>,
+    /// Ollama's estimator: the estimate line the layers were placed by.
+    pub estimator: EstimatorLedger,
     pub summary_estimate: Vec<SummaryEntry>,
     pub summary_estimate_total: Option<(Quantity, u64)>,
     /// llama.cpp's `--fit` phase: its probe tables, decision and result (llama.cpp placed the layers).

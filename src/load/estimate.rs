@@ -29,7 +29,7 @@ impl LoadBuilder {
     /// The estimate, from the first source the load has: Ollama's estimate line, the Ollama engine's
     /// per-device memory summary, or llama.cpp's `--fit` phase.
     pub(super) fn estimate(&self) -> Option<Estimate> {
-        if let Some((e, line)) = &self.estimate {
+        if let Some((e, line)) = self.estimator.estimate() {
             let library = e.library.clone();
             let lib = library.clone().unwrap_or_else(|| "gpu".to_string());
             let per_device = e

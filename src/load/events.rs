@@ -4,7 +4,7 @@
 
 use super::builder::Phase;
 use super::{is_actual, Assembler, BufferLine};
-use crate::model::{Backend, BufferKind, Device, Load, OffloadShape};
+use crate::model::{Backend, BufferKind, Device, Load};
 use crate::parse::event::{EventKind, SideEstimate};
 
 impl Assembler {
@@ -15,30 +15,15 @@ impl Assembler {
                 // v0.11.5+ prints the estimate after `starting runner`; earlier eras print it before. Either
                 // way it belongs to the open load until the runner has printed its own output.
                 let replace = matches!(&self.current, Some(b) if b.phase < Phase::RunnerOutput
-                    && (b.estimate.is_none() || b.phase < Phase::RunnerStarted));
+                    && (b.estimator.is_empty() || b.phase < Phase::RunnerStarted));
                 let b = if replace {
                     self.current.as_mut().expect("checked")
                 } else {
                     self.open(line, true, done)
                 };
                 b.touch(line);
-                if b.estimate
-                    .as_ref()
-                    .is_some_and(|(old, _)| old.form != OffloadShape::Eviction)
-                    && e.form != OffloadShape::Eviction
-                {
-                    b.notes.push(format!(
-                        "line {line}: the estimate was printed again; the later one is used"
-                    ));
-                }
-                if e.truncated {
-                    b.notes.push(format!(
-                        "line {line}: the estimate line is cut short; figures after the cut are missing"
-                    ));
-                }
-                if !(e.form == OffloadShape::Eviction && b.estimate.is_some()) {
-                    b.estimate = Some((*e, line));
-                }
+                let notes = b.estimator.push(*e, line);
+                b.notes.extend(notes.iter().map(|n| n.to_string()));
                 b.advance(Phase::Estimated);
             }
             EventKind::RunnerStart(cmd) if cmd.is_discovery() => {

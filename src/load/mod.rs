@@ -13,6 +13,7 @@ mod builder;
 mod engine;
 mod engine_requests;
 mod estimate;
+mod estimator;
 mod events;
 mod fit;
 mod gpus;

@@ -30,7 +30,7 @@ impl LoadBuilder {
             || !self.requests.is_empty()
             || !self.inventory.is_empty()
             || !self.gpu_memory.is_empty()
-            || self.estimate.is_some()
+            || !self.estimator.is_empty()
             || !self.summary_estimate.is_empty()
             || self.projector_offload_disabled.is_some()
     }
@@ -50,7 +50,7 @@ impl LoadBuilder {
                 Runtime::LlamaCpp
             };
         }
-        let ollama_scheduled = self.estimate.is_some()
+        let ollama_scheduled = !self.estimator.is_empty()
             || !self.requests.is_empty()
             || !self.summary_estimate.is_empty()
             || version.is_some()
