@@ -163,12 +163,7 @@ fn needless_split_names_the_gpu_that_holds_it_with_its_margin() {
 #[test]
 fn suggestions_use_only_knobs_that_reach_llama_server() {
     let r = report();
-    let settings: Vec<&str> = r["loads"][0]["suggestions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["setting"].as_str().unwrap())
-        .collect();
+    let settings = settings(&r["loads"][0]);
     assert_eq!(
         settings,
         [
@@ -184,6 +179,16 @@ fn suggestions_use_only_knobs_that_reach_llama_server() {
     ] {
         assert!(!text.contains(ignored), "{ignored} does not reach --fit");
     }
+}
+
+/// The settings a JSON load's suggestions offer, in order.
+fn settings(load: &Value) -> Vec<&str> {
+    load["suggestions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["setting"].as_str().unwrap())
+        .collect()
 }
 
 /// The same load without a line of Ollama's (no `level=` record, no `[GIN]`): llama-server run by hand. The
@@ -204,14 +209,8 @@ fn without_ollama_s_lines_the_advice_is_in_llama_server_flags() {
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let load = &v["loads"][0];
     assert_eq!(load["era"], "llama-server");
-    let settings: Vec<&str> = load["suggestions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["setting"].as_str().unwrap())
-        .collect();
     assert_eq!(
-        settings,
+        settings(load),
         ["--device CUDA0", "--split-mode none --main-gpu 0"]
     );
     for f in load["findings"].as_array().unwrap() {

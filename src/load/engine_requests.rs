@@ -47,9 +47,8 @@ impl RequestLedger {
 #[cfg(test)]
 mod tests {
     use super::RequestLedger;
-    use crate::load::loads_of;
+    use crate::load::{event_of, loads_of};
     use crate::parse::event::{EventKind, LoadRequest};
-    use crate::parse::LineOutcome;
 
     /// `sample-logs/032-journald-catalan-2x-quadro-newengine-fit.log:7`: a `fit` request, the line cut inside
     /// `GPULayers` by the journal.
@@ -75,14 +74,9 @@ mod tests {
 
     /// The request as the grammar reads it from the real line.
     fn parsed(line: &str) -> LoadRequest {
-        let grammar = crate::grammar::load(None).expect("built-in grammar");
-        let mut parser = crate::parse::Parser::new(grammar).expect("parser");
-        match parser.parse_line(1, line) {
-            LineOutcome::Event(e) => match e.kind {
-                EventKind::LoadRequest(r) => *r,
-                other => panic!("not a load request: {other:?}"),
-            },
-            other => panic!("not recognised: {other:?}"),
+        match event_of(line) {
+            EventKind::LoadRequest(r) => *r,
+            other => panic!("not a load request: {other:?}"),
         }
     }
 

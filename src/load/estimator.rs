@@ -79,22 +79,17 @@ impl EstimatorLedger {
 #[cfg(test)]
 mod tests {
     use super::{EstimateNote, EstimatorLedger};
+    use crate::load::event_of;
     use crate::parse::event::{EstimateLine, EventKind};
-    use crate::parse::LineOutcome;
 
     /// `sample-logs/founding-k80-gemma3-12b.log:9`: the founding case's estimate (split 1,48 over two K80 dies).
     const OFFLOAD_FOUNDING: &str = r#"time=2025-07-20T09:43:26.111+08:00 level=INFO source=server.go:175 msg=offload library=cuda layers.requested=-1 layers.model=49 layers.offload=49 layers.split=1,48 memory.available="[11.1 GiB 11.1 GiB]" memory.gpu_overhead="0 B" memory.required.full="11.9 GiB" memory.required.partial="11.9 GiB" memory.required.kv="736.0 MiB" memory.required.allocations="[3.3 GiB 8.6 GiB]" memory.weights.total="6.8 GiB" memory.weights.repeating="6.0 GiB" memory.weights.nonrepeating="787.5 MiB" memory.graph.full="1.3 GiB" memory.graph.partial="1.3 GiB" projector.weights="795.9 MiB" projector.graph="1.0 GiB""#;
 
     /// The estimate line as the grammar reads it.
     fn parsed(line: &str) -> EstimateLine {
-        let grammar = crate::grammar::load(None).expect("built-in grammar");
-        let mut parser = crate::parse::Parser::new(grammar).expect("parser");
-        match parser.parse_line(1, line) {
-            LineOutcome::Event(e) => match e.kind {
-                EventKind::Estimate(e) => *e,
-                other => panic!("not an estimate: {other:?}"),
-            },
-            other => panic!("not recognised: {other:?}"),
+        match event_of(line) {
+            EventKind::Estimate(e) => *e,
+            other => panic!("not an estimate: {other:?}"),
         }
     }
 

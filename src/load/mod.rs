@@ -164,6 +164,17 @@ impl Assembler {
     }
 }
 
+/// The event the built-in grammar reads from one real log line, for the unit tests of each ledger.
+#[cfg(test)]
+pub(crate) fn event_of(line: &str) -> crate::parse::event::EventKind {
+    let grammar = crate::grammar::load(None).expect("built-in grammar");
+    let mut parser = crate::parse::Parser::new(grammar).expect("parser");
+    match parser.parse_line(1, line) {
+        crate::parse::LineOutcome::Event(event) => event.kind,
+        other => panic!("not read ({other:?}): {line}"),
+    }
+}
+
 /// Loads assembled from real log lines (already framed, numbered from 1), for the unit tests of each concern.
 #[cfg(test)]
 pub(crate) fn loads_of(lines: &[&str]) -> Vec<Load> {

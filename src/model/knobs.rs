@@ -134,23 +134,29 @@ use Knob as K;
 use Reach::{Ignored, Placer};
 use Spelling::{Env, Flag, ModelOption};
 
+/// The GPUs an Ollama server sees (CUDA's variable; Ollama reads it whichever placer it runs).
+const CUDA_VISIBLE: KnobEntry = entry(
+    K::VisibleGpus,
+    Env("CUDA_VISIBLE_DEVICES"),
+    Placer("only the GPUs {}"),
+);
+
+/// Ollama's default context, the `num_ctx` of every model without its own.
+const OLLAMA_CONTEXT: KnobEntry = entry(
+    K::ContextForEveryModel,
+    Env("OLLAMA_CONTEXT_LENGTH"),
+    Placer("num_ctx {}"),
+);
+
 /// Ollama's estimator and its engine (≤ 0.2x): the scheduler reads these when it places the layers.
 const OLLAMA_SCHEDULER: &[KnobEntry] = &[
-    entry(
-        K::VisibleGpus,
-        Env("CUDA_VISIBLE_DEVICES"),
-        Placer("only the GPUs {}"),
-    ),
+    CUDA_VISIBLE,
     entry(
         K::Context,
         ModelOption("num_ctx"),
         Placer("--ctx-size {}×parallel"),
     ),
-    entry(
-        K::ContextForEveryModel,
-        Env("OLLAMA_CONTEXT_LENGTH"),
-        Placer("num_ctx {}"),
-    ),
+    OLLAMA_CONTEXT,
     entry(
         K::KvCacheType,
         Env("OLLAMA_KV_CACHE_TYPE"),
@@ -181,22 +187,14 @@ const OLLAMA_SCHEDULER: &[KnobEntry] = &[
 
 /// Ollama ≥ 0.30: Ollama's options become llama-server flags; `--fit` places the layers.
 const OLLAMA_FIT: &[KnobEntry] = &[
-    entry(
-        K::VisibleGpus,
-        Env("CUDA_VISIBLE_DEVICES"),
-        Placer("only the GPUs {}"),
-    ),
+    CUDA_VISIBLE,
     entry(
         K::OneGpu,
         ModelOption("main_gpu"),
         Placer("--split-mode none --main-gpu {}"),
     ),
     entry(K::Context, ModelOption("num_ctx"), Placer("-c {}×parallel")),
-    entry(
-        K::ContextForEveryModel,
-        Env("OLLAMA_CONTEXT_LENGTH"),
-        Placer("num_ctx {}"),
-    ),
+    OLLAMA_CONTEXT,
     entry(
         K::KvCacheType,
         Env("OLLAMA_KV_CACHE_TYPE"),
