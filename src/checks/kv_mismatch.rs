@@ -2,8 +2,9 @@
 //! that apply to this load (sliding-window layers, quantised KV, parallel × context).
 
 use super::{finding, size, CheckDef, Context};
+use crate::model::kv_geometry::kv_type;
 use crate::model::{
-    architecture_swa_pattern, human, Component, Finding, FindingCode, Severity, Verdict,
+    architecture_swa_pattern, human, Component, Finding, FindingCode, KvType, Severity, Verdict,
 };
 
 pub const DEF: CheckDef = CheckDef {
@@ -33,7 +34,7 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
         }
     }
     if let Some(t) = load.load.settings.kv_cache_type.as_deref() {
-        if t != "f16" && !t.is_empty() {
+        if kv_type(t) != Some(KvType::F16) && !t.is_empty() {
             causes.push(format!("the KV cache is quantised ({t})"));
         }
     }

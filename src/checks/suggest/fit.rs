@@ -4,8 +4,10 @@
 //! [`crate::model::knobs`], each with the figures the `--fit` replay gives for it.
 
 use super::{has, knob, round_up, visible_devices, Evidence};
+use crate::model::kv_geometry::kv_type;
 use crate::model::{
-    human, Device, FindingCode, Knob, Reconciled, Runtime, Spelling, Suggestion, Verdict, MIB,
+    human, Device, FindingCode, Knob, KvType, Reconciled, Runtime, Spelling, Suggestion, Verdict,
+    MIB,
 };
 use crate::replay::llama_server;
 
@@ -153,7 +155,7 @@ fn cpu_offload(ev: &Evidence, launcher: Launcher, out: &mut Vec<Suggestion>) {
         .settings
         .kv_cache_type
         .as_deref()
-        .is_none_or(|t| t == "f16");
+        .is_none_or(|t| kv_type(t) == Some(KvType::F16));
     let kv_type = knob(ev, Knob::KvCacheType).filter(|_| f16);
     if let (Some(kv_type), true) = (kv_type, load.load.settings.flash_attention != Some(false)) {
         if let Some(n) = offloaded_with(load, 53, None, None).filter(|&n| n > offloaded) {
