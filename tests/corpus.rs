@@ -39,8 +39,8 @@ fn every_corpus_file_reads_without_error_with_the_loads_counted_by_eye() {
         let want = expect(&format!("sample-logs/{name}")).loads;
         assert_eq!(a.loads.len(), want, "{name}");
     }
-    // Every file of the corpus's raw/ and exact/ (ids 001–106, 201, 501–511; see sample-logs/README.md).
-    assert_eq!(copies.len(), 43);
+    // The corpus's raw/ and exact/ files with ids 001–106, 201, 501–511 and 707 (see sample-logs/README.md).
+    assert_eq!(copies.len(), 44);
 }
 
 /// Every sample has a section in sample-logs/README.md (where it came from, what it exercises), every section
@@ -259,4 +259,31 @@ fn projector_first_in_e6_and_cut_line_030() {
     );
     assert!(e.available.is_empty(), "memory.available was cut mid-key");
     assert!(a.loads[0].notes.iter().any(|n| n.contains("cut short")));
+}
+
+/// The actual of `component` in `load`, in bytes.
+fn actual_of(load: &vramdiff::model::Concluded, component: Component) -> i64 {
+    load.components
+        .iter()
+        .find(|c| c.component == component)
+        .and_then(|c| c.actual)
+        .unwrap_or_else(|| panic!("no actual {component:?}"))
+        .bytes
+}
+
+#[test]
+fn bare_level_letters_of_standalone_llama_cpp_707() {
+    // Every line starts with `I `: all 13 are read (2 were before framing stripped the letter).
+    let a = analyze(&[&corpus_file("707")]);
+    assert_eq!(a.inputs[0].recognized_lines, 13);
+    assert_eq!(a.inputs[0].unrecognized_memory_lines, 0);
+    let load = &a.loads[0];
+    assert_eq!(load.actual.offloaded_layers, Some(43));
+    assert_eq!(actual_of(load, Component::WeightsGpu), mib(2883.51));
+    // Gemma 4's per-layer embeddings in CPU_Mapped, with every layer on the GPU.
+    assert_eq!(actual_of(load, Component::WeightsHost), mib(2208.0));
+    // Two KV caches (full and sliding-window attention) on Vulkan0.
+    assert_eq!(actual_of(load, Component::Kv), mib(544.0) + mib(21.25));
+    assert_eq!(actual_of(load, Component::Graph), mib(186.30));
+    assert_eq!(load.settings.kv_cache_type.as_deref(), Some("q8_0"));
 }

@@ -1,6 +1,7 @@
 //! Removing what log collectors put in front of a log line: journald, docker compose, `docker logs
 //! --timestamps`, kubectl `--prefix`, Markdown quote markers, shell comment markers, SSE `data:` framing,
-//! llama-server's `-lv 4` elapsed-time prefix and component tags, ANSI colour codes and indentation.
+//! llama.cpp's elapsed time and level letter, llama-server's router `[pid] ` and component tags, ANSI colour
+//! codes and indentation.
 //!
 //! Prefixes nest (a compose line inside a Markdown quote, a journald line with a llama-server tag), so
 //! [`strip_prefixes`] removes one at a time until none is left. Each shape is checked with a few byte tests
@@ -12,6 +13,10 @@
 //!   `-lv 4` after the elapsed time): a tag of 3–4 lowercase letters padded to 4, a space, the function name
 //!   right-aligned in a 12-character field, then `:` (`srv    load_model: `, `cmn  common_param: `). The tag
 //!   and the padding go; the function field stays, because grammar rules anchor on it.
+//! * llama.cpp's common logger (`docs/log-formats.md` §5.7), unless run with `--no-log-prefix`: the elapsed
+//!   time and a level letter, `0.00.078.516 I `, or the bare letter (`I load_tensors: …`, corpus 707; also
+//!   `W `, `E `, `D `). The bare letter goes only when a llama.cpp line follows it, so a sentence starting
+//!   with `I ` keeps it. Router mode (`--models-preset`) puts the child's pid before that (`[34353] `).
 //! * Shell comments: a log pasted into a script or a CI config as comments (`# time=…`, `#   Device 0: …`, a
 //!   bare `#`). The `# ` goes only when what follows is itself a log line (a record start in the sense of
 //!   [`super::join::is_record_start`], or a collector prefix), so nvidia-smi `dmon` headers (`# gpu   pwr
@@ -127,6 +132,14 @@ pub fn strip_prefixes(mut line: &str) -> (&str, Stripped) {
                 line = &line[m.end()..];
                 continue;
             }
+        }
+        if matches!(first, b'I' | b'W' | b'E' | b'D')
+            && line.as_bytes().get(1) == Some(&b' ')
+            && level_letter_line(&line[2..])
+        {
+            // llama.cpp's level letter without the elapsed time (`I load_tensors: …`, corpus 707).
+            line = &line[2..];
+            continue;
         }
         if first.is_ascii_lowercase() {
             if let Some(end) = component_tag(line.as_bytes()) {
@@ -320,6 +333,14 @@ fn component_tag(b: &[u8]) -> Option<usize> {
     (pad < field.len() && field[pad..].iter().all(name)).then_some(5 + pad)
 }
 
+/// True when `rest`, the text after a bare level letter (`I `, `W `, `E `, `D `), is what llama.cpp's logger
+/// prints after it: a record start ([`is_record_start`]: `load_tensors: …`, `  Device 0: …` indented) or a
+/// line with a llama-server component tag. English that starts with `I ` (`I think …`) is left as it is.
+fn level_letter_line(rest: &str) -> bool {
+    let rest = rest.trim_start_matches([' ', '\t']);
+    is_record_start(rest) || component_tag(rest.as_bytes()).is_some()
+}
+
 /// True when `rest`, the text after a `# ` comment marker, is a log line (see the module doc): blank, a record
 /// start ([`is_record_start`]), or a line with a llama-server tag or a journald, compose or `docker logs
 /// --timestamps` prefix.
@@ -438,6 +459,72 @@ mod tests {
             "load_tensors:   CPU_Mapped model buffer size =  1288.28 MiB"
         );
         assert_eq!(strip("[44479] 0.12.132.473 I load_tensors:        ROCm0 model buffer size = 21297.21 MiB"), "load_tensors:        ROCm0 model buffer size = 21297.21 MiB");
+    }
+
+    /// corpus 707 (`sample-logs/707-llama-server-vulkan-rtx4050laptop-gemma4-e4b-iswa-cpu-mapped.log`), all its
+    /// lines: llama.cpp's common logger at `-lv 6` without timestamps, the bare level letter before each.
+    const CORPUS_707: &str = include_str!(
+        "../../sample-logs/707-llama-server-vulkan-rtx4050laptop-gemma4-e4b-iswa-cpu-mapped.log"
+    );
+
+    #[test]
+    fn llama_cpp_bare_level_letters() {
+        let lines: Vec<&str> = CORPUS_707.lines().collect();
+        assert_eq!(lines.len(), 13);
+        for line in &lines {
+            let rest = line.strip_prefix("I ").unwrap();
+            assert_eq!(strip(line), rest, "{line}");
+        }
+        assert_eq!(
+            strip(lines[3]),
+            "load_tensors:   CPU_Mapped model buffer size =  2208.00 MiB"
+        );
+        // The other letters (corpus 706:42 without its elapsed time, as `--log-timestamps` off prints it), and
+        // the letter before an indented line or a component tag (corpus 708:2 and 706:2 likewise).
+        assert_eq!(
+            strip("W sched_reserve: layer 0 is assigned to device CPU but the fused Gated Delta Net tensor is assigned to device Vulkan0 (usually due to missing support)"),
+            "sched_reserve: layer 0 is assigned to device CPU but the fused Gated Delta Net tensor is assigned to device Vulkan0 (usually due to missing support)"
+        );
+        for letter in ["W", "E", "D"] {
+            assert_eq!(
+                strip(&format!("{letter} {}", &lines[9][2..])),
+                "sched_reserve:    Vulkan0 compute buffer size =   186.30 MiB"
+            );
+        }
+        let (rest, info) = strip_prefixes("I   Device 0: NVIDIA GeForce RTX 3090, compute capability 8.6, VMM: yes, VRAM: 24159 MiB");
+        assert_eq!(
+            rest,
+            "Device 0: NVIDIA GeForce RTX 3090, compute capability 8.6, VMM: yes, VRAM: 24159 MiB"
+        );
+        assert!(info.indented, "the message's own indentation is kept");
+        assert_eq!(
+            strip("I cmn  common_param: device_info:"),
+            "common_param: device_info:"
+        );
+        // Router mode puts the child's pid first (docs/log-formats.md §6.2), before the letter.
+        assert_eq!(
+            strip(&format!("[34353] {}", lines[2])),
+            "load_tensors: offloaded 43/43 layers to GPU"
+        );
+        // The elapsed time before the letter, as before (corpus 706:42 as it is).
+        assert_eq!(
+            strip("0.09.961.639 W sched_reserve: layer 0 is assigned to device CPU"),
+            "sched_reserve: layer 0 is assigned to device CPU"
+        );
+    }
+
+    #[test]
+    fn a_sentence_starting_with_a_level_letter_keeps_it() {
+        // corpus 803:9 and 809:1, the users' own words around their logs.
+        for line in [
+            "I know I can use max_model_len to fix the issue, BUT I hope I can make full use of the two GPU. ",
+            "I ran `Inferact/Qwen3.8-2.4T-A95B-NVFP4` -tp2 -dp4 -ep on 4*4GB300 and saw",
+            "E",
+            "I ",
+            "D  ",
+        ] {
+            assert_eq!(strip(line), line, "{line}");
+        }
     }
 
     /// Lines of corpus 503 (`journalctl` with the host left out, hence three spaces, and an empty pid).
