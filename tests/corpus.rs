@@ -3,7 +3,7 @@
 //! `sample-logs/<file>.expect.toml` gives (checked by eye against the log), and the figures of representative
 //! loads pinned.
 
-use crate::util::{analyze, expect, mib, root, sample_names};
+use crate::util::{analyze, expect, mib, root, run, sample_names, stdout};
 use vramdiff::model::{Component, Engine, Verdict, GIB};
 
 /// The corpus copies in sample-logs/: the samples whose name starts with a three-digit corpus id.
@@ -39,8 +39,8 @@ fn every_corpus_file_reads_without_error_with_the_loads_counted_by_eye() {
         let want = expect(&format!("sample-logs/{name}")).loads;
         assert_eq!(a.loads.len(), want, "{name}");
     }
-    // Every file of the corpus's raw/ and exact/ (ids 001–106, 201, 501–511; see sample-logs/README.md).
-    assert_eq!(copies.len(), 43);
+    // The corpus's raw/ and exact/ files with ids 001–106, 201, 501–511, 703 and 707 (see sample-logs/README.md).
+    assert_eq!(copies.len(), 45);
 }
 
 /// Every sample has a section in sample-logs/README.md (where it came from, what it exercises), every section
@@ -307,4 +307,113 @@ fn projector_first_in_e6_and_cut_line_030() {
         .notes
         .iter()
         .any(|n| n.contains("cut short")));
+}
+
+/// The actual of `component` in `load`, in bytes.
+fn actual_of(load: &vramdiff::model::Concluded, component: Component) -> i64 {
+    load.components
+        .iter()
+        .find(|c| c.component == component)
+        .and_then(|c| c.actual)
+        .unwrap_or_else(|| panic!("no actual {component:?}"))
+        .bytes
+}
+
+#[test]
+fn three_files_in_one_paste_are_three_loads_703() {
+    // Each Markdown block headed by its file's name is its own load (ctx 2048, 4096, 8192): the KV scales with
+    // the context, the weights are the same each time, and no load adds another's host buffers.
+    let a = analyze(&[&corpus_file("703")]);
+    assert_eq!(a.loads.len(), 3);
+    let kv: Vec<i64> = a
+        .loads
+        .iter()
+        .map(|l| actual_of(l, Component::Kv))
+        .collect();
+    assert_eq!(kv, [mib(540.0), mib(1080.0), mib(2160.0)]);
+    let graph: Vec<i64> = a
+        .loads
+        .iter()
+        .map(|l| actual_of(l, Component::Graph))
+        .collect();
+    assert_eq!(graph, [mib(104.27), mib(188.27), mib(340.27)]);
+    for (load, host) in a
+        .loads
+        .iter()
+        .zip(["CUDA_Host", "CPU_Mapped", "CPU_Mapped"])
+    {
+        assert_eq!(actual_of(load, Component::WeightsGpu), mib(11160.99));
+        assert_eq!(actual_of(load, Component::WeightsHost), mib(137.5));
+        let weights: Vec<&str> = load
+            .actual
+            .buffers
+            .iter()
+            .filter(|b| b.host && b.kind == vramdiff::model::BufferKind::Model)
+            .map(|b| b.buffer.as_str())
+            .collect();
+        assert_eq!(weights, [host]);
+    }
+    let lines: Vec<(u64, u64)> = a
+        .loads
+        .iter()
+        .map(|l| (l.source.first_line, l.source.last_line))
+        .collect();
+    assert_eq!(lines, [(3, 8), (13, 18), (23, 28)]);
+}
+
+#[test]
+fn grep_output_over_three_files_is_three_loads_703() {
+    // 703's lines as `grep -n 'buffer size' raw-log-ctx*.txt` prints them (each file's name and line number
+    // before its lines), read from standard input: a new file name starts a new load.
+    let text = std::fs::read_to_string(corpus_file("703")).unwrap();
+    let mut grep = String::new();
+    let mut file = "";
+    for (i, line) in text.lines().enumerate() {
+        if line.starts_with("```") {
+            continue;
+        }
+        if let Some(name) = line.strip_prefix('`').and_then(|l| l.strip_suffix('`')) {
+            file = name;
+        } else if line.contains("buffer size") {
+            grep.push_str(&format!("{file}:{}:{line}\n", i + 1));
+        }
+    }
+    let out = run(
+        &["--format", "json", "--fail-on", "never", "-"],
+        grep.as_bytes(),
+    );
+    let report: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let loads = report["loads"].as_array().unwrap();
+    assert_eq!(loads.len(), 3);
+    let kv: Vec<f64> = loads
+        .iter()
+        .map(|l| {
+            let kv = l["components"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|c| c["component"] == "kv")
+                .unwrap();
+            kv["actual"]["bytes"].as_f64().unwrap()
+        })
+        .collect();
+    assert_eq!(kv, [540.0, 1080.0, 2160.0].map(|m| mib(m) as f64));
+    assert_eq!(report["inputs"][0]["recognized_lines"], 18);
+}
+
+#[test]
+fn bare_level_letters_of_standalone_llama_cpp_707() {
+    // Every line starts with `I `: all 13 are read (2 were before framing stripped the letter).
+    let a = analyze(&[&corpus_file("707")]);
+    assert_eq!(a.inputs[0].recognized_lines, 13);
+    assert_eq!(a.inputs[0].unrecognized_memory_lines, 0);
+    let load = &a.loads[0];
+    assert_eq!(load.actual.offloaded_layers, Some(43));
+    assert_eq!(actual_of(load, Component::WeightsGpu), mib(2883.51));
+    // Gemma 4's per-layer embeddings in CPU_Mapped, with every layer on the GPU.
+    assert_eq!(actual_of(load, Component::WeightsHost), mib(2208.0));
+    // Two KV caches (full and sliding-window attention) on Vulkan0.
+    assert_eq!(actual_of(load, Component::Kv), mib(544.0) + mib(21.25));
+    assert_eq!(actual_of(load, Component::Graph), mib(186.30));
+    assert_eq!(load.settings.kv_cache_type.as_deref(), Some("q8_0"));
 }

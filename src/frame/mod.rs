@@ -5,10 +5,16 @@
 //! prefixes and ANSI codes (see [`prefix`]), and joins lines that a paste re-wrapped or a terminal hard-wrapped
 //! (see [`join`]). It holds at most one logical line, so memory does not grow with the input; a line nothing
 //! can join onto is passed on at once, without a copy.
+//!
+//! A paste of several files (grep output over several logs, Markdown blocks each headed by its file's name:
+//! see [`source_file`]) is one input but several logs. The framer says where each named file starts
+//! ([`Framed::FileStarts`], before the file's first line), and never joins a line onto a line of another
+//! file, so the stages after it can split the input where a file starts.
 
 pub mod join;
 pub mod prefix;
 pub mod read;
+pub mod source_file;
 
 use join::Continuation;
 
@@ -28,6 +34,21 @@ pub struct Framer {
     wrap_width: usize,
     /// Number of physical lines joined onto a previous one.
     pub joined_lines: u64,
+    /// The file the lines come from, as the paste last named it (a grep prefix or a header); `None` until one
+    /// is named.
+    file: Option<String>,
+    /// A grep prefix was seen in this input: its `--` lines are grep's separators.
+    grep: bool,
+}
+
+/// What the framer hands out, in input order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Framed<'a> {
+    /// A logical line and the physical line it starts on.
+    Line(u64, &'a str),
+    /// The paste names a file other than the one its lines came from so far, at physical line `line` (a grep
+    /// prefix or a header line, see [`source_file`]): the lines from here on are that file's.
+    FileStarts { line: u64, name: &'a str },
 }
 
 /// Where the pending record stands as a hard-wrap candidate. Its width is measured only when a line that
@@ -50,14 +71,33 @@ impl Framer {
     }
 
     /// Feed one physical line. When it completes the previous logical line, `emit` receives that line.
+    /// Where a file of a paste starts is not said: [`Framer::feed`] says it.
     pub fn push(&mut self, number: u64, bytes: &[u8], mut emit: impl FnMut(u64, &str)) {
+        self.feed(number, bytes, |framed| match framed {
+            Framed::Line(n, text) => emit(n, text),
+            Framed::FileStarts { .. } => {}
+        });
+    }
+
+    /// Feed one physical line. When it completes the previous logical line, `emit` receives that line; when
+    /// it starts another file of a paste, `emit` receives [`Framed::FileStarts`] first (after the last line
+    /// of the previous file).
+    pub fn feed(&mut self, number: u64, bytes: &[u8], mut emit: impl FnMut(Framed<'_>)) {
         // Checking first is much faster than the lossy decoder on the (usual) valid line.
         let text = match std::str::from_utf8(bytes) {
             Ok(valid) => std::borrow::Cow::Borrowed(valid),
             Err(_) => String::from_utf8_lossy(bytes),
         };
         let text = prefix::strip_ansi(&text);
-        let (line, stripped) = prefix::strip_prefixes(&text);
+        let (mut line, stripped) = prefix::strip_prefixes(&text);
+        if let Some(name) = stripped.file {
+            self.grep = true;
+            if self.file.as_deref() != Some(name) {
+                self.start_file(number, name, &mut emit);
+            }
+        } else if self.grep && source_file::is_grep_separator(line) {
+            line = "";
+        }
         if self.wrap_width > 0
             && text.len() > self.wrap_width
             && text.chars().count() > self.wrap_width
@@ -81,7 +121,7 @@ impl Framer {
                     // A piece shorter than the width ends the record.
                     self.has_pending = false;
                     self.wrap = Wrap::No;
-                    emit(self.pending_line, &self.pending);
+                    emit(Framed::Line(self.pending_line, &self.pending));
                 }
                 return;
             }
@@ -105,7 +145,14 @@ impl Framer {
             }
         }
         if self.has_pending {
-            emit(self.pending_line, &self.pending);
+            self.has_pending = false;
+            emit(Framed::Line(self.pending_line, &self.pending));
+        }
+        if let Some(name) = source_file::header(line) {
+            // A header stands on a line of its own: a line joined onto the record above is no header.
+            if self.file.as_deref() != Some(name) {
+                self.start_file(number, name, &mut emit);
+            }
         }
         if join::can_be_continued(line) {
             self.pending.clear();
@@ -127,7 +174,7 @@ impl Framer {
         } else {
             // Nothing can join onto it, so it need not wait (or be copied) for the next line.
             self.has_pending = false;
-            emit(number, line);
+            emit(Framed::Line(number, line));
         }
     }
 
@@ -163,6 +210,21 @@ impl Framer {
         }
         self.wrap_width = width;
         Some(raw_chars == width)
+    }
+
+    /// The lines from physical line `number` on are the file `name`'s: the held line (the previous file's)
+    /// is handed out first, and nothing learnt of the previous file's wrapping carries over.
+    fn start_file(&mut self, number: u64, name: &str, emit: &mut impl FnMut(Framed<'_>)) {
+        if self.has_pending {
+            self.has_pending = false;
+            emit(Framed::Line(self.pending_line, &self.pending));
+        }
+        self.wrap = Wrap::No;
+        self.wrap_width = 0;
+        let file = self.file.get_or_insert_with(String::new);
+        file.clear();
+        file.push_str(name);
+        emit(Framed::FileStarts { line: number, name });
     }
 
     /// Flush the last logical line at the end of the input.
@@ -448,6 +510,108 @@ mod tests {
                 r#"time=2025-07-18T14:50:57.066Z level=INFO source=ggml.go:365 msg="model weights" buffer=CPU size="680.0 MiB""#,
             ]
         );
+    }
+
+    /// corpus 703 (`sample-logs/703-md-ollama-03213-deepseek-coder-v2-3loads-buffer-grep.log`): three files'
+    /// `grep 'buffer size'` output in Markdown, each block headed by its file's name in a code span.
+    const CORPUS_703: &str = include_str!(
+        "../../sample-logs/703-md-ollama-03213-deepseek-coder-v2-3loads-buffer-grep.log"
+    );
+
+    /// What the framer hands out for `input`, a file start as `file <line> <name>`.
+    fn feed_all<'a>(input: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+        let mut f = Framer::new();
+        let mut out = Vec::new();
+        let mut on = |framed: Framed<'_>| {
+            out.push(match framed {
+                Framed::Line(n, text) => format!("{n} {text}"),
+                Framed::FileStarts { line, name } => format!("file {line} {name}"),
+            })
+        };
+        for (i, line) in input.into_iter().enumerate() {
+            f.feed(i as u64 + 1, line.as_bytes(), &mut on);
+        }
+        f.finish(|n, text| on(Framed::Line(n, text)));
+        out
+    }
+
+    #[test]
+    fn a_markdown_paste_says_where_each_named_file_starts() {
+        let out = feed_all(CORPUS_703.lines());
+        let files: Vec<&String> = out.iter().filter(|l| l.starts_with("file ")).collect();
+        assert_eq!(
+            files,
+            [
+                "file 1 raw-log-ctx2048.txt",
+                "file 11 raw-log-ctx4096.txt",
+                "file 21 raw-log-ctx8192.txt"
+            ]
+        );
+        // Each file starts before its header line, which is handed out as it is; every line is handed out.
+        let at = |s: &str| out.iter().position(|l| l == s).unwrap();
+        assert_eq!(
+            at("file 11 raw-log-ctx4096.txt") + 1,
+            at("11 `raw-log-ctx4096.txt`")
+        );
+        assert_eq!(at("10 ") + 1, at("file 11 raw-log-ctx4096.txt"));
+        assert_eq!(out.len(), CORPUS_703.lines().count() + 3);
+        // `push` says nothing of files: the same lines, as before.
+        let pushed = frame(&CORPUS_703.lines().map(str::as_bytes).collect::<Vec<_>>());
+        assert_eq!(pushed.len(), CORPUS_703.lines().count());
+    }
+
+    #[test]
+    fn grep_output_over_several_files_says_where_each_starts() {
+        // corpus 703's buffer lines as `grep -A1 'buffer size' raw-log-ctx*.txt` prints them: each file's name
+        // before its lines (`:` a match, `-` a context line), `--` between groups.
+        let lines: Vec<&str> = CORPUS_703.lines().collect();
+        let grep = [
+            format!("raw-log-ctx2048.txt:{}", lines[2]),
+            format!("raw-log-ctx2048.txt-{}", lines[3]),
+            "--".to_string(),
+            format!("raw-log-ctx2048.txt:{}", lines[5]),
+            format!("raw-log-ctx4096.txt:{}", lines[12]),
+            format!("raw-log-ctx4096.txt-{}", lines[13]),
+        ];
+        let out = feed_all(grep.iter().map(String::as_str));
+        assert_eq!(
+            out,
+            [
+                "file 1 raw-log-ctx2048.txt".to_string(),
+                format!("1 {}", lines[2]),
+                format!("2 {}", lines[3]),
+                "3 ".to_string(),
+                format!("4 {}", lines[5]),
+                "file 5 raw-log-ctx4096.txt".to_string(),
+                format!("5 {}", lines[12]),
+                format!("6 {}", lines[13]),
+            ]
+        );
+        // Without grep prefixes, `--` is a line like any other.
+        assert_eq!(feed_all(["--"]), ["1 --"]);
+    }
+
+    #[test]
+    fn no_line_of_one_file_joins_a_record_of_another() {
+        // corpus 014:2's estimate re-wrapped (the first test's shape) across two files of a grep paste: the
+        // indented pairs would join the record if they came from the same file.
+        let first = format!(
+            "a.log:{}",
+            &OFFLOAD_014[..OFFLOAD_014.find(" memory.graph.full").unwrap()]
+        );
+        let out = feed_all([first.as_str(), "b.log:   memory.graph.full=\"1.3 GiB\""]);
+        assert_eq!(out.len(), 4, "{out:?}");
+        assert_eq!(out[2], "file 2 b.log");
+        // In one file they join.
+        let out = feed_all([first.as_str(), "a.log:   memory.graph.full=\"1.3 GiB\""]);
+        assert_eq!(out.len(), 2, "{out:?}");
+        // A header naming the file the lines already come from starts nothing.
+        let out = feed_all([
+            "==> a.log <==",
+            "load_tensors: offloaded 43/43 layers to GPU",
+            "`a.log`",
+        ]);
+        assert_eq!(out.iter().filter(|l| l.starts_with("file ")).count(), 1);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Removing what log collectors put in front of a log line: journald, docker compose, `docker logs
 //! --timestamps`, kubectl `--prefix`, Markdown quote markers, shell comment markers, SSE `data:` framing,
-//! llama-server's `-lv 4` elapsed-time prefix and component tags, ANSI colour codes and indentation.
+//! grep's file-name prefix, llama.cpp's elapsed time and level letter, llama-server's router `[pid] ` and
+//! component tags, ANSI colour codes and indentation.
 //!
 //! Prefixes nest (a compose line inside a Markdown quote, a journald line with a llama-server tag), so
 //! [`strip_prefixes`] removes one at a time until none is left. Each shape is checked with a few byte tests
@@ -12,6 +13,13 @@
 //!   `-lv 4` after the elapsed time): a tag of 3–4 lowercase letters padded to 4, a space, the function name
 //!   right-aligned in a 12-character field, then `:` (`srv    load_model: `, `cmn  common_param: `). The tag
 //!   and the padding go; the function field stays, because grammar rules anchor on it.
+//! * llama.cpp's common logger (`docs/log-formats.md` §5.7), unless run with `--no-log-prefix`: the elapsed
+//!   time and a level letter, `0.00.078.516 I `, or the bare letter (`I load_tensors: …`, corpus 707; also
+//!   `W `, `E `, `D `). The bare letter goes only when a llama.cpp line follows it, so a sentence starting
+//!   with `I ` keeps it. Router mode (`--models-preset`) puts the child's pid before that (`[34353] `).
+//! * grep's `file.log:` / `file.log-` before a line of a paste of several files: it goes, and the file it
+//!   names is handed on ([`Stripped::file`], read by [`super::source_file::grep_prefix`]) so the framer can
+//!   tell where a new file starts.
 //! * Shell comments: a log pasted into a script or a CI config as comments (`# time=…`, `#   Device 0: …`, a
 //!   bare `#`). The `# ` goes only when what follows is itself a log line (a record start in the sense of
 //!   [`super::join::is_record_start`], or a collector prefix), so nvidia-smi `dmon` headers (`# gpu   pwr
@@ -23,6 +31,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::join::is_record_start;
+use super::source_file::grep_prefix;
 
 /// `Oct 29 10:00:00 host ollama[123]: ` (month names in any locale, including `de des. 03` in Catalan) or a
 /// bare `ollama[1773]: `; the identifier can be a container id. After a date the host may be missing
@@ -54,11 +63,14 @@ static ELAPSED: LazyLock<Regex> =
 static ANSI: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07").unwrap());
 
-/// What was in front of a line, so the joiner can tell an indented continuation from a record.
+/// What was in front of a line, so the joiner can tell an indented continuation from a record, and the framer
+/// which file of a paste the line comes from.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct Stripped {
+pub struct Stripped<'a> {
     /// The line was indented (after any collector prefix).
     pub indented: bool,
+    /// The file grep's prefix named ([`super::source_file::grep_prefix`]), when the line had one.
+    pub file: Option<&'a str>,
 }
 
 /// Remove ANSI escape sequences.
@@ -71,7 +83,8 @@ pub fn strip_ansi(line: &str) -> Cow<'_, str> {
 }
 
 /// Strip every collector prefix from a line (in any nesting order), returning the rest.
-pub fn strip_prefixes(mut line: &str) -> (&str, Stripped) {
+pub fn strip_prefixes(mut line: &str) -> (&str, Stripped<'_>) {
+    let whole = line;
     let mut info = Stripped::default();
     // Each pass removes one prefix; ten is more nesting than any real capture has.
     for _ in 0..10 {
@@ -97,6 +110,21 @@ pub fn strip_prefixes(mut line: &str) -> (&str, Stripped) {
             if rest.is_empty() || rest.starts_with(' ') && commented_log_line(&rest[1..]) {
                 line = rest.strip_prefix(' ').unwrap_or(rest);
                 info.indented = false;
+                continue;
+            }
+        }
+        if info.file.is_none()
+            && grep_may_start(line)
+            && whole[..whole.len() - line.len()]
+                .bytes()
+                .all(|b| matches!(b, b' ' | b'\t' | b'>' | b'#'))
+        {
+            // grep puts `file.log:` before the line as it was in the file, so it is the outermost prefix, after
+            // nothing but the indentation, quote or comment marker of a paste.
+            if let Some((file, rest)) = grep_prefix(line) {
+                info.file = Some(file);
+                info.indented = false;
+                line = rest;
                 continue;
             }
         }
@@ -127,6 +155,14 @@ pub fn strip_prefixes(mut line: &str) -> (&str, Stripped) {
                 line = &line[m.end()..];
                 continue;
             }
+        }
+        if matches!(first, b'I' | b'W' | b'E' | b'D')
+            && line.as_bytes().get(1) == Some(&b' ')
+            && level_letter_line(&line[2..])
+        {
+            // llama.cpp's level letter without the elapsed time (`I load_tensors: …`, corpus 707).
+            line = &line[2..];
+            continue;
         }
         if first.is_ascii_lowercase() {
             if let Some(end) = component_tag(line.as_bytes()) {
@@ -320,6 +356,32 @@ fn component_tag(b: &[u8]) -> Option<usize> {
     (pad < field.len() && field[pad..].iter().all(name)).then_some(5 + pad)
 }
 
+/// True when `rest`, the text after a bare level letter (`I `, `W `, `E `, `D `), is what llama.cpp's logger
+/// prints after it: a record start ([`is_record_start`]: `load_tensors: …`, `  Device 0: …` indented) or a
+/// line with a llama-server component tag. English that starts with `I ` (`I think …`) is left as it is.
+fn level_letter_line(rest: &str) -> bool {
+    let rest = rest.trim_start_matches([' ', '\t']);
+    is_record_start(rest) || component_tag(rest.as_bytes()).is_some()
+}
+
+/// The cheap test before [`grep_prefix`]: a path starts with one of its bytes and has a `.` in its first
+/// token (after a Windows drive), so `time=…`, `load_tensors: …` and a journald date are turned down at once.
+#[inline]
+fn grep_may_start(line: &str) -> bool {
+    let b = line.as_bytes();
+    let b = if b.len() > 2 && b[1] == b':' && b[0].is_ascii_alphabetic() {
+        &b[2..]
+    } else {
+        b
+    };
+    b.first().is_some_and(|&c| {
+        c.is_ascii_alphanumeric() || matches!(c, b'/' | b'\\' | b'.' | b'_' | b'~')
+    }) && b
+        .iter()
+        .take_while(|&&c| !matches!(c, b' ' | b':' | b'='))
+        .any(|&c| c == b'.')
+}
+
 /// True when `rest`, the text after a `# ` comment marker, is a log line (see the module doc): blank, a record
 /// start ([`is_record_start`]), or a line with a llama-server tag or a journald, compose or `docker logs
 /// --timestamps` prefix.
@@ -438,6 +500,98 @@ mod tests {
             "load_tensors:   CPU_Mapped model buffer size =  1288.28 MiB"
         );
         assert_eq!(strip("[44479] 0.12.132.473 I load_tensors:        ROCm0 model buffer size = 21297.21 MiB"), "load_tensors:        ROCm0 model buffer size = 21297.21 MiB");
+    }
+
+    /// corpus 707 (`sample-logs/707-llama-server-vulkan-rtx4050laptop-gemma4-e4b-iswa-cpu-mapped.log`), all its
+    /// lines: llama.cpp's common logger at `-lv 6` without timestamps, the bare level letter before each.
+    const CORPUS_707: &str = include_str!(
+        "../../sample-logs/707-llama-server-vulkan-rtx4050laptop-gemma4-e4b-iswa-cpu-mapped.log"
+    );
+
+    #[test]
+    fn llama_cpp_bare_level_letters() {
+        let lines: Vec<&str> = CORPUS_707.lines().collect();
+        assert_eq!(lines.len(), 13);
+        for line in &lines {
+            let rest = line.strip_prefix("I ").unwrap();
+            assert_eq!(strip(line), rest, "{line}");
+        }
+        assert_eq!(
+            strip(lines[3]),
+            "load_tensors:   CPU_Mapped model buffer size =  2208.00 MiB"
+        );
+        // The other letters (corpus 706:42 without its elapsed time, as `--log-timestamps` off prints it), and
+        // the letter before an indented line or a component tag (corpus 708:2 and 706:2 likewise).
+        assert_eq!(
+            strip("W sched_reserve: layer 0 is assigned to device CPU but the fused Gated Delta Net tensor is assigned to device Vulkan0 (usually due to missing support)"),
+            "sched_reserve: layer 0 is assigned to device CPU but the fused Gated Delta Net tensor is assigned to device Vulkan0 (usually due to missing support)"
+        );
+        for letter in ["W", "E", "D"] {
+            assert_eq!(
+                strip(&format!("{letter} {}", &lines[9][2..])),
+                "sched_reserve:    Vulkan0 compute buffer size =   186.30 MiB"
+            );
+        }
+        let (rest, info) = strip_prefixes("I   Device 0: NVIDIA GeForce RTX 3090, compute capability 8.6, VMM: yes, VRAM: 24159 MiB");
+        assert_eq!(
+            rest,
+            "Device 0: NVIDIA GeForce RTX 3090, compute capability 8.6, VMM: yes, VRAM: 24159 MiB"
+        );
+        assert!(info.indented, "the message's own indentation is kept");
+        assert_eq!(
+            strip("I cmn  common_param: device_info:"),
+            "common_param: device_info:"
+        );
+        // Router mode puts the child's pid first (docs/log-formats.md §6.2), before the letter.
+        assert_eq!(
+            strip(&format!("[34353] {}", lines[2])),
+            "load_tensors: offloaded 43/43 layers to GPU"
+        );
+        // The elapsed time before the letter, as before (corpus 706:42 as it is).
+        assert_eq!(
+            strip("0.09.961.639 W sched_reserve: layer 0 is assigned to device CPU"),
+            "sched_reserve: layer 0 is assigned to device CPU"
+        );
+    }
+
+    #[test]
+    fn a_sentence_starting_with_a_level_letter_keeps_it() {
+        // corpus 803:9 and 809:1, the users' own words around their logs.
+        for line in [
+            "I know I can use max_model_len to fix the issue, BUT I hope I can make full use of the two GPU. ",
+            "I ran `Inferact/Qwen3.8-2.4T-A95B-NVFP4` -tp2 -dp4 -ep on 4*4GB300 and saw",
+            "E",
+            "I ",
+            "D  ",
+        ] {
+            assert_eq!(strip(line), line, "{line}");
+        }
+    }
+
+    #[test]
+    fn grep_file_prefixes_go_and_name_their_file() {
+        // corpus 703:3 and 707:4 as `grep buffer` prints them over several files (-H, -n, -A), quoted in Markdown,
+        // around a journald line (016's prefix on 703:6) and after a level letter.
+        let cases = [
+            ("raw-log-ctx2048.txt:load_tensors:        CUDA0 model buffer size = 11160.99 MiB", "raw-log-ctx2048.txt", "load_tensors:        CUDA0 model buffer size = 11160.99 MiB"),
+            ("raw-log-ctx2048.txt:3:load_tensors:        CUDA0 model buffer size = 11160.99 MiB", "raw-log-ctx2048.txt", "load_tensors:        CUDA0 model buffer size = 11160.99 MiB"),
+            ("> raw-log-ctx2048.txt-load_tensors:        CUDA0 model buffer size = 11160.99 MiB", "raw-log-ctx2048.txt", "load_tensors:        CUDA0 model buffer size = 11160.99 MiB"),
+            ("ollama.log:Aug 22 17:36:22 amobile ollama[30907]: sched_reserve:      CUDA0 compute buffer size =   104.27 MiB", "ollama.log", "sched_reserve:      CUDA0 compute buffer size =   104.27 MiB"),
+            ("e4b-64k.log:I load_tensors:   CPU_Mapped model buffer size =  2208.00 MiB", "e4b-64k.log", "load_tensors:   CPU_Mapped model buffer size =  2208.00 MiB"),
+            ("e4b-64k.log-0.00.078.516 I cmn  common_param: device_info:", "e4b-64k.log", "common_param: device_info:"),
+        ];
+        for (line, file, rest) in cases {
+            let (got, info) = strip_prefixes(line);
+            assert_eq!((got, info.file), (rest, Some(file)), "{line}");
+        }
+        // No file for the usual lines, and a grep prefix is only the outermost one.
+        assert_eq!(strip_prefixes(CORPUS_503_LINE_8).1.file, None);
+        assert_eq!(
+            strip_prefixes(CORPUS_707.lines().next().unwrap()).1.file,
+            None
+        );
+        let (rest, info) = strip_prefixes("Mar 02 08:15:00 ollama[4321]: server.log: x");
+        assert_eq!((rest, info.file), ("server.log: x", None));
     }
 
     /// Lines of corpus 503 (`journalctl` with the host left out, hence three spaces, and an empty pid).

@@ -4,7 +4,7 @@
 
 use std::io::BufRead;
 
-use super::Framer;
+use super::{Framed, Framer};
 use crate::source::follow::Quiet;
 use crate::source::{LineReader, PhysicalLine};
 
@@ -28,6 +28,9 @@ pub enum Read<'a> {
     Line(u64, &'a str),
     /// A line longer than the reader keeps: `skipped` bytes of line `line` were dropped.
     CutLine { line: u64, skipped: u64 },
+    /// Another file of a paste starts at physical line `line` (see [`super::Framed::FileStarts`]); the lines
+    /// handed out after this are the file `name`'s.
+    FileStarts { line: u64, name: &'a str },
     /// A followed stream has no more data for now (its reader said [`Quiet`] between two lines): the line
     /// held back for joining was handed out before this, and whatever is complete can be reported.
     Idle,
@@ -67,8 +70,9 @@ pub fn read_logical_lines(reader: impl BufRead, mut on: impl FnMut(Read<'_>)) ->
         if facts.first_nul.is_none() && memchr::memchr(0, &physical.bytes).is_some() {
             facts.first_nul = Some(physical.number);
         }
-        framer.push(physical.number, &physical.bytes, |n, text| {
-            on(Read::Line(n, text))
+        framer.feed(physical.number, &physical.bytes, |framed| match framed {
+            Framed::Line(n, text) => on(Read::Line(n, text)),
+            Framed::FileStarts { line, name } => on(Read::FileStarts { line, name }),
         });
     }
     framer.finish(|n, text| on(Read::Line(n, text)));
@@ -128,6 +132,7 @@ mod tests {
             Read::Line(n, _) => seen.push(format!("line {n}")),
             Read::Idle => seen.push("idle".to_string()),
             Read::CutLine { .. } => seen.push("cut".to_string()),
+            Read::FileStarts { .. } => seen.push("file".to_string()),
         });
         assert_eq!(seen, ["line 1", "idle", "line 2"]);
     }

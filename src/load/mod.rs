@@ -2,7 +2,8 @@
 //!
 //! A load opens at its first start line (the estimate, `starting llama server`/`starting runner`, `loading
 //! model`) and ends at `llama runner started in …`, a failure, a server restart, the next load's start, or where
-//! the stream moves on to another log (its clock jumps back).
+//! the stream moves on to another log (its clock jumps back, or a paste of several files names the next one:
+//! `frame::source_file`).
 //! Lines of a load whose start the log does not show open a *partial* load. The server's GPU inventory
 //! (`inference compute`) and version are kept across loads until the server restarts. The tokenizer's
 //! vocab-only model load is not a load. Loads are handed out as soon as they are complete, so memory is
@@ -104,9 +105,22 @@ impl Assembler {
 
     /// The stream has moved on to another log (its clock jumped back, see `parse::clock`): end the open
     /// load and forget the previous server's version and GPUs, as a server restart does.
-    pub fn another_log(&mut self, mut done: impl FnMut(Load)) {
+    pub fn another_log(&mut self, done: impl FnMut(Load)) {
+        self.next_log(LoadEnd::ClockJumpsBack, done);
+    }
+
+    /// A paste of several files names the next one (a grep prefix or a header, see `frame::source_file`):
+    /// each file is its own log, ended as [`Assembler::another_log`] ends one, so however alike the files'
+    /// lines are (one log per context size), no load of one file takes buffers of another.
+    pub fn another_file(&mut self, done: impl FnMut(Load)) {
+        self.next_log(LoadEnd::AnotherFile, done);
+    }
+
+    /// End the open load at the boundary between two logs (`end` says which sign showed it), and forget the
+    /// previous server's version and GPUs, as a server restart does.
+    fn next_log(&mut self, end: LoadEnd, mut done: impl FnMut(Load)) {
         if let Some(previous) = self.current.take() {
-            done(previous.finish(LoadEnd::ClockJumpsBack));
+            done(previous.finish(end));
         }
         self.forget_server();
     }

@@ -43,6 +43,8 @@ pub enum LoadEnd {
     NextLoadStarted,
     /// The log's clock jumps back: another log was appended.
     ClockJumpsBack,
+    /// The paste names another file here (a grep prefix or a file-name header): another log follows.
+    AnotherFile,
     /// The input ended.
     LogEnds,
 }
@@ -54,6 +56,7 @@ impl std::fmt::Display for LoadEnd {
             LoadEnd::ServerRestarted => "the server restarted",
             LoadEnd::NextLoadStarted => "the next load started",
             LoadEnd::ClockJumpsBack => "the log's clock jumps back here: another log follows",
+            LoadEnd::AnotherFile => "the paste names another file here: another log follows",
             LoadEnd::LogEnds => "the log ends first",
         })
     }

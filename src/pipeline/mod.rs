@@ -215,6 +215,13 @@ impl Pipeline {
                 Read::CutLine { line, skipped } => {
                     return cut_line_warning(&mut summary, line, skipped);
                 }
+                Read::FileStarts { .. } => {
+                    // Another file of a paste: another log, with a clock of its own.
+                    clock = Clock::new();
+                    let captures = &summary.captures;
+                    assembler.another_file(|l| loads.push(l, captures, name));
+                    return;
+                }
                 Read::Idle => {
                     let captures = &summary.captures;
                     assembler.hand_out_concluded(|l| loads.push(l, captures, name));

@@ -64,7 +64,8 @@ pub fn read_capture(
             }
         }
         Read::CutLine { line, skipped } => cut_line_warning(&mut summary, line, skipped),
-        Read::Idle => {}
+        // A capture's rows are read the same whichever file of a paste they came from.
+        Read::FileStarts { .. } | Read::Idle => {}
     });
     scanner.finish(&mut |item| file_item(&mut summary, item));
     summary.lines = facts.lines;
