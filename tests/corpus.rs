@@ -311,7 +311,8 @@ fn projector_first_in_e6_and_cut_line_030() {
 
 /// The actual of `component` in `load`, in bytes.
 fn actual_of(load: &vramdiff::model::Concluded, component: Component) -> i64 {
-    load.components
+    load.reconciled
+        .components
         .iter()
         .find(|c| c.component == component)
         .and_then(|c| c.actual)
@@ -345,6 +346,8 @@ fn three_files_in_one_paste_are_three_loads_703() {
         assert_eq!(actual_of(load, Component::WeightsGpu), mib(11160.99));
         assert_eq!(actual_of(load, Component::WeightsHost), mib(137.5));
         let weights: Vec<&str> = load
+            .reconciled
+            .load
             .actual
             .buffers
             .iter()
@@ -356,7 +359,12 @@ fn three_files_in_one_paste_are_three_loads_703() {
     let lines: Vec<(u64, u64)> = a
         .loads
         .iter()
-        .map(|l| (l.source.first_line, l.source.last_line))
+        .map(|l| {
+            (
+                l.reconciled.load.source.first_line,
+                l.reconciled.load.source.last_line,
+            )
+        })
         .collect();
     assert_eq!(lines, [(3, 8), (13, 18), (23, 28)]);
 }
@@ -408,12 +416,15 @@ fn bare_level_letters_of_standalone_llama_cpp_707() {
     assert_eq!(a.inputs[0].recognized_lines, 13);
     assert_eq!(a.inputs[0].unrecognized_memory_lines, 0);
     let load = &a.loads[0];
-    assert_eq!(load.actual.offloaded_layers, Some(43));
+    assert_eq!(load.reconciled.load.actual.offloaded_layers, Some(43));
     assert_eq!(actual_of(load, Component::WeightsGpu), mib(2883.51));
     // Gemma 4's per-layer embeddings in CPU_Mapped, with every layer on the GPU.
     assert_eq!(actual_of(load, Component::WeightsHost), mib(2208.0));
     // Two KV caches (full and sliding-window attention) on Vulkan0.
     assert_eq!(actual_of(load, Component::Kv), mib(544.0) + mib(21.25));
     assert_eq!(actual_of(load, Component::Graph), mib(186.30));
-    assert_eq!(load.settings.kv_cache_type.as_deref(), Some("q8_0"));
+    assert_eq!(
+        load.reconciled.load.settings.kv_cache_type.as_deref(),
+        Some("q8_0")
+    );
 }
