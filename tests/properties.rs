@@ -311,3 +311,69 @@ proptest! {
         }
     }
 }
+
+/// One piece of a log built to push the bounds on what a run keeps: short lines with a memory word (kept as
+/// unrecognised, up to `MAX_KEPT_UNRECOGNIZED`), lines about as long as the line cap, invalid UTF-8 (each byte
+/// read back as a three-byte U+FFFD), and a record with an open quote followed by long indented
+/// continuations, which the framer joins up to its own cap (`src/frame/mod.rs`).
+fn bounded_piece() -> impl Strategy<Value = Vec<u8>> {
+    use vramdiff::source::MAX_LINE_BYTES;
+    prop_oneof![
+        (1usize..2_000).prop_map(|n| b"weird buffer 1.0 MiB\n".repeat(n)),
+        (MAX_LINE_BYTES - 4..MAX_LINE_BYTES + 4).prop_map(|n| {
+            let mut line = b"CUDA0 buffer size = ".to_vec();
+            line.resize(n, b'x');
+            line.push(b'\n');
+            line
+        }),
+        (1usize..MAX_LINE_BYTES + 4).prop_map(|n| {
+            let mut line = b"memory 1 MiB ".to_vec();
+            line.resize(n, 0xff);
+            line.push(b'\n');
+            line
+        }),
+        (1usize..6, 200_000usize..400_000).prop_map(|(pieces, width)| {
+            let mut log =
+                b"time=2025-07-20T09:44:01.000Z level=INFO msg=\"memory 1 MiB open".to_vec();
+            for _ in 0..pieces {
+                log.extend_from_slice(b"\n    key=");
+                log.extend(std::iter::repeat_n(b'v', width));
+            }
+            log.push(b'\n');
+            log
+        }),
+    ]
+}
+
+proptest! {
+    #![proptest_config(config(6))]
+
+    /// What a run keeps of its input is bounded whatever the input: at most `MAX_KEPT_UNRECOGNIZED`
+    /// unrecognised lines, each no longer than the framer's join cap plus one capped physical line, in
+    /// U+FFFD's three bytes per byte read. (Peak memory is not measured here: the crate forbids `unsafe`, so no
+    /// counting allocator; `tests/bad_input.rs` measures the peak RSS of a 200 MB line and stops a gzip bomb at
+    /// the decompression ratio, which takes a GiB of output and so is no property case.)
+    #[test]
+    fn what_a_run_keeps_is_bounded_whatever_the_input(
+        pieces in prop::collection::vec(bounded_piece(), 1..8),
+        // Few, or about the cap (`src/pipeline/mod.rs` keeps the first 10 000).
+        many in prop_oneof![0usize..100, 9_990usize..10_050],
+    ) {
+        use vramdiff::pipeline::MAX_KEPT_UNRECOGNIZED;
+        use vramdiff::source::MAX_LINE_BYTES;
+        let mut log = b"weird 2 MiB\n".repeat(many);
+        for piece in &pieces {
+            log.extend_from_slice(piece);
+        }
+        let analysis = analyze("bounded.log", &log);
+        let summary = &analysis.inputs[0];
+        prop_assert!(summary.unrecognized.len() <= MAX_KEPT_UNRECOGNIZED, "{}", summary.unrecognized.len());
+        if many >= MAX_KEPT_UNRECOGNIZED {
+            prop_assert_eq!(summary.unrecognized.len(), MAX_KEPT_UNRECOGNIZED);
+        }
+        let bound = 3 * (2 * MAX_LINE_BYTES + 64);
+        for kept in &summary.unrecognized {
+            prop_assert!(kept.text.len() <= bound, "line {}: {} bytes", kept.line, kept.text.len());
+        }
+    }
+}

@@ -10,7 +10,10 @@ fuzz_target!(|data: &[u8]| {
     match gguf::read_header_bytes(data, "fuzz.gguf") {
         Ok(header) => {
             for t in &header.tensors {
-                assert!(header.data_start + t.offset + t.bytes <= data.len() as u64, "{t:?}");
+                assert!(
+                    header.data_start + t.offset + t.bytes <= data.len() as u64,
+                    "{t:?}"
+                );
             }
             let _ = gguf::layout::build(&header, None);
         }

@@ -99,7 +99,9 @@ impl Context<'_> {
     /// A gap between two figures' bounds passes the configured margin (`--over-min`, and `--over-percent` of
     /// `base`).
     pub fn beyond_margin(&self, gap: i64, base: i64) -> bool {
-        gap > self.config.over_bytes && gap * 100 > base * self.config.over_percent
+        // In i128: a gap near the i64 limit (an /api/ps figure, the ps fuzz target found it) times 100.
+        gap > self.config.over_bytes
+            && gap as i128 * 100 > base as i128 * self.config.over_percent as i128
     }
 }
 

@@ -22,9 +22,9 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
     let said = ps.size_vram;
     // Beyond rounding: the gap between the intervals, then the same margin `overestimate` uses.
     let (gap, word) = if said.low > card.value.high {
-        (said.low - card.value.high, "more")
+        (said.low.saturating_sub(card.value.high), "more")
     } else if card.value.low > said.high {
-        (card.value.low - said.high, "less")
+        (card.value.low.saturating_sub(said.high), "less")
     } else {
         return;
     };
@@ -32,7 +32,7 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
     if !cx.beyond_margin(gap, base) {
         return;
     }
-    let percent = (said.bytes - card.value.bytes) as f64 * 100.0 / base as f64;
+    let percent = (said.bytes as f64 - card.value.bytes as f64) * 100.0 / base as f64;
     out.push(finding(
         DEF.code,
         Severity::Warning,

@@ -46,19 +46,7 @@ impl PsClient {
     /// `/api/ps` now. `Err(Some(why))` the first time it fails, `Err(None)` after.
     pub fn ps(&mut self) -> Result<PsListing, Option<String>> {
         match self.get() {
-            Ok(r) => Ok(PsListing {
-                url: self.url.clone(),
-                models: r
-                    .models
-                    .into_iter()
-                    .map(|m| Listed {
-                        name: m.name,
-                        size: m.size,
-                        size_vram: m.size_vram,
-                        context_length: m.context_length,
-                    })
-                    .collect(),
-            }),
+            Ok(r) => Ok(listing(&self.url, r)),
             Err(_) if self.warned => Err(None),
             Err(e) => {
                 self.warned = true;
@@ -79,7 +67,29 @@ impl PsClient {
         if response.status_code != 200 {
             return Err(format!("GET {url}: HTTP {}", response.status_code));
         }
-        serde_json::from_slice(response.as_bytes())
-            .map_err(|e| format!("GET {url}: not the /api/ps answer: {e}"))
+        read_reply(response.as_bytes()).map_err(|e| format!("GET {url}: {e}"))
+    }
+}
+
+/// The body of an `/api/ps` reply as Ollama's documented shape, or why it is not that (the server's bytes are
+/// outside input: the fuzz target `fuzz/fuzz_targets/ps.rs` feeds this and [`listing`]).
+pub fn read_reply(body: &[u8]) -> Result<PsResponse, String> {
+    serde_json::from_slice(body).map_err(|e| format!("not the /api/ps answer: {e}"))
+}
+
+/// The reply as the reconcile stage's listing of what server `url` had loaded.
+pub fn listing(url: &str, reply: PsResponse) -> PsListing {
+    PsListing {
+        url: url.to_string(),
+        models: reply
+            .models
+            .into_iter()
+            .map(|m| Listed {
+                name: m.name,
+                size: m.size,
+                size_vram: m.size_vram,
+                context_length: m.context_length,
+            })
+            .collect(),
     }
 }

@@ -70,9 +70,11 @@ impl Quantity {
         let m = i128::try_from(mantissa).ok()?;
         let twice = m.checked_mul(2)?.checked_mul(unit)?;
         let nominal = div_round(m.checked_mul(unit)?, denom);
-        // [m - 0.5, m + 0.5] in units of the last digit, times unit.
-        let low = floor_div(twice - unit, 2 * denom).max(0);
-        let high = ceil_div(twice + unit, 2 * denom);
+        // [m - 0.5, m + 0.5] in units of the last digit, times unit. Checked: 38 decimals make 2 × 10³⁸, past
+        // i128 (the values fuzz target found it).
+        let denom2 = denom.checked_mul(2)?;
+        let low = floor_div(twice.checked_sub(unit)?, denom2).max(0);
+        let high = ceil_div(twice.checked_add(unit)?, denom2);
         Some(Quantity {
             bytes: i64::try_from(nominal).ok()?,
             low: i64::try_from(low).ok()?,

@@ -343,6 +343,26 @@ pub fn parse_gpu_layers(text: &str) -> Option<(i64, Vec<GpuLayerShare>)> {
 mod tests {
     use super::*;
 
+    /// Found by the `values` fuzz target (fuzz/README.md): 38 digits after the point made the rounding
+    /// interval's denominator (2 × 10³⁸) overflow i128, a panic where overflow is checked (a wrong bound where
+    /// it is not). A size that precise is refused.
+    #[test]
+    fn thirty_eight_decimals_do_not_overflow_the_rounding_interval() {
+        let tiny = format!("0.{}1", "0".repeat(37));
+        for text in [format!("{tiny} B"), format!("{tiny} GiB"), tiny.clone()] {
+            assert_eq!(parse_size(&text), None, "{text}");
+            assert!(parse_typed_size(&text).is_err(), "{text}");
+            assert_eq!(parse_size_list(&format!("[{text}]")), None, "{text}");
+        }
+        // 37 decimals still read, as the smallest positive interval.
+        let q = parse_size(&format!("0.{}1 B", "0".repeat(36))).unwrap();
+        assert_eq!((q.low, q.bytes, q.high), (0, 0, 1));
+        let fuzzed = b"00000000000.00000000000000000000000000000020000000p00\x00\x00\x00\x00\x00\x00\x1e0\x00\x00\x01iomco\xfe\xff\xff\xff\xff\xff\xff\xffn 22440193\xa600001\xdf?\xa6\"";
+        let text = String::from_utf8_lossy(fuzzed);
+        assert!(parse_typed_size(&text).is_err());
+        assert_eq!(parse_size(&text), None);
+    }
+
     #[test]
     fn one_size_grammar_for_logs_smi_cells_and_typed_arguments() {
         // A log field and an nvidia-smi cell read the same way.

@@ -30,7 +30,7 @@ fn pick<'p>(listing: &'p PsListing, devices: &[DeviceRow]) -> Option<(&'p PsMode
             let buffers = gpu_buffers_of(devices)?.value.bytes;
             let nearest = models
                 .iter()
-                .min_by_key(|m| (m.size_vram - buffers).unsigned_abs())?;
+                .min_by_key(|m| m.size_vram.abs_diff(buffers))?;
             Some((
                 nearest,
                 format!(
