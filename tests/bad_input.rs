@@ -628,37 +628,8 @@ fn absurd_hyperparameters_do_not_panic() {
 /// checked, a wrong pick where it is not). The nearest model is still picked.
 #[test]
 fn an_api_ps_size_vram_at_the_i64_limit_does_not_overflow_the_match() {
-    use vramdiff::model::{Concluded, Load};
-    use vramdiff::pipeline::{LoadSink, Options, Pipeline};
-    use vramdiff::reconcile::observations::Moment;
-    struct Sink(vramdiff::reconcile::observations::PsListing, Vec<Concluded>);
-    impl LoadSink for Sink {
-        fn observe(&mut self, _load: &Load) -> Moment {
-            Moment {
-                ps: Some(self.0.clone()),
-                ..Moment::default()
-            }
-        }
-        fn concluded(&mut self, load: Concluded) {
-            self.1.push(load);
-        }
-    }
     let reply = br#"{"models":[{"name":"a:1b","size":1,"size_vram":0},{"name":"b:70b","size":45000000000,"size_vram":41000000000,"context_length":null},{"name":"c","size":9223372036854775807,"size_vram":-9223372036854775808}]}"#;
-    let reply = vramdiff::live::ollama::read_reply(reply).unwrap();
-    let mut sink = Sink(
-        vramdiff::live::ollama::listing("http://x", reply),
-        Vec::new(),
-    );
-    let log =
-        std::fs::read(root().join("sample-logs/024-multigpu-cuda0-cuda2-70b-actual.log")).unwrap();
-    Pipeline::new(&Options::default()).unwrap().stream(
-        "024.log",
-        vramdiff::source::decoded(std::io::Cursor::new(log)),
-        &mut [],
-        &mut sink,
-    );
-    assert_eq!(sink.1.len(), 1);
-    let json = serde_json::to_value(&sink.1[0]).unwrap();
+    let json = with_ps_reply(reply);
     assert_eq!(json["ollama_ps"]["name"], "b:70b", "{}", json["ollama_ps"]);
 }
 
@@ -666,6 +637,14 @@ fn an_api_ps_size_vram_at_the_i64_limit_does_not_overflow_the_match() {
 /// `size_vram` i64::MIN, overflowed the `ps-mismatch` check's gap to the card's figure.
 #[test]
 fn an_api_ps_size_vram_at_the_i64_limit_does_not_overflow_the_ps_mismatch_check() {
+    let reply = br#"{"models":[{"name":"a:1b","size":807,"size_vram":-9223372036854775808}]}"#;
+    let json = with_ps_reply(reply);
+    assert_eq!(json["ollama_ps"]["name"], "a:1b", "{}", json["ollama_ps"]);
+}
+
+/// Sample 024's load through the pipeline with `reply` as the `/api/ps` answer read when it completed; the load
+/// as JSON.
+fn with_ps_reply(reply: &[u8]) -> serde_json::Value {
     use vramdiff::model::{Concluded, Load};
     use vramdiff::pipeline::{LoadSink, Options, Pipeline};
     use vramdiff::reconcile::observations::Moment;
@@ -681,7 +660,6 @@ fn an_api_ps_size_vram_at_the_i64_limit_does_not_overflow_the_ps_mismatch_check(
             self.1.push(load);
         }
     }
-    let reply = br#"{"models":[{"name":"a:1b","size":807,"size_vram":-9223372036854775808}]}"#;
     let reply = vramdiff::live::ollama::read_reply(reply).unwrap();
     let mut sink = Sink(
         vramdiff::live::ollama::listing("http://x", reply),
@@ -697,5 +675,5 @@ fn an_api_ps_size_vram_at_the_i64_limit_does_not_overflow_the_ps_mismatch_check(
     );
     assert_eq!(sink.1.len(), 1);
     let json = serde_json::to_value(&sink.1[0]).unwrap();
-    assert_eq!(json["ollama_ps"]["name"], "a:1b", "{}", json["ollama_ps"]);
+    json
 }
