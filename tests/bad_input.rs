@@ -674,6 +674,5 @@ fn with_ps_reply(reply: &[u8]) -> serde_json::Value {
         &mut sink,
     );
     assert_eq!(sink.1.len(), 1);
-    let json = serde_json::to_value(&sink.1[0]).unwrap();
-    json
+    serde_json::to_value(&sink.1[0]).unwrap()
 }
