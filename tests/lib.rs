@@ -4,6 +4,7 @@
 
 mod util;
 
+mod architecture;
 mod bad_input;
 #[cfg(feature = "batch")]
 mod batch;
