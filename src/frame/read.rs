@@ -207,7 +207,9 @@ impl<'s, F: FnMut(Read<'_>) -> Wants> Lines<'s, F> {
         let tail = before_last
             .and_then(|i| memchr::memrchr(b'\n', &block[..i]))
             .map_or(0, |i| i + 1);
-        let mut search = skim.filter().block(&block[..tail]);
+        let [literals, names] = skim.filters();
+        let mut literals = literals.block(&block[..tail]);
+        let mut names = names.block(&block[..tail]);
         let mut pos = 0;
         while pos < tail {
             if !self.is_quiet() {
@@ -216,7 +218,11 @@ impl<'s, F: FnMut(Read<'_>) -> Wants> Lines<'s, F> {
                 pos = end + 1;
                 continue;
             }
-            let Some(hit) = search.next_from(pos) else {
+            let hit = match (literals.next_from(pos), names.next_from(pos)) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+            let Some(hit) = hit else {
                 self.skip(&block[pos..tail]);
                 pos = tail;
                 break;

@@ -357,3 +357,19 @@ fn not_a_log(summary: &mut InputSummary, first_nul: Option<u64>) {
         );
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The built-in grammar's skim is Teddy's: more anchors than Teddy takes (128 keys, after dropping those
+    /// containing another) would make every read several times slower.
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn the_skim_of_the_built_in_grammar_is_vectorised() {
+        let pipeline = Pipeline::new(&Options::default()).unwrap();
+        if std::arch::is_x86_feature_detected!("ssse3") {
+            assert!(pipeline.skim.as_ref().unwrap().is_vectorised());
+        }
+    }
+}
