@@ -9,6 +9,8 @@ KIND is one of
              ~3.5 MB (a few hundred loads per GiB);
   llama      llama.cpp / llama-server heavy output without a collector prefix: `print_info:`, `load_tensors:`,
              `llama_kv_cache`, `llama_context:`, per-layer assignment and slot lines, with a load every ~1 MB;
+  mix        every `.log` sample as it is between journald noise, about 1 line in 60 a memory line of a sample
+             (one with a memory word), the proportions of issue 24;
   longlines  pathological: lines of 8 KiB to 1.5 MiB (prompt dumps, base64 images, minified JSON), some with a
              memory anchor at the far end and some longer than vramdiff's 1 MiB line cap.
 SIZE is a byte count with an optional K/M/G suffix (powers of 1024). The same KIND, SIZE and seed always give the
@@ -268,6 +270,61 @@ def llama(rng, size, out):
     flush(out, buf, size - written)
 
 
+MEMORY_LINE = re.compile(r"MiB|GiB| MB|buffer size|VRAM|memory|offload")
+
+
+def journald_noise(rng, clock, words, stamp):
+    """One line of journald noise as `journald` writes it, with the newline."""
+    r = rng.random()
+    if r < 0.55:
+        line = f"{stamp} gpuhost ollama[1234]: {gin(rng, clock)}"
+    elif r < 0.80:
+        line = f"{stamp} gpuhost ollama[1234]: {slog(rng, clock, rng.choice(['INFO', 'INFO', 'DEBUG']))}"
+    elif r < 0.86:
+        line = f"{stamp} gpuhost ollama[1234]: " + "." * rng.randint(1, 98)
+    elif r < 0.92:
+        line = f"{stamp} gpuhost kernel: {rng.choice(KERNEL)}"
+    elif r < 0.95:
+        line = f"{stamp} gpuhost systemd[1]: {rng.choice(SYSTEMD)}"
+    else:
+        line = f"{stamp} gpuhost ollama[1234]: " + " ".join(rng.choices(words, k=rng.randint(3, 30)))
+    return line + "\n"
+
+
+def mix(rng, size, out):
+    """Every `.log` sample as it is (any runtime, any collector prefix) between journald noise, a whole sample
+    whenever fewer than 1 line in 60 so far is a memory line of a sample (one holding a memory word; the noise's
+    own, such as `runner.vram="6.2 GiB"` in slog chatter, are not counted)."""
+    samples = []
+    for name in sorted(os.listdir(SAMPLES)):
+        if name.endswith(".log"):
+            with open(os.path.join(SAMPLES, name), encoding="utf-8", errors="replace") as f:
+                lines = [line.rstrip("\r\n") + "\n" for line in f]
+            samples.append((lines, sum(1 for line in lines if MEMORY_LINE.search(line))))
+    words = words_from_samples()
+    clock = Clock(rng)
+    written = 0
+    buf = []
+    buffered = 0
+    total = memory = 0
+    while written < size:
+        if memory * 60 < total:
+            lines, in_it = rng.choice(samples)
+            buf.extend(lines)
+            buffered += sum(len(line) for line in lines)
+            total += len(lines)
+            memory += in_it
+        else:
+            line = journald_noise(rng, clock, words, clock.next())
+            buf.append(line)
+            buffered += len(line)
+            total += 1
+        if buffered >= 1 << 20:
+            written += flush(out, buf, size - written)
+            buffered = 0
+    flush(out, buf, size - written)
+
+
 B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 
 
@@ -321,7 +378,7 @@ def parse_size(text):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("kind", choices=["journald", "llama", "longlines"])
+    p.add_argument("kind", choices=["journald", "llama", "longlines", "mix"])
     p.add_argument("size")
     p.add_argument("out")
     p.add_argument("--seed", type=int, default=7)
@@ -330,7 +387,7 @@ def main():
     size = parse_size(a.size)
     tmp = a.out + ".partial"
     with open(tmp, "wb") as out:
-        {"journald": journald, "llama": llama, "longlines": longlines}[a.kind](rng, size, out)
+        {"journald": journald, "llama": llama, "longlines": longlines, "mix": mix}[a.kind](rng, size, out)
     os.replace(tmp, a.out)
 
 

@@ -1,21 +1,25 @@
 #!/usr/bin/env bash
-# Throughput benchmark: vramdiff against `grep -c -F` on the grammar's own anchor literals and memory words.
+# Throughput benchmark: vramdiff against `grep -c -F` and `rg -c -F` on the grammar's own anchor literals and
+# memory words, in the same interleaved rounds, then `vramdiff batch` with 1 and 2 threads.
 #
-#   bash benches/run.sh            # all inputs, 5 runs each
-#   RUNS=3 INPUTS="journald-100M" bash benches/run.sh
-#   BIN=/tmp/vramdiff-old bash benches/run.sh   # time another build on the same inputs
+#   bash benches/run.sh            # all inputs, 5 rounds each, then batch on 2,000 logs
+#   RUNS=3 INPUTS="mix-200M journald-1G" BATCH=0 bash benches/run.sh
+#   BEFORE=/tmp/vramdiff-main bash benches/run.sh   # time another build in the same rounds, beside this one
 #
 # Builds --release, generates the inputs into target/bench-data/ if missing (benches/gen.py, seeded, from
-# sample-logs/), and prints one Markdown table row per input: size, vramdiff --format json wall time (median of
-# RUNS), MB/s (10^6 bytes per second), peak RSS, grep time on the same file, vramdiff/grep, and ripgrep when
-# installed. Timings are whole-process wall times of one single-threaded process each.
+# sample-logs/; `mix` is the samples between journald noise, about 1 line in 60 a memory line), installs
+# ripgrep with apt if missing, says the machine's load, and prints one Markdown table row per input: size,
+# vramdiff --format json wall and CPU time (medians of RUNS rounds, each round running every tool once), MB/s
+# of CPU time, peak RSS, grep's and rg's times on the same file and how they compare. On a shared machine the
+# ratios of CPU times are the figures to read.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
 RUNS=${RUNS:-5}
 DATA=${DATA:-target/bench-data}
-INPUTS=${INPUTS:-"journald-10M journald-100M journald-1G llama-1G longlines-100M"}
-BIN=${BIN:-target/release/vramdiff} # another build to compare (e.g. a copy of an older one)
+INPUTS=${INPUTS:-"mix-200M journald-10M journald-100M journald-1G llama-1G longlines-100M"}
+BIN=${BIN:-target/release/vramdiff} # another build to time (e.g. a copy of an older one)
+BEFORE=${BEFORE:-}                   # a second build timed in the same rounds (e.g. main's), in its own columns
 
 cargo build --release --locked --quiet
 mkdir -p "$DATA"
@@ -46,42 +50,67 @@ with open(sys.argv[1], "w") as f:
     f.write("".join(a + "\n" for a in seen))
 EOF
 
-# "MEDIAN_WALL_SECONDS PEAK_RSS_KB MEDIAN_CPU_SECONDS" over RUNS runs of "$@" (CPU = user + sys, steadier than
-# wall time when something else runs on the machine). Output goes to a file, not /dev/null: GNU grep stops at
-# the first match when it sees its output is /dev/null.
-measure() {
-    local start end runs
-    runs=$(for _ in $(seq "$RUNS"); do
-        start=$(date +%s%N)
-        /usr/bin/time -f "%M %U %S" -o "$DATA/.rss" "$@" > "$DATA/.out" || true
-        end=$(date +%s%N)
-        echo "$(((end - start) / 1000)) $(tail -n 1 "$DATA/.rss")"
-    done)
-    median() { sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
-    echo "$(awk '{print $1 / 1e6}' <<< "$runs" | median)" \
-        "$(awk '{print $2}' <<< "$runs" | sort -g | tail -n 1)" \
-        "$(awk '{print $3 + $4}' <<< "$runs" | median)"
+# One run of "$@": "WALL_SECONDS PEAK_RSS_KB CPU_SECONDS" (CPU = user + sys, steadier than wall time when
+# something else runs on the machine). Output goes to a file, not /dev/null: GNU grep stops at the first match
+# when it sees its output is /dev/null.
+once() {
+    local start end
+    start=$(date +%s%N)
+    /usr/bin/time -f "%M %U %S" -o "$DATA/.rss" "$@" > "$DATA/.out" 2> /dev/null || true
+    end=$(date +%s%N)
+    awk -v ns="$((end - start))" '{print ns / 1e9, $1, $2 + $3}' < <(tail -n 1 "$DATA/.rss")
 }
 
+# The median of column $1 of stdin, or the maximum with `max`.
+median() { awk -v c="$1" '{print $c}' | sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
+maximum() { awk -v c="$1" '{print $c}' | sort -g | tail -n 1; }
+
+# ripgrep from apt when it is missing (the comparison needs it); skipped if it cannot be installed.
+if ! command -v rg > /dev/null && command -v apt-get > /dev/null; then
+    echo "installing ripgrep ..." >&2
+    apt-get install -y -qq ripgrep > /dev/null 2>&1 || true
+fi
 have_rg=0
 command -v rg > /dev/null && have_rg=1
 
-printf '| input | size | vramdiff wall s | MB/s | CPU s | MB/s (CPU) | peak RSS | grep -c -F wall s | vramdiff / grep (wall) |%s\n' \
-    "$( ((have_rg)) && echo ' rg -c -F wall s |')"
-printf '|---|---:|---:|---:|---:|---:|---:|---:|---:|%s\n' "$( ((have_rg)) && echo '---:|')"
+echo "machine load: $(uptime | sed 's/.*load average/load average/'), $(nproc) cores; $RUNS interleaved rounds, medians"
+printf '| input | size | vramdiff wall s | CPU s | MB/s (CPU) | peak RSS |%s grep -F wall s | CPU s | × grep (wall) | × grep (CPU) |%s\n' \
+    "$([[ -n $BEFORE ]] && echo ' before wall s | CPU s | peak RSS |')" \
+    "$( ((have_rg)) && echo ' rg -F wall s | CPU s | × rg (CPU) |')"
+printf '|---|---:|---:|---:|---:|---:|%s---:|---:|---:|---:|%s\n' \
+    "$([[ -n $BEFORE ]] && echo '---:|---:|---:|')" "$( ((have_rg)) && echo '---:|---:|---:|')"
 for input in $INPUTS; do
     file="$DATA/$input.log"
     bytes=$(stat -c %s "$file")
     cat "$file" > /dev/null # warm the page cache
-    read -r v rss cpu < <(measure "$BIN" --format json "$file")
-    read -r g _ _ < <(measure grep -c -F -f "$ANCHORS" "$file")
-    row=$(awk -v b="$bytes" -v v="$v" -v c="$cpu" -v g="$g" -v rss="$rss" -v name="$input" 'BEGIN {
-        printf "| %s | %.1f MB | %.3f | %.0f | %.2f | %.0f | %.1f MB | %.3f | %.2f |",
-            name, b / 1e6, v, b / 1e6 / v, c, b / 1e6 / (c > 0 ? c : 0.01), rss / 1024, g, v / g }')
+    : > "$DATA/.v"; : > "$DATA/.b"; : > "$DATA/.g"; : > "$DATA/.r"
+    # Interleaved: each round runs every tool once, so a change in the machine's load hits them alike.
+    for _ in $(seq "$RUNS"); do
+        once "$BIN" --format json "$file" >> "$DATA/.v"
+        [[ -n $BEFORE ]] && once "$BEFORE" --format json "$file" >> "$DATA/.b"
+        once grep -c -F -f "$ANCHORS" "$file" >> "$DATA/.g"
+        ((have_rg)) && once rg -c -F -f "$ANCHORS" "$file" >> "$DATA/.r"
+    done
+    v=$(median 1 < "$DATA/.v"); vc=$(median 3 < "$DATA/.v"); rss=$(maximum 2 < "$DATA/.v")
+    g=$(median 1 < "$DATA/.g"); gc=$(median 3 < "$DATA/.g")
+    row=$(awk -v b="$bytes" -v v="$v" -v c="$vc" -v rss="$rss" -v name="$input" 'BEGIN {
+        printf "| %s | %.1f MB | %.3f | %.2f | %.0f | %.1f MB |", name, b / 1e6, v, c, b / 1e6 / (c > 0 ? c : 0.01), rss / 1024 }')
+    if [[ -n $BEFORE ]]; then
+        row="$row $(awk -v w="$(median 1 < "$DATA/.b")" -v c="$(median 3 < "$DATA/.b")" -v r="$(maximum 2 < "$DATA/.b")" \
+            'BEGIN { printf "%.3f | %.2f | %.1f MB |", w, c, r / 1024 }')"
+    fi
+    row="$row $(awk -v g="$g" -v gc="$gc" -v v="$v" -v c="$vc" 'BEGIN {
+        printf "%.3f | %.2f | %.2f | %.2f |", g, gc, g / v, gc / (c > 0 ? c : 0.01) }')"
     if ((have_rg)); then
-        read -r r _ _ < <(measure rg -c -F -f "$ANCHORS" "$file")
-        row="$row $(printf "%.3f" "$r") |"
+        row="$row $(awk -v r="$(median 1 < "$DATA/.r")" -v rc="$(median 3 < "$DATA/.r")" -v c="$vc" 'BEGIN {
+            printf "%.3f | %.2f | %.2f |", r, rc, rc / (c > 0 ? c : 0.01) }')"
     fi
     echo "$row"
 done
-((have_rg)) || echo "(ripgrep not installed: rg column skipped)"
+((have_rg)) || echo "(ripgrep not installed: rg columns skipped)"
+echo "(× grep, × rg: the other tool's time over vramdiff's, so 1.0 is grep's speed and more is faster)"
+
+# `vramdiff batch`: files per second with 1 and 2 threads (benches/batch.sh), unless BATCH=0.
+if [[ ${BATCH:-1} != 0 ]]; then
+    bash benches/batch.sh "${BATCH_COUNT:-2000}"
+fi

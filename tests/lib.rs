@@ -38,4 +38,5 @@ mod observed;
 mod peer_vectors;
 mod properties;
 mod report_formats;
+mod skim;
 mod smi;

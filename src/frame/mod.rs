@@ -14,6 +14,7 @@
 pub mod join;
 pub mod prefix;
 pub mod read;
+pub mod skim;
 pub mod source_file;
 
 use join::Continuation;
@@ -68,6 +69,13 @@ impl Framer {
     /// A framer for one input (the wrap width it learns belongs to that input).
     pub fn new() -> Self {
         Framer::default()
+    }
+
+    /// True when a line that the framer would hand out unchanged, without holding it, leaves the framer as it
+    /// is: no record is held (a line could continue it) and no hard-wrap width is known (a longer line
+    /// resets it). Lines holding none of `skim`'s literals may then be skipped (see [`skim`]).
+    pub fn is_quiet(&self) -> bool {
+        !self.has_pending && self.wrap_width == 0
     }
 
     /// Feed one physical line. When it completes the previous logical line, `emit` receives that line.

@@ -1,12 +1,24 @@
-//! Reading a whole stream as logical lines: the physical lines `source` cuts (at most 1 MiB each), framed one
-//! by one, and the facts about the stream a report needs — lines read, lines cut, the first NUL byte, lines
+//! Reading a whole stream as logical lines: the physical lines of each read buffer (at most 1 MiB each),
+//! framed, and the facts about the stream a report needs — lines read, lines cut, the first NUL byte, lines
 //! joined, a read error. Logs and capture files are both read this way.
+//!
+//! With a [`Skim`] ([`read_skimmed_lines`]), each read buffer is searched once for the skim's literals and
+//! only the lines that can matter are framed (see [`super::skim`] for why the others cannot): the lines
+//! between are counted by their newlines and never decoded, so line numbers stay exact. A line that does not
+//! end inside one read buffer is gathered (up to [`MAX_LINE_BYTES`], the rest counted as cut) and always
+//! framed, as are the last two whole lines of every buffer. Without a skim ([`read_logical_lines`]) every
+//! line is framed.
 
 use std::io::BufRead;
 
+use super::skim::Skim;
 use super::{Framed, Framer};
 use crate::source::follow::Quiet;
-use crate::source::{LineReader, PhysicalLine};
+use crate::source::MAX_LINE_BYTES;
+
+/// At most this much of a read buffer is searched at once (a reader over a slice hands out all of it): every
+/// line inside it is shorter than [`MAX_LINE_BYTES`], so only a line gathered across buffers can be cut.
+const WINDOW_BYTES: usize = 256 * 1024;
 
 /// What reading a stream found out about it.
 #[derive(Debug, Default)]
@@ -36,48 +48,252 @@ pub enum Read<'a> {
     Idle,
 }
 
+/// What the consumer of [`read_skimmed_lines`] needs after what it was just handed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wants {
+    /// Only the lines holding one of the skim's literals: no other line can change the consumer's state.
+    Candidates,
+    /// The next physical line, whatever it holds (the consumer has something open that any line may
+    /// continue or close, such as a GPU capture).
+    NextLine,
+}
+
 /// Read `reader` to its end, handing every logical line and notice to `on`, in input order.
 ///
 /// A reader that follows a growing stream ([`crate::source::follow`]) returns [`Quiet`] between two whole lines
 /// when it has nothing more for now: the framer's held line is flushed (a live log is not re-wrapped, so
 /// nothing will join onto it) and `on` gets [`Read::Idle`]; reading then goes on.
 pub fn read_logical_lines(reader: impl BufRead, mut on: impl FnMut(Read<'_>)) -> StreamFacts {
-    let mut lines = LineReader::new(reader);
-    let mut physical = PhysicalLine::default();
-    let mut framer = Framer::new();
-    let mut facts = StreamFacts::default();
-    loop {
-        match lines.next_line(&mut physical) {
-            Ok(true) => {}
-            Ok(false) => break,
-            Err(e) if Quiet::is(&e) => {
-                framer.finish(|n, text| on(Read::Line(n, text)));
-                on(Read::Idle);
-                continue;
-            }
-            Err(e) => {
-                facts.error = Some(e);
+    Lines::new(None, move |read| {
+        on(read);
+        Wants::NextLine
+    })
+    .read(reader)
+}
+
+/// Read `reader` to its end like [`read_logical_lines`], but frame only the lines that hold one of `skim`'s
+/// literals, the neighbours framing needs, and every line while `on`'s last answer was [`Wants::NextLine`]
+/// (see [`super::skim`]). `on` sees what [`read_logical_lines`] would hand it, except the logical lines that
+/// could not change its state.
+pub fn read_skimmed_lines(
+    reader: impl BufRead,
+    skim: &Skim,
+    on: impl FnMut(Read<'_>) -> Wants,
+) -> StreamFacts {
+    Lines::new(Some(skim), on).read(reader)
+}
+
+/// The reading state of one stream.
+struct Lines<'s, F> {
+    skim: Option<&'s Skim>,
+    on: F,
+    framer: Framer,
+    facts: StreamFacts,
+    /// The number of the last physical line read.
+    number: u64,
+    /// The consumer's last answer.
+    wants: Wants,
+    /// A line whose end is not in the buffers read so far: its first [`MAX_LINE_BYTES`], and how many bytes
+    /// after those were dropped.
+    gathered: Vec<u8>,
+    gathered_cut: u64,
+    gathering: bool,
+}
+
+impl<'s, F: FnMut(Read<'_>) -> Wants> Lines<'s, F> {
+    fn new(skim: Option<&'s Skim>, on: F) -> Self {
+        Lines {
+            skim,
+            on,
+            framer: Framer::new(),
+            facts: StreamFacts::default(),
+            number: 0,
+            wants: Wants::Candidates,
+            gathered: Vec::new(),
+            gathered_cut: 0,
+            gathering: false,
+        }
+    }
+
+    fn read(mut self, mut reader: impl BufRead) -> StreamFacts {
+        loop {
+            let buf = match reader.fill_buf() {
+                Ok(buf) => buf,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) if Quiet::is(&e) => {
+                    let on = &mut self.on;
+                    let wants = &mut self.wants;
+                    self.framer
+                        .finish(|n, text| *wants = on(Read::Line(n, text)));
+                    self.wants = (self.on)(Read::Idle);
+                    continue;
+                }
+                Err(e) => {
+                    self.facts.error = Some(e);
+                    break;
+                }
+            };
+            if buf.is_empty() {
                 break;
             }
+            let window = &buf[..buf.len().min(WINDOW_BYTES)];
+            let mut used = 0;
+            if self.gathering {
+                let Some(end) = memchr::memchr(b'\n', window) else {
+                    self.gather(window);
+                    let n = window.len();
+                    reader.consume(n);
+                    continue;
+                };
+                self.gather(&window[..end]);
+                self.finish_gathered();
+                used = end + 1;
+            }
+            let rest = &window[used..];
+            match memchr::memrchr(b'\n', rest) {
+                Some(last) => {
+                    self.block(&rest[..=last]);
+                    used += last + 1;
+                }
+                None if rest.is_empty() => {}
+                None => {
+                    self.gathering = true;
+                    self.gather(rest);
+                    used += rest.len();
+                }
+            }
+            reader.consume(used);
         }
-        facts.lines = physical.number;
-        if physical.cut_bytes > 0 {
-            on(Read::CutLine {
-                line: physical.number,
-                skipped: physical.cut_bytes,
+        if self.gathering {
+            // The last line, without a newline.
+            self.finish_gathered();
+        }
+        let on = &mut self.on;
+        self.framer.finish(|n, text| {
+            on(Read::Line(n, text));
+        });
+        self.facts.joined_lines = self.framer.joined_lines;
+        self.facts
+    }
+
+    /// Add a piece of the line being gathered, keeping at most [`MAX_LINE_BYTES`].
+    fn gather(&mut self, piece: &[u8]) {
+        let room = MAX_LINE_BYTES.saturating_sub(self.gathered.len());
+        let keep = piece.len().min(room);
+        self.gathered.extend_from_slice(&piece[..keep]);
+        self.gathered_cut += (piece.len() - keep) as u64;
+    }
+
+    /// The gathered line is whole: frame it.
+    fn finish_gathered(&mut self) {
+        let mut line = std::mem::take(&mut self.gathered);
+        if line.last() == Some(&b'\r') {
+            line.pop();
+        }
+        let cut = std::mem::take(&mut self.gathered_cut);
+        self.frame(&line, cut);
+        line.clear();
+        self.gathered = line;
+        self.gathering = false;
+    }
+
+    /// Frame the whole lines of `block` (each ends with a newline) that can matter, and count the others.
+    fn block(&mut self, block: &[u8]) {
+        let Some(skim) = self.skim else {
+            return self.frame_lines(block);
+        };
+        // The last two lines are always framed: a look-back never needs a line of a buffer already gone.
+        let before_last = memchr::memrchr(b'\n', &block[..block.len() - 1]);
+        let tail = before_last
+            .and_then(|i| memchr::memrchr(b'\n', &block[..i]))
+            .map_or(0, |i| i + 1);
+        let [literals, names] = skim.filters();
+        let mut literals = literals.block(&block[..tail]);
+        let mut names = names.block(&block[..tail]);
+        let mut pos = 0;
+        while pos < tail {
+            if !self.is_quiet() {
+                let end = pos + memchr::memchr(b'\n', &block[pos..]).unwrap_or(block.len() - pos);
+                self.frame_raw(&block[pos..end]);
+                pos = end + 1;
+                continue;
+            }
+            let hit = match (literals.next_from(pos), names.next_from(pos)) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+            let Some(hit) = hit else {
+                self.skip(&block[pos..tail]);
+                pos = tail;
+                break;
+            };
+            let mut start = memchr::memrchr(b'\n', &block[pos..hit]).map_or(pos, |i| pos + i + 1);
+            let end = hit + memchr::memchr(b'\n', &block[hit..]).unwrap_or(block.len() - hit);
+            if skim.needs_lookback(&block[start..end]) {
+                for _ in 0..2 {
+                    if start > pos {
+                        start = memchr::memrchr(b'\n', &block[pos..start - 1])
+                            .map_or(pos, |i| pos + i + 1);
+                    }
+                }
+            }
+            self.skip(&block[pos..start]);
+            self.frame_lines(&block[start..=end]);
+            pos = end + 1;
+        }
+        self.frame_lines(&block[pos.max(tail)..]);
+    }
+
+    /// True when a line holding none of the skim's literals would change nothing (see [`super::skim`]).
+    fn is_quiet(&self) -> bool {
+        self.wants == Wants::Candidates && self.framer.is_quiet()
+    }
+
+    /// Count the whole lines of `span` as read, without framing them.
+    fn skip(&mut self, span: &[u8]) {
+        self.number += memchr::memchr_iter(b'\n', span).count() as u64;
+        self.facts.lines = self.number;
+    }
+
+    /// Frame every whole line of `lines` (each ends with a newline).
+    fn frame_lines(&mut self, lines: &[u8]) {
+        let mut pos = 0;
+        while pos < lines.len() {
+            let end = pos + memchr::memchr(b'\n', &lines[pos..]).unwrap_or(lines.len() - pos);
+            self.frame_raw(&lines[pos..end]);
+            pos = end + 1;
+        }
+    }
+
+    /// Frame one whole line as read (a carriage return before its newline is dropped).
+    fn frame_raw(&mut self, line: &[u8]) {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        self.frame(line, 0);
+    }
+
+    /// Frame the next physical line; `cut` bytes were dropped off its end.
+    fn frame(&mut self, line: &[u8], cut: u64) {
+        self.number += 1;
+        let number = self.number;
+        self.facts.lines = number;
+        if cut > 0 {
+            self.wants = (self.on)(Read::CutLine {
+                line: number,
+                skipped: cut,
             });
         }
-        if facts.first_nul.is_none() && memchr::memchr(0, &physical.bytes).is_some() {
-            facts.first_nul = Some(physical.number);
+        if self.facts.first_nul.is_none() && memchr::memchr(0, line).is_some() {
+            self.facts.first_nul = Some(number);
         }
-        framer.feed(physical.number, &physical.bytes, |framed| match framed {
-            Framed::Line(n, text) => on(Read::Line(n, text)),
-            Framed::FileStarts { line, name } => on(Read::FileStarts { line, name }),
+        let on = &mut self.on;
+        let wants = &mut self.wants;
+        self.framer.feed(number, line, |framed| {
+            *wants = match framed {
+                Framed::Line(n, text) => on(Read::Line(n, text)),
+                Framed::FileStarts { line, name } => on(Read::FileStarts { line, name }),
+            }
         });
     }
-    framer.finish(|n, text| on(Read::Line(n, text)));
-    facts.joined_lines = framer.joined_lines;
-    facts
 }
 
 #[cfg(test)]

@@ -21,6 +21,31 @@
 /// header is recognised by.
 pub const EXTENSIONS: [&str; 4] = ["log", "txt", "out", "err"];
 
+/// Every spelling of `.` and an extension of [`EXTENSIONS`] (`.log`, `.LOG`, `.Log` …, compared without case
+/// like the extensions): a grep prefix or a header naming a file holds one, so a line without any names no
+/// file (see `super::skim`).
+pub fn name_literals() -> Vec<String> {
+    let mut out = Vec::new();
+    for ext in EXTENSIONS {
+        let letters = ext.len();
+        for mask in 0..1u32 << letters {
+            let spelt: String = ext
+                .chars()
+                .enumerate()
+                .map(|(i, c)| {
+                    if mask & (1 << i) != 0 {
+                        c.to_ascii_uppercase()
+                    } else {
+                        c
+                    }
+                })
+                .collect();
+            out.push(format!(".{spelt}"));
+        }
+    }
+    out
+}
+
 /// Bytes of a path as grep prints it (no space, no `:`: a Windows drive is read apart).
 fn path_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric()
@@ -220,6 +245,16 @@ mod tests {
             "catalog-x: y",
         ] {
             assert_eq!(grep_prefix(line), None, "{line}");
+        }
+    }
+
+    #[test]
+    fn every_spelling_of_an_extension_is_a_name_literal() {
+        let literals = name_literals();
+        assert_eq!(literals.len(), 32);
+        for name in ["a.log", "A.LOG", "b.Txt", "c.oUt", "d.ERR", "server.log.1"] {
+            assert!(is_log_name(name.as_bytes()), "{name}");
+            assert!(literals.iter().any(|l| name.contains(l.as_str())), "{name}");
         }
     }
 

@@ -19,7 +19,8 @@ use std::io::BufRead;
 use std::path::PathBuf;
 
 use crate::checks::{self, suggest, CheckConfig};
-use crate::frame::read::{read_logical_lines, Read};
+use crate::frame::read::{read_logical_lines, read_skimmed_lines, Read, Wants};
+use crate::frame::skim::Skim;
 use crate::grammar;
 use crate::load::model_file::{LastRead, ModelFiles};
 use crate::load::Assembler;
@@ -31,7 +32,7 @@ use crate::parse::{LineOutcome, Parser};
 use crate::reconcile::observations::Moment;
 use crate::replay::{replay, replay_asked, Asked, Changes};
 use crate::smi::file::{cut_line_warning, file_item};
-use crate::smi::SmiScanner;
+use crate::smi::{self, SmiScanner};
 
 pub use analyze::analyze;
 use completed::Completed;
@@ -111,6 +112,8 @@ pub struct Pipeline {
     model_files: ModelFiles,
     /// The model file read last (its header is read once for the loads that name it).
     model_file_read: LastRead,
+    /// The literals that pick the lines worth framing out of each read buffer; `None` frames every line.
+    skim: Option<Skim>,
 }
 
 /// Where the streaming run hands each load, as soon as it completes.
@@ -153,14 +156,31 @@ pub fn no_load_for_capture(file: &mut InputSummary) {
 impl Pipeline {
     /// A pipeline for these options (the grammar is compiled here).
     pub fn new(options: &Options) -> Result<Pipeline, SetupError> {
+        let parser = parser(options)?;
+        // Every grammar anchor and memory word (a line without one matches no rule and is not memory-like) and
+        // every capture start: a line holding none of them is counted, never framed (see `frame::skim`).
+        let skim = Skim::new(
+            parser
+                .anchors()
+                .chain(parser.memory_words().iter().copied())
+                .chain(smi::START_LITERALS),
+            smi::TABLE_START_LITERALS,
+        );
         Ok(Pipeline {
-            parser: parser(options)?,
+            skim: Some(skim),
+            parser,
             config: options.checks,
             whatif: options.whatif.clone(),
             keep_unrecognized: options.keep_unrecognized,
             model_files: options.model_files.clone(),
             model_file_read: LastRead::default(),
         })
+    }
+
+    /// Frame every line of the inputs, not only the lines the skim picks out of each read buffer: slower, and
+    /// the same result (the tests compare the two on every sample log).
+    pub fn frame_every_line(&mut self) {
+        self.skim = None;
     }
 
     /// Read one input to its end and carry every load in it through every stage. `capture_files` are the
@@ -209,71 +229,87 @@ impl Pipeline {
         let mut clock = Clock::new();
         let parser = &mut self.parser;
         let keep_unrecognized = self.keep_unrecognized;
-        let facts = read_logical_lines(reader, |read| {
-            let (number, text) = match read {
-                Read::Line(number, text) => (number, text),
-                Read::CutLine { line, skipped } => {
-                    return cut_line_warning(&mut summary, line, skipped);
-                }
-                Read::FileStarts { .. } => {
-                    // Another file of a paste: another log, with a clock of its own.
-                    clock = Clock::new();
-                    let captures = &summary.captures;
-                    assembler.another_file(|l| loads.push(l, captures, name));
-                    return;
-                }
-                Read::Idle => {
-                    let captures = &summary.captures;
-                    assembler.hand_out_concluded(|l| loads.push(l, captures, name));
-                    loads.flush(captures, name, &mut []);
-                    for (line, warning) in loads.model_warnings.drain(..) {
-                        summary.warn(Some(line), warning);
+        let mut on_read = |read: Read<'_>| {
+            'line: {
+                let (number, text) = match read {
+                    Read::Line(number, text) => (number, text),
+                    Read::CutLine { line, skipped } => {
+                        cut_line_warning(&mut summary, line, skipped);
+                        break 'line;
                     }
-                    loads.sink.warned(name, &summary.warnings[warned..]);
-                    warned = summary.warnings.len();
-                    return;
-                }
-            };
-            if clock.jumps_back(text) {
-                let captures = &summary.captures;
-                assembler.another_log(|l| loads.push(l, captures, name));
-            }
-            // A pasted nvidia-smi capture: its lines are the scanner's, not the grammar's. While no capture is
-            // open the scanner looks at the first byte only.
-            if scanner.feed(number, text, &mut |item| file_item(&mut summary, item)) {
-                summary.recognized_lines += 1;
-                return;
-            }
-            let keep = |summary: &mut InputSummary| {
-                if keep_unrecognized && summary.unrecognized.len() < MAX_KEPT_UNRECOGNIZED {
-                    summary.unrecognized.push(UnrecognizedLine {
-                        line: number,
-                        text: text.to_string(),
-                    });
-                }
-            };
-            match parser.read_line(number, text) {
-                LineOutcome::Event(event) => {
-                    summary.recognized_lines += 1;
+                    Read::FileStarts { .. } => {
+                        // Another file of a paste: another log, with a clock of its own.
+                        clock = Clock::new();
+                        let captures = &summary.captures;
+                        assembler.another_file(|l| loads.push(l, captures, name));
+                        break 'line;
+                    }
+                    Read::Idle => {
+                        let captures = &summary.captures;
+                        assembler.hand_out_concluded(|l| loads.push(l, captures, name));
+                        loads.flush(captures, name, &mut []);
+                        for (line, warning) in loads.model_warnings.drain(..) {
+                            summary.warn(Some(line), warning);
+                        }
+                        loads.sink.warned(name, &summary.warnings[warned..]);
+                        warned = summary.warnings.len();
+                        break 'line;
+                    }
+                };
+                if clock.jumps_back(text) {
                     let captures = &summary.captures;
-                    assembler.push(*event, |l| loads.push(l, captures, name));
+                    assembler.another_log(|l| loads.push(l, captures, name));
                 }
-                LineOutcome::Unrecognized { memory_like } => {
-                    if memory_like {
+                // A pasted nvidia-smi capture: its lines are the scanner's, not the grammar's. While no capture is
+                // open the scanner looks at the first byte only.
+                if scanner.feed(number, text, &mut |item| file_item(&mut summary, item)) {
+                    summary.recognized_lines += 1;
+                    break 'line;
+                }
+                let keep = |summary: &mut InputSummary| {
+                    if keep_unrecognized && summary.unrecognized.len() < MAX_KEPT_UNRECOGNIZED {
+                        summary.unrecognized.push(UnrecognizedLine {
+                            line: number,
+                            text: text.to_string(),
+                        });
+                    }
+                };
+                match parser.read_line(number, text) {
+                    LineOutcome::Event(event) => {
+                        summary.recognized_lines += 1;
+                        let captures = &summary.captures;
+                        assembler.push(*event, |l| loads.push(l, captures, name));
+                    }
+                    LineOutcome::Unrecognized { memory_like } => {
+                        if memory_like {
+                            summary.unrecognized_memory_lines += 1;
+                            keep(&mut summary);
+                        }
+                    }
+                    LineOutcome::Malformed { rule, reason } => {
                         summary.unrecognized_memory_lines += 1;
+                        summary.warn(
+                            Some(number),
+                            format!("rule '{rule}' matched but {reason}; line skipped"),
+                        );
                         keep(&mut summary);
                     }
                 }
-                LineOutcome::Malformed { rule, reason } => {
-                    summary.unrecognized_memory_lines += 1;
-                    summary.warn(
-                        Some(number),
-                        format!("rule '{rule}' matched but {reason}; line skipped"),
-                    );
-                    keep(&mut summary);
-                }
             }
-        });
+            // A line holding no literal the grammar or a capture start needs cannot change what is read
+            // unless a capture is open (see `frame::skim`).
+            if scanner.is_quiet() {
+                Wants::Candidates
+            } else {
+                Wants::NextLine
+            }
+        };
+        let facts = match &self.skim {
+            Some(skim) => read_skimmed_lines(reader, skim, on_read),
+            None => read_logical_lines(reader, |read| {
+                on_read(read);
+            }),
+        };
         summary.discovered_gpus = assembler.discovered().to_vec();
         {
             let captures = &summary.captures;
@@ -319,5 +355,21 @@ fn not_a_log(summary: &mut InputSummary, first_nul: Option<u64>) {
              byte-order mark? re-save it as UTF-8)"
                 .to_string(),
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The built-in grammar's skim is Teddy's: more anchors than Teddy takes (128 keys, after dropping those
+    /// containing another) would make every read several times slower.
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn the_skim_of_the_built_in_grammar_is_vectorised() {
+        let pipeline = Pipeline::new(&Options::default()).unwrap();
+        if std::arch::is_x86_feature_detected!("ssse3") {
+            assert!(pipeline.skim.as_ref().unwrap().is_vectorised());
+        }
     }
 }

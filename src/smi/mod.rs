@@ -57,6 +57,27 @@ struct Prelude {
     border: bool,
 }
 
+/// Literals one of which every line that starts a capture in a log holds (see [`SmiScanner::feed`]): an
+/// nvidia-smi table ([`TABLE_START_LITERALS`]), `-q` (`==… NVSMI LOG …==`), XML (`<?xml`, `<nvidia_smi_log`,
+/// `<!DOCTYPE nvidia_smi_log`), a CSV header (whose columns must name a memory figure: `memory.used`,
+/// `used_memory` …), rocm-smi (its `=== ROCm System Management Interface ===` banner, a `GPU[0]` line, a
+/// `{"card0": …}` document). A line holding none of them, seen while no capture is open and no capture prelude
+/// is held ([`SmiScanner::is_quiet`]), is no capture's and leaves the scanner as it is.
+pub const START_LITERALS: [&str; 7] = [
+    "NVSMI LOG",
+    "<?xml",
+    "nvidia_smi_log",
+    "memory",
+    "ROCm System Management Interface",
+    "GPU[",
+    "\"card",
+];
+
+/// Literals one of which a line that starts an nvidia-smi table holds (`| NVIDIA-SMI … Driver Version …`, or
+/// the `| GPU  Name …` header). Such a table takes the date line and the top border from the two lines above
+/// it, so those must be seen too.
+pub const TABLE_START_LITERALS: [&str; 2] = ["NVIDIA-SMI ", "GPU  Name"];
+
 /// Finds and parses GPU monitor captures, one line at a time.
 pub struct SmiScanner {
     /// `--smi` file: every line belongs to a capture; looser starts are accepted.
@@ -119,6 +140,12 @@ impl SmiScanner {
             }
         }
         self.idle(number, line, emit) || self.file
+    }
+
+    /// True when no capture is open and no date line or top border is held for a table that may follow: a
+    /// line that starts nothing then changes nothing (see [`START_LITERALS`]).
+    pub fn is_quiet(&self) -> bool {
+        matches!(self.state, State::Idle) && self.prelude.is_none()
     }
 
     /// End of input: flush a capture in progress (a truncated capture still yields what was read, plus a

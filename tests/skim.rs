@@ -1,0 +1,145 @@
+//! The skim (`frame::skim`: only the lines holding a literal some stage needs are framed, the others counted)
+//! gives what framing every line gives: the same summary (lines, warnings, unrecognised lines kept, captures)
+//! and the same loads, on every sample, on the samples interleaved with journald noise, and with read buffers
+//! cut anywhere (a buffer boundary inside a record, a capture, a hard wrap).
+
+use std::io::BufReader;
+
+use vramdiff::pipeline::{Options, Pipeline};
+
+use crate::util::{root, sample_names};
+
+fn pipelines() -> (Pipeline, Pipeline) {
+    let options = Options {
+        keep_unrecognized: true,
+        ..Options::default()
+    };
+    let skimmed = Pipeline::new(&options).unwrap();
+    let mut every = skimmed.clone();
+    every.frame_every_line();
+    (skimmed, every)
+}
+
+/// Both reports of `bytes`, read through buffers of `capacity` bytes.
+fn both(pipelines: &mut (Pipeline, Pipeline), bytes: &[u8], capacity: usize) -> (String, String) {
+    let run = |p: &mut Pipeline| {
+        let reader = BufReader::with_capacity(capacity, bytes);
+        format!("{:#?}", p.run("input.log", reader, &mut []))
+    };
+    (run(&mut pipelines.0), run(&mut pipelines.1))
+}
+
+/// Journald noise of the kinds `benches/gen.py` writes (access lines, slog chatter, dots, kernel, free text)
+/// between the lines of `log`, every `every` lines.
+fn interleave(log: &str, every: usize) -> String {
+    let noise = [
+        "Nov 30 06:05:00 gpuhost ollama[1234]: [GIN] 2025/11/30 - 06:05:00 | 200 |    1.234567ms |       127.0.0.1 | POST     \"/api/chat\"",
+        "Nov 30 06:05:00 gpuhost kernel: nvidia-uvm: Loaded the UVM driver, major device number 235.",
+        "Nov 30 06:05:00 gpuhost ollama[1234]: ..........................",
+        "Nov 30 06:05:00 gpuhost systemd[1]: logrotate.service: Deactivated successfully.",
+        "Nov 30 06:05:01 gpuhost ollama[1234]: why is the sky blue the model said",
+        "",
+        "   indented noise without literals",
+    ];
+    let mut out = String::new();
+    for (i, line) in log.lines().enumerate() {
+        if i % every == 0 {
+            out.push_str(noise[i % noise.len()]);
+            out.push('\n');
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
+#[test]
+fn skimming_changes_nothing_on_any_sample() {
+    let mut pipelines = pipelines();
+    let mut inputs: Vec<(String, Vec<u8>)> = sample_names()
+        .into_iter()
+        .map(|name| {
+            let bytes = std::fs::read(root().join("sample-logs").join(&name)).unwrap();
+            (name, bytes)
+        })
+        .collect();
+    for name in std::fs::read_dir(root().join("tests/fixtures")).unwrap() {
+        let path = name.unwrap().path();
+        if path.extension().is_some_and(|e| e == "log") {
+            inputs.push((path.display().to_string(), std::fs::read(&path).unwrap()));
+        }
+    }
+    let mut framed_less = 0;
+    for (name, bytes) in &inputs {
+        for capacity in [256 * 1024, 4096, 173] {
+            let (skimmed, every) = both(&mut pipelines, bytes, capacity);
+            assert!(skimmed == every, "{name}, buffers of {capacity} bytes");
+        }
+        let noisy = interleave(&String::from_utf8_lossy(bytes), 3);
+        let (skimmed, every) = both(&mut pipelines, noisy.as_bytes(), 256 * 1024);
+        assert!(skimmed == every, "{name} with noise");
+        framed_less += usize::from(noisy.len() > bytes.len());
+    }
+    assert!(inputs.len() > 50 && framed_less > 50, "{}", inputs.len());
+}
+
+/// A table pasted into a journald dump, its date line and top border just above it: they are no candidates
+/// themselves, but the table takes its date and first line from them.
+#[test]
+fn a_table_keeps_its_date_line_and_border_above_it() {
+    let table = std::fs::read_to_string(
+        root().join("sample-logs/038-nvidia-smi-table-2gpu-rtx3060-a2000.nvidia-smi.txt"),
+    )
+    .unwrap();
+    let founding =
+        std::fs::read_to_string(root().join("sample-logs/founding-k80-gemma3-12b.log")).unwrap();
+    let noise = "Nov 30 06:05:00 gpuhost kernel: nvidia-uvm: Loaded the UVM driver.\n".repeat(40);
+    let log = format!("{noise}{founding}{noise}Mon Nov 30 06:05:00 2025\n{table}{noise}");
+    let mut pipelines = pipelines();
+    for capacity in [256 * 1024, 1000, 97, 64] {
+        let (skimmed, every) = both(&mut pipelines, log.as_bytes(), capacity);
+        assert!(skimmed == every, "buffers of {capacity} bytes");
+        assert!(every.contains("2025"), "the date line is read");
+    }
+}
+
+/// A line longer than the reader keeps, with and without a literal, between skipped lines: cut the same way,
+/// with the same warning, and the numbers of the lines after it unchanged.
+#[test]
+fn long_lines_are_cut_and_counted_alike() {
+    let founding =
+        std::fs::read_to_string(root().join("sample-logs/founding-k80-gemma3-12b.log")).unwrap();
+    let noise = "Nov 30 06:05:00 gpuhost kernel: noise line\n".repeat(10);
+    let long = "x".repeat(vramdiff::source::MAX_LINE_BYTES + 10);
+    let log = format!("{noise}{long}\n{noise}{long} memory MiB\r\n{noise}{founding}{noise}{long}");
+    let mut pipelines = pipelines();
+    for capacity in [256 * 1024, 8 * 1024 * 1024] {
+        let (skimmed, every) = both(&mut pipelines, log.as_bytes(), capacity);
+        assert!(skimmed == every, "buffers of {capacity} bytes");
+    }
+}
+
+/// Slog records without any anchor still count: a later one sets the log boundary clock (a record an hour
+/// later, then the same log again, is read as a second log), and a record cut in two by a paste is joined
+/// whichever piece holds the anchor.
+#[test]
+fn records_without_anchors_still_move_the_clock_and_take_continuations() {
+    let founding =
+        std::fs::read_to_string(root().join("sample-logs/founding-k80-gemma3-12b.log")).unwrap();
+    let t4 = std::fs::read_to_string(
+        root().join("sample-logs/014-multigpu-2x-split37-0-projector-estimate.log"),
+    )
+    .unwrap();
+    let later = "time=2025-07-20T12:00:00.000+08:00 level=INFO source=sched.go:509 msg=\"loaded runners\" count=1\n";
+    // corpus 014:2 cut before its `msg=offload` anchor, as a paste re-wraps it.
+    let offload = t4.lines().nth(1).unwrap();
+    let at = offload.find("msg=offload").unwrap();
+    let cut = format!("{}\n{}\n", &offload[..at], &offload[at..]);
+    let noise = "Nov 30 06:05:00 gpuhost kernel: noise line\n".repeat(5);
+    let log = format!("{founding}{noise}{later}{noise}{founding}{noise}{cut}{noise}");
+    let mut pipelines = pipelines();
+    for capacity in [256 * 1024, 333] {
+        let (skimmed, every) = both(&mut pipelines, log.as_bytes(), capacity);
+        assert!(skimmed == every, "buffers of {capacity} bytes");
+    }
+}
