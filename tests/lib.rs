@@ -25,6 +25,7 @@ mod gguf_oracle;
 mod gguf_real_logs;
 mod golden;
 mod grammar_examples;
+mod html_report;
 mod inspect_contract;
 mod inspect_golden;
 mod json_contract;

@@ -38,6 +38,9 @@ pub enum FormatArg {
     /// JUnit XML for CI servers: a test suite per input, a test case per load, a failure per finding at or
     /// above --fail-on.
     Junit,
+    /// One self-contained HTML file (styles inline, charts embedded, no script, nothing fetched), to attach or
+    /// keep as a CI artefact.
+    Html,
 }
 
 impl FormatArg {
@@ -49,6 +52,7 @@ impl FormatArg {
             FormatArg::Markdown => Format::Markdown,
             FormatArg::Jsonl => Format::JsonLines,
             FormatArg::Junit => Format::Junit,
+            FormatArg::Html => Format::Html,
         }
     }
 }

@@ -37,10 +37,18 @@ pub fn report(request: &Report) -> Outcome {
         },
         None => Vec::new(),
     };
+    // The HTML report quotes the lines each finding rests on; the other formats name them by number.
+    let evidence = match request.format {
+        Format::Html => report::read_evidence(&analysis),
+        Format::Text | Format::Json | Format::Markdown | Format::JsonLines | Format::Junit => {
+            report::Evidence::new()
+        }
+    };
     let options = ReportOptions {
         show_unrecognized: request.show_unrecognized,
         charts,
         fail_on: request.fail_on,
+        evidence,
     };
     if request.summary {
         let markdown = report::reporter(Format::Markdown, options.clone()).render(&analysis);
