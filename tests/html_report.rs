@@ -231,3 +231,50 @@ fn hostile_log_text_stays_text() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[cfg(feature = "batch")]
+#[test]
+fn batch_writes_its_summary_as_one_self_contained_page() {
+    let dir = scratch("html-batch");
+    let page = dir.join("summary.html");
+    let out = run(
+        &[
+            "batch",
+            "sample-logs",
+            "--quiet",
+            "--html",
+            page.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stderr(&out).contains("wrote "), "{}", stderr(&out));
+    let html = std::fs::read_to_string(&page).unwrap();
+    let doc = Html::parse_document(&html);
+    assert!(!html.contains("http://") && !html.contains("https://"));
+    assert!(select(&doc, "script").is_empty());
+    assert_eq!(
+        select(&doc, "title")[0].text().collect::<String>(),
+        "vramdiff batch summary"
+    );
+    // The summary's tables, as tables: the first is the ratio per component.
+    let first = &select(&doc, "table")[0];
+    let header: Vec<String> = first
+        .select(&Selector::parse("th").unwrap())
+        .map(|t| t.text().collect())
+        .collect();
+    assert_eq!(
+        header,
+        ["component", "loads", "median", "p10", "p90", "worst"]
+    );
+    assert!(select(&doc, "table").len() >= 5);
+    // The batch charts, embedded PNGs.
+    let images = select(&doc, "img");
+    assert!(!images.is_empty());
+    for img in images {
+        let src = img.value().attr("src").unwrap();
+        let data = src.strip_prefix("data:image/png;base64,").unwrap();
+        assert_eq!(&base64_decode(data)[..8], b"\x89PNG\r\n\x1a\n");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -134,6 +134,7 @@ pub fn resolve(args: &Args) -> Request {
                 shard: b.shard,
                 partition_by: b.partition_by.clone(),
                 junit: b.junit.clone(),
+                html: b.html.clone(),
             },
             quiet: b.quiet,
             summary: b.summary,

@@ -16,7 +16,7 @@ use super::tables::Section;
 use super::ChartLink;
 
 /// The stylesheet, inline: readable on paper-white and on a dark theme, tables that scroll on a narrow screen.
-const STYLE: &str = "\
+pub(super) const STYLE: &str = "\
 :root{color-scheme:light dark;--fg:#1b1f24;--bg:#ffffff;--muted:#59636e;--line:#d1d9e0;--head:#f6f8fa;\
 --code:#eff2f5;--error:#b3261e;--warning:#9a6700;--info:#0969da;--ok:#1a7f37}\
 @media (prefers-color-scheme:dark){:root{--fg:#e6edf3;--bg:#0d1117;--muted:#9198a1;--line:#3d444d;\

@@ -10,6 +10,7 @@ pub mod diff;
 pub mod document;
 mod escape;
 pub mod html;
+pub mod html_page;
 pub mod inspect;
 pub mod json;
 pub mod junit;
