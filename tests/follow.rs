@@ -26,7 +26,7 @@ const LOG_511: &str =
 
 /// nvidia-smi's answers for the founding machine (two Tesla K80 dies), in the `--format=csv,nounits` forms
 /// `--capture nvidia-smi` asks for; the figures are those of `sample-logs/founding-k80-gemma3-12b.nvidia-smi.txt`.
-const FAKE_NVIDIA_SMI: &str = r#"#!/bin/sh
+pub(crate) const FAKE_NVIDIA_SMI: &str = r#"#!/bin/sh
 case "$1" in
 --query-gpu=*)
   echo 'index, uuid, pci.bus_id, memory.used [MiB], memory.total [MiB]'
@@ -53,7 +53,7 @@ fn fake_tool(dir: &Path, script: &str) -> PathBuf {
 }
 
 /// A folder holding an executable `name` with this script.
-fn fake_named(dir: &Path, name: &str, script: &str) -> PathBuf {
+pub(crate) fn fake_named(dir: &Path, name: &str, script: &str) -> PathBuf {
     let bin = dir.join("bin");
     std::fs::create_dir_all(&bin).unwrap();
     let tool = bin.join(name);
@@ -267,7 +267,7 @@ fn follow_reports_each_load_in_order_across_a_rotation() {
 }
 
 /// Answers every request with `/api/ps`'s documented shape for one model; records the request lines.
-fn ollama_server(size: i64, size_vram: i64) -> (String, Arc<Mutex<Vec<String>>>) {
+pub(crate) fn ollama_server(size: i64, size_vram: i64) -> (String, Arc<Mutex<Vec<String>>>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let requests = Arc::new(Mutex::new(Vec::new()));

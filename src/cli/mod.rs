@@ -10,6 +10,7 @@ use crate::report::Format;
 mod batch;
 mod completions;
 mod diff;
+mod doctor;
 mod input;
 mod inspect;
 mod report;
@@ -19,6 +20,7 @@ mod whatif;
 pub use batch::BatchArgs;
 pub use completions::{CompletionsArgs, ShellArg};
 pub use diff::DiffArgs;
+pub use doctor::DoctorArgs;
 pub use input::{parse_size_arg, InputArgs};
 pub use inspect::{InspectArgs, InspectFormatArg};
 pub use report::{CaptureArg, ReportArgs};
@@ -96,6 +98,9 @@ pub enum Command {
     /// Compare two runs (two logs, or two `batch --out` folders): what changed per component, GPU, placement
     /// and finding.
     Diff(DiffArgs),
+    /// Find this machine's Ollama log (journald, ~/.ollama/logs, %LOCALAPPDATA%, docker, $OLLAMA_LOGS), take
+    /// its last load, observe the GPUs and /api/ps now, and report; --issue writes a redacted issue block.
+    Doctor(DoctorArgs),
     /// Print a shell completion script (bash, zsh, fish, powershell).
     Completions(CompletionsArgs),
     /// Print the man page (roff) on stdout: `vramdiff man > vramdiff.1`.

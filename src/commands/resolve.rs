@@ -3,6 +3,7 @@
 //! `--fail-on` severity, the files to read, the what-if changes, the follow's live observations, the batch's
 //! options. Nothing past this module sees a clap type, so the stages never depend on the command line.
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use crate::checks::CheckConfig;
@@ -29,6 +30,7 @@ pub enum Request {
     #[cfg(feature = "batch")]
     Batch(Batch),
     Diff(Diff),
+    Doctor(Doctor),
     /// `completions SHELL`.
     Completions(clap_complete::Shell),
     Man,
@@ -47,6 +49,21 @@ pub struct Report {
     pub fail_on: Option<Severity>,
     /// `--summary`: also append the Markdown report to `$GITHUB_STEP_SUMMARY`.
     pub summary: bool,
+}
+
+/// `vramdiff doctor`'s options.
+#[derive(Debug, Clone)]
+pub struct Doctor {
+    /// The log given, instead of looking for one.
+    pub log: Option<String>,
+    pub issue: bool,
+    /// The GPU monitors to try now, in order (empty: none).
+    pub capture: Vec<Tool>,
+    /// The Ollama server to ask now.
+    pub ollama: Option<String>,
+    pub fail_on: Option<Severity>,
+    /// Why doctor runs when the user did not ask for it (no file on a terminal), said on stderr.
+    pub implicit: bool,
 }
 
 /// `--follow`'s options.
@@ -107,6 +124,18 @@ pub struct Diff {
 pub fn resolve(args: &Args) -> Request {
     match &args.command {
         None if args.report.follow => Request::Follow(follow(&args.report)),
+        // No file, and standard input is a terminal (nothing piped in): rather than wait for input no one will
+        // type, look for the log where the server writes it.
+        None if args.report.input.files.is_empty() && std::io::stdin().is_terminal() => {
+            Request::Doctor(Doctor {
+                log: None,
+                issue: false,
+                capture: vec![Tool::NvidiaSmi, Tool::RocmSmi],
+                ollama: Some(ollama_host()),
+                fail_on: severity(args.report.fail_on),
+                implicit: true,
+            })
+        }
         None => Request::Report(report(&args.report)),
         Some(Command::Whatif(w)) => Request::Whatif(whatif(w)),
         Some(Command::Inspect(i)) => Request::Inspect(Inspect {
@@ -157,6 +186,23 @@ pub fn resolve(args: &Args) -> Request {
             ShellArg::Powershell => clap_complete::Shell::PowerShell,
         }),
         Some(Command::Man) => Request::Man,
+        Some(Command::Doctor(d)) => Request::Doctor(Doctor {
+            log: d.log.clone(),
+            issue: d.issue,
+            capture: match d.capture {
+                None => vec![Tool::NvidiaSmi, Tool::RocmSmi],
+                Some(CaptureArg::NvidiaSmi) => vec![Tool::NvidiaSmi],
+                Some(CaptureArg::RocmSmi) => vec![Tool::RocmSmi],
+                Some(CaptureArg::None) => Vec::new(),
+            },
+            ollama: if d.no_ollama {
+                None
+            } else {
+                Some(d.ollama.clone().unwrap_or_else(ollama_host))
+            },
+            fail_on: severity(d.fail_on),
+            implicit: false,
+        }),
     }
 }
 
@@ -243,6 +289,27 @@ fn options(input: &InputArgs, keep_unrecognized: bool) -> Options {
             !input.no_model_search && std::env::var_os("VRAMDIFF_NO_MODEL_SEARCH").is_none(),
         ),
         whatif: None,
+    }
+}
+
+/// Ollama's address from `$OLLAMA_HOST` (`host`, `host:port` or a URL), else the default.
+pub fn ollama_host() -> String {
+    match std::env::var("OLLAMA_HOST") {
+        Ok(h) if !h.trim().is_empty() => {
+            let h = h.trim();
+            let with_scheme = if h.contains("://") {
+                h.to_string()
+            } else {
+                format!("http://{h}")
+            };
+            let after_scheme = with_scheme.split_once("://").map_or("", |(_, rest)| rest);
+            if after_scheme.contains(':') {
+                with_scheme
+            } else {
+                format!("{with_scheme}:11434")
+            }
+        }
+        _ => "http://127.0.0.1:11434".to_string(),
     }
 }
 
