@@ -53,6 +53,12 @@ pub struct ReportArgs {
     /// beside the buffers and nvidia-smi [default URL: http://127.0.0.1:11434]
     #[arg(long, value_name = "URL", num_args = 0..=1, default_missing_value = "http://127.0.0.1:11434", requires = "follow")]
     pub ollama: Option<String>,
+
+    /// With --follow: answer GET /metrics (OpenMetrics: per model and device the estimated, planned, actual,
+    /// driver-observed and unattributed bytes, layers on GPU and CPU, findings by code and severity) and GET
+    /// /loads (the last 20 loads as JSON lines) on ADDR [default: 127.0.0.1:9464; a port alone is loopback]
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:9464", requires = "follow")]
+    pub serve: Option<String>,
     /// Also append the Markdown report to the file named by $GITHUB_STEP_SUMMARY (nothing when it is unset).
     #[arg(long)]
     pub summary: bool,

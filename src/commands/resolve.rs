@@ -231,6 +231,7 @@ fn follow(args: &ReportArgs) -> Follow {
                 CaptureArg::None => None,
             },
             ollama: args.ollama.clone(),
+            serve: args.serve.clone(),
         },
     }
 }
