@@ -33,6 +33,7 @@ mod json_contract;
 mod kv_geometry;
 mod layout_replay;
 mod lifecycle;
+mod manners;
 mod max_ctx;
 mod max_ctx_gguf;
 mod observed;

@@ -23,7 +23,7 @@ pub use diff::DiffArgs;
 pub use doctor::DoctorArgs;
 pub use input::{parse_size_arg, InputArgs};
 pub use inspect::{InspectArgs, InspectFormatArg};
-pub use report::{CaptureArg, ReportArgs};
+pub use report::{CaptureArg, ColorArg, ReportArgs};
 pub use whatif::{KvTypeArg, SchedulerArg, WhatifArgs};
 
 /// Output format.

@@ -16,6 +16,15 @@ pub enum CaptureArg {
     None,
 }
 
+/// When the terminal report is coloured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorArg {
+    /// On a terminal, unless NO_COLOR is set (CLICOLOR_FORCE forces it).
+    Auto,
+    Always,
+    Never,
+}
+
 /// The default command: the report.
 #[derive(Debug, Clone, ClapArgs)]
 pub struct ReportArgs {
@@ -38,6 +47,15 @@ pub struct ReportArgs {
     /// finding, after that load's report.
     #[arg(long, value_enum, value_name = "SEVERITY", default_value_t = SeverityArg::Error)]
     pub fail_on: SeverityArg,
+
+    /// Colour the severities and verdicts of the text report: auto (on a terminal; NO_COLOR turns it off,
+    /// CLICOLOR_FORCE on), always, never.
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = ColorArg::Auto)]
+    pub color: ColorArg,
+
+    /// No messages on stderr (what was written, warnings) unless the command fails.
+    #[arg(long, short)]
+    pub quiet: bool,
 
     /// Follow one file by name across rotation and truncation (as `tail -F`), or an endless standard input,
     /// and print each load's report as soon as the load completes. Ctrl-C ends it.

@@ -8,8 +8,8 @@ use std::path::PathBuf;
 
 use crate::checks::CheckConfig;
 use crate::cli::{
-    Args, CaptureArg, Command, InputArgs, InspectFormatArg, KvTypeArg, ReportArgs, SchedulerArg,
-    SeverityArg, ShellArg, WhatifArgs,
+    Args, CaptureArg, ColorArg, Command, InputArgs, InspectFormatArg, KvTypeArg, ReportArgs,
+    SchedulerArg, SeverityArg, ShellArg, WhatifArgs,
 };
 use crate::live::capture::Tool;
 use crate::load::model_file::ModelFiles;
@@ -49,6 +49,10 @@ pub struct Report {
     pub fail_on: Option<Severity>,
     /// `--summary`: also append the Markdown report to `$GITHUB_STEP_SUMMARY`.
     pub summary: bool,
+    /// Paint the text report for a terminal (`--color`, `NO_COLOR`, `CLICOLOR_FORCE`).
+    pub color: bool,
+    /// `-q`: no messages unless the command fails.
+    pub quiet: bool,
 }
 
 /// `vramdiff doctor`'s options.
@@ -215,6 +219,28 @@ fn report(args: &ReportArgs) -> Report {
         chart: args.chart.clone(),
         fail_on: severity(args.fail_on),
         summary: args.summary,
+        color: color(args.color),
+        quiet: args.quiet,
+    }
+}
+
+/// Whether to colour, as clig.dev describes: `always`/`never` decide; `auto` colours a terminal unless
+/// `NO_COLOR` is set to anything, and `CLICOLOR_FORCE` (not `0`) colours even a pipe.
+fn color(arg: ColorArg) -> bool {
+    let set = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty());
+    match arg {
+        ColorArg::Always => true,
+        ColorArg::Never => false,
+        ColorArg::Auto => {
+            if set("CLICOLOR_FORCE") && std::env::var_os("CLICOLOR_FORCE").is_some_and(|v| v != "0")
+            {
+                true
+            } else if set("NO_COLOR") {
+                false
+            } else {
+                std::io::stdout().is_terminal()
+            }
+        }
     }
 }
 

@@ -6,6 +6,7 @@
 //! [`UnsupportedFormat`] naming those it does. Nothing here does I/O, so the caller decides where the bytes go.
 
 pub mod chart;
+pub mod color;
 pub mod diff;
 pub mod document;
 mod escape;
