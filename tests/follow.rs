@@ -26,7 +26,7 @@ const LOG_511: &str =
 
 /// nvidia-smi's answers for the founding machine (two Tesla K80 dies), in the `--format=csv,nounits` forms
 /// `--capture nvidia-smi` asks for; the figures are those of `sample-logs/founding-k80-gemma3-12b.nvidia-smi.txt`.
-const FAKE_NVIDIA_SMI: &str = r#"#!/bin/sh
+pub(crate) const FAKE_NVIDIA_SMI: &str = r#"#!/bin/sh
 case "$1" in
 --query-gpu=*)
   echo 'index, uuid, pci.bus_id, memory.used [MiB], memory.total [MiB]'
@@ -53,7 +53,7 @@ fn fake_tool(dir: &Path, script: &str) -> PathBuf {
 }
 
 /// A folder holding an executable `name` with this script.
-fn fake_named(dir: &Path, name: &str, script: &str) -> PathBuf {
+pub(crate) fn fake_named(dir: &Path, name: &str, script: &str) -> PathBuf {
     let bin = dir.join("bin");
     std::fs::create_dir_all(&bin).unwrap();
     let tool = bin.join(name);
@@ -267,7 +267,7 @@ fn follow_reports_each_load_in_order_across_a_rotation() {
 }
 
 /// Answers every request with `/api/ps`'s documented shape for one model; records the request lines.
-fn ollama_server(size: i64, size_vram: i64) -> (String, Arc<Mutex<Vec<String>>>) {
+pub(crate) fn ollama_server(size: i64, size_vram: i64) -> (String, Arc<Mutex<Vec<String>>>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let requests = Arc::new(Mutex::new(Vec::new()));
@@ -628,4 +628,171 @@ fn a_malformed_line_is_warned_with_its_line_while_following() {
     let want = format!("warning: {log_arg}:{bad_line}: rule ");
     assert!(err.contains(&want), "{want} in: {err}");
     assert!(err.contains("is not a size"), "{err}");
+}
+
+/// The samples of an OpenMetrics text: `name{labels}` → value.
+fn samples(text: &str) -> std::collections::BTreeMap<String, f64> {
+    text.lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .map(|l| {
+            let (key, value) = l.rsplit_once(' ').expect("name and value");
+            (key.to_string(), value.parse().expect("a number"))
+        })
+        .collect()
+}
+
+/// `--serve`: `/metrics` and `/loads` answer a real HTTP client on loopback while the follow goes on, and every
+/// gauge equals the figure of the same load's JSON line.
+#[test]
+fn serve_answers_metrics_equal_to_the_json_line_of_the_same_load() {
+    let dir = scratch("serve-tools");
+    let bin = fake_tool(&dir, FAKE_NVIDIA_SMI);
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let addr = format!("127.0.0.1:{port}");
+    let follower = follow_founding(
+        "serve",
+        &[
+            "-f",
+            "--format",
+            "jsonl",
+            "--fail-on",
+            "never",
+            "--capture",
+            "nvidia-smi",
+            "--serve",
+            &addr,
+        ],
+        &path_with(&bin),
+    );
+    let load = follower.load();
+    let get = |path: &str| {
+        let response = minreq::get(format!("http://{addr}{path}"))
+            .with_timeout(10)
+            .send()
+            .expect("the server answers");
+        (
+            response.status_code,
+            response
+                .headers
+                .iter()
+                .find(|(k, _)| k.eq_ignore_ascii_case("content-type"))
+                .map(|(_, v)| v.clone())
+                .unwrap_or_default(),
+            response.as_str().unwrap().to_string(),
+        )
+    };
+    let (status, content_type, text) = get("/metrics");
+    assert_eq!(status, 200);
+    assert!(
+        content_type.starts_with("application/openmetrics-text"),
+        "{content_type}"
+    );
+    assert!(text.ends_with("# EOF\n"), "{text}");
+    let got = samples(&text);
+    let gauge = |metric: &str, device: &Value| {
+        let key = format!(
+            "vramdiff_{metric}_bytes{{model=\"gemma3\",device=\"{}\"}}",
+            device.as_str().unwrap()
+        );
+        *got.get(&key).unwrap_or_else(|| panic!("{key} in\n{text}")) as i64
+    };
+    let mut compared = 0;
+    for d in load["devices"].as_array().unwrap() {
+        for (metric, field) in [("estimated", "estimated"), ("actual", "actual")] {
+            if let Some(b) = d[field]["bytes"].as_i64() {
+                assert_eq!(gauge(metric, &d["device"]), b, "{metric} {}", d["device"]);
+                compared += 1;
+            }
+        }
+    }
+    let observed = load["observed"].as_array().unwrap();
+    assert_eq!(observed.len(), 2, "the fake nvidia-smi's two GPUs");
+    for o in observed {
+        for (metric, field) in [
+            ("observed_used", "used"),
+            ("observed_runner", "runner_process"),
+            ("unattributed", "unattributed"),
+        ] {
+            assert_eq!(
+                gauge(metric, &o["device"]),
+                o[field]["bytes"].as_i64().unwrap()
+            );
+            compared += 1;
+        }
+    }
+    for g in load["whatif"]["estimate"]["placement"]["gpus"]
+        .as_array()
+        .unwrap()
+    {
+        assert_eq!(
+            gauge("planned", &g["device"]),
+            g["allocation"].as_i64().unwrap()
+        );
+        compared += 1;
+    }
+    assert_eq!(
+        compared, 13,
+        "5 device figures, 6 observed, 2 planned: {text}"
+    );
+    let layers = |on: &str| got[&format!("vramdiff_layers{{model=\"gemma3\",on=\"{on}\"}}")] as i64;
+    let offloaded = load["actual"]["offloaded_layers"].as_i64().unwrap();
+    assert_eq!(layers("gpu"), offloaded);
+    assert_eq!(
+        layers("cpu"),
+        load["actual"]["total_layers"].as_i64().unwrap() - offloaded
+    );
+    for f in load["findings"].as_array().unwrap() {
+        let key = format!(
+            "vramdiff_findings_total{{code=\"{}\",severity=\"{}\"}}",
+            f["code"].as_str().unwrap(),
+            f["severity"].as_str().unwrap()
+        );
+        assert_eq!(got[&key], 1.0, "{key}");
+    }
+    assert_eq!(got["vramdiff_loads_total"], 1.0);
+    assert!(got["vramdiff_last_load_timestamp_seconds"] > 1.7e9);
+
+    let (status, _, loads) = get("/loads");
+    assert_eq!(status, 200);
+    let lines: Vec<&str> = loads.lines().collect();
+    assert_eq!(lines.len(), 1);
+    // The same JSON line as stdout's (`load()` took `schema_version` off it).
+    let mut served: Value = serde_json::from_str(lines[0]).unwrap();
+    assert_eq!(
+        served.as_object_mut().unwrap().remove("schema_version"),
+        Some(Value::from(1))
+    );
+    assert!(served == load, "/loads differs from the report's JSON line");
+    assert_eq!(get("/nothing").0, 404);
+    // Every metric the example Grafana dashboard queries is one the exposition has.
+    let dashboard =
+        std::fs::read_to_string(root().join("examples/grafana/vramdiff-dashboard.json")).unwrap();
+    let names: std::collections::BTreeSet<&str> = dashboard
+        .match_indices("vramdiff_")
+        .map(|(i, _)| {
+            let rest = &dashboard[i..];
+            let end = rest
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(rest.len());
+            &rest[..end]
+        })
+        .collect();
+    assert!(names.len() >= 8, "{names:?}");
+    for name in names {
+        assert!(
+            text.lines()
+                .any(|l| l.starts_with(&format!("{name}{{")) || l.starts_with(&format!("{name} "))),
+            "the dashboard's {name} is not served"
+        );
+    }
+    let (code, err) = follower.interrupt();
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        err.contains(&format!("serving http://{addr}/metrics and /loads")),
+        "{err}"
+    );
 }

@@ -1,4 +1,4 @@
-//! Golden reports: `reports/` holds what vramdiff writes (text, JSON, Markdown and PNG charts) for every file in
+//! Golden reports: `reports/` holds what vramdiff writes (text, JSON, Markdown, HTML and PNG charts) for every file in
 //! `sample-logs/`. A test fails when a committed report differs from a fresh run of the real binary, byte for
 //! byte (PNG too: the font is embedded, so the pixels do not depend on the machine).
 //! Regenerate with `VRAMDIFF_UPDATE_REPORTS=1 cargo test --test integration golden` and review the diff.
@@ -58,6 +58,12 @@ fn text_reports_are_current() {
 #[test]
 fn json_reports_are_current() {
     check("json", "json");
+}
+
+/// The HTML reports: self-contained pages with the charts embedded and the findings' lines quoted.
+#[test]
+fn html_reports_are_current() {
+    check("html", "html");
 }
 
 /// Width and height from a PNG's IHDR chunk, after checking the signature.

@@ -45,6 +45,8 @@ pub struct BatchOptions {
     pub partition_by: Option<dataset::PartitionBy>,
     /// Also write the run as JUnit XML here.
     pub junit: Option<PathBuf>,
+    /// Write the summary as one HTML page here, the charts embedded.
+    pub html: Option<PathBuf>,
 }
 
 /// What a batch run produced.
@@ -115,6 +117,12 @@ pub fn run(
     if let Some(path) = &options.junit {
         let xml = crate::report::junit::write(&junit::suites(&results, options.fail_on));
         std::fs::write(path, xml)
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+        written.push(path.display().to_string());
+    }
+    if let Some(path) = &options.html {
+        let page = crate::report::html_page::summary_page(&summary, &charts::all(&results)?);
+        std::fs::write(path, page)
             .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
         written.push(path.display().to_string());
     }

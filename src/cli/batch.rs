@@ -54,6 +54,11 @@ pub struct BatchArgs {
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
 
+    /// Also write the summary as one self-contained HTML page to FILE (styles inline, the charts embedded, no
+    /// script, nothing fetched).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+
     /// Append the summary (Markdown) to $GITHUB_STEP_SUMMARY when it is set.
     #[arg(long)]
     pub summary: bool,

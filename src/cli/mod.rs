@@ -10,6 +10,7 @@ use crate::report::Format;
 mod batch;
 mod completions;
 mod diff;
+mod doctor;
 mod input;
 mod inspect;
 mod report;
@@ -19,9 +20,10 @@ mod whatif;
 pub use batch::BatchArgs;
 pub use completions::{CompletionsArgs, ShellArg};
 pub use diff::DiffArgs;
+pub use doctor::DoctorArgs;
 pub use input::{parse_size_arg, InputArgs};
 pub use inspect::{InspectArgs, InspectFormatArg};
-pub use report::{CaptureArg, ReportArgs};
+pub use report::{CaptureArg, ColorArg, ReportArgs};
 pub use whatif::{KvTypeArg, SchedulerArg, WhatifArgs};
 
 /// Output format.
@@ -38,6 +40,9 @@ pub enum FormatArg {
     /// JUnit XML for CI servers: a test suite per input, a test case per load, a failure per finding at or
     /// above --fail-on.
     Junit,
+    /// One self-contained HTML file (styles inline, charts embedded, no script, nothing fetched), to attach or
+    /// keep as a CI artefact.
+    Html,
 }
 
 impl FormatArg {
@@ -49,6 +54,7 @@ impl FormatArg {
             FormatArg::Markdown => Format::Markdown,
             FormatArg::Jsonl => Format::JsonLines,
             FormatArg::Junit => Format::Junit,
+            FormatArg::Html => Format::Html,
         }
     }
 }
@@ -92,6 +98,9 @@ pub enum Command {
     /// Compare two runs (two logs, or two `batch --out` folders): what changed per component, GPU, placement
     /// and finding.
     Diff(DiffArgs),
+    /// Find this machine's Ollama log (journald, ~/.ollama/logs, %LOCALAPPDATA%, docker, $OLLAMA_LOGS), take
+    /// its last load, observe the GPUs and /api/ps now, and report; --issue writes a redacted issue block.
+    Doctor(DoctorArgs),
     /// Print a shell completion script (bash, zsh, fish, powershell).
     Completions(CompletionsArgs),
     /// Print the man page (roff) on stdout: `vramdiff man > vramdiff.1`.

@@ -16,6 +16,15 @@ pub enum CaptureArg {
     None,
 }
 
+/// When the terminal report is coloured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorArg {
+    /// On a terminal, unless NO_COLOR is set (CLICOLOR_FORCE forces it).
+    Auto,
+    Always,
+    Never,
+}
+
 /// The default command: the report.
 #[derive(Debug, Clone, ClapArgs)]
 pub struct ReportArgs {
@@ -39,6 +48,15 @@ pub struct ReportArgs {
     #[arg(long, value_enum, value_name = "SEVERITY", default_value_t = SeverityArg::Error)]
     pub fail_on: SeverityArg,
 
+    /// Colour the severities and verdicts of the text report: auto (on a terminal; NO_COLOR turns it off,
+    /// CLICOLOR_FORCE on), always, never.
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = ColorArg::Auto)]
+    pub color: ColorArg,
+
+    /// No messages on stderr (what was written, warnings) unless the command fails.
+    #[arg(long, short)]
+    pub quiet: bool,
+
     /// Follow one file by name across rotation and truncation (as `tail -F`), or an endless standard input,
     /// and print each load's report as soon as the load completes. Ctrl-C ends it.
     #[arg(long, short = 'f', conflicts_with_all = ["smi", "chart", "summary"])]
@@ -53,6 +71,12 @@ pub struct ReportArgs {
     /// beside the buffers and nvidia-smi [default URL: http://127.0.0.1:11434]
     #[arg(long, value_name = "URL", num_args = 0..=1, default_missing_value = "http://127.0.0.1:11434", requires = "follow")]
     pub ollama: Option<String>,
+
+    /// With --follow: answer GET /metrics (OpenMetrics: per model and device the estimated, planned, actual,
+    /// driver-observed and unattributed bytes, layers on GPU and CPU, findings by code and severity) and GET
+    /// /loads (the last 20 loads as JSON lines) on ADDR [default: 127.0.0.1:9464; a port alone is loopback]
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:9464", requires = "follow")]
+    pub serve: Option<String>,
     /// Also append the Markdown report to the file named by $GITHUB_STEP_SUMMARY (nothing when it is unset).
     #[arg(long)]
     pub summary: bool,

@@ -6,9 +6,11 @@
 #[cfg(feature = "batch")]
 pub mod batch;
 pub mod diff;
+pub mod doctor;
 pub mod follow;
 pub mod generate;
 pub mod inspect;
+pub mod locate;
 mod outcome;
 pub mod report;
 pub mod resolve;
@@ -30,6 +32,7 @@ pub fn run(args: &crate::cli::Args, terminal: Terminal<'_>) -> Outcome {
         #[cfg(feature = "batch")]
         Request::Batch(b) => batch::batch(&b),
         Request::Diff(d) => diff::diff(&d),
+        Request::Doctor(d) => doctor::doctor(&d),
         Request::Completions(shell) => generate::completions(shell),
         Request::Man => generate::man(),
     }

@@ -37,16 +37,27 @@ pub fn report(request: &Report) -> Outcome {
         },
         None => Vec::new(),
     };
+    // The HTML report quotes the lines each finding rests on; the other formats name them by number.
+    let evidence = match request.format {
+        Format::Html => report::read_evidence(&analysis),
+        Format::Text | Format::Json | Format::Markdown | Format::JsonLines | Format::Junit => {
+            report::Evidence::new()
+        }
+    };
     let options = ReportOptions {
         show_unrecognized: request.show_unrecognized,
         charts,
         fail_on: request.fail_on,
+        evidence,
     };
     if request.summary {
         let markdown = report::reporter(Format::Markdown, options.clone()).render(&analysis);
         step_summary(&markdown, &mut messages);
     }
-    let stdout = report::reporter(request.format, options).render(&analysis);
+    let mut stdout = report::reporter(request.format, options).render(&analysis);
+    if request.color && request.format == Format::Text {
+        stdout = report::color::paint(&String::from_utf8_lossy(&stdout)).into_bytes();
+    }
     let code = if input_errors(&analysis, &mut messages) {
         2
     } else if request.fail_on.is_some_and(|t| {
@@ -60,6 +71,9 @@ pub fn report(request: &Report) -> Outcome {
     } else {
         0
     };
+    if request.quiet && code != 2 {
+        messages.clear();
+    }
     Outcome {
         stdout,
         messages,

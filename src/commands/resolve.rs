@@ -3,12 +3,13 @@
 //! `--fail-on` severity, the files to read, the what-if changes, the follow's live observations, the batch's
 //! options. Nothing past this module sees a clap type, so the stages never depend on the command line.
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use crate::checks::CheckConfig;
 use crate::cli::{
-    Args, CaptureArg, Command, InputArgs, InspectFormatArg, KvTypeArg, ReportArgs, SchedulerArg,
-    SeverityArg, ShellArg, WhatifArgs,
+    Args, CaptureArg, ColorArg, Command, InputArgs, InspectFormatArg, KvTypeArg, ReportArgs,
+    SchedulerArg, SeverityArg, ShellArg, WhatifArgs,
 };
 use crate::live::capture::Tool;
 use crate::load::model_file::ModelFiles;
@@ -29,6 +30,7 @@ pub enum Request {
     #[cfg(feature = "batch")]
     Batch(Batch),
     Diff(Diff),
+    Doctor(Doctor),
     /// `completions SHELL`.
     Completions(clap_complete::Shell),
     Man,
@@ -47,6 +49,25 @@ pub struct Report {
     pub fail_on: Option<Severity>,
     /// `--summary`: also append the Markdown report to `$GITHUB_STEP_SUMMARY`.
     pub summary: bool,
+    /// Paint the text report for a terminal (`--color`, `NO_COLOR`, `CLICOLOR_FORCE`).
+    pub color: bool,
+    /// `-q`: no messages unless the command fails.
+    pub quiet: bool,
+}
+
+/// `vramdiff doctor`'s options.
+#[derive(Debug, Clone)]
+pub struct Doctor {
+    /// The log given, instead of looking for one.
+    pub log: Option<String>,
+    pub issue: bool,
+    /// The GPU monitors to try now, in order (empty: none).
+    pub capture: Vec<Tool>,
+    /// The Ollama server to ask now.
+    pub ollama: Option<String>,
+    pub fail_on: Option<Severity>,
+    /// Why doctor runs when the user did not ask for it (no file on a terminal), said on stderr.
+    pub implicit: bool,
 }
 
 /// `--follow`'s options.
@@ -107,6 +128,18 @@ pub struct Diff {
 pub fn resolve(args: &Args) -> Request {
     match &args.command {
         None if args.report.follow => Request::Follow(follow(&args.report)),
+        // No file, and standard input is a terminal (nothing piped in): rather than wait for input no one will
+        // type, look for the log where the server writes it.
+        None if args.report.input.files.is_empty() && std::io::stdin().is_terminal() => {
+            Request::Doctor(Doctor {
+                log: None,
+                issue: false,
+                capture: vec![Tool::NvidiaSmi, Tool::RocmSmi],
+                ollama: Some(ollama_host()),
+                fail_on: severity(args.report.fail_on),
+                implicit: true,
+            })
+        }
         None => Request::Report(report(&args.report)),
         Some(Command::Whatif(w)) => Request::Whatif(whatif(w)),
         Some(Command::Inspect(i)) => Request::Inspect(Inspect {
@@ -134,6 +167,7 @@ pub fn resolve(args: &Args) -> Request {
                 shard: b.shard,
                 partition_by: b.partition_by.clone(),
                 junit: b.junit.clone(),
+                html: b.html.clone(),
             },
             quiet: b.quiet,
             summary: b.summary,
@@ -156,6 +190,23 @@ pub fn resolve(args: &Args) -> Request {
             ShellArg::Powershell => clap_complete::Shell::PowerShell,
         }),
         Some(Command::Man) => Request::Man,
+        Some(Command::Doctor(d)) => Request::Doctor(Doctor {
+            log: d.log.clone(),
+            issue: d.issue,
+            capture: match d.capture {
+                None => vec![Tool::NvidiaSmi, Tool::RocmSmi],
+                Some(CaptureArg::NvidiaSmi) => vec![Tool::NvidiaSmi],
+                Some(CaptureArg::RocmSmi) => vec![Tool::RocmSmi],
+                Some(CaptureArg::None) => Vec::new(),
+            },
+            ollama: if d.no_ollama {
+                None
+            } else {
+                Some(d.ollama.clone().unwrap_or_else(ollama_host))
+            },
+            fail_on: severity(d.fail_on),
+            implicit: false,
+        }),
     }
 }
 
@@ -168,6 +219,28 @@ fn report(args: &ReportArgs) -> Report {
         chart: args.chart.clone(),
         fail_on: severity(args.fail_on),
         summary: args.summary,
+        color: color(args.color),
+        quiet: args.quiet,
+    }
+}
+
+/// Whether to colour, as clig.dev describes: `always`/`never` decide; `auto` colours a terminal unless
+/// `NO_COLOR` is set to anything, and `CLICOLOR_FORCE` (not `0`) colours even a pipe.
+fn color(arg: ColorArg) -> bool {
+    let set = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty());
+    match arg {
+        ColorArg::Always => true,
+        ColorArg::Never => false,
+        ColorArg::Auto => {
+            if set("CLICOLOR_FORCE") && std::env::var_os("CLICOLOR_FORCE").is_some_and(|v| v != "0")
+            {
+                true
+            } else if set("NO_COLOR") {
+                false
+            } else {
+                std::io::stdout().is_terminal()
+            }
+        }
     }
 }
 
@@ -184,6 +257,7 @@ fn follow(args: &ReportArgs) -> Follow {
                 CaptureArg::None => None,
             },
             ollama: args.ollama.clone(),
+            serve: args.serve.clone(),
         },
     }
 }
@@ -242,6 +316,27 @@ fn options(input: &InputArgs, keep_unrecognized: bool) -> Options {
             !input.no_model_search && std::env::var_os("VRAMDIFF_NO_MODEL_SEARCH").is_none(),
         ),
         whatif: None,
+    }
+}
+
+/// Ollama's address from `$OLLAMA_HOST` (`host`, `host:port` or a URL), else the default.
+pub fn ollama_host() -> String {
+    match std::env::var("OLLAMA_HOST") {
+        Ok(h) if !h.trim().is_empty() => {
+            let h = h.trim();
+            let with_scheme = if h.contains("://") {
+                h.to_string()
+            } else {
+                format!("http://{h}")
+            };
+            let after_scheme = with_scheme.split_once("://").map_or("", |(_, rest)| rest);
+            if after_scheme.contains(':') {
+                with_scheme
+            } else {
+                format!("{with_scheme}:11434")
+            }
+        }
+        _ => "http://127.0.0.1:11434".to_string(),
     }
 }
 

@@ -9,7 +9,9 @@
 //! with 1 at the first finding at `--fail-on`'s severity, after that load's report; when standard input ends.
 
 pub mod capture;
+pub mod metrics;
 pub mod ollama;
+pub mod serve;
 
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -35,6 +37,8 @@ pub struct Settings {
     pub capture: Option<Tool>,
     /// `--ollama`: the server whose `/api/ps` is read when a load completes.
     pub ollama: Option<String>,
+    /// `--serve`: where `/metrics` and `/loads` are answered while following.
+    pub serve: Option<String>,
 }
 
 /// Where the follow writes: the report for stdout, messages for stderr, each as it happens.
@@ -62,6 +66,24 @@ pub fn follow(
     stop: Arc<AtomicBool>,
 ) -> Ended {
     let Terminal { stdout, message } = terminal;
+    let metrics = match &settings.serve {
+        Some(addr) => {
+            let metrics = Arc::new(std::sync::Mutex::new(metrics::Metrics::default()));
+            match serve::address(addr).and_then(|a| serve::start(a, Arc::clone(&metrics))) {
+                Ok(bound) => {
+                    message(format!("serving http://{bound}/metrics and /loads"));
+                    Some(metrics)
+                }
+                Err(e) => {
+                    return Ended {
+                        code: 2,
+                        error: Some(e),
+                    }
+                }
+            }
+        }
+        None => None,
+    };
     let notices = std::sync::Mutex::new(Vec::<String>::new());
     let notices = Arc::new(notices);
     let queue = Arc::clone(&notices);
@@ -85,6 +107,7 @@ pub fn follow(
             .map(|tool| Capturer::new(tool, capture::TIMEOUT)),
         ps: settings.ollama.as_deref().map(PsClient::new),
         fail_on: settings.fail_on,
+        metrics,
         stop: Arc::clone(&stop),
         index: 0,
         code: 0,
@@ -114,6 +137,8 @@ struct Printer<'t> {
     capturer: Option<Capturer>,
     ps: Option<PsClient>,
     fail_on: Option<Severity>,
+    /// `--serve`: each load recorded for `/metrics` and `/loads`.
+    metrics: Option<Arc<std::sync::Mutex<metrics::Metrics>>>,
     stop: Arc<AtomicBool>,
     /// Loads reported so far.
     index: usize,
@@ -183,6 +208,15 @@ impl LoadSink for Printer<'_> {
             return;
         }
         self.index += 1;
+        if let Some(metrics) = &self.metrics {
+            let line = report::json::load_line(&load);
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0.0, |d| d.as_secs_f64());
+            if let Ok(mut m) = metrics.lock() {
+                m.record(&String::from_utf8_lossy(&line), now);
+            }
+        }
         // The format was checked when the follow began (`report::supports`).
         let bytes = report::render_load(self.format, self.index, &load).unwrap_or_default();
         match self

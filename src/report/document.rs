@@ -1,11 +1,12 @@
 //! A report as a sequence of blocks, built once per command (`outline.rs` for a load and an analysis,
 //! `whatif.rs`, `diff.rs`, `inspect.rs`) and written by each human-readable format through the [`Markup`]
-//! trait (`text.rs`, `markdown.rs`): the builder decides what is said and in which order, the format decides
+//! trait (`text.rs`, `markdown.rs`, `html.rs`): the builder decides what is said and in which order, the format decides
 //! how each block looks. Cells and values hold the raw text (log text included); each format makes it safe
 //! for its medium.
 //!
 //! A new format implements [`Markup`] in a file of its own and is registered in `mod.rs`.
 
+use super::chart::Chart;
 use super::table::Table;
 use super::tables::Section;
 use super::ChartLink;
@@ -39,6 +40,8 @@ pub enum Block {
     Suggestions(Vec<(String, String)>),
     /// Charts written beside the report (`--chart`), linked where the format can link.
     ChartRef(Vec<ChartLink>),
+    /// Charts drawn in memory, for a format that carries pictures inside itself (HTML); the others skip them.
+    Figures(Vec<Chart>),
     /// Notes that qualify the subject.
     Notes(Vec<String>),
     /// A sentence on its own.
@@ -113,6 +116,9 @@ pub struct FindingItem {
     /// The devices, components and log lines it is about (may be empty).
     pub refs: String,
     pub hint: String,
+    /// The log lines it rests on as written (`(line, text)`), when the command read them again
+    /// ([`super::ReportOptions::evidence`]); the formats that quote evidence show them.
+    pub evidence: Vec<(u64, String)>,
 }
 
 /// `whatif --max-ctx`'s table and what it assumes.
@@ -172,6 +178,10 @@ pub struct CaptureItem {
 /// How one format writes each block. The walk is [`Document::render`]; a format holds whatever state its
 /// layout needs between blocks.
 pub trait Markup {
+    /// What comes before the first block (a document's head); most layouts have none.
+    fn begin(&mut self, _out: &mut String, _document: &Document) {}
+    /// What comes after the last block (closing what `begin` opened); most layouts have none.
+    fn finish(&mut self, _out: &mut String) {}
     fn title(&mut self, out: &mut String, text: &str);
     fn heading(&mut self, out: &mut String, level: u8, text: &str);
     fn subject(&mut self, out: &mut String, subject: &Subject);
@@ -182,6 +192,7 @@ pub trait Markup {
     fn findings(&mut self, out: &mut String, findings: &[FindingItem]);
     fn suggestions(&mut self, out: &mut String, suggestions: &[(String, String)]);
     fn chart_ref(&mut self, out: &mut String, charts: &[ChartLink]);
+    fn figures(&mut self, out: &mut String, charts: &[Chart]);
     fn notes(&mut self, out: &mut String, notes: &[String]);
     fn paragraph(&mut self, out: &mut String, text: &str);
     fn lines(&mut self, out: &mut String, lines: &[String]);
@@ -214,7 +225,9 @@ impl Document {
     /// The document in one format.
     pub fn render(&self, markup: &mut dyn Markup) -> String {
         let mut out = String::new();
+        markup.begin(&mut out, self);
         render_blocks(&self.blocks, markup, &mut out);
+        markup.finish(&mut out);
         out
     }
 }
@@ -239,6 +252,7 @@ fn render_blocks(blocks: &[Block], m: &mut dyn Markup, out: &mut String) {
             Block::Findings(f) => m.findings(out, f),
             Block::Suggestions(s) => m.suggestions(out, s),
             Block::ChartRef(c) => m.chart_ref(out, c),
+            Block::Figures(c) => m.figures(out, c),
             Block::Notes(n) => m.notes(out, n),
             Block::Paragraph(text) => m.paragraph(out, text),
             Block::Lines(lines) => m.lines(out, lines),

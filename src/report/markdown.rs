@@ -142,6 +142,9 @@ impl Markup for Markdown {
         out.push('\n');
     }
 
+    /// Charts drawn in memory are for formats that carry pictures; `--chart` writes them as files.
+    fn figures(&mut self, _out: &mut String, _charts: &[super::chart::Chart]) {}
+
     fn chart_ref(&mut self, out: &mut String, charts: &[ChartLink]) {
         let _ = writeln!(out, "### Charts\n");
         for c in charts {

@@ -1,19 +1,24 @@
 //! Reporters: what a command found in, bytes out. Each command's report is one [`document::Document`] (built
 //! in `outline.rs`, `whatif.rs`, `diff.rs`, `inspect.rs`), written by each human-readable format through
-//! [`document::Markup`] (`text.rs`, `markdown.rs`); JSON (the serde contract, `json.rs`) and JUnit (XML,
+//! [`document::Markup`] (`text.rs`, `markdown.rs`, `html.rs`); JSON (the serde contract, `json.rs`) and JUnit (XML,
 //! `junit.rs`) are serialisers of their own. Every format is registered in one place,
 //! `Format::registration`, and [`render`] is the one way in: a format a command does not write is an
 //! [`UnsupportedFormat`] naming those it does. Nothing here does I/O, so the caller decides where the bytes go.
 
 pub mod chart;
+pub mod color;
 pub mod diff;
 pub mod document;
 mod escape;
+pub mod html;
+pub mod html_page;
 pub mod inspect;
+pub mod issue;
 pub mod json;
 pub mod junit;
 pub mod markdown;
 pub mod outline;
+pub mod redact;
 pub mod table;
 pub mod tables;
 pub mod text;
@@ -21,7 +26,7 @@ pub mod whatif;
 
 use crate::model::{Analysis, Concluded, Severity};
 use document::Markup;
-pub use escape::{md_code, md_escape, sanitize};
+pub use escape::{html_escape, md_code, md_escape, sanitize};
 
 /// The output formats of the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,11 +37,20 @@ pub enum Format {
     /// One JSON object per line and per load: a `loads[]` element plus `input`.
     JsonLines,
     Junit,
+    /// One self-contained HTML file: styles inline, charts embedded, no script, nothing fetched.
+    Html,
+}
+
+/// Where a layout's charts go: linked files written by `--chart`, or drawn into the document itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Charts {
+    Linked,
+    Embedded,
 }
 
 /// How a format is written: a layout of the documents, or a serialiser of its own.
 enum Writer {
-    Markup(fn() -> Box<dyn Markup>),
+    Markup(fn() -> Box<dyn Markup>, Charts),
     /// The versioned JSON document of each command.
     Json,
     /// One JSON line per load where a command has loads; its JSON document elsewhere.
@@ -47,9 +61,10 @@ enum Writer {
 
 impl Format {
     /// Every format, in the order usage messages name them.
-    pub const ALL: [Format; 5] = [
+    pub const ALL: [Format; 6] = [
         Format::Text,
         Format::Markdown,
+        Format::Html,
         Format::Json,
         Format::JsonLines,
         Format::Junit,
@@ -58,8 +73,18 @@ impl Format {
     /// The registration: each format's `--format` name and how it is written.
     fn registration(self) -> (&'static str, Writer) {
         match self {
-            Format::Text => ("text", Writer::Markup(|| Box::new(text::Text::default()))),
-            Format::Markdown => ("markdown", Writer::Markup(|| Box::new(markdown::Markdown))),
+            Format::Text => (
+                "text",
+                Writer::Markup(|| Box::new(text::Text::default()), Charts::Linked),
+            ),
+            Format::Markdown => (
+                "markdown",
+                Writer::Markup(|| Box::new(markdown::Markdown), Charts::Linked),
+            ),
+            Format::Html => (
+                "html",
+                Writer::Markup(|| Box::new(html::Html::default()), Charts::Embedded),
+            ),
             Format::Json => ("json", Writer::Json),
             Format::JsonLines => ("jsonl", Writer::JsonLines),
             Format::Junit => ("junit", Writer::Junit),
@@ -97,7 +122,11 @@ impl Command {
     /// Why the command does not write with `writer` (`None`: it does).
     fn refuses(self, writer: &Writer) -> Option<&'static str> {
         match writer {
-            Writer::Markup(_) | Writer::Json | Writer::JsonLines => None,
+            Writer::Markup(_, Charts::Linked) | Writer::Json | Writer::JsonLines => None,
+            Writer::Markup(_, Charts::Embedded) => match self {
+                Command::Follow => Some("an HTML file is one document per run"),
+                Command::Report | Command::Whatif | Command::Diff | Command::Inspect => None,
+            },
             Writer::Junit => match self {
                 Command::Follow => Some("JUnit is one document per run"),
                 Command::Inspect => Some("a model file has no findings to fail on"),
@@ -177,9 +206,9 @@ impl What<'_> {
     }
 
     /// The command's document, for the human-readable formats.
-    fn document(self) -> document::Document {
+    fn document(self, charts: Charts) -> document::Document {
         match self {
-            What::Report { analysis, options } => outline::report(analysis, options),
+            What::Report { analysis, options } => outline::report(analysis, options, charts),
             What::Load { index, load } => outline::load(index, load),
             What::Whatif { analysis, .. } => whatif::document(analysis),
             What::Diff(d) => diff::document(d),
@@ -221,7 +250,9 @@ pub fn render(what: What<'_>, format: Format) -> Result<Vec<u8>, UnsupportedForm
     };
     supports(unsupported.command, format)?;
     match format.registration().1 {
-        Writer::Markup(new) => Ok(what.document().render(new().as_mut()).into_bytes()),
+        Writer::Markup(new, charts) => {
+            Ok(what.document(charts).render(new().as_mut()).into_bytes())
+        }
         Writer::Json => Ok(what.json()),
         Writer::JsonLines => Ok(match what {
             What::Report { analysis, .. } => {
@@ -255,6 +286,32 @@ pub struct ReportOptions {
     pub charts: Vec<Vec<ChartLink>>,
     /// JUnit: a failure per finding at or above this severity (`None`: no failures).
     pub fail_on: Option<crate::model::Severity>,
+    /// The text of the log lines findings name, by input path and line number, when the command read them
+    /// again (`source::excerpt`); empty otherwise.
+    pub evidence: Evidence,
+}
+
+/// Log lines by input path and line number.
+pub type Evidence = std::collections::BTreeMap<String, std::collections::BTreeMap<u64, String>>;
+
+/// The lines every finding of `analysis` names, read again from each input (see `source::excerpt`).
+pub fn read_evidence(analysis: &Analysis) -> Evidence {
+    let mut wanted: std::collections::BTreeMap<&str, std::collections::BTreeSet<u64>> =
+        std::collections::BTreeMap::new();
+    for load in &analysis.loads {
+        let path = load.reconciled.load.source.path.as_str();
+        let lines = load.findings.iter().flat_map(|f| f.lines.iter().copied());
+        wanted.entry(path).or_default().extend(lines);
+    }
+    wanted
+        .into_iter()
+        .map(|(path, lines)| {
+            (
+                path.to_string(),
+                crate::source::excerpt::lines_at(path, &lines),
+            )
+        })
+        .collect()
 }
 
 /// The main report in a format.

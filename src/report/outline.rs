@@ -5,19 +5,29 @@
 use super::document::{
     Block, CaptureItem, Document, EstimateSummary, FindingItem, InputItem, ReplaySummary, Subject,
 };
-use super::{tables, ChartLink, ReportOptions};
+use super::{chart, tables, ChartLink, Charts, ReportOptions};
 use crate::model::{Analysis, Concluded, WhatIf};
 
 /// At most this many captures of one input are listed in full; a long `nvidia-smi -l` series is summarised.
 const LISTED_CAPTURES: usize = 12;
 
-/// The whole report of an analysis.
-pub fn report(analysis: &Analysis, options: &ReportOptions) -> Document {
+/// The whole report of an analysis; with [`Charts::Embedded`] each load's charts are drawn into it.
+pub fn report(analysis: &Analysis, options: &ReportOptions, charts: Charts) -> Document {
     let mut doc = Document::new();
     doc.push(Block::Title("vramdiff report".to_string()));
     for (i, load) in analysis.loads.iter().enumerate() {
-        let charts = options.charts.get(i).map(Vec::as_slice).unwrap_or(&[]);
-        load_blocks(&mut doc, i + 1, load, charts);
+        let links = options.charts.get(i).map(Vec::as_slice).unwrap_or(&[]);
+        let drawn = match charts {
+            Charts::Linked => Vec::new(),
+            Charts::Embedded => match chart::load_charts(load, i + 1) {
+                Ok(drawn) => vec![Block::Figures(drawn)],
+                Err(e) => vec![Block::Notes(vec![format!(
+                    "the charts could not be drawn: {e}"
+                )])],
+            },
+        };
+        let evidence = options.evidence.get(&load.reconciled.load.source.path);
+        load_blocks(&mut doc, i + 1, load, links, drawn, evidence);
     }
     if analysis.loads.is_empty() {
         doc.push(Block::Paragraph("No model load found.".to_string()));
@@ -29,11 +39,18 @@ pub fn report(analysis: &Analysis, options: &ReportOptions) -> Document {
 /// One load's part on its own, numbered `index` (`--follow`).
 pub fn load(index: usize, load: &Concluded) -> Document {
     let mut doc = Document::new();
-    load_blocks(&mut doc, index, load, &[]);
+    load_blocks(&mut doc, index, load, &[], Vec::new(), None);
     doc
 }
 
-fn load_blocks(doc: &mut Document, index: usize, load: &Concluded, charts: &[ChartLink]) {
+fn load_blocks(
+    doc: &mut Document,
+    index: usize,
+    load: &Concluded,
+    charts: &[ChartLink],
+    drawn: Vec<Block>,
+    evidence: Option<&std::collections::BTreeMap<u64, String>>,
+) {
     let s = &load.reconciled.load.source;
     let mut tags = vec![format!("engine {}", load.reconciled.load.engine.as_str())];
     tags.extend(
@@ -69,6 +86,11 @@ fn load_blocks(doc: &mut Document, index: usize, load: &Concluded, charts: &[Cha
                     message: f.message.clone(),
                     refs: tables::finding_refs(f),
                     hint: f.hint.clone(),
+                    evidence: f
+                        .lines
+                        .iter()
+                        .filter_map(|n| Some((*n, evidence?.get(n)?.clone())))
+                        .collect(),
                 })
                 .collect(),
         ));
@@ -82,6 +104,11 @@ fn load_blocks(doc: &mut Document, index: usize, load: &Concluded, charts: &[Cha
                 .collect(),
         ));
     }
+    doc.blocks.extend(
+        drawn
+            .into_iter()
+            .filter(|b| !matches!(b, Block::Figures(f) if f.is_empty())),
+    );
     if !charts.is_empty() {
         doc.push(Block::ChartRef(charts.to_vec()));
     }

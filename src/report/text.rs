@@ -98,6 +98,9 @@ impl Markup for Text {
         }
     }
 
+    /// Charts drawn in memory are for formats that carry pictures; `--chart` writes them as files.
+    fn figures(&mut self, _out: &mut String, _charts: &[super::chart::Chart]) {}
+
     /// A terminal shows no pictures; `--chart` names the files it wrote on stderr.
     fn chart_ref(&mut self, _out: &mut String, _charts: &[ChartLink]) {}
 

@@ -13,6 +13,7 @@ use std::path::Path;
 use encoding_rs_io::DecodeReaderBytesBuilder;
 
 pub mod decompress;
+pub mod excerpt;
 pub mod follow;
 
 /// The longest physical line kept whole. Real log lines are under 64 KiB (the longest we have seen, the
