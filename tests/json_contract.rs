@@ -137,6 +137,9 @@ pub(crate) struct Load {
     /// Added with `--ollama` (follow mode): what `/api/ps` said of the model when the load completed.
     #[serde(default)]
     ollama_ps: Option<OllamaPs>,
+    /// Added with llama.cpp on its own (issue 21); omitted when the log prints none of it.
+    #[serde(default)]
+    lifecycle: Option<Lifecycle>,
 }
 
 #[derive(Deserialize)]
@@ -205,6 +208,9 @@ struct Model {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Settings {
+    /// Added with issue 21: llama-server chose the slots itself (`n_parallel is set to auto`).
+    #[serde(default)]
+    parallel_auto: Option<bool>,
     ctx_size: Option<i64>,
     batch_size: Option<i64>,
     parallel: Option<i64>,
@@ -320,6 +326,48 @@ struct FitSummary {
     seconds: Option<f64>,
     free: Vec<DeviceFree>,
     lines: Vec<u64>,
+    /// Added with llama.cpp on its own (issue 21): why the fit stopped (`aborted`, `failed`).
+    #[serde(default)]
+    stopped: Option<FitStop>,
+    /// Added with issue 21: layers the fit lets overflow into host memory.
+    #[serde(default)]
+    overflowing: Option<i64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FitStop {
+    cause: String,
+    #[serde(default)]
+    value: Option<i64>,
+    line: u64,
+}
+
+/// Added with llama.cpp on its own (issue 21): the phase of every table and dry-run buffer line.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Lifecycle {
+    #[serde(default)]
+    phases: Vec<(String, u64)>,
+    #[serde(default)]
+    tables: Vec<TableRecord>,
+    #[serde(default)]
+    dry_run_buffers: Option<DryRunBuffers>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TableRecord {
+    line: u64,
+    phase: String,
+    evidence: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DryRunBuffers {
+    lines: Vec<u64>,
+    evidence: Vec<String>,
 }
 
 #[derive(Deserialize)]

@@ -31,6 +31,7 @@ mod json_contract;
 mod kv_geometry;
 mod layout_replay;
 mod lifecycle;
+mod llama_cpp_alone;
 mod max_ctx;
 mod max_ctx_gguf;
 mod observed;

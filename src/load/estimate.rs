@@ -145,7 +145,7 @@ impl LoadBuilder {
     }
 
     /// What the `--fit` estimate needs from the rest of the load.
-    fn fit_context(&self) -> FitContext {
+    pub(super) fn fit_context(&self) -> FitContext {
         let settings_offload = self.projector_offload_disabled.is_none()
             && self
                 .runner

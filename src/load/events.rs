@@ -91,6 +91,7 @@ impl Assembler {
                 b.touch(line);
                 b.offloaded = Some((d, total));
                 b.seen_offloaded = true;
+                b.offloaded_line = b.offloaded_line.or(Some(line));
                 b.advance(Phase::RunnerOutput);
             }
             EventKind::Buffer {
@@ -183,6 +184,7 @@ impl Assembler {
             EventKind::Fit(fit) => {
                 let b = self.ongoing(line, done);
                 b.touch(line);
+                b.fit_line_arrived();
                 b.fit.push(*fit, line);
                 b.llama_engine_hint = true;
                 b.advance(Phase::RunnerOutput);
@@ -252,6 +254,7 @@ impl Assembler {
             EventKind::RunnerStarted => {
                 if let Some(b) = self.current.as_mut() {
                     b.touch(line);
+                    b.serving_line = b.serving_line.or(Some(line));
                     b.advance(Phase::Ended);
                 }
             }

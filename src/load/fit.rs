@@ -56,6 +56,7 @@ struct ResultLine {
     device: Device,
     layers: Option<i64>,
     used: Quantity,
+    overflowing: Option<i64>,
     line: u64,
 }
 
@@ -63,6 +64,7 @@ struct ResultLine {
 #[derive(Debug, Default, Clone)]
 pub struct FitLedger {
     started: bool,
+    start_line: Option<u64>,
     tables: Vec<ProbeTable>,
     /// Tables dropped from the middle when more than [`MAX_TABLES`] were printed.
     dropped_tables: u32,
@@ -76,6 +78,7 @@ pub struct FitLedger {
     results: Vec<ResultLine>,
     seconds: Option<f64>,
     done_line: Option<u64>,
+    stopped: Option<(crate::model::FitStopCause, Option<i64>, u64)>,
 }
 
 /// What the builder knows beside the fit that the estimate needs.
@@ -101,12 +104,61 @@ impl FitLedger {
             && self.projection.is_none()
             && self.decision.is_none()
             && self.results.is_empty()
+            && self.stopped.is_none()
+    }
+
+    /// The fit has started (its start line, or any of its lines) and not yet printed its end: every table and
+    /// buffer line now is a test allocation.
+    pub fn in_progress(&self) -> bool {
+        let begun = self.started || self.projection.is_some() || self.decision.is_some();
+        begun && !self.over()
+    }
+
+    /// The fit printed its end (done, stopped) or its result.
+    pub fn over(&self) -> bool {
+        self.done_line.is_some() || self.stopped.is_some() || !self.results.is_empty()
+    }
+
+    /// The fit's start line, else its first projection line.
+    pub fn start_line(&self) -> Option<u64> {
+        self.start_line.or(self.projection.map(|p| p.3))
+    }
+
+    /// The first line of the fit's result (decision, result, stop or end), for the lifecycle.
+    pub fn result_line(&self) -> Option<u64> {
+        [
+            self.decision.map(|d| d.3),
+            self.results.iter().map(|r| r.line).min(),
+            self.stopped.map(|s| s.2),
+            self.done_line,
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+    }
+
+    /// The first line of each table the fit holds (each a test allocation), and the plan's.
+    pub fn table_lines(&self, cx: &FitContext) -> (Vec<u64>, Option<u64>) {
+        let lines = self
+            .tables
+            .iter()
+            .filter(|t| !t.rows.is_empty())
+            .map(ProbeTable::first_line)
+            .collect();
+        let plan = self
+            .estimate(cx)
+            .and_then(|e| e.fit)
+            .and_then(|f| f.plan_line);
+        (lines, plan)
     }
 
     /// Record a fit line.
     pub fn push(&mut self, line: FitLine, number: u64) {
         match line {
-            FitLine::Start => self.started = true,
+            FitLine::Start => {
+                self.started = true;
+                self.start_line = self.start_line.or(Some(number));
+            }
             FitLine::Projection { used, free, host } => {
                 self.projection = Some((used, free, host, number))
             }
@@ -135,6 +187,7 @@ impl FitLedger {
                 device,
                 layers,
                 used,
+                overflowing,
                 ..
             } => {
                 // A later result for the same device (a second fit pass) replaces the first.
@@ -143,9 +196,11 @@ impl FitLedger {
                     device,
                     layers,
                     used,
+                    overflowing,
                     line: number,
                 });
             }
+            FitLine::Stopped { cause, value } => self.stopped = Some((cause, value, number)),
             FitLine::Done { seconds } => {
                 self.seconds = seconds.or(self.seconds);
                 self.done_line = Some(number);
@@ -215,11 +270,15 @@ impl FitLedger {
     }
 
     fn summary(&self, plan: Option<&ProbeTable>, cx: &FitContext) -> FitSummary {
-        let outcome = match self.decision {
-            Some((false, ..)) => FitDecision::NoChange,
-            Some((true, ..)) if !self.results.is_empty() => FitDecision::Changed,
-            _ if self.context.is_some_and(|(_, by_user, _)| !by_user) => FitDecision::Changed,
-            _ => FitDecision::Unknown,
+        let outcome = match (self.stopped, self.decision) {
+            (Some((cause, ..)), _) if cause.is_abort() => FitDecision::Aborted,
+            (Some(_), _) => FitDecision::Failed,
+            (None, decision) => match decision {
+                Some((false, ..)) => FitDecision::NoChange,
+                Some((true, ..)) if !self.results.is_empty() => FitDecision::Changed,
+                _ if self.context.is_some_and(|(_, by_user, _)| !by_user) => FitDecision::Changed,
+                _ => FitDecision::Unknown,
+            },
         };
         // `id=K, target=T` is free − margin, not the margin: only the decision and initial lines say it.
         let target = self
@@ -253,6 +312,7 @@ impl FitLedger {
         let mut lines = self.lines(plan);
         lines.extend(self.context.map(|c| c.2));
         lines.extend(self.done_line);
+        lines.extend(self.stopped.map(|s| s.2));
         lines.extend(self.targets.iter().map(|t| t.2));
         lines.sort_unstable();
         lines.dedup();
@@ -269,6 +329,14 @@ impl FitLedger {
             seconds: self.seconds,
             free,
             lines,
+            stopped: self
+                .stopped
+                .map(|(cause, value, line)| crate::model::FitStop { cause, value, line }),
+            overflowing: self
+                .results
+                .iter()
+                .filter_map(|r| r.overflowing)
+                .reduce(|a, b| a.saturating_add(b)),
         }
     }
 
@@ -288,7 +356,8 @@ impl FitLedger {
             (EstimateForm::FitProbe, Some(t))
         } else if let Some(t) = self.tables.first() {
             (EstimateForm::BreakdownProjection, Some(t))
-        } else if self.projection.is_some() {
+        } else if self.projection.is_some() || self.stopped.is_some() {
+            // A stopped fit with nothing else printed still says why it stopped.
             (EstimateForm::FitProjection, None)
         } else {
             return None;
@@ -478,6 +547,7 @@ mod tests {
                 layers: Some(42),
                 used: mib(5658),
                 free: Some(mib(1968)),
+                overflowing: None,
             },
             7,
         );

@@ -189,6 +189,8 @@ fn context_param(key: &str, value: &str) -> Result<ContextParam, BuildError> {
         "n_batch" => ContextParam::Batch(count()?),
         "n_ubatch" => ContextParam::Ubatch(count()?),
         "n_seq_max" => ContextParam::SeqMax(count()?),
+        // Only `n_parallel is set to auto, using n_parallel = N` prints this key.
+        "n_parallel" => ContextParam::ParallelAuto(count()?),
         "n_ctx_seq" | "n_ctx_per_seq" => ContextParam::CtxPerSequence(count()?),
         "kv_unified" => ContextParam::KvUnified(match value {
             "1" | "true" => true,

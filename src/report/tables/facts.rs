@@ -125,6 +125,24 @@ pub fn facts(load: &Concluded) -> Vec<(String, String)> {
     out
 }
 
+/// Why the fit stopped, in words (line included).
+fn stop_words(s: &crate::model::FitStop) -> String {
+    use crate::model::FitStopCause;
+    let what = match s.cause {
+        FitStopCause::GpuLayersSetByUser => match s.value {
+            Some(n) => format!("the GPU layers were set by the user ({n})"),
+            None => "the GPU layers were set by the user".to_string(),
+        },
+        FitStopCause::TensorSplitSetByUser => "a tensor split was set by the user".to_string(),
+        FitStopCause::OverridesSetByUser => "tensor overrides were set by the user".to_string(),
+        FitStopCause::SplitModeTensor => {
+            "the fit does not support the tensor split mode".to_string()
+        }
+        FitStopCause::Error => "an error".to_string(),
+    };
+    format!("{what} (line {})", s.line)
+}
+
 /// What llama.cpp's `--fit` did, in words.
 fn fit_words(f: &crate::model::FitSummary) -> String {
     let mut parts = vec![match f.outcome {
@@ -134,8 +152,20 @@ fn fit_words(f: &crate::model::FitSummary) -> String {
         FitDecision::Changed => {
             "moved layers or the context to keep every device's margin".to_string()
         }
+        FitDecision::Aborted => format!(
+            "aborted: {}; the load went on unfitted",
+            f.stopped
+                .as_ref()
+                .map_or("a setting was set by the user".to_string(), |s| {
+                    stop_words(s)
+                })
+        ),
+        FitDecision::Failed => "failed with an error; the load went on unfitted".to_string(),
         FitDecision::Unknown => "the log stops before the fit's result".to_string(),
     }];
+    if let Some(n) = f.overflowing.filter(|n| *n > 0) {
+        parts.push(format!("{n} layer(s) overflowing into host memory"));
+    }
     if let Some(t) = f.target {
         parts.push(format!("margin {} per device", human(t.bytes)));
     }
