@@ -140,6 +140,9 @@ pub(crate) struct Load {
     /// Added with llama.cpp on its own (issue 21); omitted when the log prints none of it.
     #[serde(default)]
     lifecycle: Option<Lifecycle>,
+    /// Added with issue 21: GPUs that are one memory pool.
+    #[serde(default)]
+    shared_pools: Vec<Vec<String>>,
 }
 
 #[derive(Deserialize)]
@@ -329,6 +332,9 @@ struct FitSummary {
     /// Added with llama.cpp on its own (issue 21): why the fit stopped (`aborted`, `failed`).
     #[serde(default)]
     stopped: Option<FitStop>,
+    /// Added with issue 21: the first projection's device use.
+    #[serde(default)]
+    projected: Option<Q>,
     /// Added with issue 21: layers the fit lets overflow into host memory.
     #[serde(default)]
     overflowing: Option<i64>,
@@ -453,6 +459,9 @@ struct Actual {
     projector_device_line: Option<u64>,
     #[serde(default)]
     kv_caches: Vec<KvCache>,
+    /// Added with issue 21: the part a failure line names, with its line.
+    #[serde(default)]
+    failed_part: Option<(String, u64)>,
 }
 
 #[derive(Deserialize, PartialEq, Debug)]
@@ -789,6 +798,8 @@ const FINDING_CODES: &[&str] = &[
     "ps-mismatch",
     "host-not-vram",
     "rounding-limited",
+    "fit-aborted",
+    "partial-offload",
 ];
 
 #[test]

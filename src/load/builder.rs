@@ -118,6 +118,8 @@ pub struct LoadBuilder {
     pub offloaded_line: Option<u64>,
     /// `model loaded`: serving.
     pub serving_line: Option<u64>,
+    /// `creating … draft context`: buffers after it are the speculative draft's.
+    pub draft_context_line: Option<u64>,
     pub offloaded: Option<(i64, i64)>,
     pub seen_offloaded: bool,
     /// llama.cpp's device inventory (`device_info:`, `using device … MiB free`).
@@ -141,6 +143,8 @@ pub struct LoadBuilder {
     pub failure: Option<(String, u64)>,
     /// The failure recorded is an out-of-memory one.
     pub failure_oom: bool,
+    /// The part a failure line named (the first such line).
+    pub failed_part: Option<(crate::model::FailedPart, u64)>,
     pub notes: Vec<String>,
     pub actual_sources: Vec<&'static str>,
 }
@@ -271,6 +275,36 @@ impl LoadBuilder {
         self.demote_lone_dry_run();
         let engine = self.engine();
         let runtime = self.runtime();
+        let shared_pools = self.shared_pools();
+        for pool in &shared_pools {
+            let names: Vec<String> = pool.iter().map(|d| d.to_string()).collect();
+            self.notes.push(format!(
+                "{} report the same total and free memory: one memory pool (one physical GPU or unified memory), so their free memory is not added up",
+                names.join(", ")
+            ));
+        }
+        if let Some(metal) = self
+            .exit_table
+            .iter()
+            .map(|(r, _)| r)
+            .chain(self.fit.first_rows())
+            .find(|r| {
+                matches!(
+                    r.device,
+                    crate::model::Device::Metal
+                        | crate::model::Device::Gpu {
+                            backend: crate::model::Backend::Mtl,
+                            ..
+                        }
+                ) && r.total.is_some()
+            })
+        {
+            self.notes.push(format!(
+                "{}'s total ({}) is Metal's recommended working set, not the machine's RAM",
+                metal.device,
+                crate::model::human(metal.total.map_or(0, |t| t.low))
+            ));
+        }
         let lifecycle = match runtime {
             crate::model::Runtime::LlamaCpp | crate::model::Runtime::OllamaFit => {
                 self.lifecycle(&self.fit_context())
@@ -384,10 +418,12 @@ impl LoadBuilder {
                 projector_device,
                 projector_device_line: self.projector_backend.as_ref().map(|(_, l)| *l),
                 kv_caches,
+                failed_part: self.failed_part.filter(|_| failed),
             },
             ollama_version: self.version,
             notes: self.notes,
             lifecycle,
+            shared_pools,
         }
     }
 }

@@ -175,6 +175,11 @@ impl LoadBuilder {
             gpu_layers: self.runner.as_ref().and_then(|(c, _)| c.gpu_layers),
             projector: self.projector_estimate.map(|(q, l)| (q, device, l)),
             draft: self.draft_estimate,
+            draft_device: self
+                .ledger
+                .buffers()
+                .find(|b| b.component == "draft" && !b.host)
+                .map(|b| b.device.clone()),
             inventory: self
                 .runner_devices
                 .iter()

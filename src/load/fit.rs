@@ -60,6 +60,14 @@ struct ResultLine {
     line: u64,
 }
 
+/// What a device's initial projection line says of its memory.
+#[derive(Debug, Clone)]
+struct InitialFree {
+    name: Option<String>,
+    total: Option<Quantity>,
+    free: Quantity,
+}
+
 /// Everything the fit printed for one load.
 #[derive(Debug, Default, Clone)]
 pub struct FitLedger {
@@ -69,8 +77,8 @@ pub struct FitLedger {
     /// Tables dropped from the middle when more than [`MAX_TABLES`] were printed.
     dropped_tables: u32,
     projection: Option<(Quantity, Quantity, bool, u64)>,
-    /// The projection per device with the user's settings: device, target margin, line.
-    initial: Vec<(Device, Option<Quantity>, u64)>,
+    /// The projection per device with the user's settings: device, target margin, line, name, total, free.
+    initial: Vec<(Device, Option<Quantity>, u64, InitialFree)>,
     decision: Option<(bool, Option<Quantity>, Option<Quantity>, u64)>,
     context: Option<(i64, bool, u64)>,
     targets: Vec<(i64, Quantity, u64)>,
@@ -92,6 +100,9 @@ pub struct FitContext {
     pub projector: Option<(Quantity, Device, u64)>,
     /// The speculative draft's estimate.
     pub draft: Option<(Quantity, u64)>,
+    /// The GPU the draft's own context allocated on, when its buffers were seen: the fit charged the draft
+    /// there (it raised that device's target by the draft's estimate).
+    pub draft_device: Option<Device>,
     /// Free memory per device from llama.cpp's inventory, for when no table printed it.
     pub inventory: Vec<DeviceFree>,
 }
@@ -117,6 +128,14 @@ impl FitLedger {
     /// The fit printed its end (done, stopped) or its result.
     pub fn over(&self) -> bool {
         self.done_line.is_some() || self.stopped.is_some() || !self.results.is_empty()
+    }
+
+    /// The rows of the first table (the user's settings), for what they say of the devices.
+    pub fn first_rows(&self) -> impl Iterator<Item = &BreakdownLine> {
+        self.tables
+            .iter()
+            .take(1)
+            .flat_map(|t| t.rows.iter().map(|(r, _)| r))
     }
 
     /// The fit's start line, else its first projection line.
@@ -162,9 +181,17 @@ impl FitLedger {
             FitLine::Projection { used, free, host } => {
                 self.projection = Some((used, free, host, number))
             }
-            FitLine::Initial { device, target, .. } => {
+            FitLine::Initial {
+                device,
+                target,
+                name,
+                total,
+                free,
+                ..
+            } => {
                 self.initial.retain(|i| i.0 != device);
-                self.initial.push((device, target, number));
+                self.initial
+                    .push((device, target, number, InitialFree { name, total, free }));
             }
             FitLine::Decision {
                 change,
@@ -302,6 +329,46 @@ impl FitLedger {
             })
             .unwrap_or_default();
         if free.is_empty() {
+            // Without a table, the free memory the fit measured is in its own projection lines: per device
+            // (`… T total, U used, F free vs. target of M`), or the one device's `vs. F MiB of free device
+            // memory`. Readings printed later (`using device … MiB free`) are not what the fit saw.
+            free = self
+                .initial
+                .iter()
+                .map(|(device, _, line, i)| DeviceFree {
+                    device: device.clone(),
+                    name: i.name.clone(),
+                    total: i.total,
+                    free: i.free,
+                    line: *line,
+                })
+                .collect();
+        }
+        if free.is_empty() {
+            if let Some((_, projected_free, false, line)) = self.projection {
+                let device = self.results.first().map(|r| r.device.clone()).or_else(|| {
+                    cx.inventory
+                        .iter()
+                        .find(|d| d.device.is_gpu())
+                        .map(|d| d.device.clone())
+                });
+                if let Some(device) = device {
+                    let name = cx
+                        .inventory
+                        .iter()
+                        .find(|d| d.device == device)
+                        .and_then(|d| d.name.clone());
+                    free.push(DeviceFree {
+                        device,
+                        name,
+                        total: None,
+                        free: projected_free,
+                        line,
+                    });
+                }
+            }
+        }
+        if free.is_empty() {
             free = cx
                 .inventory
                 .iter()
@@ -332,6 +399,7 @@ impl FitLedger {
             stopped: self
                 .stopped
                 .map(|(cause, value, line)| crate::model::FitStop { cause, value, line }),
+            projected: self.projection.filter(|p| !p.2).map(|p| p.0),
             overflowing: self
                 .results
                 .iter()
@@ -409,6 +477,13 @@ impl FitLedger {
                 None => {}
             }
         }
+        let mut draft_placed = false;
+        if let (Some((size, _)), Some(device)) = (cx.draft, &cx.draft_device) {
+            if let Some(d) = per_device.iter_mut().find(|d| &d.device == device) {
+                d.total = add(d.total, size);
+                draft_placed = true;
+            }
+        }
         if has_host {
             per_device.push(host);
         }
@@ -420,8 +495,8 @@ impl FitLedger {
         );
         let all_total =
             Quantity::sum(per_device.iter().filter_map(|d| d.total)).map(|t| match cx.draft {
-                Some((d, _)) => t.plus(d),
-                None => t,
+                Some((d, _)) if !draft_placed => t.plus(d),
+                _ => t,
             });
         let split: Vec<i64> = per_device
             .iter()

@@ -190,6 +190,34 @@ impl LoadBuilder {
         }
     }
 
+    /// GPUs that report the same total and free memory in one table: one memory pool (virtual devices of one
+    /// GPU, as Metal's `GGML_METAL_DEVICES` makes, or unified memory), whose free memory must not be added up.
+    pub(super) fn shared_pools(&self) -> Vec<Vec<crate::model::Device>> {
+        let rows: Vec<&BreakdownLine> = if self.exit_table.is_empty() {
+            self.fit.first_rows().collect()
+        } else {
+            self.exit_table.iter().map(|(r, _)| r).collect()
+        };
+        let mut pools: Vec<(i64, i64, Vec<crate::model::Device>)> = Vec::new();
+        for r in rows.iter().filter(|r| r.device.is_gpu()) {
+            let (Some(total), Some(free)) = (r.total, r.free) else {
+                continue;
+            };
+            match pools
+                .iter_mut()
+                .find(|(t, f, _)| *t == total.low && *f == free.low)
+            {
+                Some((_, _, devices)) => devices.push(r.device.clone()),
+                None => pools.push((total.low, free.low, vec![r.device.clone()])),
+            }
+        }
+        pools
+            .into_iter()
+            .filter(|(_, _, d)| d.len() > 1)
+            .map(|(_, _, d)| d)
+            .collect()
+    }
+
     /// The lifecycle of this load: the first line of each phase the log shows, the phase of every table.
     pub(super) fn lifecycle(&self, cx: &FitContext) -> Lifecycle {
         let mut tables = self.tables.clone();

@@ -59,6 +59,10 @@ pub struct FitSummary {
     /// Why the fit stopped without placing anything (aborted or failed), with its line.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stopped: Option<FitStop>,
+    /// What the first projection (the user's settings) said a device would use
+    /// (`projected to use U MiB of device memory`), MiB truncated.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub projected: Option<Quantity>,
     /// Layers the result lets overflow into host memory (`N layers ( K overflowing)`), summed over devices.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub overflowing: Option<i64>,

@@ -255,4 +255,8 @@ pub struct Load {
     /// §5.7); empty for logs that print none of it.
     #[serde(skip_serializing_if = "super::Lifecycle::is_empty")]
     pub lifecycle: super::Lifecycle,
+    /// GPUs that are one memory pool (the same total and free memory: virtual devices of one GPU, unified
+    /// memory): their free memory is never added up.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub shared_pools: Vec<Vec<super::Device>>,
 }

@@ -23,7 +23,7 @@ pub mod runtime;
 pub mod snapshot;
 pub mod whatif;
 
-pub use actual::{Actual, BreakdownRow, Buffer, BufferKind, KvCache};
+pub use actual::{Actual, BreakdownRow, Buffer, BufferKind, FailedPart, KvCache};
 pub use analysis::{Analysis, InputRole, InputSummary, InputWarning, UnrecognizedLine};
 pub use concluded::Concluded;
 pub use device::{Backend, Device};

@@ -306,6 +306,8 @@ pub enum EventKind {
     SideEstimate { what: SideEstimate, size: Quantity },
     /// Where clip runs: `CLIP using CPU backend`, `CLIP using CUDA0 backend`.
     ProjectorBackend { device: Device },
+    /// `creating MTP draft context …`: the buffers that follow belong to the speculative draft's own context.
+    DraftContext,
     /// Ollama decided to keep the projector off the GPU (`disabling multimodal projector offload`).
     ProjectorOffloadDisabled { reason: Option<String> },
     /// A GPU discovery found and rejected (`NVIDIA driver too old`, too little memory).
