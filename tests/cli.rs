@@ -209,9 +209,10 @@ common_memory_breakdown_print: |   - Host               |                    700
     assert_eq!(rows[0]["unaccounted_suspect"], false);
     let devices = v["loads"][0]["devices"].as_array().unwrap();
     assert_eq!(devices[0]["actual"]["bytes"], 6100i64 * 1048576);
-    // Printed before anything was allocated, the same table is a test allocation: an estimate, never memory
-    // in use, whatever its figures (docs/log-formats.md §5.3).
-    let out = run(&["--format", "json"], table.as_bytes());
+    // Printed while the fit is under way, the same table is a test allocation: an estimate, never memory in
+    // use, whatever its figures (docs/log-formats.md §5.3).
+    let fitting = format!("common_init_result: fitting params to device memory ...\n{table}");
+    let out = run(&["--format", "json"], fitting.as_bytes());
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(v["loads"][0]["actual"]["breakdown"]
         .as_array()
@@ -221,6 +222,19 @@ common_memory_breakdown_print: |   - Host               |                    700
         v["loads"][0]["estimate"]["per_device"][0]["total"]["bytes"],
         6100i64 * 1048576
     );
+    // Pasted alone, with no fit around it, a table that adds up (unaccounted zero or more) is judged by that
+    // signature: the table printed at exit, an actual (§5.3, §5.7).
+    let out = run(&["--format", "json"], table.as_bytes());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        v["loads"][0]["actual"]["breakdown"][0]["self"]["bytes"],
+        6100i64 * 1048576
+    );
+    assert_eq!(
+        v["loads"][0]["lifecycle"]["tables"][0]["evidence"],
+        "adds-up-alone"
+    );
+    assert!(v["loads"][0]["estimate"].is_null());
 }
 
 /// `--gguf` names a file that cannot be used (here one that is not a model: a log): the report still runs,

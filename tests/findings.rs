@@ -197,9 +197,13 @@ fn derived_fixtures_explain_oom_and_quantised_kv() {
     assert_eq!(failed["severity"], "error");
     assert_eq!(
         failed["lines"],
-        serde_json::json!([114]),
-        "the first out-of-memory line"
+        serde_json::json!([114, 116]),
+        "the first out-of-memory line, and the line naming what failed"
     );
+    assert!(failed["message"]
+        .as_str()
+        .unwrap()
+        .contains("what failed: a compute buffer (line 116)"));
     assert!(oom["loads"][0]["suggestions"]
         .to_string()
         .contains("num_ctx=1024"));

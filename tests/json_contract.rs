@@ -137,6 +137,12 @@ pub(crate) struct Load {
     /// Added with `--ollama` (follow mode): what `/api/ps` said of the model when the load completed.
     #[serde(default)]
     ollama_ps: Option<OllamaPs>,
+    /// Added with llama.cpp on its own (issue 21); omitted when the log prints none of it.
+    #[serde(default)]
+    lifecycle: Option<Lifecycle>,
+    /// Added with issue 21: GPUs that are one memory pool.
+    #[serde(default)]
+    shared_pools: Vec<Vec<String>>,
 }
 
 #[derive(Deserialize)]
@@ -205,6 +211,9 @@ struct Model {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Settings {
+    /// Added with issue 21: llama-server chose the slots itself (`n_parallel is set to auto`).
+    #[serde(default)]
+    parallel_auto: Option<bool>,
     ctx_size: Option<i64>,
     batch_size: Option<i64>,
     parallel: Option<i64>,
@@ -320,6 +329,51 @@ struct FitSummary {
     seconds: Option<f64>,
     free: Vec<DeviceFree>,
     lines: Vec<u64>,
+    /// Added with llama.cpp on its own (issue 21): why the fit stopped (`aborted`, `failed`).
+    #[serde(default)]
+    stopped: Option<FitStop>,
+    /// Added with issue 21: the first projection's device use.
+    #[serde(default)]
+    projected: Option<Q>,
+    /// Added with issue 21: layers the fit lets overflow into host memory.
+    #[serde(default)]
+    overflowing: Option<i64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FitStop {
+    cause: String,
+    #[serde(default)]
+    value: Option<i64>,
+    line: u64,
+}
+
+/// Added with llama.cpp on its own (issue 21): the phase of every table and dry-run buffer line.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Lifecycle {
+    #[serde(default)]
+    phases: Vec<(String, u64)>,
+    #[serde(default)]
+    tables: Vec<TableRecord>,
+    #[serde(default)]
+    dry_run_buffers: Option<DryRunBuffers>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TableRecord {
+    line: u64,
+    phase: String,
+    evidence: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DryRunBuffers {
+    lines: Vec<u64>,
+    evidence: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -405,6 +459,9 @@ struct Actual {
     projector_device_line: Option<u64>,
     #[serde(default)]
     kv_caches: Vec<KvCache>,
+    /// Added with issue 21: the part a failure line names, with its line.
+    #[serde(default)]
+    failed_part: Option<(String, u64)>,
 }
 
 #[derive(Deserialize, PartialEq, Debug)]
@@ -741,6 +798,8 @@ const FINDING_CODES: &[&str] = &[
     "ps-mismatch",
     "host-not-vram",
     "rounding-limited",
+    "fit-aborted",
+    "partial-offload",
 ];
 
 #[test]

@@ -34,6 +34,7 @@ mod json_contract;
 mod kv_geometry;
 mod layout_replay;
 mod lifecycle;
+mod llama_cpp_alone;
 mod manners;
 mod max_ctx;
 mod max_ctx_gguf;

@@ -1,7 +1,7 @@
 //! `load-failed`: the runner crashed or reported an allocation failure; what was read before is still shown.
 
 use super::{finding, CheckDef, Context};
-use crate::model::{Finding, FindingCode, Runtime, Severity};
+use crate::model::{FailedPart, Finding, FindingCode, Runtime, Severity};
 
 pub const DEF: CheckDef = CheckDef {
     code: FindingCode::LoadFailed,
@@ -20,16 +20,24 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
         .and_then(|r| r.split(':').next())
         .and_then(|n| n.parse().ok());
     let oom = is_out_of_memory(failure);
+    let part = a.failed_part;
+    let named = part
+        .map(|(p, l)| format!("; what failed: {} (line {l})", p.words()))
+        .unwrap_or_default();
+    let mut lines: Vec<u64> = line.into_iter().collect();
+    lines.extend(part.map(|(_, l)| l));
     out.push(finding(
         DEF.code,
         Severity::Error,
-        format!("the load failed: {failure}"),
-        if oom {
+        format!("the load failed: {failure}{named}"),
+        if part.is_some_and(|(p, _)| p == FailedPart::HostKilled) {
+            "host memory, not VRAM: the kernel's OOM killer or a cgroup limit ended the process; raise the service's or container's memory limit (MemoryMax=, --memory), keep the weights memory-mapped, or load less at once"
+        } else if oom {
             oom_hint(cx.load.load.runtime)
         } else {
             "read the runner's last lines before the failure; the figures above are what it allocated"
         },
-        line.into_iter().collect(),
+        lines,
         None,
         None,
     ));

@@ -8,6 +8,7 @@
 //! settings to try, in the knobs of the load's era; `pipeline::conclude` runs both and makes the `Concluded` load.
 
 mod cpu_offload_with_free_vram;
+mod fit_aborted;
 mod gpu_unused;
 mod graph_charged_per_gpu;
 mod host_not_vram;
@@ -16,6 +17,7 @@ mod kv_mismatch;
 mod load_failed;
 mod needless_split;
 mod overestimate;
+mod partial_offload;
 mod projector_double_counted;
 mod projector_on_cpu;
 mod ps_mismatch;
@@ -153,6 +155,8 @@ pub const REGISTRY: &[CheckDef] = &[
     ps_mismatch::DEF,
     host_not_vram::DEF,
     rounding_limited::DEF,
+    fit_aborted::DEF,
+    partial_offload::DEF,
 ];
 
 /// Run every check on a load: findings sorted most severe first (registry order within a severity).

@@ -92,6 +92,11 @@ impl BufferLedger {
         self.entries.is_empty()
     }
 
+    /// The buffers that count so far.
+    pub fn buffers(&self) -> impl Iterator<Item = &Buffer> {
+        self.entries.iter().map(|e| &e.buffer)
+    }
+
     /// Record one allocation line.
     pub fn add(&mut self, line: BufferLine<'_>) {
         if line.kind == BufferKind::Model {

@@ -54,6 +54,8 @@ pub struct ContextParams {
     pub ctx_per_sequence: Option<i64>,
     /// `kv_unified`, when printed.
     pub kv_unified: Option<bool>,
+    /// `n_parallel is set to auto, using n_parallel = N`.
+    pub parallel_auto: Option<i64>,
 }
 
 impl ContextParams {
@@ -63,6 +65,7 @@ impl ContextParams {
             ContextParam::Batch(n) => self.batch = Some(n),
             ContextParam::Ubatch(n) => self.ubatch = Some(n),
             ContextParam::SeqMax(n) => self.seq_max = Some(n),
+            ContextParam::ParallelAuto(n) => self.parallel_auto = Some(n),
             // The last line counts; `auto` says nothing about what was chosen.
             ContextParam::FlashAttention(on) => self.flash_attention = on,
             ContextParam::CtxPerSequence(n) => self.ctx_per_sequence = Some(n),
@@ -103,8 +106,20 @@ pub struct LoadBuilder {
     pub summary_actual_total: Option<(Quantity, u64)>,
     /// The breakdown table printed after the load (at llama-server's exit): an actual.
     pub exit_table: Vec<(BreakdownLine, u64)>,
-    /// A table header was printed after the load: its rows replace the exit table.
-    pub exit_header: bool,
+    /// A table header was printed: the next row starts a new table.
+    pub header_pending: bool,
+    /// The table whose rows are being read, and its phase.
+    pub open_table: Option<super::lifecycle::OpenTable>,
+    /// Every breakdown table's phase, in order.
+    pub tables: Vec<crate::model::TableRecord>,
+    /// Buffer lines that were a test allocation (the fit's dry run).
+    pub dry_run: Option<crate::model::DryRunBuffers>,
+    /// `offloaded L/M layers`: the real load.
+    pub offloaded_line: Option<u64>,
+    /// `model loaded`: serving.
+    pub serving_line: Option<u64>,
+    /// `creating … draft context`: buffers after it are the speculative draft's.
+    pub draft_context_line: Option<u64>,
     pub offloaded: Option<(i64, i64)>,
     pub seen_offloaded: bool,
     /// llama.cpp's device inventory (`device_info:`, `using device … MiB free`).
@@ -128,6 +143,8 @@ pub struct LoadBuilder {
     pub failure: Option<(String, u64)>,
     /// The failure recorded is an out-of-memory one.
     pub failure_oom: bool,
+    /// The part a failure line named (the first such line).
+    pub failed_part: Option<(crate::model::FailedPart, u64)>,
     pub notes: Vec<String>,
     pub actual_sources: Vec<&'static str>,
 }
@@ -156,29 +173,6 @@ impl LoadBuilder {
     pub fn mark_source(&mut self, source: &'static str) {
         if !self.actual_sources.contains(&source) {
             self.actual_sources.push(source);
-        }
-    }
-
-    /// A memory breakdown table begins: before the runner allocated anything it is a `--fit` probe (a test
-    /// allocation, whatever its figures), after that it is the table llama-server prints at exit.
-    pub fn breakdown_header(&mut self) {
-        if self.allocated() {
-            self.exit_header = true;
-        } else {
-            self.fit.start_table();
-        }
-    }
-
-    /// Add one row of the memory breakdown table printed last.
-    pub fn add_breakdown(&mut self, row: BreakdownLine, line: u64) {
-        if self.allocated() {
-            if std::mem::take(&mut self.exit_header) {
-                // Printed again (another exit): the last table is the one that counts.
-                self.exit_table.clear();
-            }
-            self.exit_table.push((row, line));
-        } else {
-            self.fit.add_row(row, line);
         }
     }
 
@@ -278,8 +272,47 @@ impl LoadBuilder {
         if self.phase < Phase::Ended && self.failure.is_none() {
             reasons.push(PartialReason::Unfinished(ended_by));
         }
+        self.demote_lone_dry_run();
         let engine = self.engine();
         let runtime = self.runtime();
+        let shared_pools = self.shared_pools();
+        for pool in &shared_pools {
+            let names: Vec<String> = pool.iter().map(|d| d.to_string()).collect();
+            self.notes.push(format!(
+                "{} report the same total and free memory: one memory pool (one physical GPU or unified memory), so their free memory is not added up",
+                names.join(", ")
+            ));
+        }
+        if let Some(metal) = self
+            .exit_table
+            .iter()
+            .map(|(r, _)| r)
+            .chain(self.fit.first_rows())
+            .find(|r| {
+                matches!(
+                    r.device,
+                    crate::model::Device::Metal
+                        | crate::model::Device::Gpu {
+                            backend: crate::model::Backend::Mtl,
+                            ..
+                        }
+                ) && r.total.is_some()
+            })
+        {
+            self.notes.push(format!(
+                "{}'s total ({}) is Metal's recommended working set, not the machine's RAM",
+                metal.device,
+                crate::model::human(metal.total.map_or(0, |t| t.low))
+            ));
+        }
+        let lifecycle = match runtime {
+            crate::model::Runtime::LlamaCpp | crate::model::Runtime::OllamaFit => {
+                self.lifecycle(&self.fit_context())
+            }
+            crate::model::Runtime::OllamaEstimator
+            | crate::model::Runtime::OllamaEngine
+            | crate::model::Runtime::Unknown => crate::model::Lifecycle::default(),
+        };
         let settings = self.settings();
         let gpus = self.gpus();
         let model = self.model();
@@ -385,9 +418,12 @@ impl LoadBuilder {
                 projector_device,
                 projector_device_line: self.projector_backend.as_ref().map(|(_, l)| *l),
                 kv_caches,
+                failed_part: self.failed_part.filter(|_| failed),
             },
             ollama_version: self.version,
             notes: self.notes,
+            lifecycle,
+            shared_pools,
         }
     }
 }

@@ -145,7 +145,7 @@ impl LoadBuilder {
     }
 
     /// What the `--fit` estimate needs from the rest of the load.
-    fn fit_context(&self) -> FitContext {
+    pub(super) fn fit_context(&self) -> FitContext {
         let settings_offload = self.projector_offload_disabled.is_none()
             && self
                 .runner
@@ -175,6 +175,11 @@ impl LoadBuilder {
             gpu_layers: self.runner.as_ref().and_then(|(c, _)| c.gpu_layers),
             projector: self.projector_estimate.map(|(q, l)| (q, device, l)),
             draft: self.draft_estimate,
+            draft_device: self
+                .ledger
+                .buffers()
+                .find(|b| b.component == "draft" && !b.host)
+                .map(|b| b.device.clone()),
             inventory: self
                 .runner_devices
                 .iter()

@@ -91,6 +91,7 @@ impl Assembler {
                 b.touch(line);
                 b.offloaded = Some((d, total));
                 b.seen_offloaded = true;
+                b.offloaded_line = b.offloaded_line.or(Some(line));
                 b.advance(Phase::RunnerOutput);
             }
             EventKind::Buffer {
@@ -102,6 +103,12 @@ impl Assembler {
             } => {
                 let b = self.ongoing(line, done);
                 b.touch(line);
+                // After `creating … draft context`, the buffers are the draft's own context.
+                let component = if b.draft_context_line.is_some() {
+                    "draft".to_string()
+                } else {
+                    component
+                };
                 b.ledger.add(BufferLine {
                     component: &component,
                     buffer: &buffer,
@@ -183,6 +190,7 @@ impl Assembler {
             EventKind::Fit(fit) => {
                 let b = self.ongoing(line, done);
                 b.touch(line);
+                b.fit_line_arrived();
                 b.fit.push(*fit, line);
                 b.llama_engine_hint = true;
                 b.advance(Phase::RunnerOutput);
@@ -194,6 +202,11 @@ impl Assembler {
                     SideEstimate::Projector => b.projector_estimate = Some((size, line)),
                     SideEstimate::Draft => b.draft_estimate = Some((size, line)),
                 }
+            }
+            EventKind::DraftContext => {
+                let b = self.ongoing(line, done);
+                b.touch(line);
+                b.draft_context_line = b.draft_context_line.or(Some(line));
             }
             EventKind::ProjectorBackend { device } => {
                 let b = self.ongoing(line, done);
@@ -252,31 +265,17 @@ impl Assembler {
             EventKind::RunnerStarted => {
                 if let Some(b) = self.current.as_mut() {
                     b.touch(line);
+                    b.serving_line = b.serving_line.or(Some(line));
                     b.advance(Phase::Ended);
                 }
             }
             EventKind::LoadFailed {
                 message,
                 out_of_memory,
-            } => match self.current.as_mut() {
-                Some(b) if b.phase == Phase::Ended => {
-                    b.notes
-                        .push(format!("line {line}: after the load completed: {message}"));
-                }
-                Some(b) => {
-                    b.touch(line);
-                    // The first failure, unless a later line is the out-of-memory that explains it.
-                    if b.failure.is_none() || out_of_memory && !b.failure_oom {
-                        b.failure = Some((message, line));
-                        b.failure_oom = out_of_memory;
-                    }
-                }
-                None => {
-                    let b = self.open(line, false, done);
-                    b.failure = Some((message, line));
-                    b.failure_oom = out_of_memory;
-                }
-            },
+            } => {
+                let part = crate::model::FailedPart::named_in(&message);
+                self.failure_event(message, out_of_memory, part, line, done)
+            }
             EventKind::ServerStart { .. }
             | EventKind::InferenceCompute(_)
             | EventKind::CudaDevice(_)
@@ -287,6 +286,40 @@ impl Assembler {
             | EventKind::ModelLoader
             | EventKind::Known
             | EventKind::VocabOnly => unreachable!("handled above"),
+        }
+    }
+
+    /// A failure line: the load's failure (the first, unless a later line is the out-of-memory that explains
+    /// it), and the part it names (the first line that names one).
+    fn failure_event(
+        &mut self,
+        message: String,
+        out_of_memory: bool,
+        part: Option<crate::model::FailedPart>,
+        line: u64,
+        done: &mut impl FnMut(Load),
+    ) {
+        match self.current.as_mut() {
+            Some(b) if b.phase == Phase::Ended => {
+                b.notes
+                    .push(format!("line {line}: after the load completed: {message}"));
+            }
+            Some(b) => {
+                b.touch(line);
+                if b.failed_part.is_none() {
+                    b.failed_part = part.map(|p| (p, line));
+                }
+                if b.failure.is_none() || out_of_memory && !b.failure_oom {
+                    b.failure = Some((message, line));
+                    b.failure_oom = out_of_memory;
+                }
+            }
+            None => {
+                let b = self.open(line, false, done);
+                b.failed_part = part.map(|p| (p, line));
+                b.failure = Some((message, line));
+                b.failure_oom = out_of_memory;
+            }
         }
     }
 }

@@ -56,19 +56,29 @@ struct ResultLine {
     device: Device,
     layers: Option<i64>,
     used: Quantity,
+    overflowing: Option<i64>,
     line: u64,
+}
+
+/// What a device's initial projection line says of its memory.
+#[derive(Debug, Clone)]
+struct InitialFree {
+    name: Option<String>,
+    total: Option<Quantity>,
+    free: Quantity,
 }
 
 /// Everything the fit printed for one load.
 #[derive(Debug, Default, Clone)]
 pub struct FitLedger {
     started: bool,
+    start_line: Option<u64>,
     tables: Vec<ProbeTable>,
     /// Tables dropped from the middle when more than [`MAX_TABLES`] were printed.
     dropped_tables: u32,
     projection: Option<(Quantity, Quantity, bool, u64)>,
-    /// The projection per device with the user's settings: device, target margin, line.
-    initial: Vec<(Device, Option<Quantity>, u64)>,
+    /// The projection per device with the user's settings: device, target margin, line, name, total, free.
+    initial: Vec<(Device, Option<Quantity>, u64, InitialFree)>,
     decision: Option<(bool, Option<Quantity>, Option<Quantity>, u64)>,
     context: Option<(i64, bool, u64)>,
     targets: Vec<(i64, Quantity, u64)>,
@@ -76,6 +86,7 @@ pub struct FitLedger {
     results: Vec<ResultLine>,
     seconds: Option<f64>,
     done_line: Option<u64>,
+    stopped: Option<(crate::model::FitStopCause, Option<i64>, u64)>,
 }
 
 /// What the builder knows beside the fit that the estimate needs.
@@ -89,6 +100,9 @@ pub struct FitContext {
     pub projector: Option<(Quantity, Device, u64)>,
     /// The speculative draft's estimate.
     pub draft: Option<(Quantity, u64)>,
+    /// The GPU the draft's own context allocated on, when its buffers were seen: the fit charged the draft
+    /// there (it raised that device's target by the draft's estimate).
+    pub draft_device: Option<Device>,
     /// Free memory per device from llama.cpp's inventory, for when no table printed it.
     pub inventory: Vec<DeviceFree>,
 }
@@ -101,18 +115,83 @@ impl FitLedger {
             && self.projection.is_none()
             && self.decision.is_none()
             && self.results.is_empty()
+            && self.stopped.is_none()
+    }
+
+    /// The fit has started (its start line, or any of its lines) and not yet printed its end: every table and
+    /// buffer line now is a test allocation.
+    pub fn in_progress(&self) -> bool {
+        let begun = self.started || self.projection.is_some() || self.decision.is_some();
+        begun && !self.over()
+    }
+
+    /// The fit printed its end (done, stopped) or its result.
+    pub fn over(&self) -> bool {
+        self.done_line.is_some() || self.stopped.is_some() || !self.results.is_empty()
+    }
+
+    /// The rows of the first table (the user's settings), for what they say of the devices.
+    pub fn first_rows(&self) -> impl Iterator<Item = &BreakdownLine> {
+        self.tables
+            .iter()
+            .take(1)
+            .flat_map(|t| t.rows.iter().map(|(r, _)| r))
+    }
+
+    /// The fit's start line, else its first projection line.
+    pub fn start_line(&self) -> Option<u64> {
+        self.start_line.or(self.projection.map(|p| p.3))
+    }
+
+    /// The first line of the fit's result (decision, result, stop or end), for the lifecycle.
+    pub fn result_line(&self) -> Option<u64> {
+        [
+            self.decision.map(|d| d.3),
+            self.results.iter().map(|r| r.line).min(),
+            self.stopped.map(|s| s.2),
+            self.done_line,
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+    }
+
+    /// The first line of each table the fit holds (each a test allocation), and the plan's.
+    pub fn table_lines(&self, cx: &FitContext) -> (Vec<u64>, Option<u64>) {
+        let lines = self
+            .tables
+            .iter()
+            .filter(|t| !t.rows.is_empty())
+            .map(ProbeTable::first_line)
+            .collect();
+        let plan = self
+            .estimate(cx)
+            .and_then(|e| e.fit)
+            .and_then(|f| f.plan_line);
+        (lines, plan)
     }
 
     /// Record a fit line.
     pub fn push(&mut self, line: FitLine, number: u64) {
         match line {
-            FitLine::Start => self.started = true,
+            FitLine::Start => {
+                self.started = true;
+                self.start_line = self.start_line.or(Some(number));
+            }
             FitLine::Projection { used, free, host } => {
                 self.projection = Some((used, free, host, number))
             }
-            FitLine::Initial { device, target, .. } => {
+            FitLine::Initial {
+                device,
+                target,
+                name,
+                total,
+                free,
+                ..
+            } => {
                 self.initial.retain(|i| i.0 != device);
-                self.initial.push((device, target, number));
+                self.initial
+                    .push((device, target, number, InitialFree { name, total, free }));
             }
             FitLine::Decision {
                 change,
@@ -135,6 +214,7 @@ impl FitLedger {
                 device,
                 layers,
                 used,
+                overflowing,
                 ..
             } => {
                 // A later result for the same device (a second fit pass) replaces the first.
@@ -143,9 +223,11 @@ impl FitLedger {
                     device,
                     layers,
                     used,
+                    overflowing,
                     line: number,
                 });
             }
+            FitLine::Stopped { cause, value } => self.stopped = Some((cause, value, number)),
             FitLine::Done { seconds } => {
                 self.seconds = seconds.or(self.seconds);
                 self.done_line = Some(number);
@@ -215,11 +297,15 @@ impl FitLedger {
     }
 
     fn summary(&self, plan: Option<&ProbeTable>, cx: &FitContext) -> FitSummary {
-        let outcome = match self.decision {
-            Some((false, ..)) => FitDecision::NoChange,
-            Some((true, ..)) if !self.results.is_empty() => FitDecision::Changed,
-            _ if self.context.is_some_and(|(_, by_user, _)| !by_user) => FitDecision::Changed,
-            _ => FitDecision::Unknown,
+        let outcome = match (self.stopped, self.decision) {
+            (Some((cause, ..)), _) if cause.is_abort() => FitDecision::Aborted,
+            (Some(_), _) => FitDecision::Failed,
+            (None, decision) => match decision {
+                Some((false, ..)) => FitDecision::NoChange,
+                Some((true, ..)) if !self.results.is_empty() => FitDecision::Changed,
+                _ if self.context.is_some_and(|(_, by_user, _)| !by_user) => FitDecision::Changed,
+                _ => FitDecision::Unknown,
+            },
         };
         // `id=K, target=T` is free − margin, not the margin: only the decision and initial lines say it.
         let target = self
@@ -243,6 +329,46 @@ impl FitLedger {
             })
             .unwrap_or_default();
         if free.is_empty() {
+            // Without a table, the free memory the fit measured is in its own projection lines: per device
+            // (`… T total, U used, F free vs. target of M`), or the one device's `vs. F MiB of free device
+            // memory`. Readings printed later (`using device … MiB free`) are not what the fit saw.
+            free = self
+                .initial
+                .iter()
+                .map(|(device, _, line, i)| DeviceFree {
+                    device: device.clone(),
+                    name: i.name.clone(),
+                    total: i.total,
+                    free: i.free,
+                    line: *line,
+                })
+                .collect();
+        }
+        if free.is_empty() {
+            if let Some((_, projected_free, false, line)) = self.projection {
+                let device = self.results.first().map(|r| r.device.clone()).or_else(|| {
+                    cx.inventory
+                        .iter()
+                        .find(|d| d.device.is_gpu())
+                        .map(|d| d.device.clone())
+                });
+                if let Some(device) = device {
+                    let name = cx
+                        .inventory
+                        .iter()
+                        .find(|d| d.device == device)
+                        .and_then(|d| d.name.clone());
+                    free.push(DeviceFree {
+                        device,
+                        name,
+                        total: None,
+                        free: projected_free,
+                        line,
+                    });
+                }
+            }
+        }
+        if free.is_empty() {
             free = cx
                 .inventory
                 .iter()
@@ -253,6 +379,7 @@ impl FitLedger {
         let mut lines = self.lines(plan);
         lines.extend(self.context.map(|c| c.2));
         lines.extend(self.done_line);
+        lines.extend(self.stopped.map(|s| s.2));
         lines.extend(self.targets.iter().map(|t| t.2));
         lines.sort_unstable();
         lines.dedup();
@@ -269,6 +396,15 @@ impl FitLedger {
             seconds: self.seconds,
             free,
             lines,
+            stopped: self
+                .stopped
+                .map(|(cause, value, line)| crate::model::FitStop { cause, value, line }),
+            projected: self.projection.filter(|p| !p.2).map(|p| p.0),
+            overflowing: self
+                .results
+                .iter()
+                .filter_map(|r| r.overflowing)
+                .reduce(|a, b| a.saturating_add(b)),
         }
     }
 
@@ -288,7 +424,8 @@ impl FitLedger {
             (EstimateForm::FitProbe, Some(t))
         } else if let Some(t) = self.tables.first() {
             (EstimateForm::BreakdownProjection, Some(t))
-        } else if self.projection.is_some() {
+        } else if self.projection.is_some() || self.stopped.is_some() {
+            // A stopped fit with nothing else printed still says why it stopped.
             (EstimateForm::FitProjection, None)
         } else {
             return None;
@@ -340,6 +477,13 @@ impl FitLedger {
                 None => {}
             }
         }
+        let mut draft_placed = false;
+        if let (Some((size, _)), Some(device)) = (cx.draft, &cx.draft_device) {
+            if let Some(d) = per_device.iter_mut().find(|d| &d.device == device) {
+                d.total = add(d.total, size);
+                draft_placed = true;
+            }
+        }
         if has_host {
             per_device.push(host);
         }
@@ -351,8 +495,8 @@ impl FitLedger {
         );
         let all_total =
             Quantity::sum(per_device.iter().filter_map(|d| d.total)).map(|t| match cx.draft {
-                Some((d, _)) => t.plus(d),
-                None => t,
+                Some((d, _)) if !draft_placed => t.plus(d),
+                _ => t,
             });
         let split: Vec<i64> = per_device
             .iter()
@@ -478,6 +622,7 @@ mod tests {
                 layers: Some(42),
                 used: mib(5658),
                 free: Some(mib(1968)),
+                overflowing: None,
             },
             7,
         );

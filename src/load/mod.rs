@@ -19,6 +19,7 @@ mod events;
 mod fit;
 mod gpus;
 pub mod hyperparameters;
+mod lifecycle;
 pub mod model_file;
 mod runtime;
 mod server;

@@ -3,7 +3,8 @@
 //!
 //! The signs, strongest first:
 //! - llama.cpp's `--fit` placed the layers when the log has its lines (`llama_params_fit…`), llama-server's
-//!   command line, Ollama's `loading model via llama-server`, or Ollama's version is 0.30 or later. Ollama ran
+//!   command line, Ollama's `loading model via llama-server`, a memory breakdown table or a dry run (only
+//!   llama.cpp prints them), or Ollama's version is 0.30 or later. Ollama ran
 //!   it ([`Runtime::OllamaFit`]) when one of Ollama's own server lines is in the load (its version, the runner
 //!   command it starts, its GPU discovery, a load request, its estimate); otherwise it is llama.cpp on its own
 //!   ([`Runtime::LlamaCpp`]). llama.cpp never prints its own command line: a runner command is Ollama's.
@@ -42,6 +43,8 @@ impl LoadBuilder {
         let fit_placed = cmd.is_some_and(|c| c.llama_server)
             || self.model_path.is_some()
             || !self.fit.is_empty()
+            || !self.tables.is_empty()
+            || self.dry_run.is_some()
             || version.is_some_and(|v| v >= (0, 30, 0));
         if fit_placed {
             return if self.ollama_server_seen() {

@@ -50,7 +50,14 @@ impl LoadBuilder {
                 .and_then(|r| r.kv_size)
                 .or(cmd.and_then(|c| c.ctx_size))
                 .or(context.ctx)
-                .or(self.kv_cells),
+                .or(self.kv_cells)
+                // The KV line's cells (`size = … (131072 cells, …)`): the largest cache is full attention.
+                .or(self
+                    .kv_caches
+                    .iter()
+                    .filter(|(k, _)| !k.recurrent)
+                    .filter_map(|(k, _)| k.cells)
+                    .max()),
             batch_size: request
                 .and_then(|r| r.batch_size)
                 .or(cmd.and_then(|c| c.batch_size))
@@ -58,7 +65,11 @@ impl LoadBuilder {
             parallel: request
                 .and_then(|r| r.parallel)
                 .or(cmd.and_then(|c| c.parallel))
-                .or(context.seq_max),
+                .or(context.seq_max)
+                .or(context.parallel_auto),
+            parallel_auto: (context.parallel_auto.is_some()
+                && cmd.and_then(|c| c.parallel).is_none())
+            .then_some(true),
             gpu_layers: request
                 .and_then(|r| r.gpu_layers)
                 .or(cmd.and_then(|c| c.gpu_layers)),

@@ -110,4 +110,58 @@ pub struct Actual {
     /// The KV caches' summary lines (sizes, cells, layers, types).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub kv_caches: Vec<KvCache>,
+    /// What failed, when a failure line names it (the KV cache, a compute buffer, the weights, or the host's
+    /// OOM killer / a cgroup limit), with its line.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failed_part: Option<(FailedPart, u64)>,
+}
+
+/// The allocation a failure line names (`docs/log-formats.md` §5.7).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FailedPart {
+    /// `failed to allocate buffer for kv cache`.
+    KvCache,
+    /// A compute buffer (`sched_reserve`, `failed to allocate compute buffers`).
+    Compute,
+    /// The model's weights (`load_tensors`, a model buffer).
+    Weights,
+    /// The host: the kernel's OOM killer or a cgroup limit (`Memory cgroup out of memory: Killed process`,
+    /// systemd's `oom-kill`, `MemoryMax=`): host memory, never VRAM.
+    HostKilled,
+}
+
+impl FailedPart {
+    /// The part a failure message names, if any.
+    pub fn named_in(message: &str) -> Option<FailedPart> {
+        let m = message.to_ascii_lowercase();
+        if m.contains("killed process")
+            || m.contains("cgroup")
+            || m.contains("oom-kill")
+            || m.contains("oom_kill")
+            || m.contains("memorymax")
+        {
+            Some(FailedPart::HostKilled)
+        } else if m.contains("kv cache") || m.contains("kv_cache") {
+            Some(FailedPart::KvCache)
+        } else if m.contains("compute buffer") || m.contains("sched_reserve") {
+            Some(FailedPart::Compute)
+        } else if m.contains("model buffer") || m.contains("load_tensors") {
+            Some(FailedPart::Weights)
+        } else {
+            None
+        }
+    }
+
+    /// In words.
+    pub fn words(self) -> &'static str {
+        match self {
+            FailedPart::KvCache => "the KV cache",
+            FailedPart::Compute => "a compute buffer",
+            FailedPart::Weights => "the model's weights",
+            FailedPart::HostKilled => {
+                "the process, killed for host memory (the kernel's OOM killer or a cgroup limit)"
+            }
+        }
+    }
 }

@@ -16,7 +16,8 @@ pub struct Layers {
     pub split: Vec<i64>,
 }
 
-/// What llama.cpp's `--fit` decided (the JSON has `no-change`, `changed` or `unknown`).
+/// What llama.cpp's `--fit` decided (the JSON has `no-change`, `changed`, `aborted`, `failed`
+/// or `unknown`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum FitDecision {
@@ -24,6 +25,11 @@ pub enum FitDecision {
     NoChange,
     /// Layers or the context were moved to meet the margins.
     Changed,
+    /// The fit gave up because a setting it may not change was set by the user (`-ngl`, a tensor split,
+    /// tensor overrides) or the split mode is not supported: the load goes on unfitted.
+    Aborted,
+    /// The fit failed with an error: the load goes on unfitted.
+    Failed,
     /// The log stops before the fit decided.
     #[default]
     Unknown,
@@ -50,6 +56,49 @@ pub struct FitSummary {
     /// Free memory per device as the fit measured it (MiB, truncated), in device order.
     pub free: Vec<DeviceFree>,
     pub lines: Vec<u64>,
+    /// Why the fit stopped without placing anything (aborted or failed), with its line.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<FitStop>,
+    /// What the first projection (the user's settings) said a device would use
+    /// (`projected to use U MiB of device memory`), MiB truncated.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub projected: Option<Quantity>,
+    /// Layers the result lets overflow into host memory (`N layers ( K overflowing)`), summed over devices.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub overflowing: Option<i64>,
+}
+
+/// Why llama.cpp's fit stopped (`failed to fit params to free device memory: …`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FitStopCause {
+    /// `n_gpu_layers already set by user to N, abort` (`-ngl`; Ollama's `num_gpu`).
+    GpuLayersSetByUser,
+    /// `tensor_split already set by user, abort` (`-ts`).
+    TensorSplitSetByUser,
+    /// `model_params::tensor_buft_overrides already set by user, abort` (`-ot`, `--n-cpu-moe`).
+    OverridesSetByUser,
+    /// `llama_params_fit is not implemented for SPLIT_MODE_TENSOR`.
+    SplitModeTensor,
+    /// Any other reason: the fit failed.
+    Error,
+}
+
+impl FitStopCause {
+    /// The user's setting stopped the fit (it aborted rather than failed).
+    pub fn is_abort(self) -> bool {
+        !matches!(self, FitStopCause::Error)
+    }
+}
+
+/// The fit's stop line, read.
+#[derive(Debug, Clone, Serialize)]
+pub struct FitStop {
+    pub cause: FitStopCause,
+    /// The value the user set, when the line prints it (`-ngl 999999`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value: Option<i64>,
+    pub line: u64,
 }
 
 /// A device's free memory as llama.cpp measured it before loading.

@@ -24,11 +24,13 @@ pub enum FindingCode {
     PsMismatch,
     HostNotVram,
     RoundingLimited,
+    FitAborted,
+    PartialOffload,
 }
 
 impl FindingCode {
     /// Every code with its word, in the order of the check registry.
-    pub const ALL: [(FindingCode, &'static str); 15] = [
+    pub const ALL: [(FindingCode, &'static str); 17] = [
         (FindingCode::LoadFailed, "load-failed"),
         (FindingCode::GpuUnused, "gpu-unused"),
         (FindingCode::IncompleteLoad, "incomplete-load"),
@@ -50,6 +52,8 @@ impl FindingCode {
         (FindingCode::PsMismatch, "ps-mismatch"),
         (FindingCode::HostNotVram, "host-not-vram"),
         (FindingCode::RoundingLimited, "rounding-limited"),
+        (FindingCode::FitAborted, "fit-aborted"),
+        (FindingCode::PartialOffload, "partial-offload"),
     ];
 
     /// The contract's word.
@@ -79,7 +83,9 @@ impl FindingCode {
             | FindingCode::KvMismatch
             | FindingCode::Overestimate
             | FindingCode::UnattributedMemory
-            | FindingCode::PsMismatch => false,
+            | FindingCode::PsMismatch
+            | FindingCode::FitAborted
+            | FindingCode::PartialOffload => false,
         }
     }
 

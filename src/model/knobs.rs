@@ -31,11 +31,13 @@ pub enum Knob {
     Batch,
     /// ollama37's multiplier on the estimated compute graph.
     GraphMultiplier,
+    /// How many sequences (slots) run in parallel: each has its own recurrent state.
+    Parallel,
 }
 
 impl Knob {
     /// Every knob, in the order the findings reference lists them.
-    pub const ALL: [Knob; 11] = [
+    pub const ALL: [Knob; 12] = [
         Knob::VisibleGpus,
         Knob::OneGpu,
         Knob::Context,
@@ -47,6 +49,7 @@ impl Knob {
         Knob::Spread,
         Knob::Batch,
         Knob::GraphMultiplier,
+        Knob::Parallel,
     ];
 
     /// What the knob is for, in a few words (the findings reference's first column).
@@ -63,6 +66,7 @@ impl Knob {
             Knob::Spread => "spread over every GPU",
             Knob::Batch => "the batch (compute buffers)",
             Knob::GraphMultiplier => "ollama37's graph multiplier",
+            Knob::Parallel => "the parallel sequences (slots)",
         }
     }
 }
@@ -183,6 +187,11 @@ const OLLAMA_SCHEDULER: &[KnobEntry] = &[
         Env("OLLAMA_GRAPH_SAFETY_MULTIPLIER"),
         Placer("graph × {}"),
     ),
+    entry(
+        K::Parallel,
+        Env("OLLAMA_NUM_PARALLEL"),
+        Placer("--parallel {}"),
+    ),
 ];
 
 /// Ollama ≥ 0.30: Ollama's options become llama-server flags; `--fit` places the layers.
@@ -212,6 +221,7 @@ const OLLAMA_FIT: &[KnobEntry] = &[
         Ignored("llama.cpp's --fit keeps its own margin per GPU (--fit-target)"),
     ),
     entry(K::Batch, ModelOption("num_batch"), Placer("-b {}")),
+    entry(K::Parallel, Env("OLLAMA_NUM_PARALLEL"), Placer("-np {}")),
 ];
 
 /// llama.cpp on its own: the flags are the knobs.
@@ -239,6 +249,7 @@ const LLAMA_CPP: &[KnobEntry] = &[
         Placer("--fit-target {}"),
     ),
     entry(K::Batch, Flag("--batch-size {}"), Placer("--batch-size {}")),
+    entry(K::Parallel, Flag("-np {}"), Placer("-np {}")),
 ];
 
 /// Every knob of a runtime, whether it reaches the placement or not.

@@ -170,6 +170,9 @@ pub struct Settings {
     /// The `--fit` free-memory target per device (`--fit-target`), when the command sets it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fit_target: Option<Quantity>,
+    /// llama-server chose the number of slots itself (`n_parallel is set to auto`): no `-np` was given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parallel_auto: Option<bool>,
 }
 
 /// A GPU the log describes for this load.
@@ -248,4 +251,12 @@ pub struct Load {
     /// Things vramdiff noticed while reading this load that a reader should know (duplicate lines, …).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// llama.cpp's lifecycle: the phase of every table and of dry-run buffer lines (`docs/log-formats.md`
+    /// §5.7); empty for logs that print none of it.
+    #[serde(skip_serializing_if = "super::Lifecycle::is_empty")]
+    pub lifecycle: super::Lifecycle,
+    /// GPUs that are one memory pool (the same total and free memory: virtual devices of one GPU, unified
+    /// memory): their free memory is never added up.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub shared_pools: Vec<Vec<super::Device>>,
 }

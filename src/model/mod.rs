@@ -12,6 +12,7 @@ pub mod hyperparameters;
 pub mod knobs;
 pub mod kv_geometry;
 pub mod layout;
+pub mod lifecycle;
 pub mod load;
 pub mod max_ctx;
 pub mod observed;
@@ -22,13 +23,13 @@ pub mod runtime;
 pub mod snapshot;
 pub mod whatif;
 
-pub use actual::{Actual, BreakdownRow, Buffer, BufferKind, KvCache};
+pub use actual::{Actual, BreakdownRow, Buffer, BufferKind, FailedPart, KvCache};
 pub use analysis::{Analysis, InputRole, InputSummary, InputWarning, UnrecognizedLine};
 pub use concluded::Concluded;
 pub use device::{Backend, Device};
 pub use estimate::{
-    DeviceEstimate, DeviceFree, Estimate, EstimateForm, FitDecision, FitSummary, Layers,
-    OffloadShape, WeightsSemantics,
+    DeviceEstimate, DeviceFree, Estimate, EstimateForm, FitDecision, FitStop, FitStopCause,
+    FitSummary, Layers, OffloadShape, WeightsSemantics,
 };
 pub use finding::{Finding, FindingCode, Severity, Suggestion};
 pub use grid::{Cell, Grid, Part};
@@ -37,6 +38,10 @@ pub use knobs::{Knob, KnobEntry, Reach, Spelling};
 pub use layout::{
     architecture_swa_pattern, uses_window, KvType, LayerAttention, LayerLayout, LayoutSource,
     ModelLayout,
+};
+pub use lifecycle::{
+    DryRunBuffers, DryRunEvidence, Lifecycle, LifecyclePhase, TableEvidence, TablePhase,
+    TableRecord,
 };
 pub use load::{
     Engine, Gpu, Load, LoadEnd, LoadSource, ModelRef, PartialReason, RejectedGpu, RejectionCause,

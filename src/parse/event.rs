@@ -167,6 +167,13 @@ pub enum FitLine {
         layers: Option<i64>,
         used: Quantity,
         free: Option<Quantity>,
+        /// `L layers ( K overflowing)`: K of the layers overflow into host memory.
+        overflowing: Option<i64>,
+    },
+    /// `failed to fit params to free device memory: …`: the fit stopped (aborted or failed).
+    Stopped {
+        cause: crate::model::FitStopCause,
+        value: Option<i64>,
     },
     /// `successfully fit params …` / `fitting params to free memory took N seconds`.
     Done { seconds: Option<f64> },
@@ -299,6 +306,8 @@ pub enum EventKind {
     SideEstimate { what: SideEstimate, size: Quantity },
     /// Where clip runs: `CLIP using CPU backend`, `CLIP using CUDA0 backend`.
     ProjectorBackend { device: Device },
+    /// `creating MTP draft context …`: the buffers that follow belong to the speculative draft's own context.
+    DraftContext,
     /// Ollama decided to keep the projector off the GPU (`disabling multimodal projector offload`).
     ProjectorOffloadDisabled { reason: Option<String> },
     /// A GPU discovery found and rejected (`NVIDIA driver too old`, too little memory).
@@ -387,6 +396,8 @@ pub enum ContextParam {
     Ubatch(i64),
     /// `n_seq_max`: parallel sequences.
     SeqMax(i64),
+    /// `n_parallel is set to auto, using n_parallel = N`: llama-server chose N slots itself (no `-np`).
+    ParallelAuto(i64),
     /// `flash_attn`: `None` for `auto` (the line does not say what was chosen).
     FlashAttention(Option<bool>),
     /// `n_ctx_seq` / `n_ctx_per_seq`: one sequence's share of `n_ctx` (recognised; `n_ctx` is what is used).

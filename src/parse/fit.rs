@@ -5,7 +5,36 @@
 use super::event::{EventKind, FitLine};
 use super::fields::BuildError;
 use super::kind::{EventSpec, Words};
-use crate::model::Device;
+use crate::model::{Device, FitStopCause};
+
+/// Why the fit stopped, from the reason it printed (`n_gpu_layers already set by user to 999999, abort`),
+/// with the value the user set when the reason prints one.
+pub fn stop_cause(reason: &str) -> (FitStopCause, Option<i64>) {
+    let by_user = reason.contains("already set by user");
+    let cause = if reason.contains("SPLIT_MODE_TENSOR") {
+        FitStopCause::SplitModeTensor
+    } else if by_user && reason.contains("n_gpu_layers") {
+        FitStopCause::GpuLayersSetByUser
+    } else if by_user && reason.contains("tensor_split") {
+        FitStopCause::TensorSplitSetByUser
+    } else if by_user && reason.contains("overrides") {
+        FitStopCause::OverridesSetByUser
+    } else {
+        FitStopCause::Error
+    };
+    let value = reason
+        .split_once(" to ")
+        .and_then(|(_, rest)| {
+            let digits: String = rest
+                .trim_start()
+                .chars()
+                .take_while(|c| c.is_ascii_digit() || *c == '-')
+                .collect();
+            digits.parse::<i64>().ok()
+        })
+        .filter(|_| cause == FitStopCause::GpuLayersSetByUser);
+    (cause, value)
+}
 
 /// A fit line as the event it is.
 fn fit(line: FitLine) -> Result<EventKind, BuildError> {
@@ -118,7 +147,7 @@ pub const SPECS: &[EventSpec] = &[
     EventSpec {
         kind: "fit_device",
         required: &["device", "used"],
-        optional: &["name", "layers", "free"],
+        optional: &["name", "layers", "free", "overflowing"],
         settable: &[],
         build: |f| {
             fit(FitLine::Result {
@@ -127,7 +156,18 @@ pub const SPECS: &[EventSpec] = &[
                 layers: f.opt_int("layers"),
                 used: f.mib("used")?,
                 free: f.opt_mib("free"),
+                overflowing: f.opt_int("overflowing"),
             })
+        },
+    },
+    EventSpec {
+        kind: "fit_stopped",
+        required: &["reason"],
+        optional: &[],
+        settable: &[],
+        build: |f| {
+            let (cause, value) = stop_cause(f.need("reason")?);
+            fit(FitLine::Stopped { cause, value })
         },
     },
     EventSpec {

@@ -12,18 +12,29 @@ pub const SPECS: &[EventSpec] = &[
     EventSpec {
         kind: "cuda_device",
         required: &["index", "name"],
-        optional: &["uuid", "library", "compute", "gfx"],
-        settable: &[],
+        optional: &["uuid", "library", "compute", "gfx", "vram"],
+        settable: &[("library", Words::List(&["Vulkan"]))],
         build: |f| {
+            let total = f.opt_mib("vram");
+            // Builds that print the device's VRAM name their library by the device's kind: a compute
+            // capability is CUDA, a gfx architecture ROCm (older builds' lines are left as they were read).
+            let library = f.opt_text("library").or_else(|| {
+                total?;
+                if f.get("compute").is_some() {
+                    Some("CUDA".to_string())
+                } else {
+                    f.get("gfx").map(|_| "ROCm".to_string())
+                }
+            });
             Ok(EventKind::CudaDevice(GpuInfo {
                 id: f.opt_text("uuid"),
                 index: f.opt_int("index"),
-                library: f.opt_text("library"),
-                name: f.opt_text("name"),
+                library,
+                name: f.opt_text("name").map(|n| n.trim().to_string()),
                 compute: f.opt_text("compute").or(f.opt_text("gfx")),
                 driver: None,
                 variant: None,
-                total: None,
+                total,
                 available: None,
                 free: None,
                 bus_id: None,
@@ -189,6 +200,8 @@ fn context_param(key: &str, value: &str) -> Result<ContextParam, BuildError> {
         "n_batch" => ContextParam::Batch(count()?),
         "n_ubatch" => ContextParam::Ubatch(count()?),
         "n_seq_max" => ContextParam::SeqMax(count()?),
+        // Only `n_parallel is set to auto, using n_parallel = N` prints this key.
+        "n_parallel" => ContextParam::ParallelAuto(count()?),
         "n_ctx_seq" | "n_ctx_per_seq" => ContextParam::CtxPerSequence(count()?),
         "kv_unified" => ContextParam::KvUnified(match value {
             "1" | "true" => true,

@@ -39,6 +39,13 @@ pub const SPECS: &[EventSpec] = &[
         build: |f| Ok(EventKind::Breakdown(Box::new(breakdown(f)?))),
     },
     EventSpec {
+        kind: "draft_context",
+        required: &[],
+        optional: &[],
+        settable: &[],
+        build: |_| Ok(EventKind::DraftContext),
+    },
+    EventSpec {
         kind: "side_estimate",
         required: &["what", "size"],
         optional: &[],

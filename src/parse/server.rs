@@ -176,11 +176,30 @@ fn discovered_gpu(f: &Fields) -> GpuInfo {
 }
 
 /// An allocation failure or a crashed runner; out of memory when the message says so.
+/// A shell prompt and the command typed after it (`$ journalctl -k | grep -i 'out of memory'`,
+/// `user@host:~$ dmesg`): the words a failure line uses, but typed by the user, not printed by a runner.
+pub fn is_shell_command(message: &str) -> bool {
+    let t = message.trim_start();
+    if ["$ ", "# ", "% ", "> ", "❯ "]
+        .iter()
+        .any(|p| t.starts_with(p))
+    {
+        return true;
+    }
+    // `user@host:~/dir$ cmd`: a first word with `@` and ending in a prompt sign, then a space.
+    let first = t.split(' ').next().unwrap_or_default();
+    first.contains('@') && (first.ends_with('$') || first.ends_with('#') || first.ends_with('%'))
+}
+
 fn load_failed(f: &Fields) -> Result<EventKind, BuildError> {
     let message = f
         .opt_text("message")
         .or_else(|| f.opt_text("rest"))
         .unwrap_or_default();
+    if is_shell_command(&message) {
+        // A prompt line that merely contains "out of memory" is not a failure (docs/log-formats.md §5.7).
+        return Ok(EventKind::Known);
+    }
     let lower = message.to_ascii_lowercase();
     Ok(EventKind::LoadFailed {
         out_of_memory: lower.contains("out of memory") || lower.contains("cudamalloc failed"),

@@ -114,11 +114,22 @@ fn cpu_offload(ev: &Evidence, launcher: Launcher, out: &mut Vec<Suggestion>) {
         return;
     };
     let parallel = load.load.settings.parallel.unwrap_or(1).max(1);
+    // The KV cache without the recurrent state, which stays f32 and does not grow with the context.
+    let state = on_gpus(load, crate::model::Part::State)
+        + load
+            .grid
+            .cell(&Device::Host, crate::model::Part::State)
+            .map_or(0, |c| c.size.bytes);
     let kv_now = load
         .components
         .iter()
         .find(|c| c.component == crate::model::Component::Kv)
-        .and_then(|c| c.actual);
+        .and_then(|c| c.actual)
+        .map(|k| crate::model::Quantity {
+            bytes: k.bytes - state,
+            low: k.low - state,
+            high: k.high - state,
+        });
     if let (Some(ctx), Some(fits), Some(context)) = (
         load.load.settings.ctx_size,
         llama_server::largest_context_that_fits(load),
@@ -234,6 +245,108 @@ fn underestimate(ev: &Evidence, out: &mut Vec<Suggestion>) {
     });
 }
 
+/// The parts of one kind on the GPUs (the reconcile stage's grid).
+fn on_gpus(load: &Reconciled, part: crate::model::Part) -> i64 {
+    load.grid.gpus_total(&[part]).map_or(0, |c| c.size.bytes)
+}
+
+/// Layers left on the host because the fit's dry run missed its target: the smallest changes that cover the
+/// shortfall, each with the figures it rests on.
+fn partial_offload(ev: &Evidence, out: &mut Vec<Suggestion>) {
+    use crate::model::Part;
+    let load = ev.load;
+    let Some(fit) = load.load.estimate.as_ref().and_then(|e| e.fit.as_ref()) else {
+        return;
+    };
+    // Compared at its upper bound (whole MiB, truncated), printed as the log printed it.
+    let Some((short, printed_short)) = fit.reduce_by.map(|q| (q.high, q.low)) else {
+        return;
+    };
+    let total = load.load.actual.total_layers.unwrap_or_default();
+    let because = vec![FindingCode::PartialOffload];
+    // One slot: the recurrent state is one per sequence, so -np 1 keeps 1/N of it.
+    let parallel = load.load.settings.parallel.unwrap_or(1);
+    let state = on_gpus(load, Part::State);
+    if let (true, Some(np)) = (parallel > 1 && state > 0, knob(ev, Knob::Parallel)) {
+        let saved = state / parallel * (parallel - 1);
+        if saved > short {
+            out.push(Suggestion {
+                setting: np.setting(1),
+                effect: format!(
+                    "the recurrent state is one per slot ({} for {parallel} slots{}): one slot frees about {} on the GPU, more than the {} the fit was short, so all {total} layers fit with about {} to spare",
+                    human(state),
+                    if load.load.settings.parallel_auto == Some(true) {
+                        ", n_parallel went to auto"
+                    } else {
+                        ""
+                    },
+                    human(saved),
+                    human(printed_short),
+                    human(saved - short)
+                ),
+                because: because.clone(),
+            });
+        }
+    }
+    // A smaller fit target: the user's --fit-target, without what llama-server adds on top (the draft's estimate).
+    let target = fit.target.map(|t| t.low);
+    let draft = load
+        .load
+        .estimate
+        .as_ref()
+        .and_then(|e| e.draft_total)
+        .map_or(0, |d| d.low);
+    if let (Some(target), Some(margin)) = (target, knob(ev, Knob::FitMargin)) {
+        let users = target - draft;
+        let lowered = (users - short) / (100 * MIB) * (100 * MIB);
+        if lowered >= 256 * MIB && lowered < users {
+            out.push(Suggestion {
+                setting: margin.setting(lowered / MIB),
+                effect: format!(
+                    "--fit keeps {} free instead of {}{}: that covers the {} the fit was short, so all {total} layers fit; less headroom for other programs",
+                    human(lowered),
+                    human(users),
+                    if draft > 0 {
+                        format!(" (plus the {} draft estimate it adds on top)", human(draft))
+                    } else {
+                        String::new()
+                    },
+                    human(printed_short)
+                ),
+                because: because.clone(),
+            });
+        }
+    }
+    // A quantised KV cache: the KV buffers shrink, the recurrent state (f32) does not.
+    let kv = on_gpus(load, Part::Kv);
+    let f16 = load
+        .load
+        .settings
+        .kv_cache_type
+        .as_deref()
+        .is_none_or(|t| kv_type(t) == Some(KvType::F16));
+    if let (true, Some(kv_type)) = (f16 && kv > 0, knob(ev, Knob::KvCacheType)) {
+        let saved = kv * 47 / 100;
+        if saved > short {
+            out.push(Suggestion {
+                setting: kv_type.setting("q8_0"),
+                effect: format!(
+                    "the KV cache in 8 bits ({} → about {} on the GPU{}): more than the {} the fit was short, so all {total} layers fit; needs flash attention",
+                    human(kv),
+                    human(kv - saved),
+                    if state > 0 {
+                        format!("; the {} recurrent state stays f32", human(state))
+                    } else {
+                        String::new()
+                    },
+                    human(printed_short)
+                ),
+                because,
+            });
+        }
+    }
+}
+
 /// Settings to try for a load placed by llama.cpp's `--fit`.
 pub fn suggest(ev: &Evidence, out: &mut Vec<Suggestion>) {
     let Some(launcher) = launcher(ev.load.load.runtime) else {
@@ -248,5 +361,8 @@ pub fn suggest(ev: &Evidence, out: &mut Vec<Suggestion>) {
     }
     if has(findings, FindingCode::Underestimate) {
         underestimate(ev, out);
+    }
+    if has(findings, FindingCode::PartialOffload) {
+        partial_offload(ev, out);
     }
 }

@@ -390,7 +390,8 @@ pub fn estimate(load: &Reconciled) -> Option<EstimateReplay> {
     let reason_agrees = match decided {
         FitDecision::NoChange => outcome.reason == FitReason::NoChangeNeeded,
         FitDecision::Changed => outcome.reason != FitReason::NoChangeNeeded,
-        FitDecision::Unknown => true,
+        // The fit placed nothing (it stopped): there is no decision to hold the replay to.
+        FitDecision::Aborted | FitDecision::Failed | FitDecision::Unknown => true,
     };
     Some(EstimateReplay {
         figures: figures(&shape, &set, target, Vec::new()),

@@ -67,14 +67,10 @@ pub fn facts(load: &Concluded) -> Vec<(String, String)> {
             format!("{}: {} (line {})", r.name, r.reason, r.line),
         ));
     }
-    if let Some(f) = load
-        .reconciled
-        .load
-        .estimate
-        .as_ref()
-        .and_then(|e| e.fit.as_ref())
-    {
-        out.push(("--fit".to_string(), fit_words(f)));
+    if let Some(e) = load.reconciled.load.estimate.as_ref() {
+        if let Some(f) = e.fit.as_ref() {
+            out.push(("--fit".to_string(), fit_words(f, e)));
+        }
     }
     match &load.reconciled.load.estimate {
         Some(e) => {
@@ -125,8 +121,26 @@ pub fn facts(load: &Concluded) -> Vec<(String, String)> {
     out
 }
 
+/// Why the fit stopped, in words (line included).
+fn stop_words(s: &crate::model::FitStop) -> String {
+    use crate::model::FitStopCause;
+    let what = match s.cause {
+        FitStopCause::GpuLayersSetByUser => match s.value {
+            Some(n) => format!("the GPU layers were set by the user ({n})"),
+            None => "the GPU layers were set by the user".to_string(),
+        },
+        FitStopCause::TensorSplitSetByUser => "a tensor split was set by the user".to_string(),
+        FitStopCause::OverridesSetByUser => "tensor overrides were set by the user".to_string(),
+        FitStopCause::SplitModeTensor => {
+            "the fit does not support the tensor split mode".to_string()
+        }
+        FitStopCause::Error => "an error".to_string(),
+    };
+    format!("{what} (line {})", s.line)
+}
+
 /// What llama.cpp's `--fit` did, in words.
-fn fit_words(f: &crate::model::FitSummary) -> String {
+fn fit_words(f: &crate::model::FitSummary, e: &crate::model::Estimate) -> String {
     let mut parts = vec![match f.outcome {
         FitDecision::NoChange => {
             "no changes needed: every device kept its margin with the user's settings".to_string()
@@ -134,10 +148,47 @@ fn fit_words(f: &crate::model::FitSummary) -> String {
         FitDecision::Changed => {
             "moved layers or the context to keep every device's margin".to_string()
         }
+        FitDecision::Aborted => format!(
+            "aborted: {}; the load went on unfitted",
+            f.stopped
+                .as_ref()
+                .map_or("a setting was set by the user".to_string(), |s| {
+                    stop_words(s)
+                })
+        ),
+        FitDecision::Failed => "failed with an error; the load went on unfitted".to_string(),
         FitDecision::Unknown => "the log stops before the fit's result".to_string(),
     }];
+    if let Some(n) = f.overflowing.filter(|n| *n > 0) {
+        parts.push(format!("{n} layer(s) overflowing into host memory"));
+    }
     if let Some(t) = f.target {
-        parts.push(format!("margin {} per device", human(t.bytes)));
+        // llama-server adds the projector's and the draft's estimates to the user's target (1024 MiB by
+        // default): a margin that equals the default plus them is those estimates, not memory kept idle.
+        let added: Vec<(&str, i64)> = [
+            ("the projector's", e.projector_total),
+            ("the draft's", e.draft_total),
+        ]
+        .into_iter()
+        .filter_map(|(what, q)| Some((what, q?.low)))
+        .collect();
+        let base = t.low - added.iter().map(|(_, b)| b).sum::<i64>();
+        let explained =
+            !added.is_empty() && (base - 1024 * crate::model::MIB).abs() <= 2 * crate::model::MIB;
+        if explained {
+            let parts_added: Vec<String> = added
+                .iter()
+                .map(|(what, b)| format!("{what} {} estimate", human(*b)))
+                .collect();
+            parts.push(format!(
+                "margin {} per device (the default {} + {})",
+                human(t.bytes),
+                human(1024 * crate::model::MIB),
+                parts_added.join(" + ")
+            ));
+        } else {
+            parts.push(format!("margin {} per device", human(t.bytes)));
+        }
     }
     if let Some(r) = f.reduce_by {
         parts.push(format!("had to shed {}", human(r.bytes)));

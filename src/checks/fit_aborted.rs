@@ -1,0 +1,97 @@
+//! `fit-aborted`: llama.cpp's `--fit` gave up because a setting it may not change was set by the user (`-ngl`,
+//! a tensor split, tensor overrides) or the split mode is not supported (`docs/log-formats.md` §5.7). The load
+//! goes on unfitted: when the user's settings were projected beyond free memory, an out-of-memory is coming.
+
+use super::{finding, CheckDef, Context};
+use crate::model::{human, Finding, FindingCode, FitDecision, FitStopCause, Runtime, Severity};
+
+pub const DEF: CheckDef = CheckDef {
+    code: FindingCode::FitAborted,
+    summary:
+        "llama.cpp's --fit gave up because a setting was set by the user: the load goes on unfitted",
+    run: check,
+};
+
+fn check(cx: &Context, out: &mut Vec<Finding>) {
+    let load = cx.load;
+    let Some(fit) = load.load.estimate.as_ref().and_then(|e| e.fit.as_ref()) else {
+        return;
+    };
+    let Some(stop) = fit
+        .stopped
+        .as_ref()
+        .filter(|_| fit.outcome == FitDecision::Aborted)
+    else {
+        return;
+    };
+    let free = fit.free.first().map(|d| d.free);
+    let over = match (fit.projected, free) {
+        (Some(used), Some(free)) => Some((used, free, used.low > free.high)),
+        _ => None,
+    };
+    let why = match stop.cause {
+        FitStopCause::GpuLayersSetByUser => match stop.value {
+            Some(n) => format!("the GPU layers were set by the user ({n})"),
+            None => "the GPU layers were set by the user".to_string(),
+        },
+        FitStopCause::TensorSplitSetByUser => "a tensor split was set by the user".to_string(),
+        FitStopCause::OverridesSetByUser => "tensor overrides were set by the user".to_string(),
+        FitStopCause::SplitModeTensor => {
+            "the fit does not support the tensor split mode".to_string()
+        }
+        FitStopCause::Error => return,
+    };
+    let projection = over
+        .map(|(used, free, beyond)| {
+            format!(
+                "; the user's settings were projected to use {} against {} free{}",
+                human(used.low),
+                human(free.low),
+                if beyond {
+                    ": more than the GPU has, an out-of-memory failure is coming"
+                } else {
+                    ""
+                }
+            )
+        })
+        .unwrap_or_default();
+    let severity = if over.is_some_and(|o| o.2) {
+        Severity::Error
+    } else {
+        Severity::Warning
+    };
+    let hint = match (load.load.runtime, stop.cause) {
+        (Runtime::LlamaCpp, FitStopCause::GpuLayersSetByUser) => {
+            "drop --n-gpu-layers (-ngl) so --fit can place the layers, or lower --ctx-size"
+        }
+        (Runtime::LlamaCpp, FitStopCause::TensorSplitSetByUser) => {
+            "drop --tensor-split (-ts) so --fit can place the layers, or lower --ctx-size"
+        }
+        (Runtime::LlamaCpp, FitStopCause::OverridesSetByUser) => {
+            "drop the tensor overrides (-ot, --n-cpu-moe) so --fit can place the layers, or lower --ctx-size"
+        }
+        (Runtime::LlamaCpp, FitStopCause::SplitModeTensor | FitStopCause::Error) => {
+            "use --split-mode layer (or none) so --fit can place the layers, or lower --ctx-size"
+        }
+        (Runtime::OllamaFit, _) => {
+            "unset num_gpu so llama.cpp's --fit can place the layers, or lower num_ctx"
+        }
+        (Runtime::OllamaEstimator | Runtime::OllamaEngine | Runtime::Unknown, _) => {
+            "let the fit place the layers, or lower the context"
+        }
+    };
+    let mut lines = vec![stop.line];
+    lines.extend(fit.lines.iter().copied());
+    out.push(finding(
+        DEF.code,
+        severity,
+        format!(
+            "--fit aborted at line {}: {why}; the layers were placed as the user asked, unfitted{projection}",
+            stop.line
+        ),
+        hint,
+        lines,
+        None,
+        None,
+    ));
+}
