@@ -5,6 +5,7 @@
 
 mod fit;
 mod ollama;
+mod serving;
 
 use crate::model::knobs::{self, Knob, KnobEntry};
 use crate::model::{Device, Finding, FindingCode, Reconciled, Runtime, Suggestion, WhatIf, MIB};
@@ -57,6 +58,7 @@ pub fn suggest(evidence: &Evidence) -> Vec<Suggestion> {
     match evidence.load.load.runtime {
         Runtime::OllamaEstimator | Runtime::OllamaEngine => ollama::suggest(evidence, &mut out),
         Runtime::OllamaFit | Runtime::LlamaCpp => fit::suggest(evidence, &mut out),
+        Runtime::Vllm | Runtime::Sglang => serving::suggest(evidence, &mut out),
         // No knob is known to reach a placer the log does not name.
         Runtime::Unknown => {}
     }
