@@ -130,6 +130,9 @@ pub(crate) struct Load {
     findings: Vec<Finding>,
     whatif: Option<WhatIf>,
     suggestions: Vec<Suggestion>,
+    /// Added with vLLM and SGLang: the engine's version and memory figures per rank.
+    #[serde(default)]
+    serving: Option<serde_json::Value>,
     #[serde(default)]
     ollama_version: Option<String>,
     #[serde(default)]
@@ -166,6 +169,9 @@ enum Engine {
 enum Era {
     Ollama,
     LlamaServer,
+    /// Added with vLLM and SGLang.
+    Vllm,
+    Sglang,
     Unknown,
 }
 
@@ -741,6 +747,12 @@ const FINDING_CODES: &[&str] = &[
     "ps-mismatch",
     "host-not-vram",
     "rounding-limited",
+    // Added with vLLM and SGLang.
+    "graph-estimate-off",
+    "kv-too-small",
+    "budget-exceeded",
+    "foreign-memory",
+    "rank-imbalance",
 ];
 
 #[test]

@@ -37,4 +37,5 @@ mod observed;
 mod peer_vectors;
 mod properties;
 mod report_formats;
+mod serving;
 mod smi;

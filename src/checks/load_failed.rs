@@ -20,11 +20,14 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
         .and_then(|r| r.split(':').next())
         .and_then(|n| n.parse().ok());
     let oom = is_out_of_memory(failure);
+    let serving_hint = super::serving_figures::failure_hint(cx);
     out.push(finding(
         DEF.code,
         Severity::Error,
         format!("the load failed: {failure}"),
-        if oom {
+        if let Some(hint) = serving_hint.as_deref() {
+            hint
+        } else if oom {
             oom_hint(cx.load.load.runtime)
         } else {
             "read the runner's last lines before the failure; the figures above are what it allocated"

@@ -24,7 +24,7 @@
 //!   bare `#`). The `# ` goes only when what follows is itself a log line (a record start in the sense of
 //!   [`super::join::is_record_start`], or a collector prefix), so nvidia-smi `dmon` headers (`# gpu   pwr
 //!   temp …`) and ordinary comments (`# leg2-baseline — argv: …`) are left as they are.
-//! * vLLM and SGLang (`docs/log-formats.md` §10): vLLM's process prefix (`(Worker_TP1 pid=448) `,
+//! * vLLM and SGLang (`docs/log-formats.md` §8): vLLM's process prefix (`(Worker_TP1 pid=448) `,
 //!   `(VllmWorker rank=1 pid=448) `, `(VllmWorkerProcess pid=1786) `, `(EngineCore_DP0 pid=1) `,
 //!   `(APIServer pid=1) `), its logger's level, date and source (`INFO 08-14 14:07:22 [gpu_worker.py:563] `, V0
 //!   `INFO 12-13 19:54:18 worker.py:243] `, or the source alone where a paste starts mid-line), SGLang's

@@ -22,6 +22,7 @@ pub mod hyperparameters;
 pub mod model_file;
 mod runtime;
 mod server;
+mod serving;
 mod settings;
 
 use crate::model::{Load, LoadEnd, RejectedGpu};

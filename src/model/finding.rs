@@ -24,11 +24,16 @@ pub enum FindingCode {
     PsMismatch,
     HostNotVram,
     RoundingLimited,
+    GraphEstimateOff,
+    KvTooSmall,
+    BudgetExceeded,
+    ForeignMemory,
+    RankImbalance,
 }
 
 impl FindingCode {
     /// Every code with its word, in the order of the check registry.
-    pub const ALL: [(FindingCode, &'static str); 15] = [
+    pub const ALL: [(FindingCode, &'static str); 20] = [
         (FindingCode::LoadFailed, "load-failed"),
         (FindingCode::GpuUnused, "gpu-unused"),
         (FindingCode::IncompleteLoad, "incomplete-load"),
@@ -50,6 +55,11 @@ impl FindingCode {
         (FindingCode::PsMismatch, "ps-mismatch"),
         (FindingCode::HostNotVram, "host-not-vram"),
         (FindingCode::RoundingLimited, "rounding-limited"),
+        (FindingCode::GraphEstimateOff, "graph-estimate-off"),
+        (FindingCode::KvTooSmall, "kv-too-small"),
+        (FindingCode::BudgetExceeded, "budget-exceeded"),
+        (FindingCode::ForeignMemory, "foreign-memory"),
+        (FindingCode::RankImbalance, "rank-imbalance"),
     ];
 
     /// The contract's word.
@@ -68,6 +78,11 @@ impl FindingCode {
             FindingCode::HostNotVram
             | FindingCode::RoundingLimited
             | FindingCode::IncompleteLoad => true,
+            FindingCode::GraphEstimateOff
+            | FindingCode::KvTooSmall
+            | FindingCode::BudgetExceeded
+            | FindingCode::ForeignMemory
+            | FindingCode::RankImbalance => false,
             FindingCode::LoadFailed
             | FindingCode::GpuUnused
             | FindingCode::Underestimate

@@ -265,7 +265,7 @@ const LLAMA_CPP: &[KnobEntry] = &[
     entry(K::Batch, Flag("--batch-size {}"), Placer("--batch-size {}")),
 ];
 
-/// vLLM: its flags (`vllm serve …`) and environment are the knobs (`docs/log-formats.md` §10). Every one
+/// vLLM: its flags (`vllm serve …`) and environment are the knobs (`docs/log-formats.md` §8). Every one
 /// reaches the memory profile that sizes the KV cache, except `--cpu-offload-gb` on the V1 engine (not
 /// listed: no suggestion names it).
 const VLLM: &[KnobEntry] = &[
@@ -308,7 +308,7 @@ const VLLM: &[KnobEntry] = &[
     ),
 ];
 
-/// SGLang: its server flags (`python -m sglang.launch_server …`) are the knobs (`docs/log-formats.md` §10).
+/// SGLang: its server flags (`python -m sglang.launch_server …`) are the knobs (`docs/log-formats.md` §8).
 const SGLANG: &[KnobEntry] = &[
     CUDA_VISIBLE,
     entry(

@@ -25,10 +25,10 @@ pub enum Runtime {
     /// layers, and the user's flags are the knobs.
     LlamaCpp,
     /// vLLM: its memory profile sizes the KV cache from a budget (total × `--gpu-memory-utilization`) per
-    /// rank, and its flags are the knobs (`docs/log-formats.md` §10).
+    /// rank, and its flags are the knobs (`docs/log-formats.md` §8).
     Vllm,
     /// SGLang: each TP rank sizes its KV pool by `--mem-fraction-static` from the memory left after the
-    /// weights (`docs/log-formats.md` §10).
+    /// weights (`docs/log-formats.md` §8).
     Sglang,
     /// The log does not say who placed the layers (an excerpt of buffer lines only).
     #[default]

@@ -5,7 +5,6 @@
 
 mod fit;
 mod ollama;
-mod serving;
 
 use crate::model::knobs::{self, Knob, KnobEntry};
 use crate::model::{Device, Finding, FindingCode, Reconciled, Runtime, Suggestion, WhatIf, MIB};
@@ -58,7 +57,8 @@ pub fn suggest(evidence: &Evidence) -> Vec<Suggestion> {
     match evidence.load.load.runtime {
         Runtime::OllamaEstimator | Runtime::OllamaEngine => ollama::suggest(evidence, &mut out),
         Runtime::OllamaFit | Runtime::LlamaCpp => fit::suggest(evidence, &mut out),
-        Runtime::Vllm | Runtime::Sglang => serving::suggest(evidence, &mut out),
+        // Not yet: the findings' hints name vLLM's and SGLang's own flags with their computed values.
+        Runtime::Vllm | Runtime::Sglang => {}
         // No knob is known to reach a placer the log does not name.
         Runtime::Unknown => {}
     }
