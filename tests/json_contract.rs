@@ -130,6 +130,9 @@ pub(crate) struct Load {
     findings: Vec<Finding>,
     whatif: Option<WhatIf>,
     suggestions: Vec<Suggestion>,
+    /// Added with vLLM and SGLang: the engine's version and memory figures per rank.
+    #[serde(default)]
+    serving: Option<serde_json::Value>,
     #[serde(default)]
     ollama_version: Option<String>,
     #[serde(default)]
@@ -172,6 +175,9 @@ enum Engine {
 enum Era {
     Ollama,
     LlamaServer,
+    /// Added with vLLM and SGLang.
+    Vllm,
+    Sglang,
     Unknown,
 }
 
@@ -800,6 +806,12 @@ const FINDING_CODES: &[&str] = &[
     "rounding-limited",
     "fit-aborted",
     "partial-offload",
+    // Added with vLLM and SGLang.
+    "graph-estimate-off",
+    "kv-too-small",
+    "budget-exceeded",
+    "foreign-memory",
+    "rank-imbalance",
 ];
 
 #[test]

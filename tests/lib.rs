@@ -42,5 +42,6 @@ mod observed;
 mod peer_vectors;
 mod properties;
 mod report_formats;
+mod serving;
 mod skim;
 mod smi;

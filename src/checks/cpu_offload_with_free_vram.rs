@@ -77,6 +77,10 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
                 Runtime::Unknown => {
                     "the estimate reserved more than the runner uses: ask for that many layers on the GPUs"
                 }
+                // vLLM and SGLang keep every layer on their GPUs (no layer count to offload): not reached.
+                Runtime::Vllm | Runtime::Sglang => {
+                    "the serving engine keeps every layer on its GPUs: split over more ranks (-tp) instead"
+                }
             },
             lines,
             None,
@@ -90,7 +94,11 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
     let (at_most, per, hint) = match load.load.runtime {
         Runtime::OllamaFit => ("num_ctx", parallel, "lower num_ctx (or OLLAMA_CONTEXT_LENGTH), or quantise the KV cache with OLLAMA_KV_CACHE_TYPE=q8_0 (see suggestions)"),
         Runtime::LlamaCpp => ("--ctx-size", 1, "lower --ctx-size, or quantise the KV cache with --cache-type-k q8_0 --cache-type-v q8_0 (see suggestions)"),
-        Runtime::OllamaEstimator | Runtime::OllamaEngine | Runtime::Unknown => return,
+        Runtime::OllamaEstimator
+        | Runtime::OllamaEngine
+        | Runtime::Vllm
+        | Runtime::Sglang
+        | Runtime::Unknown => return,
     };
     // The GPUs were full: the context decided. At which context would every layer fit?
     let (Some(ctx), Some(fits)) = (

@@ -76,7 +76,14 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
         (Runtime::OllamaFit, _) => {
             "unset num_gpu so llama.cpp's --fit can place the layers, or lower num_ctx"
         }
-        (Runtime::OllamaEstimator | Runtime::OllamaEngine | Runtime::Unknown, _) => {
+        (
+            Runtime::OllamaEstimator
+            | Runtime::OllamaEngine
+            | Runtime::Vllm
+            | Runtime::Sglang
+            | Runtime::Unknown,
+            _,
+        ) => {
             "let the fit place the layers, or lower the context"
         }
     };

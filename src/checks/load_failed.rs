@@ -26,12 +26,15 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
         .unwrap_or_default();
     let mut lines: Vec<u64> = line.into_iter().collect();
     lines.extend(part.map(|(_, l)| l));
+    let serving_hint = super::serving_figures::failure_hint(cx);
     out.push(finding(
         DEF.code,
         Severity::Error,
         format!("the load failed: {failure}{named}"),
         if part.is_some_and(|(p, _)| p == FailedPart::HostKilled) {
             "host memory, not VRAM: the kernel's OOM killer or a cgroup limit ended the process; raise the service's or container's memory limit (MemoryMax=, --memory), keep the weights memory-mapped, or load less at once"
+        } else if let Some(hint) = serving_hint.as_deref() {
+            hint
         } else if oom {
             oom_hint(cx.load.load.runtime)
         } else {
@@ -49,6 +52,8 @@ fn oom_hint(runtime: Runtime) -> &'static str {
         Runtime::OllamaFit => "out of memory: lower num_ctx, quantise the KV cache (OLLAMA_KV_CACHE_TYPE=q8_0), or raise LLAMA_ARG_FIT_TARGET so --fit leaves more room",
         Runtime::LlamaCpp => "out of memory: lower --ctx-size, quantise the KV cache (--cache-type-k q8_0 --cache-type-v q8_0), or raise --fit-target so --fit leaves more room",
         Runtime::OllamaEstimator | Runtime::OllamaEngine => "out of memory: lower num_ctx or num_gpu, or reserve room with OLLAMA_GPU_OVERHEAD",
+        Runtime::Vllm => "out of memory: lower --gpu-memory-utilization if another process shares the GPU, else --max-model-len, --max-num-seqs or --enforce-eager (see the findings for the figures)",
+        Runtime::Sglang => "out of memory: lower --mem-fraction-static, --cuda-graph-max-bs or --context-length (see the findings for the figures)",
         Runtime::Unknown => "out of memory: lower the context or the layers on the GPU, or leave more memory free",
     }
 }

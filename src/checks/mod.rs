@@ -7,13 +7,17 @@
 //! figures it needs are there); it says nothing otherwise. [`suggest`] turns findings and the replay into
 //! settings to try, in the knobs of the load's era; `pipeline::conclude` runs both and makes the `Concluded` load.
 
+mod budget_exceeded;
 mod cpu_offload_with_free_vram;
 mod fit_aborted;
+mod foreign_memory;
 mod gpu_unused;
 mod graph_charged_per_gpu;
+mod graph_estimate_off;
 mod host_not_vram;
 mod incomplete_load;
 mod kv_mismatch;
+mod kv_too_small;
 mod load_failed;
 mod needless_split;
 mod overestimate;
@@ -21,7 +25,9 @@ mod partial_offload;
 mod projector_double_counted;
 mod projector_on_cpu;
 mod ps_mismatch;
+mod rank_imbalance;
 mod rounding_limited;
+mod serving_figures;
 pub mod suggest;
 mod unattributed_memory;
 mod underestimate;
@@ -157,6 +163,11 @@ pub const REGISTRY: &[CheckDef] = &[
     rounding_limited::DEF,
     fit_aborted::DEF,
     partial_offload::DEF,
+    graph_estimate_off::DEF,
+    kv_too_small::DEF,
+    budget_exceeded::DEF,
+    foreign_memory::DEF,
+    rank_imbalance::DEF,
 ];
 
 /// Run every check on a load: findings sorted most severe first (registry order within a severity).

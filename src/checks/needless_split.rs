@@ -79,6 +79,8 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
             fit_message(cx, m, used, &holds),
             "pin the model to that GPU: --device, or --split-mode none --main-gpu (see suggestions)",
         ),
+        // vLLM and SGLang shard every layer over their ranks (no split by layers to judge): never replayed.
+        Runtime::Vllm | Runtime::Sglang => return,
         Runtime::OllamaEstimator | Runtime::OllamaEngine | Runtime::Unknown => {
             let split: Vec<String> = load
                 .load.estimate

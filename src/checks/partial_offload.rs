@@ -21,7 +21,11 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
     let load = cx.load;
     match load.load.runtime {
         Runtime::LlamaCpp | Runtime::OllamaFit | Runtime::Unknown => {}
-        Runtime::OllamaEstimator | Runtime::OllamaEngine => return,
+        // Ollama's estimator decides layers by its own figures (cpu-offload-with-free-vram judges those); vLLM
+        // and SGLang place no layers on the host by a fit.
+        Runtime::OllamaEstimator | Runtime::OllamaEngine | Runtime::Vllm | Runtime::Sglang => {
+            return
+        }
     }
     let host = cx
         .component(Component::WeightsHost)
@@ -104,7 +108,11 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
             Runtime::LlamaCpp | Runtime::OllamaFit => {
                 "fewer layers fit than the model has: lower the context or the parallel slots, quantise the KV cache, or keep a MoE model's experts on the CPU and the rest on the GPU (-ot / --n-cpu-moe)"
             }
-            Runtime::OllamaEstimator | Runtime::OllamaEngine | Runtime::Unknown => {
+            Runtime::OllamaEstimator
+            | Runtime::OllamaEngine
+            | Runtime::Vllm
+            | Runtime::Sglang
+            | Runtime::Unknown => {
                 "fewer layers fit than the model has: a smaller context, fewer parallel slots or a quantised KV cache leave room for more of them"
             }
         },

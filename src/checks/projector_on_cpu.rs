@@ -144,6 +144,9 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
             Runtime::LlamaCpp => {
                 "llama-server keeps the projector on the GPU unless it is started with --no-mmproj-offload: drop that flag where the GPU has room for it"
             }
+            Runtime::Vllm | Runtime::Sglang => {
+                "the serving engine loads the vision encoder with the model on its GPUs: no projector setting applies"
+            }
         },
         lines,
         main.as_ref().map(|(d, _)| d),

@@ -57,6 +57,12 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
             Runtime::OllamaFit | Runtime::LlamaCpp => {
                 "llama-server prints its tables and fit lines in whole MiB, truncated (1530 is [1530, 1531) MiB): a gap that small is no gap"
             }
+            Runtime::Vllm => {
+                "vLLM prints GiB with two decimals (±0.005 GiB): a gap that small is no gap"
+            }
+            Runtime::Sglang => {
+                "SGLang prints GB (GiB) with two decimals (±0.005 GiB): a gap that small is no gap"
+            }
             Runtime::OllamaEstimator | Runtime::OllamaEngine | Runtime::Unknown => {
                 "Ollama prints one decimal (±51 MiB on GiB figures); run the server with OLLAMA_DEBUG=1 or read the runner's MiB lines for finer figures"
             }

@@ -17,12 +17,19 @@ fn hint(runtime: Runtime) -> &'static str {
         Runtime::OllamaEstimator | Runtime::OllamaEngine => "reserve the gap with OLLAMA_GPU_OVERHEAD, or lower num_ctx / num_batch so the estimate keeps a margin",
         Runtime::OllamaFit => "the --fit plan missed memory the runner allocated: raise the margin with LLAMA_ARG_FIT_TARGET (MiB per GPU) or lower num_ctx so --fit keeps room",
         Runtime::LlamaCpp => "the --fit plan missed memory the runner allocated: raise the margin with --fit-target (MiB per GPU) or lower --ctx-size so --fit keeps room",
+        Runtime::Vllm => "the engine used more than its profile planned: lower --gpu-memory-utilization or pin --kv-cache-memory so the plan keeps room",
+        Runtime::Sglang => "the engine used more than its pool planned: lower --mem-fraction-static or --cuda-graph-max-bs",
         Runtime::Unknown => "the log does not say which runtime placed the layers: leave more free memory than the estimate, or lower the context",
     }
 }
 
 fn check(cx: &Context, out: &mut Vec<Finding>) {
     let load = cx.load;
+    if load.load.runtime.is_serving_engine() {
+        // vLLM's and SGLang's plan against what a rank holds is judged in their terms: `budget-exceeded`,
+        // `graph-estimate-off`.
+        return;
+    }
     let hint = hint(load.load.runtime);
     let oom = load.load.actual.failed
         && load

@@ -113,6 +113,17 @@ impl Framer {
             // A terminal never prints a line longer than its width: this input is not wrapped there.
             self.wrap_width = 0;
         }
+        if let Some(rank) = stripped.rank {
+            // A vLLM or SGLang line naming its rank is a record of its own: nothing joins onto it or it onto
+            // anything, and its rank stays before the payload (`prefix::rank_tag`).
+            if self.has_pending {
+                self.has_pending = false;
+                emit(Framed::Line(self.pending_line, &self.pending));
+            }
+            self.wrap = Wrap::No;
+            emit(Framed::Line(number, &prefix::rank_tag(rank, line)));
+            return;
+        }
         if self.has_pending && self.pending.len() < MAX_JOINED_BYTES {
             // The usual next line is the next record: no hard-wrap check for it.
             let record = line.starts_with("time=") || line.starts_with("[GIN]");

@@ -24,6 +24,14 @@
 //!   bare `#`). The `# ` goes only when what follows is itself a log line (a record start in the sense of
 //!   [`super::join::is_record_start`], or a collector prefix), so nvidia-smi `dmon` headers (`# gpu   pwr
 //!   temp …`) and ordinary comments (`# leg2-baseline — argv: …`) are left as they are.
+//! * vLLM and SGLang (`docs/log-formats.md` §8): vLLM's process prefix (`(Worker_TP1 pid=448) `,
+//!   `(VllmWorker rank=1 pid=448) `, `(VllmWorkerProcess pid=1786) `, `(EngineCore_DP0 pid=1) `,
+//!   `(APIServer pid=1) `), its logger's level, date and source (`INFO 08-14 14:07:22 [gpu_worker.py:563] `, V0
+//!   `INFO 12-13 19:54:18 worker.py:243] `, or the source alone where a paste starts mid-line), SGLang's
+//!   `[2025-03-08 12:29:21 TP0] ` (also `DP0 TP0`, `EP3`, or no rank), and a tqdm bar a redraw left before an
+//!   SGLang record. The rank a prefix names is data, not decoration: it is handed on ([`Stripped::rank`]) and
+//!   the framer keeps it before the payload as `[rank=TP1] ` ([`rank_tag`]), the one form the grammar reads,
+//!   so the load stage can make each rank a device of the load.
 
 use std::borrow::Cow;
 use std::sync::LazyLock;
@@ -63,6 +71,79 @@ static ELAPSED: LazyLock<Regex> =
 static ANSI: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07").unwrap());
 
+/// vLLM's process prefix: `(Worker_TP1 pid=448) `, `(VllmWorker rank=1 pid=448) `, `(EngineCore_DP0 pid=1) `.
+static VLLM_PROCESS: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\(([A-Za-z][A-Za-z0-9_]*)(?: rank=(\d+))? pid=(\d+)\) ").unwrap()
+});
+
+/// vLLM's logger: level, `MM-DD HH:MM:SS` and the source, `[gpu_worker.py:563] ` (V1) or `worker.py:243] ` (V0).
+static VLLM_LOGGER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"^(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)? (?:\[[\w.]+\.py:\d+\]|[\w.]+\.py:\d+\]) ",
+    )
+    .unwrap()
+});
+
+/// vLLM's source field alone, where a paste starts after the date: `[multiproc_executor.py:492] `.
+static VLLM_SOURCE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^\[[\w.]+\.py:\d+\] ").unwrap());
+
+/// SGLang's prefix: `[2025-03-08 12:29:21 TP0] `, `[2025-07-02 07:41:58 DP0 TP0] `, `[2026-07-15 13:14:53] `.
+static SGLANG: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\[\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}((?: (?:DP|TP|EP|PP)\d+)*)\] ").unwrap()
+});
+
+/// A tqdm bar a redraw left before a record on the same line: `  0%|    | 0/13 [00:00<?, ?it/s]`.
+static TQDM_BAR: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^\d{1,3}%\|[^|]*\| *\d+/\d+ \[[^\]]*\]").unwrap());
+
+/// The rank a vLLM or SGLang prefix names, as printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rank<'a> {
+    /// vLLM's worker name after `Worker_` (`TP1`, `DP1_TP1_EP3`).
+    Parallel(&'a str),
+    /// SGLang's rank words with their leading spaces (` TP0`, ` DP0 TP0`).
+    Words(&'a str),
+    /// `(VllmWorker rank=1 pid=…)`: the rank number.
+    Number(&'a str),
+    /// `(VllmWorkerProcess pid=1786)`: a V0 worker known only by its process id.
+    Process(&'a str),
+}
+
+/// The logical line of a ranked line: `[rank=TP1] ` before the payload (see the module doc). The label is
+/// `TP1`, `DP1_TP1_EP3`, `DP0_TP0`, `rank1` or `pid1786`; `load::serving` turns it into a device.
+pub fn rank_tag(rank: Rank<'_>, payload: &str) -> String {
+    let label = match rank {
+        Rank::Parallel(name) => name.to_string(),
+        Rank::Words(words) => words.split_whitespace().collect::<Vec<_>>().join("_"),
+        Rank::Number(n) => format!("rank{n}"),
+        Rank::Process(pid) => format!("pid{pid}"),
+    };
+    format!("[rank={label}] {payload}")
+}
+
+/// The rank a vLLM process name gives: a worker's parallel ranks, its rank number, else (a V0 worker) its
+/// process id; the engine core and the API server are no rank.
+fn vllm_rank<'a>(name: &'a str, rank: Option<&'a str>, pid: &'a str) -> Option<Rank<'a>> {
+    if !name.contains("Worker") {
+        return None;
+    }
+    let parallel = name.split_once("Worker_").map(|(_, p)| p).filter(|p| {
+        !p.is_empty()
+            && p.split('_').all(|part| {
+                let letters = part.bytes().take_while(u8::is_ascii_uppercase).count();
+                letters > 0
+                    && letters < part.len()
+                    && part[letters..].bytes().all(|b| b.is_ascii_digit())
+            })
+    });
+    match (parallel, rank) {
+        (Some(p), _) => Some(Rank::Parallel(p)),
+        (None, Some(n)) => Some(Rank::Number(n)),
+        (None, None) => Some(Rank::Process(pid)),
+    }
+}
+
 /// What was in front of a line, so the joiner can tell an indented continuation from a record, and the framer
 /// which file of a paste the line comes from.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -71,6 +152,8 @@ pub struct Stripped<'a> {
     pub indented: bool,
     /// The file grep's prefix named ([`super::source_file::grep_prefix`]), when the line had one.
     pub file: Option<&'a str>,
+    /// The rank a vLLM or SGLang prefix named, when the line had one.
+    pub rank: Option<Rank<'a>>,
 }
 
 /// Remove ANSI escape sequences.
@@ -132,6 +215,34 @@ pub fn strip_prefixes(mut line: &str) -> (&str, Stripped<'_>) {
             line = rest;
             continue;
         }
+        if line.starts_with('(') {
+            if let Some(c) = VLLM_PROCESS.captures(line) {
+                let (name, pid) = (c.get(1).unwrap(), c.get(3).unwrap());
+                let rank = c.get(2).map(|m| m.as_str());
+                info.rank = vllm_rank(name.as_str(), rank, pid.as_str()).or(info.rank);
+                line = &line[c.get(0).unwrap().end()..];
+                info.indented = false;
+                continue;
+            }
+        }
+        if line.starts_with('[') && line.as_bytes().get(1).is_some_and(u8::is_ascii_digit) {
+            if let Some(c) = SGLANG.captures(line) {
+                // SGLang's logger is the innermost prefix: the message follows.
+                let words = c.get(1).unwrap().as_str();
+                if !words.is_empty() {
+                    info.rank = Some(Rank::Words(words));
+                }
+                line = &line[c.get(0).unwrap().end()..];
+                info.indented = false;
+                break;
+            }
+        }
+        if line.starts_with('[') && line.contains(".py:") {
+            if let Some(m) = VLLM_SOURCE.find(line) {
+                line = &line[m.end()..];
+                break;
+            }
+        }
         if line.starts_with('[') {
             let b = line.as_bytes();
             if let Some(end) = memchr::memchr_iter(b']', b).find(|&i| b.get(i + 1) == Some(&b' ')) {
@@ -151,9 +262,27 @@ pub fn strip_prefixes(mut line: &str) -> (&str, Stripped<'_>) {
                 line = &line[m.end()..];
                 continue;
             }
+            if line.as_bytes()[..line.len().min(5)].contains(&b'%') {
+                if let Some(m) = TQDM_BAR.find(line) {
+                    // Only before an SGLang record: a bar alone is progress, not a prefix.
+                    if SGLANG.is_match(&line[m.end()..]) {
+                        line = &line[m.end()..];
+                        continue;
+                    }
+                }
+            }
             if let Some(m) = ELAPSED.find(line) {
                 line = &line[m.end()..];
                 continue;
+            }
+        }
+        if matches!(first, b'I' | b'W' | b'E' | b'D' | b'C')
+            && line.as_bytes().get(1).is_some_and(u8::is_ascii_uppercase)
+        {
+            if let Some(m) = VLLM_LOGGER.find(line) {
+                // vLLM's logger is the innermost prefix: the message follows.
+                line = &line[m.end()..];
+                break;
             }
         }
         if matches!(first, b'I' | b'W' | b'E' | b'D')
@@ -889,6 +1018,83 @@ mod tests {
         assert_eq!(
             strip(".......llama_new_context_with_model: n_ctx = 2048"),
             "llama_new_context_with_model: n_ctx = 2048"
+        );
+    }
+
+    fn framed(line: &str) -> String {
+        let mut out = Vec::new();
+        let mut framer = super::super::Framer::new();
+        framer.push(1, line.as_bytes(), |_, l| out.push(l.to_string()));
+        framer.finish(|_, l| out.push(l.to_string()));
+        out.concat()
+    }
+
+    #[test]
+    fn vllm_prefixes_keep_the_rank_as_a_tag() {
+        // `sample-logs/808-…-util-advisory.log:2`, `…/804-…:102`, `…/809-…:3`, `…/810-…:6`.
+        assert_eq!(
+            framed("(Worker_TP1 pid=448) INFO 08-14 14:07:22 [gpu_model_runner.py:6806] Estimated CUDA graph memory: 0.36 GiB total"),
+            "[rank=TP1] Estimated CUDA graph memory: 0.36 GiB total"
+        );
+        assert_eq!(
+            framed("(Worker_DP1_TP1_EP3 pid=3585771) INFO 08-19 05:56:57 [gpu_model_runner.py:6936] Estimated CUDA graph memory: 118.65 GiB total"),
+            "[rank=DP1_TP1_EP3] Estimated CUDA graph memory: 118.65 GiB total"
+        );
+        assert_eq!(
+            framed("(VllmWorkerProcess pid=13105) INFO 08-19 07:51:03 model_runner.py:732] Loading model weights took 2.3463 GB"),
+            "[rank=pid13105] Loading model weights took 2.3463 GB"
+        );
+        assert_eq!(
+            framed("(VllmWorker rank=1 pid=448) INFO 08-14 14:07:22 [gpu_worker.py:563] Available KV cache memory: 6.87 GiB"),
+            "[rank=rank1] Available KV cache memory: 6.87 GiB"
+        );
+        // The engine core and the API server are no rank; V0's logger without brackets; the source alone.
+        assert_eq!(
+            strip("(EngineCore_DP0 pid=1805889) INFO 10-23 15:14:30 [kv_cache_utils.py:1028] GPU KV cache size: 973,760 tokens"),
+            "GPU KV cache size: 973,760 tokens"
+        );
+        assert_eq!(
+            strip("INFO 12-13 19:54:18 worker.py:243] total_gpu_memory     79.22GiB"),
+            "total_gpu_memory     79.22GiB"
+        );
+        assert_eq!(
+            strip("[multiproc_executor.py:492] ValueError: Free memory on device (31.44/47.38 GiB) on startup"),
+            "ValueError: Free memory on device (31.44/47.38 GiB) on startup"
+        );
+        // Docker's stamp and colour before them (the shapes `docker logs --timestamps` and a TTY give).
+        assert_eq!(
+            framed("2026-05-03T17:54:32.123456789Z \x1b[1;36m(EngineCore pid=125)\x1b[0;0m INFO 05-03 17:54:32 [gpu_worker.py:440] Available KV cache memory: 66.93 GiB"),
+            "Available KV cache memory: 66.93 GiB"
+        );
+    }
+
+    #[test]
+    fn sglang_prefixes_keep_the_rank_as_a_tag() {
+        // `sample-logs/811-…:54`, `…/812-…:4`, `…/813-…:1`, and 811:63 where a tqdm redraw precedes the record.
+        assert_eq!(
+            framed("[2025-03-08 12:29:21 TP0] KV Cache is allocated. #tokens: 46611, K size: 1.42 GB, V size: 1.42 GB"),
+            "[rank=TP0] KV Cache is allocated. #tokens: 46611, K size: 1.42 GB, V size: 1.42 GB"
+        );
+        assert_eq!(
+            framed("[2025-07-02 07:41:58 DP0 TP0] Load weight end. type=DeepseekV3ForCausalLM, dtype=torch.bfloat16, avail mem=21.73 GB, mem usage=166.59 GB."),
+            "[rank=DP0_TP0] Load weight end. type=DeepseekV3ForCausalLM, dtype=torch.bfloat16, avail mem=21.73 GB, mem usage=166.59 GB."
+        );
+        assert_eq!(
+            framed("[2026-07-15 13:14:54] Memory pool end. avail mem=74.01 GB"),
+            "Memory pool end. avail mem=74.01 GB"
+        );
+        assert_eq!(
+            framed("  0%|          | 0/13 [00:00<?, ?it/s][2025-03-08 12:29:21 TP1] Capture cuda graph begin. This can take up to several minutes. avail mem=1.45 GB"),
+            "[rank=TP1] Capture cuda graph begin. This can take up to several minutes. avail mem=1.45 GB"
+        );
+        // A bar alone stays; a bracket that is no SGLang stamp stays.
+        assert_eq!(
+            strip("100%|##| 13/13 [00:07<00:00,  1.80it/s]"),
+            "100%|##| 13/13 [00:07<00:00,  1.80it/s]"
+        );
+        assert_eq!(
+            strip("[2025-03-08] not a stamp"),
+            "[2025-03-08] not a stamp"
         );
     }
 }

@@ -21,6 +21,7 @@ use super::engine_requests::RequestLedger;
 use super::estimator::EstimatorLedger;
 use super::fit::FitLedger;
 use super::hyperparameters::{hyperparameters, layout};
+use super::serving::ServingLedger;
 
 /// How far a load has progressed, as far as the log shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
@@ -102,6 +103,8 @@ pub struct LoadBuilder {
     pub summary_estimate_total: Option<(Quantity, u64)>,
     /// llama.cpp's `--fit` phase: its probe tables, decision and result (llama.cpp placed the layers).
     pub fit: FitLedger,
+    /// vLLM's or SGLang's memory lines, per rank (`load::serving`).
+    pub serving: ServingLedger,
     pub ledger: BufferLedger,
     pub summary_actual_total: Option<(Quantity, u64)>,
     /// The breakdown table printed after the load (at llama-server's exit): an actual.
@@ -311,12 +314,47 @@ impl LoadBuilder {
             }
             crate::model::Runtime::OllamaEstimator
             | crate::model::Runtime::OllamaEngine
+            | crate::model::Runtime::Vllm
+            | crate::model::Runtime::Sglang
             | crate::model::Runtime::Unknown => crate::model::Lifecycle::default(),
         };
-        let settings = self.settings();
-        let gpus = self.gpus();
+        let mut settings = self.settings();
+        let mut gpus = self.gpus();
         let model = self.model();
-        let estimate = self.estimate();
+        let mut estimate = self.estimate();
+        let serving = (!self.serving.is_empty()).then(|| self.serving.figures());
+        if let Some(figures) = &serving {
+            // The engine's own plan and what each rank reports (`load::serving`).
+            estimate = self.serving.estimate(figures).or(estimate);
+            for b in self.serving.buffers(figures) {
+                self.ledger.set_last(BufferLine {
+                    component: if self.serving.sglang {
+                        "sglang"
+                    } else {
+                        "vllm"
+                    },
+                    buffer: &b.buffer,
+                    device: Some(b.device.clone()),
+                    kind: b.kind,
+                    size: b.size,
+                    line: b.line,
+                    projector: false,
+                });
+            }
+            self.mark_source(if self.serving.sglang {
+                "sglang"
+            } else {
+                "vllm"
+            });
+            settings.ctx_size = settings.ctx_size.or(figures.max_len.map(|c| c.value));
+            gpus = super::serving::gpus_of(figures);
+            if self.serving.repeated > 0 {
+                self.notes.push(format!(
+                    "{} engine-level line(s) printed again with the same figure (counted once)",
+                    self.serving.repeated
+                ));
+            }
+        }
         let breakdown: Vec<BreakdownRow> = self
             .exit_table
             .iter()
@@ -367,7 +405,8 @@ impl LoadBuilder {
             Some((d, _)) if d.is_host() => Some(Device::Host),
             _ => first_gpu,
         };
-        if let Some(d) = clip_device {
+        // A vLLM or SGLang rank on a GPU of unnamed backend is a device of its own, not clip's.
+        if let Some(d) = clip_device.filter(|_| serving.is_none()) {
             for b in buffers.iter_mut().filter(|b| b.device == unnamed) {
                 b.host = d.is_host();
                 b.device = d.clone();
@@ -420,6 +459,7 @@ impl LoadBuilder {
                 kv_caches,
                 failed_part: self.failed_part.filter(|_| failed),
             },
+            serving,
             ollama_version: self.version,
             notes: self.notes,
             lifecycle,

@@ -11,6 +11,7 @@ impl Assembler {
     /// Feed an event of the open load (or of a new partial one).
     pub(super) fn load_event(&mut self, kind: EventKind, line: u64, done: &mut impl FnMut(Load)) {
         match kind {
+            EventKind::Serving(e) => self.serving_event(*e, line, done),
             EventKind::Estimate(e) => {
                 // v0.11.5+ prints the estimate after `starting runner`; earlier eras print it before. Either
                 // way it belongs to the open load until the runner has printed its own output.

@@ -23,6 +23,7 @@ mod lifecycle;
 pub mod model_file;
 mod runtime;
 mod server;
+mod serving;
 mod settings;
 
 use crate::model::{Load, LoadEnd, RejectedGpu};

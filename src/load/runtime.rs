@@ -12,6 +12,9 @@
 //!   runner command or `loading model` line is there: from `load request`s (`fit`, `alloc`, `commit`) its
 //!   engine measured the layout ([`Runtime::OllamaEngine`]), else its estimator computed it
 //!   ([`Runtime::OllamaEstimator`]).
+//! - vLLM and SGLang name themselves: a line only SGLang prints (its stages, pool, `server_args`) makes the
+//!   load [`Runtime::Sglang`], else one only vLLM prints (its profile, engine start, advisories)
+//!   [`Runtime::Vllm`] (`load::serving`).
 //! - Otherwise [`Runtime::Unknown`] (an excerpt of buffer lines).
 //!
 //! The line shapes are in `docs/log-formats.md`.
@@ -38,6 +41,13 @@ impl LoadBuilder {
 
     /// Who estimated and who placed the layers (see the module doc).
     pub(super) fn runtime(&self) -> Runtime {
+        // vLLM's and SGLang's memory lines name their engine (SGLang's first: it prints vLLM's platform line).
+        if self.serving.sglang {
+            return Runtime::Sglang;
+        }
+        if self.serving.vllm {
+            return Runtime::Vllm;
+        }
         let version = self.version.as_deref().and_then(parse_version);
         let cmd = self.runner.as_ref().map(|(c, _)| c);
         let fit_placed = cmd.is_some_and(|c| c.llama_server)

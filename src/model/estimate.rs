@@ -254,6 +254,11 @@ pub enum EstimateForm {
     FitProjection,
     /// A breakdown table printed before any fit decision.
     BreakdownProjection,
+    /// vLLM's memory profile per rank: its budget split into weights, non-torch, activation peak, the
+    /// CUDA-graph estimate and the KV cache.
+    VllmProfile,
+    /// SGLang's pool per rank: the weights, the KV pool and what is left of `--mem-fraction-static`.
+    SglangPool,
 }
 
 impl Default for EstimateForm {
@@ -281,6 +286,8 @@ impl EstimateForm {
             EstimateForm::FitResult => "fit-result",
             EstimateForm::FitProjection => "fit-projection",
             EstimateForm::BreakdownProjection => "breakdown-projection",
+            EstimateForm::VllmProfile => "vllm-profile",
+            EstimateForm::SglangPool => "sglang-pool",
         }
     }
 

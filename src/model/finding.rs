@@ -26,11 +26,17 @@ pub enum FindingCode {
     RoundingLimited,
     FitAborted,
     PartialOffload,
+    GraphEstimateOff,
+    KvTooSmall,
+    BudgetExceeded,
+    ForeignMemory,
+    RankImbalance,
 }
 
 impl FindingCode {
     /// Every code with its word, in the order of the check registry.
-    pub const ALL: [(FindingCode, &'static str); 17] = [
+
+    pub const ALL: [(FindingCode, &'static str); 22] = [
         (FindingCode::LoadFailed, "load-failed"),
         (FindingCode::GpuUnused, "gpu-unused"),
         (FindingCode::IncompleteLoad, "incomplete-load"),
@@ -54,6 +60,11 @@ impl FindingCode {
         (FindingCode::RoundingLimited, "rounding-limited"),
         (FindingCode::FitAborted, "fit-aborted"),
         (FindingCode::PartialOffload, "partial-offload"),
+        (FindingCode::GraphEstimateOff, "graph-estimate-off"),
+        (FindingCode::KvTooSmall, "kv-too-small"),
+        (FindingCode::BudgetExceeded, "budget-exceeded"),
+        (FindingCode::ForeignMemory, "foreign-memory"),
+        (FindingCode::RankImbalance, "rank-imbalance"),
     ];
 
     /// The contract's word.
@@ -72,6 +83,11 @@ impl FindingCode {
             FindingCode::HostNotVram
             | FindingCode::RoundingLimited
             | FindingCode::IncompleteLoad => true,
+            FindingCode::GraphEstimateOff
+            | FindingCode::KvTooSmall
+            | FindingCode::BudgetExceeded
+            | FindingCode::ForeignMemory
+            | FindingCode::RankImbalance => false,
             FindingCode::LoadFailed
             | FindingCode::GpuUnused
             | FindingCode::Underestimate

@@ -33,11 +33,23 @@ pub enum Knob {
     GraphMultiplier,
     /// How many sequences (slots) run in parallel: each has its own recurrent state.
     Parallel,
+    /// The share of each GPU a serving engine may take (vLLM's budget, SGLang's static pool).
+    MemoryFraction,
+    /// A fixed KV cache size per GPU instead of the profiled one (vLLM skips its memory profile).
+    KvCacheMemory,
+    /// How many sequences run at once (the activation peak and the CUDA graphs grow with it).
+    Sequences,
+    /// No CUDA graphs at all (eager mode).
+    Eager,
+    /// Whether vLLM reserves its CUDA-graph estimate inside the budget (≥ 0.21).
+    GraphEstimate,
+    /// The largest batch captured as a CUDA graph.
+    GraphBatch,
 }
 
 impl Knob {
     /// Every knob, in the order the findings reference lists them.
-    pub const ALL: [Knob; 12] = [
+    pub const ALL: [Knob; 18] = [
         Knob::VisibleGpus,
         Knob::OneGpu,
         Knob::Context,
@@ -50,6 +62,12 @@ impl Knob {
         Knob::Batch,
         Knob::GraphMultiplier,
         Knob::Parallel,
+        Knob::MemoryFraction,
+        Knob::KvCacheMemory,
+        Knob::Sequences,
+        Knob::Eager,
+        Knob::GraphEstimate,
+        Knob::GraphBatch,
     ];
 
     /// What the knob is for, in a few words (the findings reference's first column).
@@ -67,6 +85,12 @@ impl Knob {
             Knob::Batch => "the batch (compute buffers)",
             Knob::GraphMultiplier => "ollama37's graph multiplier",
             Knob::Parallel => "the parallel sequences (slots)",
+            Knob::MemoryFraction => "the share of each GPU the engine takes",
+            Knob::KvCacheMemory => "a fixed KV cache per GPU",
+            Knob::Sequences => "sequences at once",
+            Knob::Eager => "no CUDA graphs",
+            Knob::GraphEstimate => "the CUDA-graph estimate in the budget",
+            Knob::GraphBatch => "the largest CUDA-graph batch",
         }
     }
 }
@@ -252,12 +276,92 @@ const LLAMA_CPP: &[KnobEntry] = &[
     entry(K::Parallel, Flag("-np {}"), Placer("-np {}")),
 ];
 
+/// vLLM: its flags (`vllm serve …`) and environment are the knobs (`docs/log-formats.md` §8). Every one
+/// reaches the memory profile that sizes the KV cache, except `--cpu-offload-gb` on the V1 engine (not
+/// listed: no suggestion names it).
+const VLLM: &[KnobEntry] = &[
+    CUDA_VISIBLE,
+    entry(
+        K::Context,
+        Flag("--max-model-len {}"),
+        Placer("--max-model-len {}"),
+    ),
+    entry(
+        K::KvCacheType,
+        Flag("--kv-cache-dtype {}"),
+        Placer("--kv-cache-dtype {}"),
+    ),
+    entry(
+        K::Batch,
+        Flag("--max-num-batched-tokens {}"),
+        Placer("--max-num-batched-tokens {}"),
+    ),
+    entry(
+        K::MemoryFraction,
+        Flag("--gpu-memory-utilization {}"),
+        Placer("a budget of total × {} per GPU"),
+    ),
+    entry(
+        K::KvCacheMemory,
+        Flag("--kv-cache-memory {}"),
+        Placer("{} bytes of KV cache per GPU, no profile"),
+    ),
+    entry(
+        K::Sequences,
+        Flag("--max-num-seqs {}"),
+        Placer("--max-num-seqs {}"),
+    ),
+    entry(K::Eager, Flag("--enforce-eager"), Placer("no CUDA graphs")),
+    entry(
+        K::GraphEstimate,
+        Env("VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS"),
+        Placer("the CUDA-graph estimate {} in the budget (0: left out)"),
+    ),
+];
+
+/// SGLang: its server flags (`python -m sglang.launch_server …`) are the knobs (`docs/log-formats.md` §8).
+const SGLANG: &[KnobEntry] = &[
+    CUDA_VISIBLE,
+    entry(
+        K::Context,
+        Flag("--context-length {}"),
+        Placer("--context-length {}"),
+    ),
+    entry(
+        K::KvCacheType,
+        Flag("--kv-cache-dtype {}"),
+        Placer("--kv-cache-dtype {}"),
+    ),
+    entry(
+        K::Batch,
+        Flag("--chunked-prefill-size {}"),
+        Placer("--chunked-prefill-size {}"),
+    ),
+    entry(
+        K::MemoryFraction,
+        Flag("--mem-fraction-static {}"),
+        Placer("a static pool of {} of each GPU"),
+    ),
+    entry(
+        K::Eager,
+        Flag("--disable-cuda-graph"),
+        Placer("no CUDA graphs"),
+    ),
+    entry(
+        K::GraphBatch,
+        Flag("--cuda-graph-max-bs {}"),
+        Placer("--cuda-graph-max-bs {}"),
+    ),
+];
+
 /// Every knob of a runtime, whether it reaches the placement or not.
 pub fn table(runtime: Runtime) -> &'static [KnobEntry] {
     match runtime {
         Runtime::OllamaEstimator | Runtime::OllamaEngine => OLLAMA_SCHEDULER,
         Runtime::OllamaFit => OLLAMA_FIT,
         Runtime::LlamaCpp => LLAMA_CPP,
+        Runtime::Vllm => VLLM,
+        Runtime::Sglang => SGLANG,
         // Without knowing the runtime, no setting is known to reach anything.
         Runtime::Unknown => &[],
     }
@@ -295,6 +399,24 @@ mod tests {
             Some("OLLAMA_GPU_OVERHEAD=1024".to_string())
         );
         assert!(reaching(Runtime::Unknown, Knob::Context).is_none());
+    }
+
+    #[test]
+    fn serving_engines_name_their_own_flags() {
+        let util = reaching(Runtime::Vllm, Knob::MemoryFraction).unwrap();
+        assert_eq!(util.setting(0.66), "--gpu-memory-utilization 0.66");
+        let frac = reaching(Runtime::Sglang, Knob::MemoryFraction).unwrap();
+        assert_eq!(frac.setting(0.8), "--mem-fraction-static 0.8");
+        assert_eq!(
+            reaching(Runtime::Vllm, Knob::GraphEstimate)
+                .unwrap()
+                .setting(0),
+            "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0"
+        );
+        // SGLang has no `--kv-cache-memory`; vLLM has no `--cuda-graph-max-bs`.
+        assert!(reaching(Runtime::Sglang, Knob::KvCacheMemory).is_none());
+        assert!(reaching(Runtime::Vllm, Knob::GraphBatch).is_none());
+        assert!(reaching(Runtime::OllamaFit, Knob::MemoryFraction).is_none());
     }
 
     #[test]

@@ -245,6 +245,10 @@ pub struct Load {
     pub rejected_gpus: Vec<RejectedGpu>,
     pub estimate: Option<Estimate>,
     pub actual: Actual,
+    /// A vLLM or SGLang start's memory figures per rank, its version among them (`load::serving`; added with
+    /// those runtimes).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub serving: Option<super::ServingFigures>,
     /// Ollama's version when the log printed it (`Listening on … (version 0.9.6)`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ollama_version: Option<String>,

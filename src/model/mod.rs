@@ -20,6 +20,7 @@ pub mod ps;
 pub mod quantity;
 pub mod reconciled;
 pub mod runtime;
+pub mod serving;
 pub mod snapshot;
 pub mod whatif;
 
@@ -55,6 +56,7 @@ pub use reconciled::{
     Comparison, Component, ComponentRow, DeviceRow, EstimatePart, Reconciled, Verdict,
 };
 pub use runtime::{Era, Runtime};
+pub use serving::{Count, Figure, RankFigures, Ratio, ServingFigures, StartFailure};
 pub use snapshot::{normalize_bus_id, same_uuid, SmiFormat, SmiGpu, SmiProcess, Snapshot};
 pub use whatif::{
     EstimateReplay, MeasuredReplay, PlacedGpu, Placement, ReplayFigures, ReplayOutcome,

@@ -24,6 +24,12 @@ pub enum Runtime {
     /// llama.cpp on its own (llama-server, llama-cli, llama-completion): `--fit` or the user's flags place the
     /// layers, and the user's flags are the knobs.
     LlamaCpp,
+    /// vLLM: its memory profile sizes the KV cache from a budget (total × `--gpu-memory-utilization`) per
+    /// rank, and its flags are the knobs (`docs/log-formats.md` §8).
+    Vllm,
+    /// SGLang: each TP rank sizes its KV pool by `--mem-fraction-static` from the memory left after the
+    /// weights (`docs/log-formats.md` §8).
+    Sglang,
     /// The log does not say who placed the layers (an excerpt of buffer lines only).
     #[default]
     Unknown,
@@ -37,6 +43,10 @@ pub enum Runtime {
 pub enum Era {
     Ollama,
     LlamaServer,
+    /// vLLM's profiler sized the KV cache (a contract addition of this word, no field changed).
+    Vllm,
+    /// SGLang's `--mem-fraction-static` sized the KV pool.
+    Sglang,
     Unknown,
 }
 
@@ -45,6 +55,8 @@ impl Era {
         match self {
             Era::Ollama => "ollama",
             Era::LlamaServer => "llama-server",
+            Era::Vllm => "vllm",
+            Era::Sglang => "sglang",
             Era::Unknown => "unknown",
         }
     }
@@ -52,11 +64,13 @@ impl Era {
 
 impl Runtime {
     /// Every runtime, for tables and tests that must cover them all.
-    pub const ALL: [Runtime; 5] = [
+    pub const ALL: [Runtime; 7] = [
         Runtime::OllamaEstimator,
         Runtime::OllamaEngine,
         Runtime::OllamaFit,
         Runtime::LlamaCpp,
+        Runtime::Vllm,
+        Runtime::Sglang,
         Runtime::Unknown,
     ];
 
@@ -65,6 +79,8 @@ impl Runtime {
         match self {
             Runtime::OllamaEstimator | Runtime::OllamaEngine => Era::Ollama,
             Runtime::OllamaFit | Runtime::LlamaCpp => Era::LlamaServer,
+            Runtime::Vllm => Era::Vllm,
+            Runtime::Sglang => Era::Sglang,
             Runtime::Unknown => Era::Unknown,
         }
     }
@@ -76,7 +92,22 @@ impl Runtime {
             Runtime::OllamaEngine => "Ollama's engine",
             Runtime::OllamaFit => "Ollama with llama-server --fit",
             Runtime::LlamaCpp => "llama.cpp",
+            Runtime::Vllm => "vLLM",
+            Runtime::Sglang => "SGLang",
             Runtime::Unknown => "unknown runtime",
+        }
+    }
+
+    /// vLLM or SGLang: a serving engine that sizes its KV cache from a memory budget per rank, whose figures
+    /// are read by `load::serving` rather than from buffer lines.
+    pub fn is_serving_engine(self) -> bool {
+        match self {
+            Runtime::Vllm | Runtime::Sglang => true,
+            Runtime::OllamaEstimator
+            | Runtime::OllamaEngine
+            | Runtime::OllamaFit
+            | Runtime::LlamaCpp
+            | Runtime::Unknown => false,
         }
     }
 
@@ -95,7 +126,9 @@ impl Runtime {
             Runtime::OllamaEngine => 1,
             Runtime::OllamaFit => 2,
             Runtime::LlamaCpp => 3,
-            Runtime::Unknown => 4,
+            Runtime::Vllm => 4,
+            Runtime::Sglang => 5,
+            Runtime::Unknown => 6,
         }
     }
 }
@@ -121,6 +154,8 @@ mod tests {
                 "ollama",
                 "llama-server",
                 "llama-server",
+                "vllm",
+                "sglang",
                 "unknown"
             ]
         );

@@ -346,6 +346,8 @@ pub enum EventKind {
     },
     /// The model header (`architecture=gemma3`).
     ModelHeader { architecture: Option<String> },
+    /// A vLLM or SGLang memory line, with its rank (`parse::serving`).
+    Serving(Box<super::serving_line::ServingEvent>),
     /// A line we recognise and deliberately do not use.
     Known,
 }

@@ -27,6 +27,8 @@ pub mod llama;
 pub mod llama_server;
 pub mod matcher;
 pub mod server;
+pub mod serving;
+pub mod serving_line;
 pub mod spec;
 pub mod values;
 pub mod words;

@@ -28,12 +28,39 @@ impl Term {
 /// How a per-device estimate's column was summed, in the words of its source: Ollama's memory summary lines or
 /// llama.cpp's `--fit` table.
 fn per_device_words(e: &Estimate, summary: &str, table: &str) -> String {
+    if let Some(engine) = serving_plan(e) {
+        let part = if table.starts_with("model") {
+            "weights"
+        } else if table.starts_with("context") {
+            "KV cache"
+        } else if e.form == EstimateForm::VllmProfile {
+            "CUDA-graph estimate + activation peak + non-torch"
+        } else {
+            "graphs (not in the static pool)"
+        };
+        return format!("Σ per rank of {engine}: {part}");
+    }
     if e.from_llama_cpp() {
         format!("Σ the {} table's {table}", e.form)
     } else if summary.contains("on CPU") {
         format!("per-device {summary}")
     } else {
         format!("Σ per-device {summary}")
+    }
+}
+
+/// The engine whose own plan per rank the estimate is (vLLM's profile, SGLang's pool), in words.
+fn serving_plan(e: &Estimate) -> Option<&'static str> {
+    match e.form {
+        EstimateForm::VllmProfile => Some("vLLM's profile"),
+        EstimateForm::SglangPool => Some("SGLang's pool"),
+        EstimateForm::Offload(_)
+        | EstimateForm::MemorySummary
+        | EstimateForm::FitPlan
+        | EstimateForm::FitProbe
+        | EstimateForm::FitResult
+        | EstimateForm::FitProjection
+        | EstimateForm::BreakdownProjection => None,
     }
 }
 
@@ -298,6 +325,14 @@ pub fn device_estimate_from(e: &Estimate, d: &DeviceEstimate) -> String {
             format!("{which}{line}: self = model + context + compute")
         }
         EstimateForm::FitResult => "the --fit result line (MiB used)".to_string(),
+        EstimateForm::VllmProfile => format!(
+            "vLLM's budget for {} (total × --gpu-memory-utilization)",
+            d.device
+        ),
+        EstimateForm::SglangPool => format!(
+            "SGLang's static pool for {} (available before the weights × --mem-fraction-static)",
+            d.device
+        ),
         other => format!("{other} for {}", d.device),
     };
     if e.projector_device.as_ref() == Some(&d.device) {

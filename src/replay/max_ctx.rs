@@ -32,7 +32,11 @@ const DEFAULT_CAP: i64 = 1 << 20;
 fn placed_by_fit(load: &Reconciled) -> bool {
     match load.load.runtime {
         Runtime::OllamaFit | Runtime::LlamaCpp => true,
-        Runtime::OllamaEstimator | Runtime::OllamaEngine | Runtime::Unknown => false,
+        Runtime::OllamaEstimator
+        | Runtime::OllamaEngine
+        | Runtime::Vllm
+        | Runtime::Sglang
+        | Runtime::Unknown => false,
     }
 }
 

@@ -210,6 +210,9 @@ fn replay_to(load: &Reconciled, changes: &Changes, with_max_ctx: bool) -> Option
                 (llama_server::estimate(load), llama_server::measured(load))
             }
         }
+        // vLLM and SGLang shard every layer over their ranks: no layer placement to replay (their own
+        // figures are judged by the checks, `checks::suggest::serving`).
+        Runtime::Vllm | Runtime::Sglang => (None, None),
         // Ollama's scheduler, replayed by its own rules; without a placer named, by the estimate's rules
         // when the log printed an estimate (the replay needs its figures and says nothing otherwise).
         Runtime::OllamaEstimator | Runtime::OllamaEngine | Runtime::Unknown => (

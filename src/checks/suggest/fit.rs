@@ -22,7 +22,11 @@ fn launcher(runtime: Runtime) -> Option<Launcher> {
     match runtime {
         Runtime::OllamaFit => Some(Launcher::Ollama),
         Runtime::LlamaCpp => Some(Launcher::User),
-        Runtime::OllamaEstimator | Runtime::OllamaEngine | Runtime::Unknown => None,
+        Runtime::OllamaEstimator
+        | Runtime::OllamaEngine
+        | Runtime::Vllm
+        | Runtime::Sglang
+        | Runtime::Unknown => None,
     }
 }
 

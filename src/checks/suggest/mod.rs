@@ -57,6 +57,8 @@ pub fn suggest(evidence: &Evidence) -> Vec<Suggestion> {
     match evidence.load.load.runtime {
         Runtime::OllamaEstimator | Runtime::OllamaEngine => ollama::suggest(evidence, &mut out),
         Runtime::OllamaFit | Runtime::LlamaCpp => fit::suggest(evidence, &mut out),
+        // Not yet: the findings' hints name vLLM's and SGLang's own flags with their computed values.
+        Runtime::Vllm | Runtime::Sglang => {}
         // No knob is known to reach a placer the log does not name.
         Runtime::Unknown => {}
     }

@@ -1,0 +1,83 @@
+//! Helpers the vLLM and SGLang checks share: the load's serving figures, a rank's name, and the setting of
+//! a knob of the load's runtime (`src/model/knobs.rs`), so a hint never names a flag the engine lacks.
+
+use super::Context;
+use crate::model::knobs::{self, Knob};
+use crate::model::{human, Quantity, RankFigures, Runtime, ServingFigures, StartFailure};
+
+/// The load's vLLM or SGLang figures, when it is such a load.
+pub fn serving<'a>(cx: &Context<'a>) -> Option<&'a ServingFigures> {
+    cx.load.load.serving.as_ref()
+}
+
+/// `rank TP1 (GPU1)`.
+pub fn rank_name(r: &RankFigures) -> String {
+    format!("rank {} ({})", r.rank, r.device)
+}
+
+/// The runtime's setting for `knob` with `value`, when it has one (`--max-model-len 81536`).
+pub fn setting(cx: &Context, knob: Knob, value: impl std::fmt::Display) -> Option<String> {
+    knobs::reaching(cx.load.load.runtime, knob).map(|e| e.setting(value))
+}
+
+/// A size in words.
+pub fn size(q: Quantity) -> String {
+    human(q.bytes)
+}
+
+/// `ratio` rounded down to two decimals, as the engines take a utilization.
+pub fn floor2(ratio: f64) -> f64 {
+    (ratio * 100.0).floor() / 100.0
+}
+
+/// What to change after a vLLM or SGLang start failed, by the cause its lines gave, in its own flags.
+pub fn failure_hint(cx: &Context) -> Option<String> {
+    let s = serving(cx)?;
+    let cause = s.failure?;
+    let set = |knob, value: &str| setting(cx, knob, value).unwrap_or_default();
+    let sglang = match cx.load.load.runtime {
+        Runtime::Sglang => true,
+        Runtime::Vllm
+        | Runtime::OllamaEstimator
+        | Runtime::OllamaEngine
+        | Runtime::OllamaFit
+        | Runtime::LlamaCpp
+        | Runtime::Unknown => false,
+    };
+    Some(match cause {
+        StartFailure::Crashed => {
+            let avail = s
+                .ranks
+                .iter()
+                .filter_map(|r| r.avail_after_pool.or(r.avail_after_weights))
+                .map(|f| size(f.size))
+                .next_back()
+                .map(|a| format!(" with {a} still available"))
+                .unwrap_or_default();
+            format!("not a memory failure: a rank crashed{avail}; read its traceback (a kernel or library error) and leave the memory flags alone; {} skips the step that crashed if it was graph capture", set(Knob::Eager, "").trim())
+        }
+        StartFailure::MaxLenOverKv { tokens, .. } => format!(
+            "set {} or hold more tokens with {}",
+            set(Knob::Context, &tokens.to_string()),
+            set(Knob::KvCacheType, "fp8")
+        ),
+        StartFailure::FreeBelowBudget => "another process holds memory on the GPU (see foreign-memory for the utilization that fits)".to_string(),
+        StartFailure::NoKvMemory if sglang => format!(
+            "a profiled pool at or below zero is no KV pool: out of memory at startup, whatever the message; shrink what sits beside the pool ({}, {}) or add GPUs",
+            set(Knob::GraphBatch, "N").trim(),
+            set(Knob::Batch, "N").trim()
+        ),
+        StartFailure::NoKvMemory if s.ranks.iter().any(|r| r.graph_estimate.is_some()) => format!(
+            "the CUDA-graph estimate is reserved inside the budget (see graph-estimate-off): {} leaves it out; or pin the KV cache with --kv-cache-memory",
+            set(Knob::GraphEstimate, "0")
+        ),
+        StartFailure::NoKvMemory => format!(
+            "the weights and the profiled peaks took the whole budget: raise {} if the GPU has room, shrink the activation peak ({}, {}, {}), or split over more GPUs (-tp)",
+            set(Knob::MemoryFraction, "0.95").trim(),
+            set(Knob::Batch, "N").trim(),
+            set(Knob::Sequences, "N").trim(),
+            set(Knob::Context, "N").trim()
+        ),
+        StartFailure::OutOfMemory | StartFailure::EngineFailed => return None,
+    })
+}

@@ -1,0 +1,732 @@
+//! The memory lines of one vLLM or SGLang start (`docs/log-formats.md` §8), per rank: the ledger that turns
+//! them into the load's estimate (the engine's own plan), its actual figures and its [`ServingFigures`].
+//!
+//! The protocol, as the engines print it:
+//! - vLLM: an engine start (`vllm serve …`, `non-default args`, `Initializing a V1 LLM engine (v…)`), each
+//!   rank's `Model loading took X GiB`, then its memory profile: budget = total × `--gpu-memory-utilization`,
+//!   split into weights, non-torch memory, the activation peak, from 0.21 an *estimated* CUDA-graph pool, and
+//!   the KV cache it leaves (`Available KV cache memory`, the older one-line and multi-line forms). The engine
+//!   prints the KV in tokens once (the smallest rank's), then each rank captures its graphs (`Graph capturing
+//!   finished … took X GiB`, from 0.21 `CUDA graph pool memory: A (actual), E (estimated)`), and 0.10+ prints
+//!   the `--kv-cache-memory` advisory with the figures it measured. V0 and vLLM before 0.21 capture the graphs
+//!   outside the budget.
+//! - SGLang: each rank prints the memory available before the weights, after them (and what they took), the
+//!   KV pool (`#tokens`, K and V sizes), what is left after the pool, and the graphs' usage after capture.
+//!   Its static pool is `avail before weights × --mem-fraction-static` (weights + KV); graphs and activations
+//!   use the rest.
+//!
+//! A rank is the one its line's prefix named (`[rank=TP1] `, see `frame::prefix`); lines without one are
+//! rank 0 (the driver of V0, the engine core of one GPU, SGLang on one GPU). Each rank becomes a GPU of the
+//! load: its expert-parallel rank when named (vLLM numbers EP ranks over DP × TP), else DP × TP-size + TP
+//! when the TP size is known, else its TP rank, else its rank number, else (V0 workers known by pid) the order
+//! they appear in after the driver. Engine-level lines printed twice (vLLM 0.10 prints the KV size and the
+//! concurrency twice) are counted once.
+
+use crate::model::{
+    Backend, Buffer, BufferKind, Count, Device, DeviceEstimate, Estimate, EstimateForm, Figure,
+    Quantity, RankFigures, Ratio, ServingFigures, StartFailure, WeightsSemantics,
+};
+use crate::parse::serving::{
+    ProfileFigures, ServingArgs, ServingEvent, ServingFailure, ServingLine, SglangStage,
+};
+
+/// Everything one vLLM or SGLang start printed of its memory.
+#[derive(Debug, Default, Clone)]
+pub struct ServingLedger {
+    /// A line only SGLang prints was seen.
+    pub sglang: bool,
+    /// A line only vLLM prints was seen.
+    pub vllm: bool,
+    version: Option<(String, bool, u64)>,
+    platform: Option<String>,
+    args: ServingArgs,
+    args_line: u64,
+    max_len: Option<Count>,
+    kv_tokens: Option<Count>,
+    gpu_blocks: Option<Count>,
+    concurrency: Option<Ratio>,
+    failure: Option<(StartFailure, u64)>,
+    /// The start completed (`init engine … took`, SGLang's ready line).
+    pub ready: bool,
+    /// Figures per rank, by the label its prefix gave (`0` when none), in the order first seen.
+    ranks: Vec<(String, RankFigures)>,
+    /// Engine-level lines printed again with the same figure.
+    pub repeated: u32,
+}
+
+fn figure(size: Quantity, line: u64) -> Option<Figure> {
+    Some(Figure { size, line })
+}
+
+/// The first figure a rank printed stays unless `replace`.
+fn set(slot: &mut Option<Figure>, value: Option<Quantity>, line: u64) {
+    if let Some(size) = value {
+        *slot = figure(size, line);
+    }
+}
+
+impl ServingLedger {
+    /// True once any memory line of these engines was read.
+    pub fn is_empty(&self) -> bool {
+        !self.sglang && !self.vllm && self.ranks.is_empty() && self.failure.is_none()
+    }
+
+    /// True once a rank printed a figure: a later engine start is another load.
+    pub fn has_figures(&self) -> bool {
+        self.ranks.iter().any(|(_, r)| !r.lines.is_empty())
+    }
+
+    /// Whether `event` starts an engine (a command line, an arguments dump, the engine's version line).
+    pub fn starts_engine(event: &ServingEvent) -> bool {
+        matches!(
+            event.line,
+            ServingLine::Args(_) | ServingLine::Version { .. }
+        )
+    }
+
+    /// Whether `event` prints a figure this load's rank already has from its profile: the start of another
+    /// profile (a paste of two runs without a start line between them).
+    pub fn repeats_profile(&self, event: &ServingEvent) -> bool {
+        let ServingLine::Profile(p) = &event.line else {
+            return false;
+        };
+        let label = event.rank.as_deref().unwrap_or("0");
+        self.ranks.iter().any(|(l, r)| {
+            l == label
+                && (p.total.is_some() && r.total.is_some()
+                    || p.budget.is_some() && r.budget.is_some())
+        })
+    }
+
+    fn rank(&mut self, label: Option<&str>, line: u64) -> &mut RankFigures {
+        let label = label.unwrap_or("0");
+        let at = match self.ranks.iter().position(|(l, _)| l == label) {
+            Some(i) => i,
+            None => {
+                self.ranks.push((
+                    label.to_string(),
+                    RankFigures::new(label.to_string(), Device::gpu(Backend::Unknown, 0)),
+                ));
+                self.ranks.len() - 1
+            }
+        };
+        let r = &mut self.ranks[at].1;
+        if !r.lines.contains(&line) {
+            r.lines.push(line);
+        }
+        r
+    }
+
+    /// An engine-level count: the first is kept, a repeat with the same value is counted as one.
+    fn engine_count(slot: &mut Option<Count>, repeated: &mut u32, value: i64, line: u64) {
+        match slot {
+            Some(c) if c.value == value => *repeated += 1,
+            _ => *slot = Some(Count { value, line }),
+        }
+    }
+
+    fn fail(&mut self, cause: StartFailure, line: u64) {
+        // The specific cause stays; `EngineCore failed to start` and a traceback only say it failed.
+        let vague = |c: &StartFailure| matches!(c, StartFailure::EngineFailed);
+        match &self.failure {
+            Some((c, _)) if !vague(c) => {}
+            Some(_) if matches!(cause, StartFailure::EngineFailed) => {}
+            _ => self.failure = Some((cause, line)),
+        }
+    }
+
+    /// Record one line.
+    pub fn push(&mut self, event: ServingEvent, line: u64) {
+        let rank = event.rank.as_deref();
+        match event.line {
+            ServingLine::Version {
+                version,
+                v0,
+                max_len,
+            } => {
+                self.vllm = true;
+                self.version = Some((version, v0, line));
+                if let Some(n) = max_len {
+                    self.max_len = Some(Count { value: n, line });
+                }
+            }
+            ServingLine::Args(a) => {
+                if a.sglang {
+                    self.sglang = true;
+                } else {
+                    self.vllm = true;
+                }
+                let old = self.args;
+                self.args = ServingArgs {
+                    sglang: a.sglang || old.sglang,
+                    utilization: a.utilization.or(old.utilization),
+                    mem_fraction: a.mem_fraction.or(old.mem_fraction),
+                    max_len: a.max_len.or(old.max_len),
+                    tp: a.tp.or(old.tp),
+                };
+                self.args_line = line;
+            }
+            ServingLine::Platform(p) => self.platform = Some(p),
+            ServingLine::MaxModelLen(n) => self.max_len = Some(Count { value: n, line }),
+            ServingLine::WeightsLoaded(q) => {
+                self.vllm = true;
+                let r = self.rank(rank, line);
+                set(&mut r.weights_loaded, Some(q), line);
+            }
+            ServingLine::Profile(p) => {
+                self.vllm = true;
+                self.profile(rank, p, line);
+            }
+            ServingLine::Blocks { gpu, .. } => {
+                self.vllm = true;
+                Self::engine_count(&mut self.gpu_blocks, &mut self.repeated, gpu, line);
+            }
+            ServingLine::KvTokens(n) => {
+                self.vllm = true;
+                Self::engine_count(&mut self.kv_tokens, &mut self.repeated, n, line);
+            }
+            ServingLine::Concurrency { len, times } => {
+                if self.max_len.is_none() {
+                    self.max_len = Some(Count { value: len, line });
+                }
+                if self.concurrency.is_some_and(|c| c.value == times) {
+                    self.repeated += 1;
+                } else {
+                    self.concurrency = Some(Ratio { value: times, line });
+                }
+            }
+            ServingLine::GraphCaptured(q) => {
+                self.vllm = true;
+                let r = self.rank(rank, line);
+                if r.graph_actual.is_none() {
+                    set(&mut r.graph_actual, Some(q), line);
+                }
+            }
+            ServingLine::GraphPool { actual, estimated } => {
+                self.vllm = true;
+                let r = self.rank(rank, line);
+                set(&mut r.graph_actual, Some(actual), line);
+                if r.graph_estimate.is_none() {
+                    set(&mut r.graph_estimate, Some(estimated), line);
+                }
+            }
+            ServingLine::UtilAdvisory {
+                current,
+                equivalent,
+                suggested,
+            } => {
+                self.vllm = true;
+                if self.args.utilization.is_none() {
+                    self.args.utilization = Some(current);
+                    self.args_line = line;
+                }
+                let r = self.rank(rank, line);
+                r.utilization_without_graphs = Some(Ratio {
+                    value: equivalent,
+                    line,
+                });
+                r.utilization_keeping_kv = suggested.map(|value| Ratio { value, line });
+            }
+            ServingLine::KvAdvisory {
+                free,
+                total,
+                utilization,
+                budget,
+                weights,
+                activation,
+                non_torch,
+                graph,
+                fit_kv,
+                full_kv,
+                current_kv,
+            } => {
+                self.vllm = true;
+                if self.args.utilization.is_none() {
+                    self.args.utilization = Some(utilization);
+                    self.args_line = line;
+                }
+                let bytes = |n: Option<i64>| n.map(Quantity::exact);
+                let r = self.rank(rank, line);
+                set(&mut r.free_at_start, Some(free), line);
+                set(&mut r.total, Some(total), line);
+                set(&mut r.budget, Some(budget), line);
+                if r.weights.is_none() {
+                    set(&mut r.weights, weights, line);
+                }
+                if r.activation.is_none() {
+                    set(&mut r.activation, activation, line);
+                }
+                if r.non_torch.is_none() {
+                    set(&mut r.non_torch, non_torch, line);
+                }
+                if r.graph_actual.is_none() {
+                    set(&mut r.graph_actual, graph, line);
+                }
+                set(&mut r.kv_to_fit_budget, bytes(fit_kv), line);
+                set(&mut r.kv_to_fill_gpu, bytes(full_kv), line);
+                set(&mut r.kv_in_use, bytes(current_kv), line);
+            }
+            ServingLine::Failure(f) => {
+                // Every failure line but a rank's traceback is vLLM's own wording.
+                if !matches!(f, ServingFailure::Crashed) {
+                    self.vllm = true;
+                }
+                let cause = match f {
+                    ServingFailure::NoCacheMemory => StartFailure::NoKvMemory,
+                    ServingFailure::MaxLenOverKv { len, tokens } => {
+                        StartFailure::MaxLenOverKv { len, tokens }
+                    }
+                    ServingFailure::FreeBelowBudget {
+                        free,
+                        total,
+                        utilization,
+                        budget,
+                    } => {
+                        if self.args.utilization.is_none() {
+                            self.args.utilization = Some(utilization);
+                            self.args_line = line;
+                        }
+                        let r = self.rank(rank, line);
+                        set(&mut r.free_at_start, Some(free), line);
+                        set(&mut r.total, Some(total), line);
+                        set(&mut r.budget, Some(budget), line);
+                        StartFailure::FreeBelowBudget
+                    }
+                    ServingFailure::OutOfMemory { .. } => StartFailure::OutOfMemory,
+                    ServingFailure::EngineFailed => StartFailure::EngineFailed,
+                    ServingFailure::Crashed => StartFailure::Crashed,
+                };
+                self.fail(cause, line);
+            }
+            ServingLine::Ready => self.ready = true,
+            ServingLine::SglangStage {
+                stage,
+                avail,
+                usage,
+            } => {
+                self.sglang = true;
+                let r = self.rank(rank, line);
+                match stage {
+                    SglangStage::DistributedEnd => set(&mut r.non_torch, usage, line),
+                    SglangStage::WeightsBegin => set(&mut r.free_at_start, avail, line),
+                    SglangStage::WeightsEnd => {
+                        set(&mut r.avail_after_weights, avail, line);
+                        set(&mut r.weights_loaded, usage, line);
+                    }
+                    SglangStage::PoolEnd => set(&mut r.avail_after_pool, avail, line),
+                    SglangStage::GraphBegin => {}
+                    SglangStage::GraphEnd => {
+                        set(&mut r.avail_after_graphs, avail, line);
+                        set(&mut r.graph_actual, usage, line);
+                    }
+                }
+            }
+            ServingLine::SglangPool { tokens, k, v } => {
+                self.sglang = true;
+                let r = self.rank(rank, line);
+                set(&mut r.kv, Some(k.plus(v)), line);
+                r.kv_tokens = Some(Count {
+                    value: tokens,
+                    line,
+                });
+            }
+            ServingLine::SglangTokens { tokens, context } => {
+                self.sglang = true;
+                Self::engine_count(&mut self.kv_tokens, &mut self.repeated, tokens, line);
+                if let Some(c) = context {
+                    self.max_len = Some(Count { value: c, line });
+                }
+            }
+            ServingLine::SglangProfiled { profiled, .. } => {
+                self.sglang = true;
+                let r = self.rank(rank, line);
+                r.kv_tokens = Some(Count {
+                    value: profiled,
+                    line,
+                });
+                if profiled <= 0 {
+                    self.fail(StartFailure::NoKvMemory, line);
+                }
+            }
+        }
+    }
+
+    fn profile(&mut self, rank: Option<&str>, p: ProfileFigures, line: u64) {
+        if let Some(u) = p.utilization {
+            self.args.utilization = Some(u);
+            self.args_line = line;
+        }
+        let r = self.rank(rank, line);
+        set(&mut r.total, p.total, line);
+        set(&mut r.budget, p.budget, line);
+        set(&mut r.weights, p.weights, line);
+        set(&mut r.non_torch, p.non_torch, line);
+        set(&mut r.activation, p.activation, line);
+        set(&mut r.graph_estimate, p.graph_estimate, line);
+        set(&mut r.kv, p.kv, line);
+        if p.kv.is_some_and(|kv| kv.high < 0) {
+            self.fail(StartFailure::NoKvMemory, line);
+        }
+    }
+
+    /// The failure the start ended with, in words, and whether it is an allocation failure.
+    pub fn failure_message(&self) -> Option<(String, bool, u64)> {
+        let (cause, line) = self.failure?;
+        let words = match cause {
+            StartFailure::NoKvMemory => {
+                "no memory left for the KV cache after the weights and the profiled peaks".to_string()
+            }
+            StartFailure::MaxLenOverKv { len, tokens } => format!(
+                "the max model length ({len} tokens) is larger than the KV cache holds ({tokens} tokens)"
+            ),
+            StartFailure::FreeBelowBudget => {
+                "free memory at startup is below total × utilization (another process holds memory)"
+                    .to_string()
+            }
+            StartFailure::OutOfMemory => "out of memory".to_string(),
+            StartFailure::Crashed => "a rank crashed (Python traceback)".to_string(),
+            StartFailure::EngineFailed => "the engine failed to start".to_string(),
+        };
+        let oom = matches!(
+            cause,
+            StartFailure::NoKvMemory | StartFailure::OutOfMemory | StartFailure::FreeBelowBudget
+        );
+        Some((words, oom, line))
+    }
+
+    /// The GPU backend the log names (vLLM's detected platform), else unknown (`GPU0`).
+    fn backend(&self) -> Backend {
+        match self.platform.as_deref() {
+            Some("cuda") => Backend::Cuda,
+            Some("rocm") => Backend::Rocm,
+            _ => Backend::Unknown,
+        }
+    }
+
+    /// The GPU index of each rank (see the module doc).
+    fn index_of(&self, label: &str, pids_before: u32) -> Option<u32> {
+        let part = |prefix: &str| {
+            label.split('_').find_map(|p| {
+                p.strip_prefix(prefix)
+                    .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+                    .and_then(|n| n.parse::<u32>().ok())
+            })
+        };
+        if let Ok(n) = label.parse::<u32>() {
+            return Some(n);
+        }
+        if let Some(n) = label.strip_prefix("rank").and_then(|n| n.parse().ok()) {
+            return Some(n);
+        }
+        if label.starts_with("pid") {
+            return Some(pids_before.saturating_add(1));
+        }
+        if self.sglang {
+            return part("TP");
+        }
+        if let Some(ep) = part("EP") {
+            return Some(ep);
+        }
+        match (part("DP"), part("TP"), self.args.tp) {
+            (Some(dp), Some(tp), Some(size)) => u32::try_from(size)
+                .ok()
+                .and_then(|s| dp.checked_mul(s))
+                .and_then(|x| x.checked_add(tp)),
+            (None, Some(tp), _) => Some(tp),
+            _ => None,
+        }
+    }
+
+    /// The figures per rank, each on its GPU, in device order.
+    fn ranks(&self) -> Vec<RankFigures> {
+        let backend = self.backend();
+        let mut pids = 0u32;
+        let mut taken: Vec<u32> = Vec::new();
+        let mut out: Vec<RankFigures> = Vec::new();
+        for (label, r) in &self.ranks {
+            let index = self.index_of(label, pids);
+            if label.starts_with("pid") {
+                pids = pids.saturating_add(1);
+            }
+            // A rank the rules cannot place, or two ranks on one index: the next free one.
+            let mut index = index.unwrap_or(0);
+            while taken.contains(&index) {
+                index = index.saturating_add(1);
+            }
+            taken.push(index);
+            let mut r = r.clone();
+            r.device = Device::gpu(backend.clone(), index);
+            r.lines.sort_unstable();
+            out.push(r);
+        }
+        out.sort_by(|a, b| a.device.cmp(&b.device));
+        out
+    }
+
+    /// The engine's figures as the load carries them.
+    pub fn figures(&self) -> ServingFigures {
+        let utilization = self
+            .args
+            .utilization
+            .or(self.args.mem_fraction)
+            .map(|value| Ratio {
+                value,
+                line: self.args_line,
+            });
+        let max_len = self.max_len.or(self.args.max_len.map(|value| Count {
+            value,
+            line: self.args_line,
+        }));
+        let mut ranks = self.ranks();
+        if self.sglang {
+            // SGLang's static pool: the memory available before the weights × --mem-fraction-static.
+            if let Some(f) = self.args.mem_fraction {
+                for r in &mut ranks {
+                    if let Some(free) = r.free_at_start {
+                        let budget = scale(free.size, f);
+                        r.budget = figure(budget, free.line.max(self.args_line));
+                    }
+                }
+            }
+        }
+        ServingFigures {
+            version: self.version.as_ref().map(|(v, _, _)| v.clone()),
+            v0: self.version.as_ref().is_some_and(|(_, v0, _)| *v0),
+            utilization,
+            tensor_parallel: self.args.tp.map(|value| Count {
+                value,
+                line: self.args_line,
+            }),
+            max_len,
+            kv_tokens: self.kv_tokens,
+            gpu_blocks: self.gpu_blocks,
+            concurrency: self.concurrency,
+            failure: self.failure.map(|(c, _)| c),
+            failure_line: self.failure.map(|(_, l)| l),
+            ranks,
+        }
+    }
+
+    /// The engine's plan per rank as an estimate: the budget, split into weights, KV and the rest
+    /// (CUDA-graph estimate, activation peak, non-torch memory), from the lines that printed them.
+    pub fn estimate(&self, figures: &ServingFigures) -> Option<Estimate> {
+        let mut lines = Vec::new();
+        let per_device: Vec<DeviceEstimate> = figures
+            .ranks
+            .iter()
+            .filter_map(|r| {
+                let mut d = DeviceEstimate::new(r.device.clone());
+                if self.sglang {
+                    d.weights = r.weights_loaded.map(|f| f.size);
+                    d.kv = r.kv.map(|f| f.size);
+                    d.total = r.budget.map(|f| f.size);
+                } else {
+                    d.weights = r.weights.map(|f| f.size);
+                    d.kv = r.kv.map(|f| f.size);
+                    let parts = [r.graph_estimate, r.activation, r.non_torch];
+                    d.graph = Quantity::sum(parts.iter().flatten().map(|f| f.size));
+                    d.total = r.budget.map(|f| f.size);
+                }
+                let known = d.weights.is_some() || d.kv.is_some() || d.total.is_some();
+                if known {
+                    lines.extend(
+                        [
+                            r.weights,
+                            r.kv,
+                            r.budget,
+                            r.graph_estimate,
+                            r.activation,
+                            r.non_torch,
+                        ]
+                        .iter()
+                        .flatten()
+                        .map(|f| f.line),
+                    );
+                }
+                known.then_some(d)
+            })
+            .collect();
+        if per_device.is_empty() {
+            return None;
+        }
+        lines.sort_unstable();
+        lines.dedup();
+        Some(Estimate {
+            kv: Quantity::sum(per_device.iter().filter_map(|d| d.kv)),
+            per_device,
+            form: if self.sglang {
+                EstimateForm::SglangPool
+            } else {
+                EstimateForm::VllmProfile
+            },
+            weights_semantics: WeightsSemantics::PerDevice,
+            lines,
+            ..Estimate::default()
+        })
+    }
+
+    /// What each rank reports it holds, as buffers of its GPU: the weights loaded, the KV cache, the CUDA
+    /// graphs captured, and (vLLM) the activation peak and non-torch memory its profile measured, which the
+    /// budget keeps for them.
+    pub fn buffers(&self, figures: &ServingFigures) -> Vec<Buffer> {
+        let engine = if self.sglang { "sglang" } else { "vllm" };
+        let mut out = Vec::new();
+        for r in &figures.ranks {
+            // A negative KV figure is no allocation.
+            let kv = r.kv_in_use.or(r.kv).filter(|f| f.size.bytes > 0);
+            let parts = [
+                (r.weights_loaded.or(r.weights), BufferKind::Model, "weights"),
+                (kv, BufferKind::Kv, "KV cache"),
+                (r.graph_actual, BufferKind::Compute, "CUDA graphs"),
+                (r.activation, BufferKind::Compute, "activation peak"),
+                (r.non_torch, BufferKind::Compute, "non-torch"),
+            ];
+            for (figure, kind, name) in parts {
+                let Some(f) = figure else { continue };
+                out.push(Buffer {
+                    device: r.device.clone(),
+                    buffer: format!("{} {name}", r.device),
+                    kind,
+                    host: false,
+                    size: f.size,
+                    line: f.line,
+                    component: engine.to_string(),
+                    projector: false,
+                    superseded: Vec::new(),
+                });
+            }
+        }
+        out
+    }
+}
+
+/// `q × ratio`, bounds scaled alike (a figure times a printed fraction).
+fn scale(q: Quantity, ratio: f64) -> Quantity {
+    let s = |b: i64| (b as f64 * ratio).round() as i64;
+    Quantity::with_bounds(s(q.bytes), s(q.low), s(q.high))
+}
+
+impl super::Assembler {
+    /// A vLLM or SGLang line: an engine start opens a load (the next one, when this one already has
+    /// figures); every other line feeds the open load (see the module doc).
+    pub(super) fn serving_event(
+        &mut self,
+        event: ServingEvent,
+        line: u64,
+        done: &mut impl FnMut(crate::model::Load),
+    ) {
+        let starts = ServingLedger::starts_engine(&event);
+        let next = self.current.as_ref().is_some_and(|b| {
+            starts && b.serving.has_figures() || b.serving.repeats_profile(&event)
+        });
+        let b = if next || (starts && self.current.is_none()) {
+            self.open(line, starts, done)
+        } else {
+            self.ongoing(line, done)
+        };
+        b.touch(line);
+        if starts {
+            b.started_cleanly = true;
+        }
+        b.serving.push(event, line);
+        if let Some((message, oom, at)) = b.serving.failure_message() {
+            b.failure = Some((message, at));
+            b.failure_oom = oom;
+        }
+        if b.serving.ready {
+            b.advance(super::builder::Phase::Ended);
+        }
+    }
+}
+
+/// The GPUs of a vLLM or SGLang load: one per rank, with the total and the free memory at startup its lines
+/// gave, its id the device index (how the load's devices are joined to a capture).
+pub(super) fn gpus_of(figures: &ServingFigures) -> Vec<crate::model::Gpu> {
+    figures
+        .ranks
+        .iter()
+        .map(|r| crate::model::Gpu {
+            id: r.device.position().unwrap_or(0).to_string(),
+            library: match &r.device {
+                Device::Gpu {
+                    backend: Backend::Cuda,
+                    ..
+                } => Some("CUDA".to_string()),
+                Device::Gpu {
+                    backend: Backend::Rocm,
+                    ..
+                } => Some("ROCm".to_string()),
+                _ => None,
+            },
+            total: r.total.map(|f| f.size),
+            free: r.free_at_start.map(|f| f.size),
+            line: r.lines.first().copied().unwrap_or(0),
+            ..crate::model::Gpu::default()
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::load::loads_of;
+    use crate::model::{Runtime, StartFailure, GIB};
+
+    #[test]
+    fn a_vllm_v1_rank_prints_its_profile_and_advisory() {
+        // `sample-logs/804-…:102`, `:116`, `:126` (framed: the `[rank=TP0] ` tag stands for the prefix).
+        let loads = loads_of(&[
+            "[rank=TP0] Model loading took 74.2812 GiB and 215.831224 seconds",
+            "[rank=TP0] Available KV cache memory: 44.59 GiB",
+            "[rank=TP0] Free memory on device (139.21/139.81 GiB) on startup. Desired GPU memory utilization is (0.9, 125.83 GiB). Actual usage is 74.28 GiB for weight, 5.58 GiB for peak activation, 1.38 GiB for non-torch memory, and 2.37 GiB for CUDAGraph memory. Replace gpu_memory_utilization config with `--kv-cache-memory=45175492096` to fit into requested memory, or `--kv-cache-memory=59540753920` to fully utilize gpu memory. Current kv cache memory in use is 47878721024 bytes.",
+        ]);
+        assert_eq!(loads.len(), 1);
+        let l = &loads[0];
+        assert_eq!(l.runtime, Runtime::Vllm);
+        let s = l.serving.as_ref().unwrap();
+        let r = &s.ranks[0];
+        assert_eq!(r.rank, "TP0");
+        assert_eq!(
+            r.budget.unwrap().size.bytes,
+            (125.83 * GIB as f64).round() as i64
+        );
+        assert_eq!(r.kv_to_fit_budget.unwrap().size.bytes, 45_175_492_096);
+        assert_eq!(r.graph_actual.unwrap().line, 3);
+        let e = l.estimate.as_ref().unwrap();
+        assert_eq!(e.per_device.len(), 1);
+    }
+
+    #[test]
+    fn a_negative_kv_is_a_start_without_kv_memory() {
+        // `sample-logs/805-…:2`, `:7`, `:8`.
+        let loads = loads_of(&[
+            "Model loading took 65.9651 GiB and 12.799889 seconds",
+            "Available KV cache memory: -2.14 GiB",
+            "EngineCore failed to start.",
+        ]);
+        let s = loads[0].serving.as_ref().unwrap();
+        assert_eq!(s.failure, Some(StartFailure::NoKvMemory));
+        assert!(loads[0].actual.failed);
+        // No KV buffer for a negative figure.
+        assert!(loads[0]
+            .actual
+            .buffers
+            .iter()
+            .all(|b| b.kind != crate::model::BufferKind::Kv));
+    }
+
+    #[test]
+    fn ranks_become_gpus_by_their_parallel_ranks() {
+        // `sample-logs/812-…:5-6` (DP attention: DPn TPn), `…/809-…:3` (EP3 over DP × TP).
+        let loads = loads_of(&[
+            "[rank=DP7_TP7] max_total_tokens=131072 is larger than the profiled value -561981. Use the profiled value instead.",
+            "[rank=DP6_TP6] max_total_tokens=131072 is larger than the profiled value -561981. Use the profiled value instead.",
+        ]);
+        let s = loads[0].serving.as_ref().unwrap();
+        let devices: Vec<String> = s.ranks.iter().map(|r| r.device.to_string()).collect();
+        assert_eq!(devices, ["GPU6", "GPU7"]);
+        assert_eq!(loads[0].runtime, Runtime::Sglang);
+        let loads = loads_of(&["[rank=DP1_TP1_EP3] Estimated CUDA graph memory: 118.65 GiB total"]);
+        let s = loads[0].serving.as_ref().unwrap();
+        assert_eq!(s.ranks[0].device.to_string(), "GPU3");
+    }
+}

@@ -1,0 +1,189 @@
+//! What a vLLM or SGLang start printed of its memory, per rank: the figures `load::serving` read, each with
+//! its line. The JSON shows them as the load's `serving` object (a documented contract addition); the checks
+//! of these runtimes (`graph-estimate-off`, `kv-too-small`, `foreign-memory`, `rank-imbalance`,
+//! `budget-exceeded`) and their suggestions read them.
+
+use serde::Serialize;
+
+use super::device::Device;
+use super::quantity::Quantity;
+
+/// A figure and the line that printed it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Figure {
+    #[serde(flatten)]
+    pub size: Quantity,
+    pub line: u64,
+}
+
+/// A count (tokens, blocks) and the line that printed it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Count {
+    pub value: i64,
+    pub line: u64,
+}
+
+/// A ratio (a utilization, a memory fraction) and the line that printed it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Ratio {
+    pub value: f64,
+    pub line: u64,
+}
+
+/// Why the start failed, as the engine said it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "kebab-case", tag = "cause")]
+pub enum StartFailure {
+    /// vLLM: the profile left nothing for the KV cache (`No available memory for the cache blocks`, or a
+    /// negative `Available KV cache memory`); SGLang: a negative profiled pool.
+    NoKvMemory,
+    /// The KV cache holds fewer tokens than one request of the max length.
+    MaxLenOverKv { len: i64, tokens: i64 },
+    /// The free memory at startup was below total × utilization.
+    FreeBelowBudget,
+    /// An allocation failed.
+    OutOfMemory,
+    /// A rank crashed with a traceback (not a memory message).
+    Crashed,
+    /// The engine said it failed to start and nothing before said why.
+    EngineFailed,
+}
+
+/// One rank's figures.
+#[derive(Debug, Clone, Serialize)]
+pub struct RankFigures {
+    /// The rank as its prefix named it (`TP1`, `DP1_TP1_EP3`, `rank1`, `pid13105`), `0` for lines without
+    /// one (the driver, the engine core of one GPU, an unranked SGLang).
+    pub rank: String,
+    /// The GPU the rank ran on, as a device of the load.
+    pub device: Device,
+    /// Total memory of the GPU.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total: Option<Figure>,
+    /// Free memory at startup (vLLM's advisory or refusal; SGLang's `avail mem` before the weights).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub free_at_start: Option<Figure>,
+    /// vLLM: total × `--gpu-memory-utilization`; SGLang: the static pool's share.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub budget: Option<Figure>,
+    /// The profile's (or the advisory's) weights; else the weights loaded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub weights: Option<Figure>,
+    /// What loading the weights took (`Model loading took`, SGLang's `mem usage` after the weights).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub weights_loaded: Option<Figure>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub non_torch: Option<Figure>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub activation: Option<Figure>,
+    /// The CUDA-graph pool vLLM ≥ 0.21 estimated and reserved inside the budget.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub graph_estimate: Option<Figure>,
+    /// What the graphs took when captured (the pool's actual size).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub graph_actual: Option<Figure>,
+    /// The KV cache planned (vLLM: what the budget left; SGLang: K + V).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kv: Option<Figure>,
+    /// vLLM's advisory: the KV in use, and the KV to pin to fit the budget or to fill the GPU (bytes).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kv_in_use: Option<Figure>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kv_to_fit_budget: Option<Figure>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kv_to_fill_gpu: Option<Figure>,
+    /// SGLang: the pool in tokens on this rank (negative: profiled capacity below zero).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kv_tokens: Option<Count>,
+    /// SGLang: memory left after the weights, and after the graphs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub avail_after_weights: Option<Figure>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub avail_after_pool: Option<Figure>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub avail_after_graphs: Option<Figure>,
+    /// vLLM ≥ 0.21: the utilization the graph estimate is worth, and the one keeping the old KV size.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub utilization_without_graphs: Option<Ratio>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub utilization_keeping_kv: Option<Ratio>,
+    /// Every line this rank's figures come from.
+    pub lines: Vec<u64>,
+}
+
+impl RankFigures {
+    /// A rank with nothing read yet.
+    pub fn new(rank: String, device: Device) -> RankFigures {
+        RankFigures {
+            rank,
+            device,
+            total: None,
+            free_at_start: None,
+            budget: None,
+            weights: None,
+            weights_loaded: None,
+            non_torch: None,
+            activation: None,
+            graph_estimate: None,
+            graph_actual: None,
+            kv: None,
+            kv_in_use: None,
+            kv_to_fit_budget: None,
+            kv_to_fill_gpu: None,
+            kv_tokens: None,
+            avail_after_weights: None,
+            avail_after_pool: None,
+            avail_after_graphs: None,
+            utilization_without_graphs: None,
+            utilization_keeping_kv: None,
+            lines: Vec::new(),
+        }
+    }
+
+    /// The weights on this rank: the profile's figure, else what loading took.
+    pub fn weights_figure(&self) -> Option<Figure> {
+        self.weights.or(self.weights_loaded)
+    }
+}
+
+/// A vLLM or SGLang start's memory figures.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ServingFigures {
+    /// The engine's version, when printed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// vLLM's V0 engine: CUDA graphs are captured outside the budget.
+    pub v0: bool,
+    /// vLLM's `--gpu-memory-utilization` or SGLang's `--mem-fraction-static`, as set or profiled.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub utilization: Option<Ratio>,
+    /// `--tensor-parallel-size`, when the log gives it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tensor_parallel: Option<Count>,
+    /// The longest request (vLLM's max model len, SGLang's context length).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_len: Option<Count>,
+    /// The KV cache in tokens (the smallest rank's for vLLM ≥ V1; SGLang's `max_total_num_tokens`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kv_tokens: Option<Count>,
+    /// V0's `# GPU blocks`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu_blocks: Option<Count>,
+    /// Requests of the max length the KV holds at once (`Maximum concurrency … Cx`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub concurrency: Option<Ratio>,
+    /// Why the start failed, with the line that said it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure: Option<StartFailure>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure_line: Option<u64>,
+    /// Each rank's figures, in device order.
+    pub ranks: Vec<RankFigures>,
+}
+
+impl ServingFigures {
+    /// The rank on `device`, when the log has one there.
+    pub fn rank_on(&self, device: &Device) -> Option<&RankFigures> {
+        self.ranks.iter().find(|r| r.device == *device)
+    }
+}

@@ -1,0 +1,177 @@
+//! What one vLLM or SGLang memory line says (`docs/log-formats.md` §8), as typed data: the event the
+//! builders of `parse::serving` make and `load::serving` reads. Kept apart from the builders so `event` can
+//! name it without an import cycle.
+
+use crate::model::Quantity;
+
+/// A vLLM or SGLang memory line and the rank its prefix named (`TP1`, `DP1_TP1_EP3`, `pid1786`), if any.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServingEvent {
+    pub rank: Option<String>,
+    pub line: ServingLine,
+}
+
+/// Figures of vLLM's memory profile, as far as one line gives them (the multi-line block of late 2024 gives
+/// one per line; the one-line forms several).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ProfileFigures {
+    /// `total_gpu_memory`.
+    pub total: Option<Quantity>,
+    /// `gpu_memory_utilization`.
+    pub utilization: Option<f64>,
+    /// What the instance can use: total × utilization.
+    pub budget: Option<Quantity>,
+    pub weights: Option<Quantity>,
+    pub non_torch: Option<Quantity>,
+    pub activation: Option<Quantity>,
+    /// `Estimated CUDA graph memory: X GiB total` (≥ 0.21).
+    pub graph_estimate: Option<Quantity>,
+    /// What the budget leaves for the KV cache.
+    pub kv: Option<Quantity>,
+}
+
+/// Why a vLLM or SGLang start failed, as its line says.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ServingFailure {
+    /// `No available memory for the cache blocks`.
+    NoCacheMemory,
+    /// `The model's max seq len (L) is larger than the maximum number of tokens that can be stored in KV
+    /// cache (T)`.
+    MaxLenOverKv { len: i64, tokens: i64 },
+    /// `Free memory on device (F/T GiB) on startup is less than desired GPU memory utilization (U, B GiB)`.
+    FreeBelowBudget {
+        free: Quantity,
+        total: Quantity,
+        utilization: f64,
+        budget: Quantity,
+    },
+    /// `CUDA out of memory. Tried to allocate X GiB` (`HIP out of memory` on ROCm).
+    OutOfMemory { tried: Option<Quantity> },
+    /// `EngineCore failed to start.`: the cause is in the lines before it.
+    EngineFailed,
+    /// A rank printed a Python traceback (`Traceback (most recent call last):`): it crashed, for a reason its
+    /// lines say (not necessarily memory).
+    Crashed,
+}
+
+/// SGLang's memory stages, each printed per rank with the memory available then.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SglangStage {
+    /// `Init torch distributed ends. mem usage=…`.
+    DistributedEnd,
+    /// `Load weight begin. avail mem=…`.
+    WeightsBegin,
+    /// `Load weight end. … avail mem=…, mem usage=…`.
+    WeightsEnd,
+    /// `Memory pool end. avail mem=…`.
+    PoolEnd,
+    /// `Capture cuda graph begin. … avail mem=…` (2024 builds print no figure).
+    GraphBegin,
+    /// `Capture cuda graph end. … avail mem=… mem usage=…`.
+    GraphEnd,
+}
+
+/// One vLLM or SGLang memory line.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ServingLine {
+    /// vLLM's version (`vLLM API server version 0.10.2`, `Initializing a V1 LLM engine (v0.10.2)`); `v0` is
+    /// true for vLLM's V0 engine, whose graphs lie outside the budget; the engine config's `max_seq_len`.
+    Version {
+        version: String,
+        v0: bool,
+        max_len: Option<i64>,
+    },
+    /// What the user set, from a command line or an arguments dump (`vllm serve …`, `non-default args: {…}`,
+    /// `python -m sglang.launch_server …`, `server_args=ServerArgs(…)`): `sglang` says whose.
+    Args(ServingArgs),
+    /// `Automatically detected platform cuda.`
+    Platform(String),
+    /// The longest request the engine accepts (`Using max model len 262144`, `max_seq_len=4096`).
+    MaxModelLen(i64),
+    /// `Model loading took X GiB` / `Loading model weights took X GB`: the weights one rank loaded.
+    WeightsLoaded(Quantity),
+    /// Figures of the memory profile.
+    Profile(ProfileFigures),
+    /// `# GPU blocks: N, # CPU blocks: M` (V0).
+    Blocks {
+        gpu: i64,
+        cpu: Option<i64>,
+    },
+    /// `GPU KV cache size: N tokens`.
+    KvTokens(i64),
+    /// `Maximum concurrency for L tokens per request: Cx`.
+    Concurrency {
+        len: i64,
+        times: f64,
+    },
+    /// `Graph capturing finished in N secs, took X GiB`.
+    GraphCaptured(Quantity),
+    /// `CUDA graph pool memory: A GiB (actual), E GiB (estimated)`.
+    GraphPool {
+        actual: Quantity,
+        estimated: Quantity,
+    },
+    /// `The current --gpu-memory-utilization=U is equivalent to --gpu-memory-utilization=E without CUDA graph
+    /// memory profiling. … increase --gpu-memory-utilization to S`.
+    UtilAdvisory {
+        current: f64,
+        equivalent: f64,
+        suggested: Option<f64>,
+    },
+    /// The `--kv-cache-memory` advisory: free and total at startup, the budget, what each part used and the
+    /// KV sizes to pin (bytes).
+    KvAdvisory {
+        free: Quantity,
+        total: Quantity,
+        utilization: f64,
+        budget: Quantity,
+        weights: Option<Quantity>,
+        activation: Option<Quantity>,
+        non_torch: Option<Quantity>,
+        graph: Option<Quantity>,
+        fit_kv: Option<i64>,
+        full_kv: Option<i64>,
+        current_kv: Option<i64>,
+    },
+    Failure(ServingFailure),
+    /// The start completed (`init engine (profile, create kv cache, warmup model) took …`, SGLang's `The
+    /// server is fired up and ready to roll!`).
+    Ready,
+    /// An SGLang stage with the memory available and used then.
+    SglangStage {
+        stage: SglangStage,
+        avail: Option<Quantity>,
+        usage: Option<Quantity>,
+    },
+    /// `KV Cache is allocated. #tokens: N, K size: X GB, V size: Y GB`.
+    SglangPool {
+        tokens: i64,
+        k: Quantity,
+        v: Quantity,
+    },
+    /// `max_total_num_tokens=N, … context_len=C`.
+    SglangTokens {
+        tokens: i64,
+        context: Option<i64>,
+    },
+    /// `max_total_tokens=A is larger than the profiled value P. Use the profiled value instead.`
+    SglangProfiled {
+        asked: i64,
+        profiled: i64,
+    },
+}
+
+/// The memory settings of a vLLM or SGLang start, as far as one line gives them.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ServingArgs {
+    /// SGLang's line (`sglang.launch_server`, `ServerArgs`), else vLLM's.
+    pub sglang: bool,
+    /// vLLM's `--gpu-memory-utilization`.
+    pub utilization: Option<f64>,
+    /// SGLang's `--mem-fraction-static`.
+    pub mem_fraction: Option<f64>,
+    /// vLLM's `--max-model-len`, SGLang's `--context-length`.
+    pub max_len: Option<i64>,
+    /// `--tensor-parallel-size`, `-tp`, `tp_size`.
+    pub tp: Option<i64>,
+}
