@@ -137,6 +137,212 @@ pub(crate) struct Load {
     /// Added with `--ollama` (follow mode): what `/api/ps` said of the model when the load completed.
     #[serde(default)]
     ollama_ps: Option<OllamaPs>,
+    /// Added with Ollama's scheduler chain (issue 22): what the scheduler decided before llama-server started
+    /// (Ollama ≥ 0.30 loads only).
+    #[serde(default)]
+    scheduler: Option<Scheduler>,
+}
+
+/// `loads[].scheduler`: Ollama ≥ 0.30's decisions before llama-server started.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Scheduler {
+    #[serde(default)]
+    pub environment: Vec<EnvSetting>,
+    #[serde(default)]
+    pub environment_line: Option<u64>,
+    #[serde(default)]
+    pub default_context: Option<DefaultContext>,
+    #[serde(default)]
+    pub prediction: Option<Prediction>,
+    pub gpu_choice: GpuChoice,
+    #[serde(default)]
+    pub single_gpu_rule: Vec<SingleGpuTest>,
+    #[serde(default)]
+    pub eviction: Option<Eviction>,
+    #[serde(default)]
+    pub mmap_disabled: Option<Decision>,
+    #[serde(default)]
+    pub projector: Option<ProjectorGate>,
+    #[serde(default)]
+    pub retries: Vec<Retry>,
+    #[serde(default)]
+    pub overwritten: Vec<Overwritten>,
+    #[serde(default)]
+    pub invalid_fit_target: Option<Decision>,
+    #[serde(default)]
+    pub no_buffer_sizes_line: Option<u64>,
+    #[serde(default)]
+    pub runtime_oom_lines: Vec<u64>,
+    #[serde(default)]
+    pub ps_table: Vec<PsTableRow>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct EnvSetting {
+    pub name: String,
+    pub value: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Decision {
+    #[serde(default)]
+    pub reason: Option<String>,
+    pub line: u64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct DefaultContext {
+    #[serde(default)]
+    pub total_vram: Option<Q>,
+    #[serde(default)]
+    pub num_ctx: Option<i64>,
+    pub line: u64,
+}
+
+#[derive(Deserialize, Debug, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub(crate) enum PredictionSource {
+    Logged,
+    Computed,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Prediction {
+    pub total: Q,
+    pub source: PredictionSource,
+    #[serde(default)]
+    pub lines: Vec<u64>,
+    #[serde(default)]
+    pub file_size: Option<Q>,
+    #[serde(default)]
+    pub kv_f16: Option<Q>,
+    #[serde(default)]
+    pub context: Option<i64>,
+}
+
+#[derive(Deserialize, Debug, PartialEq, Eq)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+pub(crate) enum GpuChoice {
+    SingleGpu {
+        #[serde(default)]
+        id: Option<String>,
+        #[serde(default)]
+        name: Option<String>,
+        #[serde(default)]
+        requested: Option<i64>,
+        #[serde(default)]
+        predicted: Option<QEq>,
+        #[serde(default)]
+        available: Option<QEq>,
+        line: u64,
+    },
+    Backend {
+        #[serde(default)]
+        library: Option<String>,
+        #[serde(default)]
+        gpu_count: Option<i64>,
+        line: u64,
+    },
+    MainGpu {
+        main_gpu: i64,
+        line: u64,
+    },
+    AllGpus {
+        #[serde(default)]
+        since_line: Option<u64>,
+    },
+    NotShown,
+}
+
+/// A quantity compared whole (inside an enum that derives `PartialEq`).
+#[derive(Deserialize, Debug, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct QEq {
+    pub bytes: i64,
+    pub low: i64,
+    pub high: i64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct SingleGpuTest {
+    pub gpu: String,
+    #[serde(default)]
+    pub name: Option<String>,
+    pub available: Q,
+    pub bar: Q,
+    pub passes: bool,
+    #[serde(default)]
+    pub misses_by: Option<Q>,
+    #[serde(default)]
+    pub footprint_fits: Option<bool>,
+    #[serde(default)]
+    pub footprint_spare: Option<Q>,
+    pub line: u64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Eviction {
+    pub evicting: bool,
+    #[serde(default)]
+    pub predicted: Option<Q>,
+    #[serde(default)]
+    pub available: Option<Q>,
+    pub line: u64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ProjectorGate {
+    pub offloaded: bool,
+    #[serde(default)]
+    pub reason: Option<String>,
+    #[serde(default)]
+    pub size: Option<Q>,
+    #[serde(default)]
+    pub fit_target: Option<Q>,
+    pub fit_target_set_by_user: bool,
+    pub lines: Vec<u64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Retry {
+    pub kind: String,
+    #[serde(default)]
+    pub old_num_ctx: Option<i64>,
+    #[serde(default)]
+    pub new_num_ctx: Option<i64>,
+    #[serde(default)]
+    pub error: Option<String>,
+    pub line: u64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Overwritten {
+    pub variable: String,
+    pub flag: String,
+    pub line: u64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct PsTableRow {
+    pub name: String,
+    pub size: Q,
+    pub processor: String,
+    #[serde(default)]
+    pub gpu_percent: Option<i64>,
+    #[serde(default)]
+    pub context: Option<i64>,
+    pub line: u64,
 }
 
 #[derive(Deserialize)]
@@ -682,6 +888,18 @@ fn every_sample_report_follows_the_contract() {
         }
         for b in &load.actual.buffers {
             bounded(&b.size);
+        }
+        if let Some(s) = &load.scheduler {
+            assert_eq!(load.era, Era::LlamaServer, "only Ollama ≥ 0.30 loads");
+            s.prediction.iter().for_each(|p| bounded(&p.total));
+            for t in &s.single_gpu_rule {
+                bounded(&t.bar);
+                assert_eq!(
+                    t.passes,
+                    t.misses_by.is_none(),
+                    "a GPU misses the bar by something"
+                );
+            }
         }
         for f in load.findings.iter().map(|f| f.code.as_str()) {
             assert!(

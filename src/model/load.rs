@@ -242,6 +242,10 @@ pub struct Load {
     pub rejected_gpus: Vec<RejectedGpu>,
     pub estimate: Option<Estimate>,
     pub actual: Actual,
+    /// What Ollama's scheduler decided before llama-server started (Ollama ≥ 0.30 only): its prediction, the
+    /// single-GPU rule, the GPUs handed over, the projector gate, retries (see [`super::Scheduler`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scheduler: Option<super::Scheduler>,
     /// Ollama's version when the log printed it (`Listening on … (version 0.9.6)`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ollama_version: Option<String>,

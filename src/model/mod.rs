@@ -19,6 +19,7 @@ pub mod ps;
 pub mod quantity;
 pub mod reconciled;
 pub mod runtime;
+pub mod scheduler;
 pub mod snapshot;
 pub mod whatif;
 
@@ -50,6 +51,7 @@ pub use reconciled::{
     Comparison, Component, ComponentRow, DeviceRow, EstimatePart, Reconciled, Verdict,
 };
 pub use runtime::{Era, Runtime};
+pub use scheduler::Scheduler;
 pub use snapshot::{normalize_bus_id, same_uuid, SmiFormat, SmiGpu, SmiProcess, Snapshot};
 pub use whatif::{
     EstimateReplay, MeasuredReplay, PlacedGpu, Placement, ReplayFigures, ReplayOutcome,

@@ -5,7 +5,7 @@
 //! back the rule's spec, so the parser builds each matched line with no lookup by name.
 
 use super::kind::EventSpec;
-use super::{engine, estimate, fit, llama, llama_server, server};
+use super::{engine, estimate, fit, llama, llama_server, scheduler, server};
 use crate::grammar::Rule;
 
 /// Every family's event kinds; no kind is named in two.
@@ -16,6 +16,7 @@ const FAMILIES: &[&[EventSpec]] = &[
     llama::SPECS,
     llama_server::SPECS,
     fit::SPECS,
+    scheduler::SPECS,
 ];
 
 /// Every event kind a grammar rule may name.
