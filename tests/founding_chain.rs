@@ -56,7 +56,7 @@ fn the_scheduler_half_of_the_chain_is_read_with_its_lines() {
     assert_eq!(gib(rtx3090.footprint_spare.unwrap().bytes), 3.35);
     assert_eq!(s.single_gpu_rule[1].footprint_fits, Some(false));
     assert_eq!(s.ps_table.len(), 1);
-    assert_eq!(s.ps_table[0].size.bytes, 21_000_000_000);
+    assert_eq!(s.ps_table[0].size.bytes, 22_000_000_000);
     // The load starts at the scheduler's first line for it.
     assert_eq!(load.source.first_line, 8);
 }
@@ -97,4 +97,68 @@ fn the_report_explains_the_split_by_the_80_percent_rule_and_suggests_pinning() {
     assert!(String::from_utf8(md.stdout)
         .unwrap()
         .contains("### Ollama's chain of decisions"));
+}
+
+#[test]
+fn a_pasted_ollama_ps_table_far_above_the_buffers_is_a_ps_mismatch() {
+    // The chain's log with the `ollama ps` row at about twice the buffers, as ollama#16637 published (mmap
+    // counted twice): built from the row's shape in `docs/log-formats.md` §5.6 item 8.
+    let log = std::fs::read_to_string(root().join(LOG)).unwrap();
+    assert!(log.contains("    22 GB    100% GPU"));
+    let doubled = log.replace("    22 GB    100% GPU", "    40 GB    100% GPU");
+    let out = run(&["-"], doubled.as_bytes());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let finding = text
+        .lines()
+        .find(|l| l.contains("ps-mismatch"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        finding
+            .contains("Ollama's `ollama ps` (line 143, 100% GPU) says gemma4:31b holds 37.25 GiB"),
+        "{finding}"
+    );
+    // The figure as pasted (22 GB, 20.49 GiB on GPUs) is within the margin of the 18.45 GiB of buffers: no alarm.
+    let text = String::from_utf8(run(&[LOG], b"").stdout).unwrap();
+    assert!(!text.contains("ps-mismatch"));
+}
+
+#[test]
+fn knobs_that_do_not_reach_the_fit_are_named_with_the_one_that_does() {
+    // The chain's log with OLLAMA_GPU_OVERHEAD set and llama.cpp's overwrite warning (shapes of
+    // `docs/log-formats.md` §5.6 items 5 and 6).
+    let log = std::fs::read_to_string(root().join(LOG)).unwrap();
+    let edited = log
+        .replace("OLLAMA_GPU_OVERHEAD:0 ", "OLLAMA_GPU_OVERHEAD:1073741824 ")
+        .replace(
+            "srv  llama_server: loading model\n",
+            "srv  llama_server: loading model\nwarn: LLAMA_ARG_CTX_SIZE environment variable is set, but will be overwritten by command line argument -c\n",
+        );
+    assert_ne!(edited, log);
+    let text = String::from_utf8(run(&["-"], edited.as_bytes()).stdout).unwrap();
+    let ignored: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("knob-ignored"))
+        .collect();
+    assert_eq!(ignored.len(), 2, "{text}");
+    assert!(ignored[0].contains("OLLAMA_GPU_OVERHEAD=1073741824 is set in the server's environment (server config, line 1) but does not reach the placement"));
+    assert!(ignored[1].contains(
+        "LLAMA_ARG_CTX_SIZE is set, but llama.cpp says the command line's -c overwrites it"
+    ));
+    let hints: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.contains("knob-ignored"))
+        .filter(|l| l.trim_start().starts_with("hint:"))
+        .take(2)
+        .collect();
+    assert!(
+        hints[0].contains("what does: LLAMA_ARG_FIT_TARGET"),
+        "{hints:?}"
+    );
+    assert!(
+        hints[1].contains("set num_ctx instead, which Ollama passes as -c"),
+        "{hints:?}"
+    );
+    // The original log sets nothing of the kind.
+    let text = String::from_utf8(run(&[LOG], b"").stdout).unwrap();
+    assert!(!text.contains("knob-ignored"));
 }

@@ -12,6 +12,7 @@ mod gpu_unused;
 mod graph_charged_per_gpu;
 mod host_not_vram;
 mod incomplete_load;
+mod knob_ignored;
 mod kv_mismatch;
 mod load_failed;
 mod needless_split;
@@ -151,6 +152,7 @@ pub const REGISTRY: &[CheckDef] = &[
     overestimate::DEF,
     unattributed_memory::DEF,
     ps_mismatch::DEF,
+    knob_ignored::DEF,
     host_not_vram::DEF,
     rounding_limited::DEF,
 ];

@@ -22,13 +22,14 @@ pub enum FindingCode {
     Overestimate,
     UnattributedMemory,
     PsMismatch,
+    KnobIgnored,
     HostNotVram,
     RoundingLimited,
 }
 
 impl FindingCode {
     /// Every code with its word, in the order of the check registry.
-    pub const ALL: [(FindingCode, &'static str); 15] = [
+    pub const ALL: [(FindingCode, &'static str); 16] = [
         (FindingCode::LoadFailed, "load-failed"),
         (FindingCode::GpuUnused, "gpu-unused"),
         (FindingCode::IncompleteLoad, "incomplete-load"),
@@ -48,6 +49,7 @@ impl FindingCode {
         (FindingCode::Overestimate, "overestimate"),
         (FindingCode::UnattributedMemory, "unattributed-memory"),
         (FindingCode::PsMismatch, "ps-mismatch"),
+        (FindingCode::KnobIgnored, "knob-ignored"),
         (FindingCode::HostNotVram, "host-not-vram"),
         (FindingCode::RoundingLimited, "rounding-limited"),
     ];
@@ -79,7 +81,8 @@ impl FindingCode {
             | FindingCode::KvMismatch
             | FindingCode::Overestimate
             | FindingCode::UnattributedMemory
-            | FindingCode::PsMismatch => false,
+            | FindingCode::PsMismatch
+            | FindingCode::KnobIgnored => false,
         }
     }
 

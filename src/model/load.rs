@@ -197,6 +197,9 @@ pub struct Gpu {
     /// PCI bus id (`pci_id=`, v0.12.4+), normalised like nvidia-smi's; joins the GPU to nvidia-smi captures.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bus_id: Option<String>,
+    /// An integrated GPU (`type=iGPU`): its "free" memory is the system's available memory.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub integrated: bool,
     /// Line the GPU was described on.
     pub line: u64,
 }

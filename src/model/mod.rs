@@ -21,6 +21,7 @@ pub mod reconciled;
 pub mod runtime;
 pub mod scheduler;
 pub mod snapshot;
+pub mod views;
 pub mod whatif;
 
 pub use actual::{Actual, BreakdownRow, Buffer, BufferKind, KvCache};

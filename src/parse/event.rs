@@ -85,6 +85,8 @@ pub struct GpuInfo {
     pub free: Option<Quantity>,
     /// PCI bus id (`pci_id=` from v0.12.4 discovery), normalised.
     pub bus_id: Option<String>,
+    /// `type=iGPU`: an integrated GPU sharing system memory, whose free memory is the system's.
+    pub integrated: bool,
 }
 
 /// A device as llama.cpp inventories it: `device_info:` rows and `using device … MiB free`.

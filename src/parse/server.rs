@@ -20,6 +20,8 @@ const GPU_FIELDS: &[&str] = &[
     "available",
     "free",
     "pci_id",
+    "description",
+    "type",
 ];
 
 pub const SPECS: &[EventSpec] = &[
@@ -164,7 +166,8 @@ fn discovered_gpu(f: &Fields) -> GpuInfo {
         id: f.opt_text("id"),
         index: None,
         library: f.opt_text("library"),
-        name: f.opt_text("name"),
+        // Ollama ≥ 0.12.4 prints llama.cpp's device name as `name` (`CUDA0`) and the card as `description`.
+        name: f.opt_text("description").or_else(|| f.opt_text("name")),
         compute: f.opt_text("compute"),
         driver: f.opt_text("driver"),
         variant: f.opt_text("variant"),
@@ -172,6 +175,7 @@ fn discovered_gpu(f: &Fields) -> GpuInfo {
         available: f.opt_size("available"),
         free: f.opt_size("free"),
         bus_id: f.opt_text("pci_id").and_then(|t| normalize_bus_id(&t)),
+        integrated: f.get("type") == Some("iGPU"),
     }
 }
 
