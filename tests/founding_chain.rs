@@ -162,3 +162,41 @@ fn knobs_that_do_not_reach_the_fit_are_named_with_the_one_that_does() {
     let text = String::from_utf8(run(&[LOG], b"").stdout).unwrap();
     assert!(!text.contains("knob-ignored"));
 }
+
+/// A load that fails, Ollama's one retry with a smaller automatic context, and the retry that loads (lines
+/// built from the shapes of `docs/log-formats.md` §5.6 items 2, 6 and 7; the cmd as in corpus 505).
+const RETRIED: &str = r#"time=2026-06-20T10:07:00.100Z level=INFO source=server.go:109 msg="using llama-server for model" model=/root/.ollama/models/blobs/sha256-415aad607fc297a2ad84cda238febbde295f49f17c17ad7784e2246060fb06d0
+time=2026-06-20T10:07:00.101Z level=INFO source=llama_server.go:425 msg="starting llama-server" cmd="/usr/lib/ollama/llama-server --model /root/.ollama/models/blobs/sha256-415aad607fc297a2ad84cda238febbde295f49f17c17ad7784e2246060fb06d0 --port 36103 -c 32768 -np 1 --flash-attn auto -b 512 -ub 512"
+time=2026-06-20T10:07:00.102Z level=INFO source=llama_server.go:960 msg="loading model via llama-server" model=/root/.ollama/models/blobs/sha256-415aad607fc297a2ad84cda238febbde295f49f17c17ad7784e2246060fb06d0
+ggml_backend_cuda_buffer_type_alloc_buffer: allocating 6144.00 MiB on device 0: cudaMalloc failed: out of memory
+time=2026-06-20T10:07:02.550Z level=WARN source=sched.go:702 msg="llama-server load failed; reducing automatic context and retrying once" model=/root/.ollama/models/blobs/sha256-415aad607fc297a2ad84cda238febbde295f49f17c17ad7784e2246060fb06d0 old_num_ctx=32768 effective_num_ctx=32768 new_num_ctx=8192 old_num_batch=512 new_num_batch=512 error="llama-server process has terminated: exit status 1"
+time=2026-06-20T10:07:02.560Z level=INFO source=llama_server.go:425 msg="starting llama-server" cmd="/usr/lib/ollama/llama-server --model /root/.ollama/models/blobs/sha256-415aad607fc297a2ad84cda238febbde295f49f17c17ad7784e2246060fb06d0 --port 36104 -c 8192 -np 1 --flash-attn auto -b 512 -ub 512"
+time=2026-06-20T10:07:02.561Z level=INFO source=llama_server.go:960 msg="loading model via llama-server" model=/root/.ollama/models/blobs/sha256-415aad607fc297a2ad84cda238febbde295f49f17c17ad7784e2246060fb06d0
+time=2026-06-20T10:07:05.700Z level=INFO source=llama_server.go:1362 msg="llama-server started in 3.14 seconds"
+"#;
+
+#[test]
+fn ollamas_retry_with_a_smaller_context_is_named_on_both_loads() {
+    let text = String::from_utf8(run(&["-"], RETRIED.as_bytes()).stdout).unwrap();
+    let failed = text
+        .lines()
+        .find(|l| l.contains("load-failed"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        failed
+            .contains("Ollama then retried once with the context cut from 32768 to 8192 (line 5)"),
+        "{failed}"
+    );
+    let reduced = text
+        .lines()
+        .find(|l| l.contains("context-reduced"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        reduced.contains("Ollama's retry cut the context from 32768 to 8192 (line 5): llama-server failed to start at 32768 (llama-server process has terminated: exit status 1)"),
+        "{reduced}"
+    );
+    assert!(
+        text.contains("retries: Ollama retried once with num_ctx cut from 32768 to 8192 (line 5)")
+    );
+    assert!(text.contains("choose the context yourself with num_ctx"));
+}

@@ -988,6 +988,7 @@ const FINDING_CODES: &[&str] = &[
     "unattributed-memory",
     "ps-mismatch",
     "knob-ignored",
+    "context-reduced",
     "host-not-vram",
     "rounding-limited",
 ];

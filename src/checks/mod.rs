@@ -7,6 +7,7 @@
 //! figures it needs are there); it says nothing otherwise. [`suggest`] turns findings and the replay into
 //! settings to try, in the knobs of the load's era; `pipeline::conclude` runs both and makes the `Concluded` load.
 
+mod context_reduced;
 mod cpu_offload_with_free_vram;
 mod gpu_unused;
 mod graph_charged_per_gpu;
@@ -153,6 +154,7 @@ pub const REGISTRY: &[CheckDef] = &[
     unattributed_memory::DEF,
     ps_mismatch::DEF,
     knob_ignored::DEF,
+    context_reduced::DEF,
     host_not_vram::DEF,
     rounding_limited::DEF,
 ];

@@ -23,13 +23,14 @@ pub enum FindingCode {
     UnattributedMemory,
     PsMismatch,
     KnobIgnored,
+    ContextReduced,
     HostNotVram,
     RoundingLimited,
 }
 
 impl FindingCode {
     /// Every code with its word, in the order of the check registry.
-    pub const ALL: [(FindingCode, &'static str); 16] = [
+    pub const ALL: [(FindingCode, &'static str); 17] = [
         (FindingCode::LoadFailed, "load-failed"),
         (FindingCode::GpuUnused, "gpu-unused"),
         (FindingCode::IncompleteLoad, "incomplete-load"),
@@ -50,6 +51,7 @@ impl FindingCode {
         (FindingCode::UnattributedMemory, "unattributed-memory"),
         (FindingCode::PsMismatch, "ps-mismatch"),
         (FindingCode::KnobIgnored, "knob-ignored"),
+        (FindingCode::ContextReduced, "context-reduced"),
         (FindingCode::HostNotVram, "host-not-vram"),
         (FindingCode::RoundingLimited, "rounding-limited"),
     ];
@@ -82,7 +84,8 @@ impl FindingCode {
             | FindingCode::Overestimate
             | FindingCode::UnattributedMemory
             | FindingCode::PsMismatch
-            | FindingCode::KnobIgnored => false,
+            | FindingCode::KnobIgnored
+            | FindingCode::ContextReduced => false,
         }
     }
 
