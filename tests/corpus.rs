@@ -55,7 +55,7 @@ fn llama_server_era_logs_have_no_memory_line_left_unread() {
         .into_iter()
         .filter(|n| n.starts_with('5') || n.starts_with("founding-today"))
         .collect();
-    assert_eq!(names.len(), 9);
+    assert_eq!(names.len(), 10);
     for name in names {
         let a = analyze(&[&root().join("sample-logs").join(&name)]);
         assert_eq!(a.inputs[0].unrecognized_memory_lines, 0, "{name}");

@@ -137,6 +137,9 @@ pub(crate) struct Load {
     ollama_version: Option<String>,
     #[serde(default)]
     notes: Vec<String>,
+    /// Added with issue 22: four views of each GPU of an Ollama ≥ 0.30 load, and of all GPUs together.
+    #[serde(default)]
+    gpu_views: Vec<GpuView>,
     /// Added with `--ollama` (follow mode): what `/api/ps` said of the model when the load completed.
     #[serde(default)]
     ollama_ps: Option<OllamaPs>,
@@ -146,6 +149,236 @@ pub(crate) struct Load {
     /// Added with issue 21: GPUs that are one memory pool.
     #[serde(default)]
     shared_pools: Vec<Vec<String>>,
+    /// Added with Ollama's scheduler chain (issue 22): what the scheduler decided before llama-server started
+    /// (Ollama ≥ 0.30 loads only).
+    #[serde(default)]
+    scheduler: Option<Scheduler>,
+}
+
+/// `loads[].gpu_views[]`: Ollama's prediction, llama.cpp's plan, buffers, driver, `ollama ps`, unattributed.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct GpuView {
+    #[serde(default)]
+    pub device: Option<String>,
+    #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub ollama_prediction: Option<Q>,
+    #[serde(default)]
+    pub llama_cpp_plan: Option<Q>,
+    #[serde(default)]
+    pub buffers: Option<Q>,
+    #[serde(default)]
+    pub driver: Option<Q>,
+    #[serde(default)]
+    pub driver_join: Option<String>,
+    #[serde(default)]
+    pub ollama_ps: Option<Q>,
+    #[serde(default)]
+    pub unattributed: Option<Q>,
+}
+
+/// `loads[].scheduler`: Ollama ≥ 0.30's decisions before llama-server started.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Scheduler {
+    #[serde(default)]
+    pub environment: Vec<EnvSetting>,
+    #[serde(default)]
+    pub environment_line: Option<u64>,
+    #[serde(default)]
+    pub default_context: Option<DefaultContext>,
+    #[serde(default)]
+    pub prediction: Option<Prediction>,
+    pub gpu_choice: GpuChoice,
+    #[serde(default)]
+    pub single_gpu_rule: Vec<SingleGpuTest>,
+    #[serde(default)]
+    pub eviction: Option<Eviction>,
+    #[serde(default)]
+    pub mmap_disabled: Option<Decision>,
+    #[serde(default)]
+    pub projector: Option<ProjectorGate>,
+    #[serde(default)]
+    pub retries: Vec<Retry>,
+    #[serde(default)]
+    pub overwritten: Vec<Overwritten>,
+    #[serde(default)]
+    pub invalid_fit_target: Option<Decision>,
+    #[serde(default)]
+    pub no_buffer_sizes_line: Option<u64>,
+    #[serde(default)]
+    pub runtime_oom_lines: Vec<u64>,
+    #[serde(default)]
+    pub ps_table: Vec<PsTableRow>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct EnvSetting {
+    pub name: String,
+    pub value: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Decision {
+    #[serde(default)]
+    pub reason: Option<String>,
+    pub line: u64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct DefaultContext {
+    #[serde(default)]
+    pub total_vram: Option<Q>,
+    #[serde(default)]
+    pub num_ctx: Option<i64>,
+    pub line: u64,
+}
+
+#[derive(Deserialize, Debug, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub(crate) enum PredictionSource {
+    Logged,
+    Computed,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Prediction {
+    pub total: Q,
+    pub source: PredictionSource,
+    #[serde(default)]
+    pub lines: Vec<u64>,
+    #[serde(default)]
+    pub file_size: Option<Q>,
+    #[serde(default)]
+    pub kv_f16: Option<Q>,
+    #[serde(default)]
+    pub context: Option<i64>,
+}
+
+#[derive(Deserialize, Debug, PartialEq, Eq)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+pub(crate) enum GpuChoice {
+    SingleGpu {
+        #[serde(default)]
+        id: Option<String>,
+        #[serde(default)]
+        name: Option<String>,
+        #[serde(default)]
+        requested: Option<i64>,
+        #[serde(default)]
+        predicted: Option<QEq>,
+        #[serde(default)]
+        available: Option<QEq>,
+        line: u64,
+    },
+    Backend {
+        #[serde(default)]
+        library: Option<String>,
+        #[serde(default)]
+        gpu_count: Option<i64>,
+        line: u64,
+    },
+    MainGpu {
+        main_gpu: i64,
+        line: u64,
+    },
+    AllGpus {
+        #[serde(default)]
+        since_line: Option<u64>,
+    },
+    NotShown,
+}
+
+/// A quantity compared whole (inside an enum that derives `PartialEq`).
+#[derive(Deserialize, Debug, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct QEq {
+    pub bytes: i64,
+    pub low: i64,
+    pub high: i64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct SingleGpuTest {
+    pub gpu: String,
+    #[serde(default)]
+    pub name: Option<String>,
+    pub available: Q,
+    pub bar: Q,
+    pub passes: bool,
+    #[serde(default)]
+    pub misses_by: Option<Q>,
+    #[serde(default)]
+    pub footprint_fits: Option<bool>,
+    #[serde(default)]
+    pub footprint_spare: Option<Q>,
+    pub line: u64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Eviction {
+    pub evicting: bool,
+    #[serde(default)]
+    pub predicted: Option<Q>,
+    #[serde(default)]
+    pub available: Option<Q>,
+    pub line: u64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ProjectorGate {
+    pub offloaded: bool,
+    #[serde(default)]
+    pub reason: Option<String>,
+    #[serde(default)]
+    pub size: Option<Q>,
+    #[serde(default)]
+    pub fit_target: Option<Q>,
+    pub fit_target_set_by_user: bool,
+    pub lines: Vec<u64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Retry {
+    pub kind: String,
+    #[serde(default)]
+    pub old_num_ctx: Option<i64>,
+    #[serde(default)]
+    pub new_num_ctx: Option<i64>,
+    #[serde(default)]
+    pub error: Option<String>,
+    pub line: u64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Overwritten {
+    pub variable: String,
+    pub flag: String,
+    pub line: u64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct PsTableRow {
+    pub name: String,
+    pub size: Q,
+    pub processor: String,
+    #[serde(default)]
+    pub gpu_percent: Option<i64>,
+    #[serde(default)]
+    pub context: Option<i64>,
+    pub line: u64,
 }
 
 #[derive(Deserialize)]
@@ -267,6 +500,9 @@ struct Gpu {
     free: Option<Q>,
     #[serde(default)]
     bus_id: Option<String>,
+    /// Added with issue 22: an integrated GPU (`type=iGPU`).
+    #[serde(default)]
+    integrated: bool,
     line: u64,
 }
 
@@ -707,8 +943,8 @@ fn every_sample_report_follows_the_contract() {
     let observed: Vec<&ObservedRow> = report.loads.iter().flat_map(|l| &l.observed).collect();
     assert_eq!(
         observed.len(),
-        4,
-        "the founding load's two GPUs, twice: --smi and the CI log's own capture"
+        6,
+        "the founding load's two GPUs, twice: --smi and the CI log's own capture; the chain case's two"
     );
     for o in &observed {
         [
@@ -745,6 +981,18 @@ fn every_sample_report_follows_the_contract() {
         }
         for b in &load.actual.buffers {
             bounded(&b.size);
+        }
+        if let Some(s) = &load.scheduler {
+            assert_eq!(load.era, Era::LlamaServer, "only Ollama ≥ 0.30 loads");
+            s.prediction.iter().for_each(|p| bounded(&p.total));
+            for t in &s.single_gpu_rule {
+                bounded(&t.bar);
+                assert_eq!(
+                    t.passes,
+                    t.misses_by.is_none(),
+                    "a GPU misses the bar by something"
+                );
+            }
         }
         for f in load.findings.iter().map(|f| f.code.as_str()) {
             assert!(
@@ -802,6 +1050,8 @@ const FINDING_CODES: &[&str] = &[
     "overestimate",
     "unattributed-memory",
     "ps-mismatch",
+    "knob-ignored",
+    "context-reduced",
     "host-not-vram",
     "rounding-limited",
     "fit-aborted",
@@ -874,4 +1124,69 @@ fn whatif_max_ctx_follows_the_contract() {
             "{log}"
         );
     }
+}
+
+/// The scheduler's chain and the four views of each GPU (added with issue 22), pinned on the reconstructed
+/// second founding case of today: the prediction, the 80 % rule on each GPU, every GPU handed over, the
+/// projector kept on the CPU, the pasted `ollama ps` row, and the views joined to nvidia-smi by PCI bus id.
+#[test]
+fn the_scheduler_chain_and_the_four_views_follow_the_contract() {
+    let out = run(
+        &[
+            "--format",
+            "json",
+            "sample-logs/founding-today-chain-3090-4060-gemma4-31b.log",
+        ],
+        b"",
+    );
+    let report: Report = serde_json::from_slice(&out.stdout).expect("the contract");
+    let load = &report.loads[0];
+    let s = load.scheduler.as_ref().expect("loads[].scheduler");
+    assert_eq!(s.environment_line, Some(1));
+    assert!(s
+        .environment
+        .iter()
+        .any(|e| e.name == "OLLAMA_KV_CACHE_TYPE" && e.value == "q8_0"));
+    assert_eq!(
+        s.default_context.as_ref().and_then(|d| d.num_ctx),
+        Some(32768)
+    );
+    assert_eq!(
+        s.gpu_choice,
+        GpuChoice::AllGpus {
+            since_line: Some(8)
+        }
+    );
+    let p = s.prediction.as_ref().unwrap();
+    assert_eq!(p.source, PredictionSource::Computed);
+    assert_eq!(p.context, Some(16384));
+    assert!(p.file_size.is_some() && p.kv_f16.is_some() && !p.lines.is_empty());
+    assert_eq!(s.single_gpu_rule.len(), 2);
+    assert!(s.single_gpu_rule.iter().all(|t| !t.passes));
+    assert_eq!(s.single_gpu_rule[0].footprint_fits, Some(true));
+    let gate = s.projector.as_ref().unwrap();
+    assert!(!gate.offloaded && gate.fit_target.is_none() && !gate.fit_target_set_by_user);
+    assert_eq!(gate.reason.as_deref(), Some("limited-vram"));
+    assert!(s.retries.is_empty() && s.overwritten.is_empty() && s.eviction.is_none());
+    assert!(s.mmap_disabled.is_none() && s.invalid_fit_target.is_none());
+    assert!(s.no_buffer_sizes_line.is_none() && s.runtime_oom_lines.is_empty());
+    assert_eq!(s.ps_table[0].processor, "100% GPU");
+    assert_eq!(s.ps_table[0].gpu_percent, Some(100));
+    assert_eq!(s.ps_table[0].context, Some(16384));
+    // Four views: a row per GPU and one for all of them.
+    let views = &load.gpu_views;
+    assert_eq!(views.len(), 3);
+    for v in &views[..2] {
+        assert!(v.device.is_some() && v.name.is_some());
+        assert_eq!(v.driver_join.as_deref(), Some("bus"));
+        assert!(v.llama_cpp_plan.is_some() && v.buffers.is_some() && v.driver.is_some());
+        assert!(v.unattributed.is_some());
+        assert!(v.ollama_prediction.is_none(), "every GPU was handed over");
+        assert!(v.ollama_ps.is_none());
+    }
+    let all = &views[2];
+    assert!(all.device.is_none());
+    assert_eq!(all.ollama_prediction.map(|q| q.bytes), Some(p.total.bytes));
+    assert!(all.ollama_ps.is_some() && all.driver.is_some() && all.buffers.is_some());
+    assert!(load.gpus.iter().all(|g| !g.integrated));
 }

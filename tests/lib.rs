@@ -19,6 +19,7 @@ mod findings;
 mod fleet;
 mod follow;
 mod founding_case;
+mod founding_chain;
 mod founding_models;
 mod founding_today;
 mod gguf_bad_input;

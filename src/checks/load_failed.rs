@@ -20,17 +20,40 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
         .and_then(|r| r.split(':').next())
         .and_then(|n| n.parse().ok());
     let oom = is_out_of_memory(failure);
+    // Ollama ≥ 0.30 may retry once after this failure (`… retrying once`): say what it tried.
+    let retry = cx.load.load.scheduler.as_ref().and_then(|s| {
+        s.retries
+            .iter()
+            .find(|r| line.is_none_or(|l: u64| r.line >= l))
+    });
+    let retried = retry
+        .map(|r| match (r.kind, r.old_num_ctx, r.new_num_ctx) {
+            ("reduce-context", Some(a), Some(b)) => format!(
+                "; Ollama then retried once with the context cut from {a} to {b} (line {})",
+                r.line
+            ),
+            ("evict-others", _, _) => format!(
+                "; Ollama then unloaded every other model and retried once (line {})",
+                r.line
+            ),
+            (_, _, _) => format!(
+                "; Ollama then retried once with the projector on the CPU (line {})",
+                r.line
+            ),
+        })
+        .unwrap_or_default();
     let part = a.failed_part;
     let named = part
         .map(|(p, l)| format!("; what failed: {} (line {l})", p.words()))
         .unwrap_or_default();
     let mut lines: Vec<u64> = line.into_iter().collect();
     lines.extend(part.map(|(_, l)| l));
+    lines.extend(retry.map(|r| r.line));
     let serving_hint = super::serving_figures::failure_hint(cx);
     out.push(finding(
         DEF.code,
         Severity::Error,
-        format!("the load failed: {failure}{named}"),
+        format!("the load failed: {failure}{named}{retried}"),
         if part.is_some_and(|(p, _)| p == FailedPart::HostKilled) {
             "host memory, not VRAM: the kernel's OOM killer or a cgroup limit ended the process; raise the service's or container's memory limit (MemoryMax=, --memory), keep the weights memory-mapped, or load less at once"
         } else if let Some(hint) = serving_hint.as_deref() {

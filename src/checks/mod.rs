@@ -8,6 +8,7 @@
 //! settings to try, in the knobs of the load's era; `pipeline::conclude` runs both and makes the `Concluded` load.
 
 mod budget_exceeded;
+mod context_reduced;
 mod cpu_offload_with_free_vram;
 mod fit_aborted;
 mod foreign_memory;
@@ -16,6 +17,7 @@ mod graph_charged_per_gpu;
 mod graph_estimate_off;
 mod host_not_vram;
 mod incomplete_load;
+mod knob_ignored;
 mod kv_mismatch;
 mod kv_too_small;
 mod load_failed;
@@ -159,6 +161,8 @@ pub const REGISTRY: &[CheckDef] = &[
     overestimate::DEF,
     unattributed_memory::DEF,
     ps_mismatch::DEF,
+    knob_ignored::DEF,
+    context_reduced::DEF,
     host_not_vram::DEF,
     rounding_limited::DEF,
     fit_aborted::DEF,

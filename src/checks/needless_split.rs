@@ -4,9 +4,10 @@
 //! from the runner's weight buffers.
 
 use super::{finding, CheckDef, Context};
+use crate::model::scheduler::GpuChoice;
 use crate::model::{
-    human, Component, Finding, FindingCode, FitDecision, MeasuredReplay, ReplayOutcome, Runtime,
-    Severity,
+    human, Component, Finding, FindingCode, FitDecision, MeasuredReplay, Quantity, ReplayOutcome,
+    Runtime, Severity,
 };
 
 pub const DEF: CheckDef = CheckDef {
@@ -113,6 +114,38 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
     ));
 }
 
+/// Why Ollama handed every GPU to llama-server, when its single-GPU rule is the cause: its prediction (file
+/// size + f16 KV) missed 80 % of each GPU's available memory although the buffers fit one GPU
+/// (`docs/log-formats.md` §5.6 item 2).
+fn single_gpu_rule_cause(cx: &Context) -> String {
+    let Some(s) = cx.load.load.scheduler.as_ref() else {
+        return String::new();
+    };
+    let (Some(p), GpuChoice::AllGpus { .. }) = (&s.prediction, &s.gpu_choice) else {
+        return String::new();
+    };
+    let Some(fits) = s.footprint_fits_but_rule_missed() else {
+        return String::new();
+    };
+    format!(
+        "; Ollama gave llama-server every GPU because its prediction, {} (file size + KV at f16), is above 80 % of {}'s {} available (the bar is {}, missed by {}): its single-GPU rule judged the model by that figure, not by the {} the buffers take",
+        human(p.total.bytes),
+        fits.name.clone().unwrap_or_else(|| format!("GPU {}", fits.gpu)),
+        human(fits.available.bytes),
+        human(fits.bar.bytes),
+        fits.misses_by.map(|q| human(q.bytes)).unwrap_or_default(),
+        cx.load
+            .grid
+            .gpus_with_weights()
+            .iter()
+            .filter_map(|d| cx.load.devices.iter().find(|r| r.device == **d))
+            .filter_map(|r| r.actual)
+            .reduce(Quantity::plus)
+            .map(|q| human(q.bytes))
+            .unwrap_or_default(),
+    )
+}
+
 /// The message when llama.cpp's `--fit` placed the layers: where the model sits by its buffers, and why `--fit`
 /// split it.
 fn fit_message(cx: &Context, m: &MeasuredReplay, used: usize, holds: &str) -> String {
@@ -137,8 +170,9 @@ fn fit_message(cx: &Context, m: &MeasuredReplay, used: usize, holds: &str) -> St
         }
         _ => "",
     };
+    let cause = single_gpu_rule_cause(cx);
     format!(
-        "the model sits on {used} GPUs ({}), but by the measured sizes {holds}, {} to spare above the {} --fit margin{why}; a split moves activations between GPUs for every token (in ollama#16599 it cost a third of the speed, 30 → 20 tok/s)",
+        "the model sits on {used} GPUs ({}), but by the measured sizes {holds}, {} to spare above the {} --fit margin{cause}{why}; a split moves activations between GPUs for every token (in ollama#16599 it cost a third of the speed, 30 → 20 tok/s)",
         sits.join(", "),
         human(m.margin),
         human(m.figures.gpu_overhead),

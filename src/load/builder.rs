@@ -8,7 +8,7 @@
 
 use crate::model::{
     Actual, Backend, BreakdownRow, BufferKind, Device, KvCache, Load, LoadEnd, LoadSource,
-    ModelRef, PartialReason, Quantity, RejectedGpu,
+    ModelRef, PartialReason, Quantity, RejectedGpu, Runtime,
 };
 use crate::parse::event::ParamValue;
 use crate::parse::event::{
@@ -21,6 +21,7 @@ use super::engine_requests::RequestLedger;
 use super::estimator::EstimatorLedger;
 use super::fit::FitLedger;
 use super::hyperparameters::{hyperparameters, layout};
+use super::scheduler::SchedulerLedger;
 use super::serving::ServingLedger;
 
 /// How far a load has progressed, as far as the log shows.
@@ -105,6 +106,8 @@ pub struct LoadBuilder {
     pub fit: FitLedger,
     /// vLLM's or SGLang's memory lines, per rank (`load::serving`).
     pub serving: ServingLedger,
+    /// Ollama's scheduler before llama-server started (Ollama ≥ 0.30): its decisions and retries.
+    pub scheduler: SchedulerLedger,
     pub ledger: BufferLedger,
     pub summary_actual_total: Option<(Quantity, u64)>,
     /// The breakdown table printed after the load (at llama-server's exit): an actual.
@@ -430,7 +433,9 @@ impl LoadBuilder {
             })
             .collect();
         let projector_device = self.projector_backend.as_ref().map(|(d, _)| d.clone());
-        Load {
+        let scheduler = std::mem::take(&mut self.scheduler);
+        let projector_estimate = self.projector_estimate;
+        let mut load = Load {
             source: LoadSource {
                 path: self.path.clone(),
                 first_line: self.first_line,
@@ -461,9 +466,20 @@ impl LoadBuilder {
             },
             serving,
             ollama_version: self.version,
+            scheduler: None,
             notes: self.notes,
             lifecycle,
             shared_pools,
-        }
+        };
+        load.scheduler = match load.runtime {
+            Runtime::OllamaFit => Some(scheduler.resolve(&load, projector_estimate)),
+            Runtime::OllamaEstimator
+            | Runtime::OllamaEngine
+            | Runtime::LlamaCpp
+            | Runtime::Vllm
+            | Runtime::Sglang
+            | Runtime::Unknown => None,
+        };
+        load
     }
 }

@@ -286,6 +286,8 @@ impl Assembler {
             | EventKind::ModelParam { .. }
             | EventKind::ModelLoader
             | EventKind::Known
+            | EventKind::Scheduler(_)
+            | EventKind::FileSize(_)
             | EventKind::VocabOnly => unreachable!("handled above"),
         }
     }

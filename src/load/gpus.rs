@@ -29,7 +29,14 @@ impl LoadBuilder {
                     let found = inventory
                         .iter()
                         .find(|(g, _)| d.id.is_some() && g.id == d.id)
-                        .or_else(|| inventory.get(position).filter(|(g, _)| g.name == d.name));
+                        .or_else(|| inventory.get(position).filter(|(g, _)| g.name == d.name))
+                        // Ollama ≥ 0.12.4 gives the device's index as its id (`id=0`).
+                        .or_else(|| {
+                            let index = d.index?.to_string();
+                            inventory
+                                .iter()
+                                .find(|(g, _)| g.id.as_deref() == Some(index.as_str()))
+                        });
                     if let Some((g, _)) = found {
                         gpu.id = g.id.clone().unwrap_or(gpu.id);
                         gpu.library = g.library.clone();
@@ -38,6 +45,7 @@ impl LoadBuilder {
                         gpu.total = g.total;
                         gpu.available = g.available;
                         gpu.bus_id = g.bus_id.clone().or(gpu.bus_id);
+                        gpu.integrated = g.integrated;
                         if gpu.compute.is_none() {
                             gpu.compute = g.compute.clone();
                         }
@@ -127,6 +135,7 @@ pub fn gpu_from_info(g: &GpuInfo, line: u64) -> Gpu {
         available: g.available,
         free: g.free,
         bus_id: g.bus_id.clone(),
+        integrated: g.integrated,
         line,
     }
 }

@@ -21,7 +21,9 @@ mod gpus;
 pub mod hyperparameters;
 mod lifecycle;
 pub mod model_file;
+mod prediction;
 mod runtime;
+mod scheduler;
 mod server;
 mod serving;
 mod settings;
@@ -56,6 +58,10 @@ pub struct Assembler {
     pending_projector_offload: Option<(Option<String>, u64)>,
     /// GPUs discovery rejected, until the server restarts.
     rejected: Vec<RejectedGpu>,
+    /// The scheduler's server-wide lines (`server config`, `vram-based default context`), until another log.
+    server_scheduler: scheduler::ServerScheduler,
+    /// The scheduler's lines printed before the load they concern starts.
+    pending_scheduler: scheduler::SchedulerLedger,
     current: Option<LoadBuilder>,
     /// Every GPU `inference compute` lines described, in order.
     discovered: Vec<crate::model::Gpu>,
@@ -71,6 +77,8 @@ impl Assembler {
             pending_runner_devices: Vec::new(),
             pending_projector_offload: None,
             rejected: Vec::new(),
+            server_scheduler: scheduler::ServerScheduler::default(),
+            pending_scheduler: scheduler::SchedulerLedger::default(),
             current: None,
             discovered: Vec::new(),
         }
@@ -88,6 +96,11 @@ impl Assembler {
         b.runner_devices = std::mem::take(&mut self.pending_runner_devices);
         b.projector_offload_disabled = self.pending_projector_offload.take();
         if let Some((_, l)) = b.projector_offload_disabled {
+            b.first_line = b.first_line.min(l);
+        }
+        b.scheduler = std::mem::take(&mut self.pending_scheduler);
+        b.scheduler.set_server(&self.server_scheduler);
+        if let Some(l) = b.scheduler.first_line() {
             b.first_line = b.first_line.min(l);
         }
         self.current.insert(b)
@@ -125,6 +138,8 @@ impl Assembler {
             done(previous.finish(end));
         }
         self.forget_server();
+        // `server config` comes before the `Listening` line that forgets the rest: only another log clears it.
+        self.server_scheduler = scheduler::ServerScheduler::default();
     }
 
     /// What a server restart makes stale: its version, GPUs and anything pending for a next load.
@@ -135,6 +150,7 @@ impl Assembler {
         self.pending_devices.clear();
         self.pending_runner_devices.clear();
         self.pending_projector_offload = None;
+        self.pending_scheduler = scheduler::SchedulerLedger::default();
     }
 
     /// The open load when it has not ended yet.

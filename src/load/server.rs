@@ -3,9 +3,11 @@
 //! the vocab-only load prints too, so they never open a load). They are kept until the load they concern.
 
 use super::builder::Phase;
+use super::scheduler::SchedulerLedger;
 use super::Assembler;
 use crate::model::{Load, LoadEnd, RejectedGpu};
 use crate::parse::event::EventKind;
+use crate::parse::event::SchedulerLine;
 
 impl Assembler {
     /// Take a server event; any other event is handed back for the open load.
@@ -103,6 +105,18 @@ impl Assembler {
                 None
             }
             EventKind::Known | EventKind::VocabOnly => None,
+            EventKind::Scheduler(decision) => {
+                self.scheduler_line(*decision, line);
+                None
+            }
+            EventKind::FileSize(size) => {
+                // Never opens a load: the server's vocab-only model load prints it too.
+                if let Some(b) = self.open_load() {
+                    b.touch(line);
+                    b.scheduler.file_size(size, line);
+                }
+                None
+            }
             EventKind::CudaDevice(gpu) => {
                 match &mut self.current {
                     Some(b) if b.phase < Phase::Ended => {
@@ -126,6 +140,36 @@ impl Assembler {
                 None
             }
             other => Some(other),
+        }
+    }
+
+    /// A scheduler line: server-wide ones are kept for every load; those printed before llama-server starts
+    /// go to the load not yet started (or wait for it); a retry closes the failed load and opens the next;
+    /// the rest (overwritten variables, `ollama ps` rows, runtime OOM) belong to the load read last.
+    fn scheduler_line(&mut self, decision: SchedulerLine, line: u64) {
+        let Some(decision) = self.server_scheduler.push(decision, line) else {
+            return;
+        };
+        if SchedulerLedger::before_start(&decision) {
+            match self
+                .current
+                .as_mut()
+                .filter(|b| b.phase < Phase::RunnerStarted)
+            {
+                Some(b) => {
+                    b.touch(line);
+                    b.scheduler.push(decision, line);
+                }
+                None => self.pending_scheduler.push(decision, line),
+            }
+            return;
+        }
+        if matches!(decision, SchedulerLine::Retry { .. }) {
+            self.pending_scheduler.push(decision.clone(), line);
+        }
+        if let Some(b) = self.current.as_mut() {
+            b.touch(line);
+            b.scheduler.push(decision, line);
         }
     }
 }

@@ -22,6 +22,8 @@ pub enum FindingCode {
     Overestimate,
     UnattributedMemory,
     PsMismatch,
+    KnobIgnored,
+    ContextReduced,
     HostNotVram,
     RoundingLimited,
     FitAborted,
@@ -35,8 +37,7 @@ pub enum FindingCode {
 
 impl FindingCode {
     /// Every code with its word, in the order of the check registry.
-
-    pub const ALL: [(FindingCode, &'static str); 22] = [
+    pub const ALL: [(FindingCode, &'static str); 24] = [
         (FindingCode::LoadFailed, "load-failed"),
         (FindingCode::GpuUnused, "gpu-unused"),
         (FindingCode::IncompleteLoad, "incomplete-load"),
@@ -56,6 +57,8 @@ impl FindingCode {
         (FindingCode::Overestimate, "overestimate"),
         (FindingCode::UnattributedMemory, "unattributed-memory"),
         (FindingCode::PsMismatch, "ps-mismatch"),
+        (FindingCode::KnobIgnored, "knob-ignored"),
+        (FindingCode::ContextReduced, "context-reduced"),
         (FindingCode::HostNotVram, "host-not-vram"),
         (FindingCode::RoundingLimited, "rounding-limited"),
         (FindingCode::FitAborted, "fit-aborted"),
@@ -102,6 +105,7 @@ impl FindingCode {
             | FindingCode::PsMismatch
             | FindingCode::FitAborted
             | FindingCode::PartialOffload => false,
+            FindingCode::KnobIgnored | FindingCode::ContextReduced => false,
         }
     }
 

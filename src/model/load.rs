@@ -200,6 +200,9 @@ pub struct Gpu {
     /// PCI bus id (`pci_id=`, v0.12.4+), normalised like nvidia-smi's; joins the GPU to nvidia-smi captures.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bus_id: Option<String>,
+    /// An integrated GPU (`type=iGPU`): its "free" memory is the system's available memory.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub integrated: bool,
     /// Line the GPU was described on.
     pub line: u64,
 }
@@ -249,6 +252,10 @@ pub struct Load {
     /// those runtimes).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub serving: Option<super::ServingFigures>,
+    /// What Ollama's scheduler decided before llama-server started (Ollama ≥ 0.30 only): its prediction, the
+    /// single-GPU rule, the GPUs handed over, the projector gate, retries (see [`super::Scheduler`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scheduler: Option<super::Scheduler>,
     /// Ollama's version when the log printed it (`Listening on … (version 0.9.6)`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ollama_version: Option<String>,

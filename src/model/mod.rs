@@ -20,8 +20,10 @@ pub mod ps;
 pub mod quantity;
 pub mod reconciled;
 pub mod runtime;
+pub mod scheduler;
 pub mod serving;
 pub mod snapshot;
+pub mod views;
 pub mod whatif;
 
 pub use actual::{Actual, BreakdownRow, Buffer, BufferKind, FailedPart, KvCache};
@@ -56,6 +58,7 @@ pub use reconciled::{
     Comparison, Component, ComponentRow, DeviceRow, EstimatePart, Reconciled, Verdict,
 };
 pub use runtime::{Era, Runtime};
+pub use scheduler::Scheduler;
 pub use serving::{Count, Figure, RankFigures, Ratio, ServingFigures, StartFailure};
 pub use snapshot::{normalize_bus_id, same_uuid, SmiFormat, SmiGpu, SmiProcess, Snapshot};
 pub use whatif::{

@@ -176,6 +176,10 @@ pub struct Reconciled {
     /// What Ollama's `/api/ps` said of this model when the load completed (`--ollama`); omitted without.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ollama_ps: Option<super::ps::OllamaPs>,
+    /// Four views of each GPU (Ollama's prediction, llama.cpp's plan, buffers, driver; `ollama ps` for all
+    /// GPUs): Ollama ≥ 0.30 loads only.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub gpu_views: Vec<super::views::GpuView>,
     /// What the runner's buffers hold, per device and part: the one sum every later stage reads.
     #[serde(skip)]
     pub grid: Grid,

@@ -85,6 +85,8 @@ pub struct GpuInfo {
     pub free: Option<Quantity>,
     /// PCI bus id (`pci_id=` from v0.12.4 discovery), normalised.
     pub bus_id: Option<String>,
+    /// `type=iGPU`: an integrated GPU sharing system memory, whose free memory is the system's.
+    pub integrated: bool,
 }
 
 /// A device as llama.cpp inventories it: `device_info:` rows and `using device … MiB free`.
@@ -348,6 +350,10 @@ pub enum EventKind {
     ModelHeader { architecture: Option<String> },
     /// A vLLM or SGLang memory line, with its rank (`parse::serving`).
     Serving(Box<super::serving_line::ServingEvent>),
+    /// A decision of Ollama's scheduler before llama-server starts, or evidence beside it (`ollama ps`).
+    Scheduler(Box<SchedulerLine>),
+    /// llama.cpp's `file size = X GiB`: the model file, the first term of Ollama's prediction.
+    FileSize(Quantity),
     /// A line we recognise and deliberately do not use.
     Known,
 }
@@ -407,4 +413,100 @@ pub enum ContextParam {
     /// `kv_unified`: one KV stream shared by every sequence (`true`), or one stream of `n_ctx_seq` cells per
     /// sequence (`false`, llama-server's default since the `llama_context` era).
     KvUnified(bool),
+}
+
+/// What Ollama retried a failed llama-server start with (`… retrying once`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RetryKind {
+    /// `reducing automatic context and retrying once`: a smaller num_ctx.
+    ReduceContext,
+    /// `evicting all other models and retrying once`.
+    EvictOthers,
+    /// `startup failed with projector GPU offload; retrying with projector CPU offload`.
+    ProjectorOnCpu,
+}
+
+/// A row of a pasted `ollama ps` table (`NAME ID SIZE PROCESSOR CONTEXT UNTIL`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PsTableRow {
+    pub name: String,
+    /// SIZE, in Ollama's decimal units (`12 GB` is 12 × 10⁹ bytes, ± half the last digit).
+    pub size: Quantity,
+    /// PROCESSOR as printed (`100% GPU`, `48%/52% CPU/GPU`).
+    pub processor: String,
+    /// The share on GPUs, in percent, read from PROCESSOR.
+    pub gpu_percent: Option<i64>,
+    pub context: Option<i64>,
+}
+
+/// One scheduler line, typed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SchedulerLine {
+    /// `msg="server config" env="map[…]"`: every variable Ollama read, with its value (empty when unset).
+    ServerConfig(Vec<(String, String)>),
+    /// `msg="vram-based default context" total_vram=… default_num_ctx=…`.
+    DefaultContext {
+        total_vram: Option<Quantity>,
+        num_ctx: Option<i64>,
+    },
+    /// `msg="using llama-server for model"`: the scheduler takes the llama-server path for this model.
+    UsingLlamaServer,
+    /// `msg="selecting single GPU for llama-server model"` (or `selecting requested single GPU`, when the client
+    /// sent `main_gpu`): the prediction fitted one GPU, which alone goes to llama-server.
+    SingleGpu {
+        requested: Option<i64>,
+        main_gpu: Option<i64>,
+        id: Option<String>,
+        name: Option<String>,
+        description: Option<String>,
+        predicted: Option<Quantity>,
+        available: Option<Quantity>,
+    },
+    /// `requested main_gpu is outside the selected GPU group; passing value through to llama-server`.
+    MainGpuPassedThrough,
+    /// `msg="selecting GPU backend for llama-server model" library=… gpu_count=… available_gpu_count=…`.
+    Backend {
+        library: Option<String>,
+        gpu_count: Option<i64>,
+        available_gpu_count: Option<i64>,
+    },
+    /// `predicted to exceed available memory, evicting` (`evicting: true`) or `fits alongside existing models`.
+    Eviction {
+        evicting: bool,
+        predicted: Option<Quantity>,
+        predicted_num_ctx: Option<i64>,
+        available: Option<Quantity>,
+        gpu_free: Option<Quantity>,
+        system_free: Option<Quantity>,
+    },
+    /// `disabling mmap for llama-server load …` with its reason (`cpu`, `windows_cuda`, …, or host memory
+    /// pressure).
+    MmapDisabled { reason: Option<String> },
+    /// `msg="invalid llama-server fit target" env=LLAMA_ARG_FIT_TARGET value=…`.
+    InvalidFitTarget { value: Option<String> },
+    /// `llama-server load failed; … retrying once` and the projector retry.
+    Retry {
+        kind: RetryKind,
+        old_num_ctx: Option<i64>,
+        new_num_ctx: Option<i64>,
+        error: Option<String>,
+    },
+    /// `runtime OOM detected; expiring loaded models …`.
+    RuntimeOom,
+    /// `msg="predicted usage exceeds VRAM" gpu=… totalMemory=… predicted=…`.
+    PredictedExceeds {
+        gpu: Option<String>,
+        total: Option<Quantity>,
+        predicted: Option<Quantity>,
+    },
+    /// `llama-server VRAM tracking: no per-device buffer sizes were parsed …`: `ollama ps` falls back to the
+    /// file size.
+    NoBufferSizes,
+    /// llama.cpp's `warn: LLAMA_ARG_X environment variable is set, but will be overwritten by command line
+    /// argument --x`.
+    EnvOverwritten { variable: String, flag: String },
+    /// The header of a pasted `ollama ps` table.
+    PsHeader,
+    /// A row of a pasted `ollama ps` table.
+    PsRow(PsTableRow),
 }

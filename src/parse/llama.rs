@@ -38,6 +38,7 @@ pub const SPECS: &[EventSpec] = &[
                 available: None,
                 free: None,
                 bus_id: None,
+                integrated: false,
             }))
         },
     },

@@ -26,6 +26,7 @@ pub mod kind;
 pub mod llama;
 pub mod llama_server;
 pub mod matcher;
+pub mod scheduler;
 pub mod server;
 pub mod serving;
 pub mod serving_line;

@@ -20,6 +20,8 @@ const GPU_FIELDS: &[&str] = &[
     "available",
     "free",
     "pci_id",
+    "description",
+    "type",
 ];
 
 pub const SPECS: &[EventSpec] = &[
@@ -164,7 +166,8 @@ fn discovered_gpu(f: &Fields) -> GpuInfo {
         id: f.opt_text("id"),
         index: None,
         library: f.opt_text("library"),
-        name: f.opt_text("name"),
+        // Ollama ≥ 0.12.4 prints llama.cpp's device name as `name` (`CUDA0`) and the card as `description`.
+        name: f.opt_text("description").or_else(|| f.opt_text("name")),
         compute: f.opt_text("compute"),
         driver: f.opt_text("driver"),
         variant: f.opt_text("variant"),
@@ -172,6 +175,7 @@ fn discovered_gpu(f: &Fields) -> GpuInfo {
         available: f.opt_size("available"),
         free: f.opt_size("free"),
         bus_id: f.opt_text("pci_id").and_then(|t| normalize_bus_id(&t)),
+        integrated: f.get("type") == Some("iGPU"),
     }
 }
 
@@ -265,6 +269,26 @@ mod tests {
 
     /// `sample-logs/009-…-kvf16-newengine.log:1` (ollama#15390).
     const COMMIT_009: &str = "{Operation:commit LoraPath:[] Parallel:1 BatchSize:1024 FlashAttention:Enabled KvSize:32768 KvCacheType: NumThreads:8 GPULayers:20[ID:GPU-223c73ff-f253-3c8c-d212-82b5d1ce2963 Layers:20(28..47)] MultiUserCache:false ProjectorPath: MainGPU:0 UseMmap:false}";
+
+    #[test]
+    fn discovery_of_today_names_the_card_by_its_description_and_marks_an_integrated_gpu() {
+        // `grammars/10-ollama-server.toml`, the `inference compute` examples of `docs/log-formats.md` §5.6 item 1.
+        let gpu = |line: &str| match crate::load::event_of(line) {
+            EventKind::InferenceCompute(g) => g,
+            other => panic!("{other:?}"),
+        };
+        let discrete = gpu(
+            r#"time=2026-06-07T18:11:41.905+07:00 level=INFO source=types.go:50 msg="inference compute" id=0 filter_id=0 library=CUDA compute=8.6 name=CUDA0 description="NVIDIA GeForce RTX 3090" libdirs=ollama,cuda_v12 driver=13.0 pci_id=0000:01:00.0 type=discrete total="24.0 GiB" available="23.5 GiB""#,
+        );
+        assert_eq!(discrete.id.as_deref(), Some("0"));
+        assert_eq!(discrete.name.as_deref(), Some("NVIDIA GeForce RTX 3090"));
+        assert_eq!(discrete.bus_id.as_deref(), Some("00000000:01:00.0"));
+        assert!(!discrete.integrated);
+        let integrated = gpu(
+            r#"time=2026-06-20T09:00:01.200Z level=INFO source=types.go:50 msg="inference compute" id=0 filter_id=0 library=Vulkan compute=0.0 name=Vulkan0 description="AMD Radeon 890M Graphics" libdirs=ollama,vulkan driver=0.0 pci_id=0000:c5:00.0 type=iGPU total="32.0 GiB" available="29.1 GiB""#,
+        );
+        assert!(integrated.integrated);
+    }
 
     #[test]
     fn a_commit_request_reads_into_its_settings() {

@@ -5,7 +5,7 @@
 //! back the rule's spec, so the parser builds each matched line with no lookup by name.
 
 use super::kind::EventSpec;
-use super::{engine, estimate, fit, llama, llama_server, server, serving};
+use super::{engine, estimate, fit, llama, llama_server, scheduler, server, serving};
 use crate::grammar::Rule;
 
 /// Every family's event kinds; no kind is named in two.
@@ -17,6 +17,7 @@ const FAMILIES: &[&[EventSpec]] = &[
     llama_server::SPECS,
     fit::SPECS,
     serving::SPECS,
+    scheduler::SPECS,
 ];
 
 /// Every event kind a grammar rule may name.

@@ -9,6 +9,7 @@ pub mod observations;
 pub mod observed;
 mod ps;
 pub(crate) mod terms;
+mod views;
 
 use crate::model::{
     BufferKind, Comparison, Component, ComponentRow, Device, DeviceRow, Estimate, Grid, Load,
@@ -249,8 +250,10 @@ pub fn reconcile(mut load: Load, observations: &Observations<'_>) -> Reconciled 
         .ps
         .as_ref()
         .and_then(|listing| ps::matched(listing, &devices));
+    let gpu_views = views::views(&load, &devices, &seen.rows, ollama_ps.as_ref());
     Reconciled {
         components,
+        gpu_views,
         devices,
         observed: seen.rows,
         ollama_ps,

@@ -54,6 +54,8 @@ pub enum Block {
     Remark(String),
     /// A titled list of short items (`findings appeared: …`).
     List { title: String, items: Vec<String> },
+    /// A titled sequence of steps, in order, each with the log lines it rests on (Ollama's chain of decisions).
+    Steps(Steps),
     /// `whatif --max-ctx`: the largest context per KV type under a headline, and what it assumes.
     Limits(Limits),
     /// What a comparison compares, with its counts.
@@ -85,6 +87,21 @@ pub struct Subject {
     pub source: (String, u64, u64),
     /// Short qualifiers (`engine ollama`, `Ollama 0.6.2`).
     pub tags: Vec<String>,
+}
+
+/// An ordered sequence of steps under a title.
+#[derive(Debug, Clone)]
+pub struct Steps {
+    pub title: String,
+    pub items: Vec<Step>,
+}
+
+/// One step: a short label, what happened, and the lines that say so.
+#[derive(Debug, Clone)]
+pub struct Step {
+    pub label: String,
+    pub text: String,
+    pub lines: Vec<u64>,
 }
 
 /// The short form of a replay (see `whatif.rs` for the words).
@@ -199,6 +216,7 @@ pub trait Markup {
     fn field(&mut self, out: &mut String, key: &str, value: &str);
     fn remark(&mut self, out: &mut String, text: &str);
     fn list(&mut self, out: &mut String, title: &str, items: &[String]);
+    fn steps(&mut self, out: &mut String, steps: &Steps);
     fn limits(&mut self, out: &mut String, limits: &Limits);
     fn comparison(&mut self, out: &mut String, comparison: &Comparison);
     fn compared(&mut self, out: &mut String, compared: &Compared);
@@ -211,6 +229,21 @@ pub trait Markup {
     fn preformatted(&mut self, out: &mut String, body: &str);
     /// `body` is the terminal's rendering of the blocks.
     fn fenced(&mut self, out: &mut String, body: &str);
+}
+
+/// A step's lines in words (`line 12`, `lines 3, 9, 14`), empty when it has none.
+pub fn step_lines(lines: &[u64]) -> String {
+    match lines {
+        [] => String::new(),
+        [one] => format!("line {one}"),
+        many => format!(
+            "lines {}",
+            many.iter()
+                .map(u64::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
 }
 
 impl Document {
@@ -259,6 +292,7 @@ fn render_blocks(blocks: &[Block], m: &mut dyn Markup, out: &mut String) {
             Block::Field { key, value } => m.field(out, key, value),
             Block::Remark(text) => m.remark(out, text),
             Block::List { title, items } => m.list(out, title, items),
+            Block::Steps(s) => m.steps(out, s),
             Block::Limits(l) => m.limits(out, l),
             Block::Comparison(c) => m.comparison(out, c),
             Block::Compared(c) => m.compared(out, c),

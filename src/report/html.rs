@@ -293,6 +293,25 @@ impl Markup for Html {
         }
     }
 
+    /// An ordered list of decisions, each with the log lines that say so.
+    fn steps(&mut self, out: &mut String, steps: &super::document::Steps) {
+        let _ = writeln!(out, "<h3>{}</h3>\n<ol class=\"steps\">", esc(&steps.title));
+        for step in &steps.items {
+            let lines = super::document::step_lines(&step.lines);
+            let _ = write!(
+                out,
+                "<li><strong>{}</strong>: {}",
+                esc(&step.label),
+                esc(&step.text)
+            );
+            if !lines.is_empty() {
+                let _ = write!(out, " <span class=\"lines\">({})</span>", esc(&lines));
+            }
+            out.push_str("</li>\n");
+        }
+        out.push_str("</ol>\n");
+    }
+
     fn notes(&mut self, out: &mut String, notes: &[String]) {
         for note in notes {
             let _ = writeln!(out, "<p class=\"note\">Note: {}</p>", esc(note));

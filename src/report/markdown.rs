@@ -5,7 +5,7 @@
 use std::fmt::Write;
 
 use super::document::{
-    Compared, Comparison, FindingItem, InputItem, Limits, Markup, ReplaySummary, Subject,
+    Compared, Comparison, FindingItem, InputItem, Limits, Markup, ReplaySummary, Steps, Subject,
 };
 use super::table::{Align, Table};
 use super::tables::Section;
@@ -186,6 +186,25 @@ impl Markup for Markdown {
         let _ = writeln!(out, "{}:\n", capitalised(title));
         for item in items {
             let _ = writeln!(out, "- {}", md_escape(item));
+        }
+        out.push('\n');
+    }
+
+    fn steps(&mut self, out: &mut String, steps: &Steps) {
+        let _ = writeln!(out, "### {}\n", md_escape(&steps.title));
+        for (i, step) in steps.items.iter().enumerate() {
+            let lines = super::document::step_lines(&step.lines);
+            let _ = write!(
+                out,
+                "{}. **{}**: {}",
+                i + 1,
+                md_escape(&step.label),
+                md_escape(&step.text)
+            );
+            if !lines.is_empty() {
+                let _ = write!(out, " ({lines})");
+            }
+            out.push('\n');
         }
         out.push('\n');
     }

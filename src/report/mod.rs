@@ -5,6 +5,7 @@
 //! `Format::registration`, and [`render`] is the one way in: a format a command does not write is an
 //! [`UnsupportedFormat`] naming those it does. Nothing here does I/O, so the caller decides where the bytes go.
 
+pub mod chain;
 pub mod chart;
 pub mod color;
 pub mod diff;

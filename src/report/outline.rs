@@ -67,6 +67,10 @@ fn load_blocks(
         tags,
     }));
     doc.push(Block::Facts(tables::facts(load)));
+    if let Some(steps) = super::chain::chain(load) {
+        doc.push(Block::Gap);
+        doc.push(Block::Steps(steps));
+    }
     for section in tables::sections(load) {
         doc.push(Block::Gap);
         doc.push(Block::Section(section));

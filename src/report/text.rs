@@ -5,7 +5,7 @@
 use std::fmt::Write;
 
 use super::document::{
-    Compared, Comparison, FindingItem, InputItem, Limits, Markup, ReplaySummary, Subject,
+    Compared, Comparison, FindingItem, InputItem, Limits, Markup, ReplaySummary, Steps, Subject,
 };
 use super::table::Table;
 use super::tables::Section;
@@ -132,6 +132,24 @@ impl Markup for Text {
         let _ = writeln!(out, "  {title}:");
         for item in items {
             let _ = writeln!(out, "    {}", sanitize(item));
+        }
+    }
+
+    fn steps(&mut self, out: &mut String, steps: &Steps) {
+        let _ = writeln!(out, "  {}:", sanitize(&steps.title));
+        for (i, step) in steps.items.iter().enumerate() {
+            let lines = super::document::step_lines(&step.lines);
+            let _ = write!(
+                out,
+                "    {}. {}: {}",
+                i + 1,
+                sanitize(&step.label),
+                sanitize(&step.text)
+            );
+            if !lines.is_empty() {
+                let _ = write!(out, " [{lines}]");
+            }
+            out.push('\n');
         }
     }
 

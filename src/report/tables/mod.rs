@@ -171,11 +171,63 @@ fn observed(load: &Concluded) -> Option<Section> {
     })
 }
 
+/// Four views of each GPU of an Ollama ≥ 0.30 load, and of all GPUs together.
+fn gpu_views(load: &Concluded) -> Option<Section> {
+    let views = &load.reconciled.gpu_views;
+    if views.is_empty() {
+        return None;
+    }
+    let mut table = Table::new(&[
+        ("GPU", Align::Left),
+        ("Ollama's prediction", Align::Right),
+        ("llama.cpp's plan", Align::Right),
+        ("buffers", Align::Right),
+        ("driver", Align::Right),
+        ("ollama ps", Align::Right),
+        ("unattributed", Align::Right),
+    ]);
+    for v in views {
+        let gpu = match (&v.device, &v.name, v.driver_join) {
+            (None, _, _) => "all GPUs".to_string(),
+            (Some(d), Some(n), Some(join)) => format!("{d} ({n}, by {join})"),
+            (Some(d), _, _) => d.to_string(),
+        };
+        table.push(vec![
+            gpu,
+            q(v.ollama_prediction),
+            q(v.llama_cpp_plan),
+            q(v.buffers),
+            smi(v.driver),
+            q(v.ollama_ps),
+            delta(v.unattributed),
+        ]);
+    }
+    let explanations = vec![Explanation {
+        subject: "views".to_string(),
+        parts: vec![
+            (
+                "Ollama's prediction",
+                "file size + KV at f16, the figure of its single-GPU rule: on the GPU it chose alone, else for all GPUs together".to_string(),
+            ),
+            ("llama.cpp's plan", "the --fit plan's table".to_string()),
+            ("buffers", "the buffers allocated".to_string()),
+            ("driver", "memory in use in the driver's capture".to_string()),
+            ("ollama ps", "its size on GPUs, for all GPUs".to_string()),
+        ],
+    }];
+    Some(Section {
+        title: "Per GPU: four views",
+        table,
+        explanations,
+    })
+}
+
 /// Every table of a load, in report order.
 pub fn sections(load: &Concluded) -> Vec<Section> {
     [
         components(load),
         devices(load),
+        gpu_views(load),
         observed(load),
         ps::section(load),
     ]
