@@ -12,6 +12,7 @@ mod cli;
 mod corpus;
 mod diff;
 mod docs;
+mod estimator_families;
 mod findings;
 #[cfg(feature = "batch")]
 mod fleet;

@@ -15,6 +15,7 @@ pub mod layout;
 pub mod load;
 pub mod max_ctx;
 pub mod observed;
+pub mod placement_trace;
 pub mod ps;
 pub mod quantity;
 pub mod reconciled;
@@ -44,6 +45,7 @@ pub use load::{
 };
 pub use max_ctx::{MaxContext, MaxContextRow};
 pub use observed::{CaptureRef, GpuJoin, ObservedRow};
+pub use placement_trace::{FamilyTry, Margin, PlacementTrace, TraceStage, TraceStep};
 pub use ps::{gpu_buffers_of, CardFigure, OllamaPs};
 pub use quantity::{human, Ordering3, Quantity, GIB, KIB, MIB, TIB};
 pub use reconciled::{

@@ -82,6 +82,14 @@ pub struct ReplayFigures {
 }
 
 impl ReplayFigures {
+    /// Block `i`'s weights and KV.
+    pub fn block_parts(&self, i: i64) -> (i64, i64) {
+        match usize::try_from(i).ok().and_then(|i| self.per_layer.get(i)) {
+            Some(&(w, kv)) => (w, kv),
+            None => (self.layer_weights, self.layer_kv),
+        }
+    }
+
     /// What block `i` costs on a GPU.
     pub fn block_cost(&self, i: i64) -> i64 {
         match usize::try_from(i).ok().and_then(|i| self.per_layer.get(i)) {
@@ -181,4 +189,15 @@ pub struct WhatIf {
     /// `whatif --max-ctx`: the largest context that keeps every layer on the GPUs.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_ctx: Option<super::MaxContext>,
+    /// The estimator family replayed with the estimate's figures (`ollama37-241a0340`, `upstream-0.7.1` …),
+    /// for Ollama's estimator.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub family: Option<String>,
+    /// The decision the logged placement hung on, with its margin across the rounding (`the last layer
+    /// missed CUDA1 by …`), when the replay reproduces the logged split.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hinge: Option<String>,
+    /// `whatif --explain`: the estimator's placement decision by decision.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace: Option<super::PlacementTrace>,
 }
