@@ -54,6 +54,6 @@ pub use reconciled::{
 pub use runtime::{Era, Runtime};
 pub use snapshot::{normalize_bus_id, same_uuid, SmiFormat, SmiGpu, SmiProcess, Snapshot};
 pub use whatif::{
-    EstimateReplay, MeasuredReplay, PlacedGpu, Placement, ReplayFigures, ReplayOutcome,
-    ReplayVerdict, WhatIf,
+    BucketMove, EstimateReplay, EstimatorCharges, MeasuredReplay, PlacedGpu, Placement,
+    ReplayFigures, ReplayOutcome, ReplayVerdict, WhatIf,
 };

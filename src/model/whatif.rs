@@ -197,7 +197,33 @@ pub struct WhatIf {
     /// missed CUDA1 by …`), when the replay reproduces the logged split.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hinge: Option<String>,
+    /// When Ollama's estimator rules reproduce the logged split: what they charged where (not serialized; the
+    /// report and the checks read it).
+    #[serde(skip)]
+    pub charges: Option<EstimatorCharges>,
     /// `whatif --explain`: the estimator's placement decision by decision.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trace: Option<super::PlacementTrace>,
+}
+
+/// What the replayed estimator charged where, when it reproduces the logged split: the graph per GPU (a fork
+/// build charges every GPU but the last a fixed 190 MiB) and the last-layer bucket against where the runner ran
+/// the output.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EstimatorCharges {
+    /// The family's name.
+    pub family: String,
+    /// The graph charged to each GPU holding layers, in the estimate's order.
+    pub graph: Vec<(Device, i64)>,
+    /// The last-layer bucket when the estimate booked it on another GPU than the one the runner ran the output
+    /// on (the runner maps the split from blk.0 upward, the output last).
+    pub bucket_moved: Option<BucketMove>,
+}
+
+/// The estimator's last-layer bucket (output, and the Ollama engine's projector) and the runner's output GPU.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BucketMove {
+    pub bytes: i64,
+    pub booked_on: Device,
+    pub runs_on: Device,
 }

@@ -194,6 +194,7 @@ fn replay_to(load: &Reconciled, asked: &Asked) -> Option<WhatIf> {
         },
         family: replayed.as_ref().map(|r| r.family.name().to_string()),
         hinge: replayed.as_ref().and_then(|r| r.hinge.clone()),
+        charges: replayed.as_ref().and_then(|r| r.charges.clone()),
         trace: replayed.filter(|_| asked.explain).map(|r| r.trace),
     })
 }

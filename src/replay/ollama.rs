@@ -10,8 +10,8 @@ use super::figures::{self, Changes, End};
 use super::placement::{schedule, Scheduler};
 use super::{gpus, max_layers};
 use crate::model::{
-    human, Device, EstimateReplay, FamilyTry, Margin, PlacementTrace, Quantity, Reconciled,
-    TraceStage, TraceStep,
+    human, BucketMove, Device, EstimateReplay, EstimatorCharges, FamilyTry, Margin, PlacementTrace,
+    Quantity, Reconciled, TraceStage, TraceStep,
 };
 
 /// The estimate replay, the family it used and why, and the trace.
@@ -22,6 +22,8 @@ pub struct Replayed {
     /// The decision the logged split hung on, when the split is reproduced.
     pub hinge: Option<String>,
     pub trace: PlacementTrace,
+    /// What the family charged where, when it reproduces the logged split.
+    pub charges: Option<EstimatorCharges>,
 }
 
 /// The figures of `rules`' reading of the estimate and the GPUs, at the three points of the rounding.
@@ -398,6 +400,48 @@ fn runner_lines(load: &Reconciled, t: &Traced) -> Vec<String> {
     lines
 }
 
+/// The graph the family charged each GPU holding layers, and the bucket against the runner's output GPU.
+fn charges(rules: &Rules, family: Family, b: &Bounded, t: &Traced) -> EstimatorCharges {
+    let p = &t.placement;
+    let f = &b.figures[1];
+    let full = if p.fully_offloaded() {
+        f.graph
+    } else {
+        f.graph_partial
+    };
+    let count = p.gpus.len();
+    let graph = p
+        .gpus
+        .iter()
+        .enumerate()
+        .filter(|(_, g)| g.layers > 0)
+        .map(|(i, g)| (g.device.clone(), rules.graph_on(i, count, full)))
+        .collect();
+    let devices: Vec<Device> = p.gpus.iter().map(|g| g.device.clone()).collect();
+    let mapping = runner_mapping(&devices, &p.split(), p.total - 1, p.offloaded);
+    let booked = t
+        .last_layer
+        .iter()
+        .find(|(_, _, placed)| *placed)
+        .map(|x| x.0.clone());
+    let runs = mapping.iter().find(|m| m.3).map(|m| m.0.clone());
+    let bucket_moved = match (booked, runs) {
+        (Some(booked_on), Some(runs_on)) if booked_on != runs_on && p.used_gpus() > 1 => {
+            Some(BucketMove {
+                bytes: t.bucket,
+                booked_on,
+                runs_on,
+            })
+        }
+        _ => None,
+    };
+    EstimatorCharges {
+        family: family.name().to_string(),
+        graph,
+        bucket_moved,
+    }
+}
+
 /// Replay the estimate with every candidate family; `None` without a single-line estimate to replay.
 pub fn replay(load: &Reconciled, changes: &Changes) -> Option<Replayed> {
     let tried: Vec<(Family, String)> = match changes.family {
@@ -540,10 +584,13 @@ pub fn replay(load: &Reconciled, changes: &Changes) -> Option<Replayed> {
         logs_allocations: true,
         layers_agree: agreement.and_then(|a| a.layers),
     };
+    let charges = (best.agreement.split_ok() && best.agreement.split.is_some())
+        .then(|| charges(rules, family, &best.bounded, &best.traced));
     Some(Replayed {
         estimate,
         family,
         hinge,
         trace,
+        charges,
     })
 }
