@@ -594,3 +594,39 @@ pub fn replay(load: &Reconciled, changes: &Changes) -> Option<Replayed> {
         charges,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn devices(n: usize) -> Vec<Device> {
+        (0..n).map(|i| Device::named(&format!("CUDA{i}"))).collect()
+    }
+
+    #[test]
+    fn the_runner_reads_counts_as_shares_from_blk0_with_the_output_last() {
+        // "1,48" over 48 blocks + output: blk.0 on CUDA0, blk.1–47 and the output on CUDA1.
+        let m = runner_mapping(&devices(2), &[1, 48], 48, 49);
+        assert_eq!(
+            m,
+            vec![
+                (Device::named("CUDA0"), 0, 0, false),
+                (Device::named("CUDA1"), 1, 47, true)
+            ]
+        );
+        // A partial offload maps the last `offloaded` layers, the output counting as one (as `--n-gpu-layers`
+        // does): 44 of 80 blocks + output are blk.37 … blk.79 and the output, 11 per GPU.
+        let m = runner_mapping(&devices(4), &[11, 11, 11, 11], 80, 44);
+        assert_eq!(m.len(), 4);
+        assert_eq!((m[0].1, m[0].2), (37, 47));
+        assert_eq!((m[3].1, m[3].2, m[3].3), (70, 79, true));
+    }
+
+    #[test]
+    fn family_names_are_unique_and_name_their_family() {
+        for f in Family::ALL {
+            assert_eq!(Family::named(f.name()), Some(f));
+        }
+        assert_eq!(Family::named("upstream-9"), None);
+    }
+}
