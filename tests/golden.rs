@@ -173,3 +173,46 @@ fn same_input_same_bytes() {
     );
     assert_eq!(stdout(&a), stdout(&b));
 }
+
+/// `whatif --explain` (issue 23): the estimator's placement decision by decision, for the founding case (the
+/// ollama37 `241a0340` family), corpus 014 (upstream 0.7.0) and 015 (upstream 0.5), in text, Markdown and JSON.
+/// Goldens in `reports/whatif/`, regenerated like the others.
+#[test]
+fn whatif_explain_reports_are_current() {
+    let update = updating();
+    let mut mismatched = Vec::new();
+    for name in [
+        "founding-k80-gemma3-12b.log",
+        "014-multigpu-2x-split37-0-projector-estimate.log",
+        "015-multigpu-4x-split11x4-estimate.log",
+    ] {
+        for (format, extension) in [("text", "txt"), ("markdown", "md"), ("json", "json")] {
+            let input = format!("sample-logs/{name}");
+            let args = [
+                "whatif",
+                "--explain",
+                "--no-model-search",
+                "--format",
+                format,
+                input.as_str(),
+            ];
+            let out = run(&args, b"");
+            assert_eq!(out.status.code(), Some(0), "{input}");
+            let path = root()
+                .join("reports/whatif")
+                .join(format!("{name}.explain.{extension}"));
+            if update {
+                std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+                std::fs::write(&path, &out.stdout).unwrap();
+                continue;
+            }
+            if std::fs::read(&path).unwrap_or_default() != out.stdout {
+                mismatched.push(path.display().to_string());
+            }
+        }
+    }
+    assert!(
+        mismatched.is_empty(),
+        "whatif --explain reports differ (regenerate with VRAMDIFF_UPDATE_REPORTS=1 and review): {mismatched:?}"
+    );
+}

@@ -826,6 +826,65 @@ pub(crate) struct WhatIf {
     /// `whatif --max-ctx` only.
     #[serde(default)]
     pub max_ctx: Option<MaxContext>,
+    /// Ollama's estimator: the build family replayed (addition, issue 23).
+    #[serde(default)]
+    pub family: Option<String>,
+    /// When the logged split is reproduced: the decision it hung on, with its margin (addition, issue 23).
+    #[serde(default)]
+    pub hinge: Option<String>,
+    /// `whatif --explain` only (addition, issue 23).
+    #[serde(default)]
+    pub trace: Option<PlacementTrace>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+pub(crate) struct PlacementTrace {
+    pub family: String,
+    pub builds: String,
+    pub chosen: String,
+    pub rules: Vec<String>,
+    pub tried: Vec<FamilyTry>,
+    pub steps: Vec<TraceStep>,
+    pub runner: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+pub(crate) struct FamilyTry {
+    pub family: String,
+    pub builds: String,
+    pub why: String,
+    pub split: Vec<i64>,
+    pub offloaded: i64,
+    pub allocations: Vec<i64>,
+    pub split_reproduced: bool,
+    pub allocations_reproduced: bool,
+    pub at: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+pub(crate) struct TraceStep {
+    pub stage: String,
+    #[serde(default)]
+    pub device: Option<String>,
+    pub text: String,
+    #[serde(default)]
+    pub margin: Option<TraceMargin>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+pub(crate) struct TraceMargin {
+    pub low: i64,
+    pub nominal: i64,
+    pub high: i64,
+    pub fitted: bool,
 }
 
 #[derive(Deserialize)]
@@ -1096,6 +1155,47 @@ struct WhatifLoad {
     #[allow(dead_code)]
     source: serde_json::Value,
     whatif: Option<WhatIf>,
+}
+
+#[test]
+fn whatif_explain_follows_the_contract() {
+    let stages = [
+        "scheduler",
+        "entry",
+        "pre-charge",
+        "blocks",
+        "refused",
+        "unplaced",
+        "last-layer",
+        "graph",
+        "total",
+    ];
+    for log in [
+        "sample-logs/founding-k80-gemma3-12b.log",
+        "sample-logs/014-multigpu-2x-split37-0-projector-estimate.log",
+        "sample-logs/015-multigpu-4x-split11x4-estimate.log",
+    ] {
+        let out = run(
+            &[
+                "whatif",
+                "--explain",
+                "--no-model-search",
+                "--format",
+                "json",
+                log,
+            ],
+            b"",
+        );
+        let doc: WhatifDocument = serde_json::from_slice(&out.stdout)
+            .expect("whatif --explain JSON follows the contract");
+        let w = doc.loads[0].whatif.as_ref().expect("a replay");
+        let t = w.trace.as_ref().expect("--explain writes whatif.trace");
+        assert_eq!(w.family.as_deref(), Some(t.family.as_str()));
+        assert!(!t.tried.is_empty() && !t.steps.is_empty());
+        for step in &t.steps {
+            assert!(stages.contains(&step.stage.as_str()), "{}", step.stage);
+        }
+    }
 }
 
 #[test]

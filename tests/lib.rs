@@ -14,6 +14,7 @@ mod corpus;
 mod diff;
 mod docs;
 mod doctor;
+mod estimator_families;
 mod findings;
 #[cfg(feature = "batch")]
 mod fleet;

@@ -2,7 +2,7 @@
 //! the runner's compute buffer on a lightly loaded GPU is a fraction of it.
 
 use super::{finding, size, CheckDef, Context};
-use crate::model::{Cell, Component, Device, Finding, FindingCode, Part, Severity};
+use crate::model::{Cell, Component, Device, Finding, FindingCode, Part, Quantity, Severity};
 use crate::reconcile::terms::is_single_line;
 
 pub const DEF: CheckDef = CheckDef {
@@ -34,6 +34,17 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
         }) = cx.gpu_buffers(&device, Part::Graph)
         else {
             continue;
+        };
+        // The graph the estimator build named by the replay charged this GPU (the ollama37 fork of 2025-10-29
+        // charges every GPU but the last a fixed 190 MiB), else the logged one.
+        let charged = cx
+            .whatif
+            .and_then(|w| w.charges.as_ref())
+            .and_then(|c| c.graph.iter().find(|(d, _)| *d == device))
+            .map(|(_, g)| *g);
+        let graph = match charged {
+            Some(g) if g != graph.bytes => Quantity::exact(g),
+            _ => graph,
         };
         // Half the charged graph, and beyond the threshold: the charge is clearly not what this GPU needs.
         if actual.high * 2 > graph.low || graph.low - actual.high <= cx.config.over_bytes {

@@ -73,14 +73,31 @@ fn ollama_engine_graph(cx: &Context, out: &mut Vec<Finding>) {
     }
     let gpus = e.layers.split.iter().filter(|&&n| n > 0).count().max(1);
     let per_gpu = e.graph_full.unwrap_or(Quantity::exact(0));
+    // The graph as the estimator build named by the replay charged it, GPU by GPU, when that is not the logged
+    // figure on every GPU.
+    let charged = cx
+        .whatif
+        .and_then(|w| w.charges.as_ref())
+        .filter(|c| c.graph.iter().any(|(_, g)| *g != per_gpu.bytes));
+    let compute = match charged {
+        Some(c) => c
+            .graph
+            .iter()
+            .map(|(d, g)| format!("{} on {d}", crate::model::human(*g)))
+            .collect::<Vec<_>>()
+            .join(" + "),
+        None => format!(
+            "{} × {gpus} GPU{}",
+            size(per_gpu),
+            if gpus == 1 { "" } else { "s" }
+        ),
+    };
     out.push(finding(
         DEF.code,
         Severity::Warning,
         format!(
-            "the estimate adds the vision projector's graph ({}) on top of the compute graph ({} × {gpus} GPU{}), but all compute buffers together are {}: the projector runs inside them",
+            "the estimate adds the vision projector's graph ({}) on top of the compute graph ({compute}), but all compute buffers together are {}: the projector runs inside them",
             size(projector_graph),
-            size(per_gpu),
-            if gpus == 1 { "" } else { "s" },
             size(actual)
         ),
         "the Ollama engine's vision graph shares the compute buffers; the estimate counts it twice (upstream estimator, llm/memory.go \"last layer\")",

@@ -24,7 +24,7 @@ pub use doctor::DoctorArgs;
 pub use input::{parse_size_arg, InputArgs};
 pub use inspect::{InspectArgs, InspectFormatArg};
 pub use report::{CaptureArg, ColorArg, ReportArgs};
-pub use whatif::{KvTypeArg, SchedulerArg, WhatifArgs};
+pub use whatif::{FamilyArg, KvTypeArg, SchedulerArg, WhatifArgs};
 
 /// Output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -35,9 +35,21 @@ pub struct WhatifArgs {
     pub graph_multiplier: Option<f64>,
 
     /// Let a scheduler pick the GPUs for the estimate replay, instead of the GPUs the log used: `upstream`
-    /// tries each single GPU then all, `ollama37` the fewest GPUs first.
+    /// tries each single GPU then all, `ollama37` the fewest GPUs first, `family` the scheduler of the
+    /// estimator family replayed (each alone then all up to 0.11.4, the fewest GPUs first from 0.11.5).
     #[arg(long, value_enum)]
     pub scheduler: Option<SchedulerArg>,
+
+    /// Replay Ollama's estimator by this build family's rules instead of the one the log's evidence picks:
+    /// upstream-0.5, upstream-0.6.1, upstream-0.6.3, upstream-0.7.0, upstream-0.7.1, upstream-0.11.5,
+    /// ollama37-241a0340, ollama37-6d87524e, ollama37-fabe2c5c, ollama37-safety.
+    #[arg(long, value_enum, value_name = "NAME")]
+    pub family: Option<FamilyArg>,
+
+    /// Explain the estimator's placement decision by decision: the families tried, the scheduler's tries,
+    /// the entry filter, the blocks per GPU, the last layer and its margin, the graph charges.
+    #[arg(long)]
+    pub explain: bool,
 
     /// The KV cache type to replay with (OLLAMA_KV_CACHE_TYPE); with --max-ctx, the only type searched.
     #[arg(long, value_enum, value_name = "TYPE")]
@@ -76,6 +88,32 @@ pub enum KvTypeArg {
 pub enum SchedulerArg {
     Upstream,
     Ollama37,
+    Family,
+}
+
+/// `--family`: the estimator build families (`docs/log-formats.md` §2.4a).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FamilyArg {
+    #[value(name = "upstream-0.5")]
+    Upstream05,
+    #[value(name = "upstream-0.6.1")]
+    Upstream061,
+    #[value(name = "upstream-0.6.3")]
+    Upstream063,
+    #[value(name = "upstream-0.7.0")]
+    Upstream070,
+    #[value(name = "upstream-0.7.1")]
+    Upstream071,
+    #[value(name = "upstream-0.11.5")]
+    Upstream0115,
+    #[value(name = "ollama37-241a0340")]
+    Ollama37Last,
+    #[value(name = "ollama37-6d87524e")]
+    Ollama37Scaled,
+    #[value(name = "ollama37-fabe2c5c")]
+    Ollama37Revert,
+    #[value(name = "ollama37-safety")]
+    Ollama37Safety,
 }
 
 fn parse_multiplier(text: &str) -> Result<f64, String> {

@@ -8,14 +8,14 @@ use std::path::PathBuf;
 
 use crate::checks::CheckConfig;
 use crate::cli::{
-    Args, CaptureArg, ColorArg, Command, InputArgs, InspectFormatArg, KvTypeArg, ReportArgs,
-    SchedulerArg, SeverityArg, ShellArg, WhatifArgs,
+    Args, CaptureArg, ColorArg, Command, FamilyArg, InputArgs, InspectFormatArg, KvTypeArg,
+    ReportArgs, SchedulerArg, SeverityArg, ShellArg, WhatifArgs,
 };
 use crate::live::capture::Tool;
 use crate::load::model_file::ModelFiles;
 use crate::model::{KvType, Severity};
 use crate::pipeline::Options;
-use crate::replay::{Asked, Changes, Scheduler};
+use crate::replay::{Asked, Changes, Family, Scheduler};
 use crate::report::Format;
 
 /// A command, with everything it needs resolved.
@@ -269,6 +269,7 @@ fn whatif(args: &WhatifArgs) -> Whatif {
             whatif: Some(Asked {
                 changes: whatif_changes(args),
                 max_ctx: args.max_ctx,
+                explain: args.explain,
             }),
             ..options(&args.input, false)
         },
@@ -290,6 +291,19 @@ fn whatif_changes(args: &WhatifArgs) -> Changes {
         scheduler: args.scheduler.map(|s| match s {
             SchedulerArg::Upstream => Scheduler::Upstream,
             SchedulerArg::Ollama37 => Scheduler::FewestFirst,
+            SchedulerArg::Family => Scheduler::OfFamily,
+        }),
+        family: args.family.map(|f| match f {
+            FamilyArg::Upstream05 => Family::Upstream05,
+            FamilyArg::Upstream061 => Family::Upstream061,
+            FamilyArg::Upstream063 => Family::Upstream063,
+            FamilyArg::Upstream070 => Family::Upstream070,
+            FamilyArg::Upstream071 => Family::Upstream071,
+            FamilyArg::Upstream0115 => Family::Upstream0115,
+            FamilyArg::Ollama37Last => Family::Ollama37Last,
+            FamilyArg::Ollama37Scaled => Family::Ollama37Scaled,
+            FamilyArg::Ollama37Revert => Family::Ollama37Revert,
+            FamilyArg::Ollama37Safety => Family::Ollama37Safety,
         }),
         kv_type: args.kv_type.map(|t| match t {
             KvTypeArg::F16 => KvType::F16,

@@ -76,6 +76,8 @@ impl LoadBuilder {
                 form: EstimateForm::Offload(e.form),
                 weights_semantics: self.weights_semantics(e.form),
                 lines: vec![*line],
+                source_position: e.source_position.clone(),
+                logged_on: e.logged_on.clone(),
                 ..Estimate::default()
             });
         }

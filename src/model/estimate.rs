@@ -174,6 +174,12 @@ pub struct Estimate {
     pub weights_semantics: WeightsSemantics,
     /// Line numbers the estimate was read from.
     pub lines: Vec<u64>,
+    /// The estimate line's `source=file:line` (where the build printed it): the build family's fingerprint.
+    #[serde(skip)]
+    pub source_position: Option<String>,
+    /// The estimate line's date (`time=`'s `YYYY-MM-DD`).
+    #[serde(skip)]
+    pub logged_on: Option<String>,
 }
 
 impl Estimate {

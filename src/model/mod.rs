@@ -16,6 +16,7 @@ pub mod lifecycle;
 pub mod load;
 pub mod max_ctx;
 pub mod observed;
+pub mod placement_trace;
 pub mod ps;
 pub mod quantity;
 pub mod reconciled;
@@ -52,6 +53,7 @@ pub use load::{
 };
 pub use max_ctx::{MaxContext, MaxContextRow};
 pub use observed::{CaptureRef, GpuJoin, ObservedRow};
+pub use placement_trace::{FamilyTry, Margin, PlacementTrace, TraceStage, TraceStep};
 pub use ps::{gpu_buffers_of, CardFigure, OllamaPs};
 pub use quantity::{human, Ordering3, Quantity, GIB, KIB, MIB, TIB};
 pub use reconciled::{
@@ -62,6 +64,6 @@ pub use scheduler::Scheduler;
 pub use serving::{Count, Figure, RankFigures, Ratio, ServingFigures, StartFailure};
 pub use snapshot::{normalize_bus_id, same_uuid, SmiFormat, SmiGpu, SmiProcess, Snapshot};
 pub use whatif::{
-    EstimateReplay, MeasuredReplay, PlacedGpu, Placement, ReplayFigures, ReplayOutcome,
-    ReplayVerdict, WhatIf,
+    BucketMove, EstimateReplay, EstimatorCharges, MeasuredReplay, PlacedGpu, Placement,
+    ReplayFigures, ReplayOutcome, ReplayVerdict, WhatIf,
 };

@@ -82,6 +82,14 @@ pub struct ReplayFigures {
 }
 
 impl ReplayFigures {
+    /// Block `i`'s weights and KV.
+    pub fn block_parts(&self, i: i64) -> (i64, i64) {
+        match usize::try_from(i).ok().and_then(|i| self.per_layer.get(i)) {
+            Some(&(w, kv)) => (w, kv),
+            None => (self.layer_weights, self.layer_kv),
+        }
+    }
+
     /// What block `i` costs on a GPU.
     pub fn block_cost(&self, i: i64) -> i64 {
         match usize::try_from(i).ok().and_then(|i| self.per_layer.get(i)) {
@@ -181,4 +189,41 @@ pub struct WhatIf {
     /// `whatif --max-ctx`: the largest context that keeps every layer on the GPUs.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_ctx: Option<super::MaxContext>,
+    /// The estimator family replayed with the estimate's figures (`ollama37-241a0340`, `upstream-0.7.1` …),
+    /// for Ollama's estimator.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub family: Option<String>,
+    /// The decision the logged placement hung on, with its margin across the rounding (`the last layer
+    /// missed CUDA1 by …`), when the replay reproduces the logged split.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hinge: Option<String>,
+    /// When Ollama's estimator rules reproduce the logged split: what they charged where (not serialized; the
+    /// report and the checks read it).
+    #[serde(skip)]
+    pub charges: Option<EstimatorCharges>,
+    /// `whatif --explain`: the estimator's placement decision by decision.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace: Option<super::PlacementTrace>,
+}
+
+/// What the replayed estimator charged where, when it reproduces the logged split: the graph per GPU (a fork
+/// build charges every GPU but the last a fixed 190 MiB) and the last-layer bucket against where the runner ran
+/// the output.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EstimatorCharges {
+    /// The family's name.
+    pub family: String,
+    /// The graph charged to each GPU holding layers, in the estimate's order.
+    pub graph: Vec<(Device, i64)>,
+    /// The last-layer bucket when the estimate booked it on another GPU than the one the runner ran the output
+    /// on (the runner maps the split from blk.0 upward, the output last).
+    pub bucket_moved: Option<BucketMove>,
+}
+
+/// The estimator's last-layer bucket (output, and the Ollama engine's projector) and the runner's output GPU.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BucketMove {
+    pub bytes: i64,
+    pub booked_on: Device,
+    pub runs_on: Device,
 }

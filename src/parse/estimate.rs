@@ -31,6 +31,8 @@ pub const SPECS: &[EventSpec] = &[EventSpec {
         "memory.graph.partial",
         "projector.weights",
         "projector.graph",
+        "source",
+        "time",
     ],
     settable: &[("form", Words::Check(|w| OffloadShape::named(w).is_some()))],
     build: |f| Ok(EventKind::Estimate(Box::new(estimate(f)?))),
@@ -66,6 +68,12 @@ fn estimate(f: &Fields) -> Result<EstimateLine, BuildError> {
         projector_weights: f.opt_size("projector.weights"),
         projector_graph: f.opt_size("projector.graph"),
         truncated: false,
+        source_position: f.opt_text("source"),
+        logged_on: f
+            .get("time")
+            .and_then(|t| t.get(..10))
+            .filter(|d| d.len() == 10 && d.as_bytes()[4] == b'-' && d.as_bytes()[7] == b'-')
+            .map(str::to_string),
     };
     if e.required_full.is_none()
         && e.kv.is_none()

@@ -226,6 +226,10 @@ pub struct EstimateLine {
     pub projector_graph: Option<Quantity>,
     /// The line was cut before its end (fields after the cut are missing).
     pub truncated: bool,
+    /// `source=file:line` (the estimator build's fingerprint).
+    pub source_position: Option<String>,
+    /// The date of `time=` (`YYYY-MM-DD`).
+    pub logged_on: Option<String>,
 }
 
 /// A row of llama.cpp's memory breakdown table.

@@ -82,8 +82,12 @@ pub struct InputReport {
 /// The last stages for a reconciled load: the placement replay, the findings, the suggestions. The findings and
 /// suggestions are drawn from the replay of the load as logged; `asked` (`vramdiff whatif`) is the replay the
 /// load carries for the report instead, with the user's changes.
-pub fn conclude(load: Reconciled, config: &CheckConfig, asked: Option<&Asked>) -> Concluded {
+pub fn conclude(mut load: Reconciled, config: &CheckConfig, asked: Option<&Asked>) -> Concluded {
     let logged = replay(&load, &Changes::default());
+    // The estimator build the replay named may have charged the graph differently from the logged figure.
+    if let Some(charges) = logged.as_ref().and_then(|w| w.charges.as_ref()) {
+        crate::reconcile::apply_estimator_charges(&mut load, charges);
+    }
     let findings = checks::run(&load, logged.as_ref(), config);
     let suggestions = suggest::suggest(&suggest::Evidence {
         load: &load,

@@ -4,6 +4,7 @@
 //! the load's devices. Pure functions of a [`Load`] and its [`Observations`].
 
 mod actuals;
+mod charges;
 pub mod kv_check;
 pub mod observations;
 pub mod observed;
@@ -17,6 +18,7 @@ use crate::model::{
 };
 
 use actuals::{has_buffers, is_kv, sum_breakdown, sum_buffers, Sum};
+pub use charges::apply_estimator_charges;
 pub use observations::Observations;
 use terms::Term;
 

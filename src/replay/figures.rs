@@ -2,11 +2,14 @@
 //! block count, since the log has no per-tensor sizes), or from the measured buffers and nvidia-smi.
 
 use crate::model::kv_geometry::{kv_geometry_of, kv_type, signed};
+use crate::model::WeightsSemantics;
 use crate::model::{
     human, Component, Engine, Estimate, KvType, Quantity, Reconciled, ReplayFigures, GIB,
 };
+use crate::reconcile::terms::is_single_line;
 use crate::reconcile::terms::minimum_memory;
-use crate::reconcile::terms::{block_weights, is_single_line};
+
+use super::families::{Family, KvPerBlock, Projector, Rules, WeightsMeaning};
 
 /// What the user asked to change before replaying.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -26,6 +29,8 @@ pub struct Changes {
     pub scheduler: Option<super::placement::Scheduler>,
     /// The KV cache type (`OLLAMA_KV_CACHE_TYPE`, `--cache-type-k/v`).
     pub kv_type: Option<KvType>,
+    /// Replay by this estimator family's rules instead of the one the evidence picks (`--family`).
+    pub family: Option<Family>,
 }
 
 impl Changes {
@@ -56,6 +61,9 @@ impl Changes {
         }
         if let Some(t) = self.kv_type {
             out.push(format!("kv-type {}", t.name()));
+        }
+        if let Some(f) = self.family {
+            out.push(format!("family {}", f.name()));
         }
         out
     }
@@ -133,9 +141,36 @@ fn scale(v: i64, (num, den): (i64, i64)) -> i64 {
     Quantity::exact(v).scale(num, den).bytes
 }
 
-/// Figures from a single-line estimate (`msg=offload`/`offload to …`); `None` for other estimate forms or when
-/// the line lacks a term the placement needs.
+/// Figures from a single-line estimate (`msg=offload`/`offload to …`) read as upstream 0.7.1–0.11.4 reads them;
+/// `None` for other estimate forms or when the line lacks a term the placement needs.
 pub fn from_estimate(load: &Reconciled, changes: &Changes, end: End) -> Option<ReplayFigures> {
+    let rules = Family::Upstream071.rules();
+    let mut f = from_estimate_by(load, changes, end, rules)?;
+    // The log's own reading of its weights fields (by its version) stays the default.
+    if let Some(e) = load.load.estimate.as_ref() {
+        if e.weights_semantics == WeightsSemantics::BlocksWithKv {
+            f = from_estimate_by(
+                load,
+                changes,
+                end,
+                &Rules {
+                    weights: WeightsMeaning::TotalHoldsKv,
+                    ..*rules
+                },
+            )?;
+        }
+    }
+    Some(f)
+}
+
+/// Figures from a single-line estimate as the build family `rules` wrote it: which field holds the blocks,
+/// where the projector goes, how the KV is shared over the blocks.
+pub fn from_estimate_by(
+    load: &Reconciled,
+    changes: &Changes,
+    end: End,
+    rules: &Rules,
+) -> Option<ReplayFigures> {
     let e = load.load.estimate.as_ref()?;
     if !is_single_line(e) {
         return None;
@@ -144,7 +179,13 @@ pub fn from_estimate(load: &Reconciled, changes: &Changes, end: End) -> Option<R
     if blocks < 1 {
         return None;
     }
-    let (block_total, block_from) = block_weights(e)?;
+    let (block_total, block_from) = match rules.weights {
+        WeightsMeaning::TotalHoldsKv => (
+            e.weights_total?.minus(e.kv?),
+            "(memory.weights.total − memory.required.kv)",
+        ),
+        WeightsMeaning::Repeating => (e.weights_repeating?, "memory.weights.repeating"),
+    };
     let v = |q: Quantity| end.of(q);
     let mut from = vec![format!("layer weights = {block_from} / {blocks} blocks")];
     let mut layer_kv = e.kv.map(v).unwrap_or(0) / blocks;
@@ -153,7 +194,12 @@ pub fn from_estimate(load: &Reconciled, changes: &Changes, end: End) -> Option<R
     from.push("output = memory.weights.nonrepeating".to_string());
     let mut first_gpu_extra = 0;
     let projector = e.projector_weights.map(v).unwrap_or(0);
-    if load.load.engine == Engine::Ollama {
+    if rules.projector == Projector::FirstGpu {
+        first_gpu_extra = projector + e.projector_graph.map(v).unwrap_or(0);
+        if first_gpu_extra > 0 {
+            from.push("projector.weights + projector.graph on the first GPU".into());
+        }
+    } else if load.load.engine == Engine::Ollama {
         output += projector + e.projector_graph.map(v).unwrap_or(0);
         if projector > 0 {
             from.push(
@@ -223,6 +269,10 @@ pub fn from_estimate(load: &Reconciled, changes: &Changes, end: End) -> Option<R
                     } else {
                         i64::try_from(estimate_total.saturating_mul(i128::from(k)) / kv_total)
                             .unwrap_or(i64::MAX)
+                    };
+                    let share = match rules.kv {
+                        KvPerBlock::Even => layer_kv,
+                        KvPerBlock::PerLayer => share,
                     };
                     (w.map_or(layer_weights, signed), share)
                 })

@@ -3,20 +3,24 @@
 //! (what would the same rules have done with the real sizes?), optionally with the user's changes.
 //! `fit` replays llama.cpp's `--fit` placement instead (Ollama ≥ 0.30, llama-server), as a pure function.
 
+pub mod estimator;
+pub mod families;
 pub mod figures;
 pub mod fit;
 pub mod llama_server;
 pub mod max_ctx;
+pub mod ollama;
 pub mod placement;
 
 use crate::model::{
-    human, Device, EstimateReplay, MeasuredReplay, Placement, Quantity, Reconciled, ReplayOutcome,
-    ReplayVerdict, Runtime, WhatIf,
+    human, Device, MeasuredReplay, Placement, Quantity, Reconciled, ReplayOutcome, ReplayVerdict,
+    Runtime, WhatIf,
 };
+pub use families::Family;
 pub use figures::Changes;
 use figures::End;
 pub use placement::Scheduler;
-use placement::{place, schedule, GpuSpace};
+use placement::{place, GpuSpace};
 
 /// The GPUs the estimate placed on, in its order, with their free memory at that end of the rounding.
 fn gpus(load: &Reconciled, changes: &Changes, end: End) -> Vec<GpuSpace> {
@@ -72,60 +76,6 @@ fn max_layers(load: &Reconciled) -> Option<i64> {
         .as_ref()
         .and_then(|e| e.layers.requested)
         .filter(|&n| n >= 0)
-}
-
-fn estimate_replay(load: &Reconciled, changes: &Changes) -> Option<EstimateReplay> {
-    let e = load.load.estimate.as_ref()?;
-    let runs: Vec<Placement> = [End::Low, End::Nominal, End::High]
-        .into_iter()
-        .map(|end| {
-            let f = figures::from_estimate(load, changes, end)?;
-            Some(place(&gpus(load, changes, end), &f, max_layers(load)))
-        })
-        .collect::<Option<Vec<_>>>()?;
-    let figures = figures::from_estimate(load, changes, End::Nominal)?;
-    let unchanged = *changes == Changes::default();
-    // A run reproduces the log only with the log's layer count: never call a split "reproduced" otherwise.
-    let same_count = |p: &Placement| e.layers.offload.is_none_or(|o| p.offloaded == o);
-    let layers_agree =
-        (unchanged && e.layers.offload.is_some()).then(|| runs.iter().any(same_count));
-    let split_agrees = (unchanged && !e.layers.split.is_empty()).then(|| {
-        runs.iter()
-            .any(|p| same_count(p) && p.split() == e.layers.split)
-    });
-    let allocations_agree = (unchanged && e.allocations.len() == runs[1].gpus.len()).then(|| {
-        layers_agree != Some(false)
-            && e.allocations.iter().enumerate().all(|(i, logged)| {
-                let values = runs.iter().map(|p| p.gpus[i].allocation);
-                let (lo, hi) = (values.clone().min().unwrap_or(0), values.max().unwrap_or(0));
-                // Each replayed figure is itself a sum of rounded terms: the three runs bound it.
-                lo <= logged.high && logged.low <= hi
-            })
-    });
-    let (placement, strategy) = match changes.scheduler {
-        Some(s) => (
-            schedule(
-                &gpus(load, changes, End::Nominal),
-                &figures,
-                max_layers(load),
-                s,
-            ),
-            format!("round-robin (upstream v0.7.1+), {}", s.describe()),
-        ),
-        None => (
-            runs[1].clone(),
-            "round-robin (upstream v0.7.1+) on the GPUs the log used".to_string(),
-        ),
-    };
-    Some(EstimateReplay {
-        figures,
-        strategy,
-        placement,
-        split_agrees,
-        allocations_agree,
-        logs_allocations: true,
-        layers_agree,
-    })
 }
 
 /// Free memory left on the tightest GPU that holds a layer.
@@ -184,7 +134,13 @@ fn measured_replay(load: &Reconciled, changes: &Changes) -> Option<MeasuredRepla
 
 /// Replay a load's placement; `None` when the log lacks the estimate figures the placement needs.
 pub fn replay(load: &Reconciled, changes: &Changes) -> Option<WhatIf> {
-    replay_to(load, changes, false)
+    replay_to(
+        load,
+        &Asked {
+            changes: changes.clone(),
+            ..Asked::default()
+        },
+    )
 }
 
 /// What `vramdiff whatif` asks the replay: the user's changes, and `--max-ctx` (the largest context that keeps
@@ -193,14 +149,18 @@ pub fn replay(load: &Reconciled, changes: &Changes) -> Option<WhatIf> {
 pub struct Asked {
     pub changes: Changes,
     pub max_ctx: bool,
+    /// `--explain`: keep the estimator's placement trace.
+    pub explain: bool,
 }
 
 /// The replay `vramdiff whatif` prints: with the changes asked, and the largest context when asked.
 pub fn replay_asked(load: &Reconciled, asked: &Asked) -> Option<WhatIf> {
-    replay_to(load, &asked.changes, asked.max_ctx)
+    replay_to(load, asked)
 }
 
-fn replay_to(load: &Reconciled, changes: &Changes, with_max_ctx: bool) -> Option<WhatIf> {
+fn replay_to(load: &Reconciled, asked: &Asked) -> Option<WhatIf> {
+    let changes = &asked.changes;
+    let mut replayed = None;
     let (estimate, measured) = match load.load.runtime {
         Runtime::OllamaFit | Runtime::LlamaCpp => {
             if *changes != Changes::default() {
@@ -215,10 +175,13 @@ fn replay_to(load: &Reconciled, changes: &Changes, with_max_ctx: bool) -> Option
         Runtime::Vllm | Runtime::Sglang => (None, None),
         // Ollama's scheduler, replayed by its own rules; without a placer named, by the estimate's rules
         // when the log printed an estimate (the replay needs its figures and says nothing otherwise).
-        Runtime::OllamaEstimator | Runtime::OllamaEngine | Runtime::Unknown => (
-            estimate_replay(load, changes),
-            measured_replay(load, changes),
-        ),
+        Runtime::OllamaEstimator | Runtime::OllamaEngine | Runtime::Unknown => {
+            replayed = ollama::replay(load, changes);
+            (
+                replayed.as_ref().map(|r| r.estimate.clone()),
+                measured_replay(load, changes),
+            )
+        }
     };
     if estimate.is_none() && measured.is_none() {
         return None;
@@ -227,10 +190,14 @@ fn replay_to(load: &Reconciled, changes: &Changes, with_max_ctx: bool) -> Option
         changes: changes.describe(),
         estimate,
         measured,
-        max_ctx: if with_max_ctx {
+        max_ctx: if asked.max_ctx {
             max_ctx::max_ctx(load, changes, changes.kv_type)
         } else {
             None
         },
+        family: replayed.as_ref().map(|r| r.family.name().to_string()),
+        hinge: replayed.as_ref().and_then(|r| r.hinge.clone()),
+        charges: replayed.as_ref().and_then(|r| r.charges.clone()),
+        trace: replayed.filter(|_| asked.explain).map(|r| r.trace),
     })
 }

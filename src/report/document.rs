@@ -122,6 +122,9 @@ pub struct EstimateSummary {
     pub agreements: String,
     pub split_agrees: Option<bool>,
     pub allocations_agree: Option<bool>,
+    /// When the logged split is reproduced: the estimator family whose rules did it and the decision the split
+    /// hung on, with its margin (`ollama37-241a0340: the last layer missed CUDA1 by …`).
+    pub explained: Option<String>,
 }
 
 /// One finding as the report shows it.

@@ -103,6 +103,9 @@ impl Markup for Markdown {
                 agree(e.split_agrees),
                 agree(e.allocations_agree)
             );
+            if let Some(x) = &e.explained {
+                let _ = writeln!(out, "- {}.", md_escape(x));
+            }
         }
         if let Some(m) = &r.measured {
             let _ = writeln!(

@@ -137,6 +137,7 @@ fn replay(w: &WhatIf) -> ReplaySummary {
             agreements: super::whatif::agreements(e, !w.changes.is_empty()),
             split_agrees: e.split_agrees,
             allocations_agree: e.allocations_agree,
+            explained: super::whatif::explained(w),
         }),
         measured: w.measured.as_ref().map(|m| m.verdict.text.clone()),
     }

@@ -65,6 +65,9 @@ impl Markup for Text {
                 "  replay with the estimate's figures: split {}, {}/{} layers; {}",
                 e.split, e.offloaded, e.total, e.agreements
             );
+            if let Some(x) = &e.explained {
+                let _ = writeln!(out, "    {}", sanitize(x));
+            }
         }
         if let Some(m) = &r.measured {
             let _ = writeln!(out, "  replay with the measured figures: {}", sanitize(m));

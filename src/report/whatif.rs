@@ -5,7 +5,10 @@
 use super::document::{self, Block, Document, Limits, Subject};
 use super::json;
 use super::table::{Align, Table};
-use crate::model::{human, Analysis, EstimateReplay, MaxContext, Placement, ReplayFigures, WhatIf};
+use crate::model::{
+    human, Analysis, EstimateReplay, MaxContext, Placement, PlacementTrace, ReplayFigures,
+    TraceStage, WhatIf,
+};
 
 fn agreement(v: Option<bool>, changed: bool) -> &'static str {
     match v {
@@ -69,6 +72,93 @@ pub(super) fn agreements(e: &EstimateReplay, changed: bool) -> String {
     parts.join(", ")
 }
 
+/// When the logged split is reproduced by Ollama's estimator rules: the family and the decision it hung on.
+pub(super) fn explained(w: &WhatIf) -> Option<String> {
+    let family = w.family.as_ref()?;
+    let hinge = w.hinge.as_ref()?;
+    Some(format!("by the rules of {family}: {hinge}"))
+}
+
+fn split_words(split: &[i64]) -> String {
+    split
+        .iter()
+        .map(|n| n.to_string())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// `whatif --explain`: the placement decision by decision, grouped by stage.
+fn trace(t: &PlacementTrace) -> Vec<Block> {
+    let mut blocks = vec![Block::Lines(vec![
+        format!("  placement trace: {} ({})", t.family, t.builds),
+        format!("    chosen: {}", t.chosen),
+        "    families tried (most likely first):".to_string(),
+    ])];
+    let mut tried = Table::new(&[
+        ("family", Align::Left),
+        ("split", Align::Left),
+        ("layers", Align::Right),
+        ("allocations", Align::Left),
+        ("split", Align::Left),
+        ("allocations", Align::Left),
+        ("decided at", Align::Left),
+    ]);
+    let yes = |b: bool| if b { "reproduced" } else { "no" };
+    for f in &t.tried {
+        tried.push(vec![
+            f.family.clone(),
+            split_words(&f.split),
+            f.offloaded.to_string(),
+            f.allocations
+                .iter()
+                .map(|a| human(*a))
+                .collect::<Vec<_>>()
+                .join(" "),
+            yes(f.split_reproduced).to_string(),
+            yes(f.allocations_reproduced).to_string(),
+            f.at.clone(),
+        ]);
+    }
+    blocks.push(Block::Table {
+        table: tried,
+        indent: 6,
+    });
+    let mut lines = vec!["    rules:".to_string()];
+    lines.extend(t.rules.iter().map(|r| format!("      {r}")));
+    let heading = |stage: TraceStage| match stage {
+        TraceStage::Scheduler => "scheduler (GPU sets tried before the one the log shows)",
+        TraceStage::Entry | TraceStage::PreCharge => "entry filter and pre-charges",
+        TraceStage::Blocks | TraceStage::Refused | TraceStage::Unplaced => "blocks",
+        TraceStage::LastLayer => "last layer",
+        TraceStage::Graph => "final graph charges",
+        TraceStage::Total => "result",
+    };
+    let mut current = "";
+    for step in &t.steps {
+        let h = heading(step.stage);
+        if h != current {
+            lines.push(format!("    {h}:"));
+            current = h;
+        }
+        lines.push(format!("      {}", step.text));
+        if let Some(m) = step.margin {
+            let word = match step.stage {
+                TraceStage::Blocks => "tightest block",
+                TraceStage::Scheduler => "closest decision",
+                _ => "margin",
+            };
+            lines.push(format!("        {word}: {}", m.describe()));
+        }
+    }
+    if !t.runner.is_empty() {
+        lines
+            .push("    how the runner reads the split (cumulative shares from blk.0):".to_string());
+        lines.extend(t.runner.iter().map(|r| format!("      {r}")));
+    }
+    blocks.push(Block::Lines(lines));
+    blocks
+}
+
 /// The replay in full: the changes, then each replay with its placement table and the figures it used.
 fn detail(w: &WhatIf) -> Vec<Block> {
     let mut blocks = Vec::new();
@@ -86,11 +176,17 @@ fn detail(w: &WhatIf) -> Vec<Block> {
                 human(e.placement.overflow),
                 agreements(e, !w.changes.is_empty())
             )));
+            if let Some(x) = explained(w) {
+                blocks.push(line(format!("    {x}")));
+            }
             blocks.push(Block::Table {
                 table: placement_table(&e.placement),
                 indent: 4,
             });
             blocks.push(figures(&e.figures));
+            if let Some(t) = &w.trace {
+                blocks.extend(trace(t));
+            }
         }
         None => blocks.push(line(
             "  with the estimate's figures: the log has no single-line estimate to replay"

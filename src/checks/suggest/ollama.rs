@@ -70,6 +70,14 @@ fn graph_multiplier(ev: &Evidence, pinned: &Changes, out: &mut Vec<Suggestion>) 
     if !kepler {
         return;
     }
+    // The multiplier exists from the fork's 2025-11-06 builds; an earlier build the replay named has none.
+    if ev
+        .whatif
+        .and_then(|w| w.charges.as_ref())
+        .is_some_and(|c| c.family != crate::replay::Family::Ollama37Safety.name())
+    {
+        return;
+    }
     let (Some(e), Some(graph)) = (
         load.load.estimate.as_ref(),
         load.components
