@@ -13,8 +13,9 @@
 //! built (the shorter one finds every line the longer one would): the built-in grammar and memory words come
 //! down to 56 literals for the SIMD searcher (Teddy, from the `aho-corasick` crate) plus `MiB`, `GiB` and
 //! ` MB`, which are found by `memchr` on their rare byte because a 3-byte literal would shorten Teddy's
-//! fingerprint for all the others. Where Teddy is unavailable (no SSSE3/AVX2 or NEON, or more than 128
-//! literals) a plain Aho-Corasick automaton gives the same answer, several times slower.
+//! fingerprint for all the others. More than 128 literals are split over several Teddy searchers (one takes
+//! at most 128). Where Teddy is unavailable (no SSSE3/AVX2 or NEON) a plain Aho-Corasick automaton gives the
+//! same answer, several times slower.
 
 use aho_corasick::packed;
 use aho_corasick::AhoCorasick;
@@ -48,9 +49,15 @@ pub struct LineFilter {
 enum Searcher {
     /// No literals at all: nothing ever matches.
     Empty,
-    Teddy(packed::Searcher),
+    /// Teddy searchers over consecutive slices of the keys (Teddy takes at most [`TEDDY_KEYS`] keys), each
+    /// with the index of its first key.
+    Teddy(Vec<(packed::Searcher, usize)>),
     Automaton(AhoCorasick),
 }
+
+/// The most keys one Teddy searcher takes; more keys are split over several searchers of equal share, each
+/// still vectorised (one scalar automaton over them all would make every read several times slower).
+const TEDDY_KEYS: usize = 128;
 
 /// Keys shorter than this would shorten Teddy's fingerprint for every key (it uses the first
 /// `min(4, shortest key)` bytes), which costs more than finding them separately.
@@ -174,11 +181,19 @@ impl LineFilterBuilder {
         let searcher = if long.is_empty() {
             Searcher::Empty
         } else {
-            packed::Config::new()
-                .heuristic_pattern_limits(false)
-                .builder()
-                .extend(long.iter())
-                .build()
+            let parts = long.len().div_ceil(TEDDY_KEYS);
+            let share = long.len().div_ceil(parts);
+            long.chunks(share)
+                .enumerate()
+                .map(|(i, keys)| {
+                    packed::Config::new()
+                        .heuristic_pattern_limits(false)
+                        .builder()
+                        .extend(keys.iter())
+                        .build()
+                        .map(|s| (s, i * share))
+                })
+                .collect::<Option<Vec<_>>>()
                 .map(Searcher::Teddy)
                 .unwrap_or_else(|| {
                     Searcher::Automaton(AhoCorasick::new(&long).expect("literal patterns"))
@@ -204,9 +219,13 @@ impl LineFilter {
         while at < line.len() && hits.possible != self.all {
             let hit = match &self.searcher {
                 Searcher::Empty => None,
-                Searcher::Teddy(s) => s
-                    .find_in(line, aho_corasick::Span::from(at..line.len()))
-                    .map(|m| (m.pattern().as_usize(), m.start())),
+                Searcher::Teddy(parts) => parts
+                    .iter()
+                    .filter_map(|(s, first)| {
+                        s.find_in(line, aho_corasick::Span::from(at..line.len()))
+                            .map(|m| (first + m.pattern().as_usize(), m.start()))
+                    })
+                    .min_by_key(|&(_, start)| start),
                 Searcher::Automaton(a) => a
                     .find(aho_corasick::Input::new(line).span(at..line.len()))
                     .map(|m| (m.pattern().as_usize(), m.start())),
@@ -228,7 +247,7 @@ impl LineFilter {
         BlockSearch {
             filter: self,
             haystack,
-            long: Cached::Unknown,
+            long: vec![Cached::Unknown; self.long_parts()],
             short: Cached::Unknown,
         }
     }
@@ -262,7 +281,8 @@ enum Cached {
 pub struct BlockSearch<'f, 'h> {
     filter: &'f LineFilter,
     haystack: &'h [u8],
-    long: Cached,
+    /// One per part of the main searcher (`Searcher::Teddy` may have several).
+    long: Vec<Cached>,
     short: Cached,
 }
 
@@ -271,13 +291,22 @@ impl BlockSearch<'_, '_> {
     /// no key occurs there. `from` must not decrease from one call to the next.
     pub fn next_from(&mut self, from: usize) -> Option<usize> {
         let hay = self.haystack;
-        if matches!(self.long, Cached::Unknown) || matches!(self.long, Cached::At(at) if at < from)
-        {
-            self.long = match self.filter.find_long(hay, from) {
-                Some(at) => Cached::At(at),
-                None => Cached::Nowhere,
-            };
+        for (part, cached) in self.long.iter_mut().enumerate() {
+            if matches!(cached, Cached::Unknown) || matches!(cached, Cached::At(at) if *at < from) {
+                *cached = match self.filter.find_long(part, hay, from) {
+                    Some(at) => Cached::At(at),
+                    None => Cached::Nowhere,
+                };
+            }
         }
+        let long = self
+            .long
+            .iter()
+            .filter_map(|c| match c {
+                Cached::At(at) => Some(*at),
+                Cached::Unknown | Cached::Nowhere => None,
+            })
+            .min();
         if matches!(self.short, Cached::Unknown)
             || matches!(self.short, Cached::At(at) if at < from)
         {
@@ -286,23 +315,32 @@ impl BlockSearch<'_, '_> {
                 None => Cached::Nowhere,
             };
         }
-        match (self.long, self.short) {
-            (Cached::At(a), Cached::At(b)) => Some(a.min(b)),
-            (Cached::At(a), _) | (_, Cached::At(a)) => Some(a),
-            _ => None,
+        match (long, self.short) {
+            (Some(a), Cached::At(b)) => Some(a.min(b)),
+            (Some(a), Cached::Unknown | Cached::Nowhere) | (None, Cached::At(a)) => Some(a),
+            (None, Cached::Unknown | Cached::Nowhere) => None,
         }
     }
 }
 
 impl LineFilter {
-    /// The start of the leftmost key of the main searcher at or after `from`.
-    fn find_long(&self, haystack: &[u8], from: usize) -> Option<usize> {
+    /// How many parts the main searcher has (one but for Teddy over more than [`TEDDY_KEYS`] keys).
+    fn long_parts(&self) -> usize {
+        match &self.searcher {
+            Searcher::Teddy(parts) => parts.len(),
+            Searcher::Empty | Searcher::Automaton(_) => 1,
+        }
+    }
+
+    /// The start of the leftmost key of part `part` of the main searcher at or after `from`.
+    fn find_long(&self, part: usize, haystack: &[u8], from: usize) -> Option<usize> {
         if from >= haystack.len() {
             return None;
         }
         match &self.searcher {
             Searcher::Empty => None,
-            Searcher::Teddy(s) => s
+            Searcher::Teddy(parts) => parts[part]
+                .0
                 .find_in(haystack, aho_corasick::Span::from(from..haystack.len()))
                 .map(|m| m.start()),
             Searcher::Automaton(a) => a
@@ -350,6 +388,27 @@ mod tests {
 
     const A: Groups = 1;
     const B: Groups = 2;
+
+    /// More keys than one Teddy searcher takes are split over several, each still vectorised, and every key
+    /// is found by the line scan and by the block search.
+    #[test]
+    fn more_keys_than_teddy_takes_stay_vectorised() {
+        let literals: Vec<String> = (0..300).map(|i| format!("key{i:03}word")).collect();
+        let filter = LineFilterBuilder::new().add(A, &literals).build();
+        if cfg!(target_arch = "x86_64") && std::arch::is_x86_feature_detected!("ssse3") {
+            assert!(filter.is_vectorised());
+            assert_eq!(filter.long_parts(), 3);
+        }
+        for literal in &literals {
+            let line = format!("noise before {literal} and after");
+            assert_eq!(filter.scan(line.as_bytes()).possible, A, "{literal}");
+            let block = format!("nothing here\n{line}\nnothing either\n");
+            let at = filter.block(block.as_bytes()).next_from(0);
+            assert_eq!(at, Some(13 + "noise before ".len()), "{literal}");
+        }
+        assert_eq!(filter.scan(b"key30word is not a key").possible, 0);
+        assert_eq!(filter.block(b"no key\nat all\n").next_from(0), None);
+    }
 
     fn possible(f: &LineFilter, line: &[u8]) -> Groups {
         f.scan(line).possible
