@@ -116,13 +116,15 @@ fn the_founding_case_as_one_self_contained_page_with_tables_findings_and_charts(
                 .collect()
         })
         .collect();
-    assert_eq!(cells[0][..3], ["CUDA0", "3.30 GiB", "222.5 MiB"]);
-    assert_eq!(cells[1][..3], ["CUDA1", "8.60 GiB", "8.50 GiB"]);
+    // The estimate as the runner's mapping reads it (the last-layer bucket's weights on CUDA1, where the
+    // runner ran them: docs/founding-cases.md).
+    assert_eq!(cells[0][..3], ["CUDA0", "1.75 GiB", "222.5 MiB"]);
+    assert_eq!(cells[1][..3], ["CUDA1", "10.15 GiB", "8.50 GiB"]);
     // Both charts, embedded.
     assert_eq!(select(&doc, "figure img").len(), 2);
     // Each finding folds the log lines it rests on, quoted from the log.
     let findings = select(&doc, "ul.findings > li");
-    assert_eq!(findings.len(), 6);
+    assert_eq!(findings.len(), 5);
     let needless = findings[0].text().collect::<String>();
     assert!(needless.contains("needless-split"), "{needless}");
     let evidence: String = findings[0]

@@ -76,6 +76,12 @@ fn move_bucket(load: &mut Reconciled, charges: &EstimatorCharges) {
             }
         }
     }
+    // The observed rows carry the device row's estimate ("as in the device row"): the same figure there.
+    for obs in &mut load.observed {
+        if let Some(row) = load.devices.iter().find(|r| r.device == obs.device) {
+            obs.estimated = row.comparison.estimated;
+        }
+    }
 }
 
 fn regraph(load: &mut Reconciled, charges: &EstimatorCharges) {
