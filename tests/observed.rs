@@ -66,7 +66,10 @@ fn founding_capture_puts_observed_memory_beside_estimate_and_buffers() {
     assert_eq!(bytes(&gpu0["unattributed"]), mib(614.0 - 222.5));
     assert_eq!(gpu0["gpu_id"], "GPU-7c3a1f52-9e04-2b6d-4a81-d05e3c9b6f27");
     let gpu1 = observed(&report, "CUDA1");
-    assert!(bytes(&gpu1["estimated"]) > mib(8.6 * 1024.0), "the bucket ran on CUDA1");
+    assert!(
+        bytes(&gpu1["estimated"]) > mib(8.6 * 1024.0),
+        "the bucket ran on CUDA1"
+    );
     assert_eq!(bytes(&gpu1["used"]), mib(9866.0));
     assert_eq!(bytes(&gpu1["runner_process"]), mib(9863.0));
     // The KV cache has no line in this log, so the residual's low end allows for it (up to 736 MiB).
