@@ -7,7 +7,7 @@
 //! A new format implements [`Markup`] in a file of its own and is registered in `mod.rs`.
 
 use super::chart::Chart;
-use super::table::Table;
+use super::table::{Align, Table};
 use super::tables::Section;
 use super::ChartLink;
 
@@ -183,6 +183,30 @@ pub struct InputItem {
     pub warnings: Vec<(Option<u64>, String)>,
     /// The unrecognised memory lines, when `--show-unrecognized` asked for them: `(line, text)`.
     pub unrecognized: Option<Vec<(u64, String)>>,
+}
+
+/// The inputs as one table (a row per input: lines, recognised, memory-like lines not understood, loads,
+/// captures), the same in every layout that draws tables.
+pub fn inputs_table(inputs: &[InputItem]) -> Table {
+    let mut table = Table::new(&[
+        ("input", Align::Left),
+        ("lines", Align::Right),
+        ("recognised", Align::Right),
+        ("memory-like, not understood", Align::Right),
+        ("loads", Align::Right),
+        ("captures", Align::Right),
+    ]);
+    for input in inputs {
+        table.push(vec![
+            input.path.clone(),
+            input.lines.to_string(),
+            input.recognized.to_string(),
+            input.unrecognized_memory.to_string(),
+            input.loads.to_string(),
+            input.all_captures.to_string(),
+        ]);
+    }
+    table
 }
 
 /// One `nvidia-smi` (or `rocm-smi`) capture of an input.

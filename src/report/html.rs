@@ -410,24 +410,7 @@ impl Markup for Html {
     fn inputs(&mut self, out: &mut String, inputs: &[InputItem]) {
         self.close_subject(out);
         out.push_str("<h2>Inputs</h2>\n");
-        let mut table = Table::new(&[
-            ("input", Align::Left),
-            ("lines", Align::Right),
-            ("recognised", Align::Right),
-            ("memory-like, not understood", Align::Right),
-            ("loads", Align::Right),
-            ("captures", Align::Right),
-        ]);
-        for input in inputs {
-            table.push(vec![
-                input.path.clone(),
-                input.lines.to_string(),
-                input.recognized.to_string(),
-                input.unrecognized_memory.to_string(),
-                input.loads.to_string(),
-                input.all_captures.to_string(),
-            ]);
-        }
+        let table = super::document::inputs_table(inputs);
         table_html(out, &table);
         for input in inputs {
             let path = esc(&input.path);

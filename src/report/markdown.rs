@@ -254,24 +254,7 @@ impl Markup for Markdown {
 
     fn inputs(&mut self, out: &mut String, inputs: &[InputItem]) {
         let _ = writeln!(out, "## Inputs\n");
-        let mut table = Table::new(&[
-            ("input", Align::Left),
-            ("lines", Align::Right),
-            ("recognised", Align::Right),
-            ("memory-like, not understood", Align::Right),
-            ("loads", Align::Right),
-            ("captures", Align::Right),
-        ]);
-        for input in inputs {
-            table.push(vec![
-                input.path.clone(),
-                input.lines.to_string(),
-                input.recognized.to_string(),
-                input.unrecognized_memory.to_string(),
-                input.loads.to_string(),
-                input.all_captures.to_string(),
-            ]);
-        }
+        let table = super::document::inputs_table(inputs);
         out.push_str(&table.to_markdown());
         for input in inputs {
             if let Some(e) = &input.error {
