@@ -89,11 +89,13 @@ def main() -> int:
             problems.append(f"{table}: column names differ")
         print(f"{table}: {len(by_pandas)} rows, {len(by_pandas.columns)} columns: pandas, polars, DuckDB, CSV agree")
     loads = pd.read_parquet(os.path.join(out, "loads.parquet"))
+    # The founding load's graph: 1.18 GiB allocated against the 2.49 GiB its estimator build charged (190 MiB on
+    # CUDA0 + 1.3 GiB on CUDA1 + the 1.0 GiB projector graph; docs/founding-cases.md), as tests/batch.rs pins it.
     founding = loads[loads["file"].str.endswith("founding-k80-gemma3-12b.log")]
     if len(founding) == 1:
         row = founding.iloc[0]
         print(f"founding load via pandas: split {row['layers_split']}, graph actual/estimated {row['ratio_graph']:.3f}")
-        if row["layers_split"] != "1,48" or abs(row["ratio_graph"] - 0.328) > 0.01:
+        if row["layers_split"] != "1,48" or abs(row["ratio_graph"] - 0.476) > 0.01:
             problems.append("founding figures differ")
     q = duckdb.sql(
         f"SELECT name, count(*) AS n, median(ratio) AS median FROM read_parquet('{os.path.join(out, 'components.parquet')}') "
