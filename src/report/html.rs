@@ -1,4 +1,4 @@
-//! The HTML layout of a [`Document`](super::document::Document): one self-contained file to attach to an
+//! The HTML layout of a [`Document`]: one self-contained file to attach to an
 //! issue or keep as a CI artefact. Styles are inline, charts are PNG `data:` URIs, nothing is fetched and no
 //! script runs; light and dark follow `prefers-color-scheme`. Explanations and a finding's evidence fold into
 //! `<details>`. Every value from a log goes through `html_escape`, so a log line never becomes markup.
