@@ -29,18 +29,10 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
         (Some(used), Some(free)) => Some((used, free, used.low > free.high)),
         _ => None,
     };
-    let why = match stop.cause {
-        FitStopCause::GpuLayersSetByUser => match stop.value {
-            Some(n) => format!("the GPU layers were set by the user ({n})"),
-            None => "the GPU layers were set by the user".to_string(),
-        },
-        FitStopCause::TensorSplitSetByUser => "a tensor split was set by the user".to_string(),
-        FitStopCause::OverridesSetByUser => "tensor overrides were set by the user".to_string(),
-        FitStopCause::SplitModeTensor => {
-            "the fit does not support the tensor split mode".to_string()
-        }
-        FitStopCause::Error => return,
-    };
+    if stop.cause == FitStopCause::Error {
+        return;
+    }
+    let why = stop.reason();
     let projection = over
         .map(|(used, free, beyond)| {
             format!(

@@ -101,6 +101,24 @@ pub struct FitStop {
     pub line: u64,
 }
 
+impl FitStop {
+    /// Why the fit stopped, in words (the report's facts and `fit-aborted` say it alike).
+    pub fn reason(&self) -> String {
+        match self.cause {
+            FitStopCause::GpuLayersSetByUser => match self.value {
+                Some(n) => format!("the GPU layers were set by the user ({n})"),
+                None => "the GPU layers were set by the user".to_string(),
+            },
+            FitStopCause::TensorSplitSetByUser => "a tensor split was set by the user".to_string(),
+            FitStopCause::OverridesSetByUser => "tensor overrides were set by the user".to_string(),
+            FitStopCause::SplitModeTensor => {
+                "the fit does not support the tensor split mode".to_string()
+            }
+            FitStopCause::Error => "an error".to_string(),
+        }
+    }
+}
+
 /// A device's free memory as llama.cpp measured it before loading.
 #[derive(Debug, Clone, Serialize)]
 pub struct DeviceFree {

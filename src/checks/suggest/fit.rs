@@ -165,12 +165,7 @@ fn cpu_offload(ev: &Evidence, launcher: Launcher, out: &mut Vec<Suggestion>) {
             }
         }
     }
-    let f16 = load
-        .load
-        .settings
-        .kv_cache_type
-        .as_deref()
-        .is_none_or(|t| kv_type(t) == Some(KvType::F16));
+    let f16 = kv_cache_is_f16(load);
     let kv_type = knob(ev, Knob::KvCacheType).filter(|_| f16);
     if let (Some(kv_type), true) = (kv_type, load.load.settings.flash_attention != Some(false)) {
         if let Some(n) = offloaded_with(load, 53, None, None).filter(|&n| n > offloaded) {
@@ -323,12 +318,7 @@ fn partial_offload(ev: &Evidence, out: &mut Vec<Suggestion>) {
     }
     // A quantised KV cache: the KV buffers shrink, the recurrent state (f32) does not.
     let kv = on_gpus(load, Part::Kv);
-    let f16 = load
-        .load
-        .settings
-        .kv_cache_type
-        .as_deref()
-        .is_none_or(|t| kv_type(t) == Some(KvType::F16));
+    let f16 = kv_cache_is_f16(load);
     if let (true, Some(kv_type)) = (f16 && kv > 0, knob(ev, Knob::KvCacheType)) {
         let saved = kv * 47 / 100;
         if saved > short {
@@ -369,4 +359,13 @@ pub fn suggest(ev: &Evidence, out: &mut Vec<Suggestion>) {
     if has(findings, FindingCode::PartialOffload) {
         partial_offload(ev, out);
     }
+}
+
+/// True when the KV cache is f16 (the default, or set so): a quantised type would shrink it.
+fn kv_cache_is_f16(load: &Reconciled) -> bool {
+    load.load
+        .settings
+        .kv_cache_type
+        .as_deref()
+        .is_none_or(|t| kv_type(t) == Some(KvType::F16))
 }

@@ -123,19 +123,7 @@ pub fn facts(load: &Concluded) -> Vec<(String, String)> {
 
 /// Why the fit stopped, in words (line included).
 fn stop_words(s: &crate::model::FitStop) -> String {
-    use crate::model::FitStopCause;
-    let what = match s.cause {
-        FitStopCause::GpuLayersSetByUser => match s.value {
-            Some(n) => format!("the GPU layers were set by the user ({n})"),
-            None => "the GPU layers were set by the user".to_string(),
-        },
-        FitStopCause::TensorSplitSetByUser => "a tensor split was set by the user".to_string(),
-        FitStopCause::OverridesSetByUser => "tensor overrides were set by the user".to_string(),
-        FitStopCause::SplitModeTensor => {
-            "the fit does not support the tensor split mode".to_string()
-        }
-        FitStopCause::Error => "an error".to_string(),
-    };
+    let what = s.reason();
     format!("{what} (line {})", s.line)
 }
 
