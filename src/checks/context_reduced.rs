@@ -4,7 +4,7 @@
 //! than the user got before, without being told.
 
 use super::{finding, CheckDef, Context};
-use crate::model::{knobs, Finding, FindingCode, Knob, Severity};
+use crate::model::{knobs, Finding, FindingCode, Knob, RetryKind, Severity};
 
 pub const DEF: CheckDef = CheckDef {
     code: FindingCode::ContextReduced,
@@ -22,7 +22,7 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
         .retries
         .iter()
         .rev()
-        .find(|r| r.kind == "reduce-context" && r.line < load.source.first_line)
+        .find(|r| r.kind == RetryKind::ReduceContext && r.line < load.source.first_line)
     else {
         return;
     };

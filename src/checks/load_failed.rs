@@ -1,7 +1,7 @@
 //! `load-failed`: the runner crashed or reported an allocation failure; what was read before is still shown.
 
 use super::{finding, CheckDef, Context};
-use crate::model::{FailedPart, Finding, FindingCode, Runtime, Severity};
+use crate::model::{FailedPart, Finding, FindingCode, RetryKind, Runtime, Severity};
 
 pub const DEF: CheckDef = CheckDef {
     code: FindingCode::LoadFailed,
@@ -28,11 +28,11 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
     });
     let retried = retry
         .map(|r| match (r.kind, r.old_num_ctx, r.new_num_ctx) {
-            ("reduce-context", Some(a), Some(b)) => format!(
+            (RetryKind::ReduceContext, Some(a), Some(b)) => format!(
                 "; Ollama then retried once with the context cut from {a} to {b} (line {})",
                 r.line
             ),
-            ("evict-others", _, _) => format!(
+            (RetryKind::EvictOthers, _, _) => format!(
                 "; Ollama then unloaded every other model and retried once (line {})",
                 r.line
             ),

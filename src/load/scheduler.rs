@@ -20,7 +20,7 @@ use crate::model::scheduler::{
     Retry, Scheduler,
 };
 use crate::model::{Load, Quantity, GIB, MIB};
-use crate::parse::event::{RetryKind, SchedulerLine};
+use crate::parse::event::SchedulerLine;
 
 use super::prediction;
 
@@ -205,11 +205,7 @@ impl SchedulerLedger {
                 new_num_ctx,
                 error,
             } => self.retries.push(Retry {
-                kind: match kind {
-                    RetryKind::ReduceContext => "reduce-context",
-                    RetryKind::EvictOthers => "evict-others",
-                    RetryKind::ProjectorOnCpu => "projector-on-cpu",
-                },
+                kind,
                 old_num_ctx,
                 new_num_ctx,
                 error,
@@ -463,7 +459,7 @@ mod tests {
         );
         assert_eq!(
             (
-                s.retries[0].kind,
+                s.retries[0].kind.as_str(),
                 s.retries[0].old_num_ctx,
                 s.retries[0].new_num_ctx
             ),

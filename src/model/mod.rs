@@ -60,7 +60,7 @@ pub use reconciled::{
     Comparison, Component, ComponentRow, DeviceRow, EstimatePart, Reconciled, Verdict,
 };
 pub use runtime::{Era, Runtime};
-pub use scheduler::Scheduler;
+pub use scheduler::{RetryKind, Scheduler};
 pub use serving::{Count, Figure, RankFigures, Ratio, ServingFigures, StartFailure};
 pub use snapshot::{normalize_bus_id, same_uuid, SmiFormat, SmiGpu, SmiProcess, Snapshot};
 pub use whatif::{

@@ -214,11 +214,34 @@ pub struct ProjectorGate {
     pub lines: Vec<u64>,
 }
 
+/// What Ollama retried a failed llama-server start with (`… retrying once`); the JSON has `reduce-context`,
+/// `evict-others` or `projector-on-cpu`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RetryKind {
+    /// `reducing automatic context and retrying once`: a smaller num_ctx.
+    ReduceContext,
+    /// `evicting all other models and retrying once`.
+    EvictOthers,
+    /// `startup failed with projector GPU offload; retrying with projector CPU offload`.
+    ProjectorOnCpu,
+}
+
+impl RetryKind {
+    /// The contract's word.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RetryKind::ReduceContext => "reduce-context",
+            RetryKind::EvictOthers => "evict-others",
+            RetryKind::ProjectorOnCpu => "projector-on-cpu",
+        }
+    }
+}
+
 /// One retry Ollama made.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Retry {
-    /// `reduce-context`, `evict-others` or `projector-on-cpu`.
-    pub kind: &'static str,
+    pub kind: RetryKind,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub old_num_ctx: Option<i64>,
     #[serde(skip_serializing_if = "Option::is_none")]

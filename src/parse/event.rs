@@ -419,16 +419,7 @@ pub enum ContextParam {
     KvUnified(bool),
 }
 
-/// What Ollama retried a failed llama-server start with (`… retrying once`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RetryKind {
-    /// `reducing automatic context and retrying once`: a smaller num_ctx.
-    ReduceContext,
-    /// `evicting all other models and retrying once`.
-    EvictOthers,
-    /// `startup failed with projector GPU offload; retrying with projector CPU offload`.
-    ProjectorOnCpu,
-}
+pub use crate::model::RetryKind;
 
 /// A row of a pasted `ollama ps` table (`NAME ID SIZE PROCESSOR CONTEXT UNTIL`).
 #[derive(Debug, Clone, PartialEq)]

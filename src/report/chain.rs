@@ -306,13 +306,13 @@ fn outcome(s: &Scheduler, l: &crate::model::Load) -> Step {
         .retries
         .iter()
         .map(|r| match (r.kind, r.old_num_ctx, r.new_num_ctx) {
-            ("reduce-context", Some(a), Some(b)) => {
+            (crate::model::RetryKind::ReduceContext, Some(a), Some(b)) => {
                 format!(
                     "Ollama retried once with num_ctx cut from {a} to {b} (line {})",
                     r.line
                 )
             }
-            (kind, _, _) => format!("Ollama retried once ({kind}, line {})", r.line),
+            (kind, _, _) => format!("Ollama retried once ({}, line {})", kind.as_str(), r.line),
         })
         .collect();
     let mut lines: Vec<u64> = s.retries.iter().map(|r| r.line).collect();
