@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args as ClapArgs;
 
-use super::{InputArgs, SeverityArg};
+use super::{InputArgs, MannersArgs, SeverityArg};
 
 /// `vramdiff batch`.
 #[derive(Debug, Clone, ClapArgs)]
@@ -32,13 +32,13 @@ pub struct BatchArgs {
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub threads: usize,
 
-    /// No progress bar (it is only drawn on a terminal anyway).
-    #[arg(long, short)]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub manners: MannersArgs,
 
-    /// Exit 1 when a finding of this severity or above is present in any load.
-    #[arg(long, value_enum, value_name = "SEVERITY", default_value_t = SeverityArg::Never)]
-    pub fail_on: SeverityArg,
+    /// Exit 1 when a finding of this severity or above is present in any load [default: the config file's
+    /// `fail-on`, else never]
+    #[arg(long, value_enum, value_name = "SEVERITY", env = "VRAMDIFF_FAIL_ON")]
+    pub fail_on: Option<SeverityArg>,
 
     /// Exit 1 when a component's actual/estimated is off by more than PCT % in any load (repeatable), e.g.
     /// graph=25.

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args as ClapArgs;
 
-use super::FormatArg;
+use super::{FormatArg, MannersArgs};
 
 /// `vramdiff diff`.
 #[derive(Debug, Clone, ClapArgs)]
@@ -22,9 +22,9 @@ pub struct DiffArgs {
     #[arg(long, value_name = "DIR")]
     pub grammar_dir: Option<PathBuf>,
 
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = FormatArg::Text)]
-    pub format: FormatArg,
+    /// Output format [default: the config file's `format`, else text]
+    #[arg(long, value_enum, env = "VRAMDIFF_FORMAT")]
+    pub format: Option<FormatArg>,
 
     /// Exit 1 when the new run regressed: more VRAM used, a layer left the GPU, or a finding appeared.
     #[arg(long)]
@@ -33,4 +33,7 @@ pub struct DiffArgs {
     /// Also append the Markdown comparison to the file named by $GITHUB_STEP_SUMMARY (nothing when unset).
     #[arg(long)]
     pub summary: bool,
+
+    #[command(flatten)]
+    pub manners: MannersArgs,
 }

@@ -2,7 +2,7 @@
 
 use clap::Args as ClapArgs;
 
-use super::{CaptureArg, SeverityArg};
+use super::{CaptureArg, MannersArgs, SeverityArg};
 
 /// `vramdiff doctor`.
 #[derive(Debug, Clone, ClapArgs)]
@@ -31,7 +31,25 @@ pub struct DoctorArgs {
     #[arg(long, conflicts_with = "ollama")]
     pub no_ollama: bool,
 
-    /// Exit 1 when a finding of this severity or above is present.
-    #[arg(long, value_enum, value_name = "SEVERITY", default_value_t = SeverityArg::Never)]
-    pub fail_on: SeverityArg,
+    /// Exit 1 when a finding of this severity or above is present [default: the config file's `fail-on`,
+    /// else never]
+    #[arg(long, value_enum, value_name = "SEVERITY", env = "VRAMDIFF_FAIL_ON")]
+    pub fail_on: Option<SeverityArg>,
+
+    /// How long each command doctor runs (journalctl, docker, nvidia-smi, rocm-smi) and the /api/ps request
+    /// may take before it is stopped and doctor goes on without it, in seconds (decimals allowed; the request
+    /// counts whole seconds) [default: 10]
+    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
+    pub timeout: Option<std::time::Duration>,
+
+    #[command(flatten)]
+    pub manners: MannersArgs,
+}
+
+/// A bound in seconds: a positive number, at most a day.
+fn parse_seconds(text: &str) -> Result<std::time::Duration, String> {
+    match text.trim().parse::<f64>() {
+        Ok(s) if s.is_finite() && s > 0.0 && s <= 86_400.0 => Ok(std::time::Duration::from_secs_f64(s)),
+        _ => Err(format!("'{text}' is not a number of seconds above 0 (at most 86400)")),
+    }
 }

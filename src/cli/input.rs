@@ -34,17 +34,20 @@ pub struct InputArgs {
     #[arg(long, conflicts_with = "gguf")]
     pub no_model_search: bool,
 
-    /// `overestimate` fires when the estimate exceeds reality by more than this percentage …
-    #[arg(long, value_name = "PCT", default_value_t = 10)]
-    pub over_percent: i64,
+    /// `overestimate` fires when the estimate exceeds reality by more than this percentage … [default: the
+    /// config file's `over-percent`, else 10]
+    #[arg(long, value_name = "PCT", env = "VRAMDIFF_OVER_PERCENT", value_parser = clap::value_parser!(i64).range(0..))]
+    pub over_percent: Option<i64>,
 
-    /// … and by more than this size (e.g. 256MiB, 1.5GiB, or bytes).
-    #[arg(long, value_name = "SIZE", default_value = "256MiB", value_parser = parse_size_arg)]
-    pub over_min: i64,
+    /// … and by more than this size (e.g. 256MiB, 1.5GiB, or bytes) [default: the config file's `over-min`,
+    /// else 256MiB]
+    #[arg(long, value_name = "SIZE", env = "VRAMDIFF_OVER_MIN", value_parser = parse_size_arg)]
+    pub over_min: Option<i64>,
 
-    /// `unattributed-memory` fires when nvidia-smi shows at least this much beyond a GPU's buffers.
-    #[arg(long, value_name = "SIZE", default_value = "1GiB", value_parser = parse_size_arg)]
-    pub unattributed_min: i64,
+    /// `unattributed-memory` fires when nvidia-smi shows at least this much beyond a GPU's buffers [default:
+    /// the config file's `unattributed-min`, else 1GiB]
+    #[arg(long, value_name = "SIZE", env = "VRAMDIFF_UNATTRIBUTED_MIN", value_parser = parse_size_arg)]
+    pub unattributed_min: Option<i64>,
 }
 
 /// `512MiB`, `1.5 GiB`, `2G`, or a byte count.

@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args as ClapArgs, ValueEnum};
 
+use super::MannersArgs;
+
 /// `vramdiff inspect`.
 #[derive(Debug, Clone, ClapArgs)]
 #[command(
@@ -24,6 +26,9 @@ pub struct InspectArgs {
     /// Also list every tensor (name, type, shape, offset, bytes) and every metadata value.
     #[arg(long)]
     pub tensors: bool,
+
+    #[command(flatten)]
+    pub manners: MannersArgs,
 }
 
 /// `inspect`'s output formats: a model file has no findings, so no JUnit.

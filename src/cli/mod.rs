@@ -13,6 +13,7 @@ mod diff;
 mod doctor;
 mod input;
 mod inspect;
+mod manners;
 mod report;
 mod whatif;
 
@@ -23,7 +24,8 @@ pub use diff::DiffArgs;
 pub use doctor::DoctorArgs;
 pub use input::{parse_size_arg, InputArgs};
 pub use inspect::{InspectArgs, InspectFormatArg};
-pub use report::{CaptureArg, ColorArg, ReportArgs};
+pub use manners::{ColorArg, MannersArgs};
+pub use report::{CaptureArg, ReportArgs};
 pub use whatif::{FamilyArg, KvTypeArg, SchedulerArg, WhatifArgs};
 
 /// Output format.
@@ -75,7 +77,12 @@ pub enum SeverityArg {
     name = "vramdiff",
     version,
     args_conflicts_with_subcommands = true,
-    after_help = "Examples:\n  journalctl -u ollama --no-pager | vramdiff\n  vramdiff server.log\n  vramdiff --format json server.log > report.json\n  vramdiff whatif server.log --gpu-count 1\n  journalctl -fu ollama -o cat | vramdiff -f --capture nvidia-smi --ollama --fail-on never\n\nExit status: 0 ok, 1 a finding at or above --fail-on (default: error), 2 error (bad usage, an input that could not be read)."
+    after_help = "Examples:\n  journalctl -u ollama --no-pager | vramdiff\n  vramdiff server.log\n  vramdiff --format json server.log > report.json\n  vramdiff whatif server.log --gpu-count 1\n  journalctl -fu ollama -o cat | vramdiff -f --capture nvidia-smi --ollama --fail-on never\n\nExit status: 0 ok, 1 a finding at or above --fail-on (default: error), 2 error (bad usage, an input that could not be read, a bad config file).",
+    after_long_help = concat!(
+        "Examples:\n  journalctl -u ollama --no-pager | vramdiff\n  vramdiff server.log\n  vramdiff --format json server.log > report.json\n  vramdiff whatif server.log --gpu-count 1\n  journalctl -fu ollama -o cat | vramdiff -f --capture nvidia-smi --ollama --fail-on never\n\n",
+        "Configuration: an optional TOML file, $VRAMDIFF_CONFIG if set, else $XDG_CONFIG_HOME/vramdiff/config.toml, else ~/.config/vramdiff/config.toml, sets the defaults of fail-on, over-percent, over-min, unattributed-min, color and format (the keys are the flags' names), for every command that has the flag. A flag beats its environment variable (VRAMDIFF_FAIL_ON, VRAMDIFF_OVER_PERCENT, VRAMDIFF_OVER_MIN, VRAMDIFF_UNATTRIBUTED_MIN, VRAMDIFF_FORMAT; for colour NO_COLOR and CLICOLOR_FORCE), which beats the file. An unknown key or a bad value is an error naming the file, the line and the key (exit 2).\n\n",
+        "Exit status: 0 ok, 1 a finding at or above --fail-on (default: error), 2 error (bad usage, an input that could not be read, a bad config file)."
+    )
 )]
 pub struct Args {
     #[command(subcommand)]

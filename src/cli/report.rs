@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args as ClapArgs, ValueEnum};
 
-use super::{FormatArg, InputArgs, SeverityArg};
+use super::{FormatArg, InputArgs, MannersArgs, SeverityArg};
 
 /// The GPU monitor `--capture` runs when a load completes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -16,24 +16,15 @@ pub enum CaptureArg {
     None,
 }
 
-/// When the terminal report is coloured.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ColorArg {
-    /// On a terminal, unless NO_COLOR is set (CLICOLOR_FORCE forces it).
-    Auto,
-    Always,
-    Never,
-}
-
 /// The default command: the report.
 #[derive(Debug, Clone, ClapArgs)]
 pub struct ReportArgs {
     #[command(flatten)]
     pub input: InputArgs,
 
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = FormatArg::Text)]
-    pub format: FormatArg,
+    /// Output format [default: the config file's `format`, else text]
+    #[arg(long, value_enum, env = "VRAMDIFF_FORMAT")]
+    pub format: Option<FormatArg>,
 
     /// List the lines that look like memory lines but that no grammar rule understood.
     #[arg(long)]
@@ -44,18 +35,12 @@ pub struct ReportArgs {
     pub chart: Option<PathBuf>,
 
     /// Exit 1 when a finding of this severity or above is present (for CI). With --follow: at the first such
-    /// finding, after that load's report.
-    #[arg(long, value_enum, value_name = "SEVERITY", default_value_t = SeverityArg::Error)]
-    pub fail_on: SeverityArg,
+    /// finding, after that load's report [default: the config file's `fail-on`, else error]
+    #[arg(long, value_enum, value_name = "SEVERITY", env = "VRAMDIFF_FAIL_ON")]
+    pub fail_on: Option<SeverityArg>,
 
-    /// Colour the severities and verdicts of the text report: auto (on a terminal; NO_COLOR turns it off,
-    /// CLICOLOR_FORCE on), always, never.
-    #[arg(long, value_enum, value_name = "WHEN", default_value_t = ColorArg::Auto)]
-    pub color: ColorArg,
-
-    /// No messages on stderr (what was written, warnings) unless the command fails.
-    #[arg(long, short)]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub manners: MannersArgs,
 
     /// Follow one file by name across rotation and truncation (as `tail -F`), or an endless standard input,
     /// and print each load's report as soon as the load completes. Ctrl-C ends it.

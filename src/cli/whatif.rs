@@ -2,7 +2,7 @@
 
 use clap::{Args as ClapArgs, ValueEnum};
 
-use super::{parse_size_arg, FormatArg, InputArgs, SeverityArg};
+use super::{parse_size_arg, FormatArg, InputArgs, MannersArgs, SeverityArg};
 
 /// `vramdiff whatif`.
 #[derive(Debug, Clone, ClapArgs)]
@@ -60,13 +60,17 @@ pub struct WhatifArgs {
     #[arg(long, conflicts_with = "ctx")]
     pub max_ctx: bool,
 
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = FormatArg::Text)]
-    pub format: FormatArg,
+    /// Output format [default: the config file's `format`, else text]
+    #[arg(long, value_enum, env = "VRAMDIFF_FORMAT")]
+    pub format: Option<FormatArg>,
 
-    /// With --format junit: a failure per finding of this severity or above.
-    #[arg(long, value_enum, value_name = "SEVERITY", default_value_t = SeverityArg::Error)]
-    pub fail_on: SeverityArg,
+    /// With --format junit: a failure per finding of this severity or above [default: the config file's
+    /// `fail-on`, else error]
+    #[arg(long, value_enum, value_name = "SEVERITY", env = "VRAMDIFF_FAIL_ON")]
+    pub fail_on: Option<SeverityArg>,
+
+    #[command(flatten)]
+    pub manners: MannersArgs,
 
     /// Also append the Markdown report to the file named by $GITHUB_STEP_SUMMARY (nothing when it is unset).
     #[arg(long)]

@@ -10,8 +10,8 @@ use super::step_summary::step_summary;
 use super::Outcome;
 
 /// `vramdiff batch PATHS`.
-pub fn batch(request: &Batch) -> Outcome {
-    let bar = if !request.quiet && std::io::stderr().is_terminal() {
+pub fn batch(request: &Batch, manners: super::resolve::Manners) -> Outcome {
+    let bar = if !manners.quiet && std::io::stderr().is_terminal() {
         ProgressBar::new(0)
     } else {
         ProgressBar::hidden()

@@ -1,19 +1,26 @@
 //! `vramdiff doctor` (and `vramdiff` with no file on a terminal): find the server's log on this machine
 //! ([`super::locate`]), observe the GPUs (nvidia-smi, else rocm-smi) and Ollama's `/api/ps` now, run the log
 //! through the pipeline with those observations for its last load, and report that load — as the terminal's
-//! report, or with `--issue` as a redacted Markdown block for a bug report (`report::issue`).
+//! report, or with `--issue` as a redacted Markdown block for a bug report (`report::issue`). Every command it
+//! runs and the `/api/ps` request are bounded by `--timeout` ([`TIMEOUT`] by default): a hung tool is stopped,
+//! named on stderr, and the report goes on with what was found.
 
 use std::collections::BTreeSet;
+use std::time::Duration;
 
 use super::locate::{locate, Log};
 use super::resolve::Doctor;
 use super::Outcome;
-use crate::live::capture::{Capturer, TIMEOUT};
+use crate::live::capture::Capturer;
 use crate::live::ollama::PsClient;
 use crate::model::{Concluded, Load};
 use crate::pipeline::{LoadSink, Options, Pipeline};
 use crate::reconcile::observations::{Moment, Series};
 use crate::report::{self, issue, redact::Known, Format};
+
+/// How long each command doctor runs (journalctl, docker, nvidia-smi, rocm-smi) and the `/api/ps` request may
+/// take by default: far beyond what a healthy tool needs, short enough that a hung one is noticed.
+pub const TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Keeps the last load, each observed with what was seen now.
 struct LastLoad {
@@ -42,9 +49,10 @@ pub fn doctor(request: &Doctor) -> Outcome {
                 .to_string(),
         );
     }
-    let (found, tried) = locate(request.log.as_deref());
+    let (found, tried) = locate(request.log.as_deref(), request.timeout);
+    messages.extend(tried.stopped.iter().map(|t| format!("timed out: {t}")));
     let Some(found) = found else {
-        messages.extend(tried.iter().map(|t| format!("tried {t}")));
+        messages.extend(tried.places.iter().map(|t| format!("tried {t}")));
         messages.push("no log found; name it: vramdiff doctor LOG".to_string());
         return Outcome {
             messages,
@@ -119,7 +127,7 @@ fn observe(request: &Doctor, messages: &mut Vec<String>) -> Moment {
     let mut now = Moment::default();
     let mut missing = Vec::new();
     for tool in &request.capture {
-        let mut capturer = Capturer::new(*tool, TIMEOUT);
+        let mut capturer = Capturer::new(*tool, request.timeout);
         match capturer.take() {
             Ok(snapshots) if !snapshots.is_empty() => {
                 let path = format!("{} (now)", capturer.program());
@@ -151,7 +159,7 @@ fn observe(request: &Doctor, messages: &mut Vec<String>) -> Moment {
         ));
     }
     if let Some(url) = &request.ollama {
-        match PsClient::new(url).ps() {
+        match PsClient::new(url).with_timeout(request.timeout).ps() {
             Ok(listing) => now.ps = Some(listing),
             Err(why) => messages.push(
                 why.unwrap_or_default()

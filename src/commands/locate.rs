@@ -4,10 +4,13 @@
 //! `journalctl --user -u ollama`, `-o cat` so no host name is read), `~/.ollama/logs/server.log` (macOS and
 //! the install script's user service), `%LOCALAPPDATA%\Ollama\server*.log` (Windows; the newest), and `docker
 //! logs` of a running `ollama/ollama` container. Each place tried is said, so a miss tells the user where to
-//! look next.
+//! look next. Each command run is bounded in time ([`crate::live::bounded`]): one that hangs is stopped, said,
+//! and the search goes on.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use crate::live::bounded::{self, Failed};
 
 /// How many of the newest lines are read from journald and docker: several loads' worth, a bounded read.
 pub const TAIL_LINES: &str = "100000";
@@ -28,11 +31,23 @@ pub enum Log {
 }
 
 /// The places tried, in order, with why each gave nothing.
-pub type Tried = Vec<String>;
+#[derive(Debug, Default)]
+pub struct Tried {
+    /// Every place tried before the one found (or all of them), with why it gave nothing.
+    pub places: Vec<String>,
+    /// The commands stopped at the bound, worth saying even when a log was found elsewhere.
+    pub stopped: Vec<String>,
+}
 
-/// The first place that holds a log, and what was tried before it.
-pub fn locate(given: Option<&str>) -> (Option<Found>, Tried) {
-    let mut tried = Vec::new();
+impl Tried {
+    fn push(&mut self, place: String) {
+        self.places.push(place);
+    }
+}
+
+/// The first place that holds a log, and what was tried before it; each command run may take `timeout`.
+pub fn locate(given: Option<&str>, timeout: Duration) -> (Option<Found>, Tried) {
+    let mut tried = Tried::default();
     if let Some(path) = given {
         return (file(Path::new(path), &mut tried), tried);
     }
@@ -58,7 +73,7 @@ pub fn locate(given: Option<&str>) -> (Option<Found>, Tried) {
         } else {
             "journalctl -u ollama"
         };
-        if let Some(found) = printed("journalctl", &args, origin, &mut tried) {
+        if let Some(found) = printed("journalctl", &args, origin, timeout, &mut tried) {
             return (Some(found), tried);
         }
     }
@@ -73,7 +88,7 @@ pub fn locate(given: Option<&str>) -> (Option<Found>, Tried) {
             return (Some(found), tried);
         }
     }
-    if let Some(found) = docker(&mut tried) {
+    if let Some(found) = docker(timeout, &mut tried) {
         return (Some(found), tried);
     }
     (None, tried)
@@ -132,26 +147,21 @@ fn newest_server_log(dir: &Path, tried: &mut Tried) -> Option<Found> {
 
 /// What a command printed (standard error, where Ollama logs, then standard output), when it ran and printed
 /// log lines.
-fn printed(program: &str, args: &[&str], origin: &str, tried: &mut Tried) -> Option<Found> {
-    let output = Command::new(program)
-        .args(args)
-        .stdin(Stdio::null())
-        .output();
-    let output = match output {
+fn printed(
+    program: &str,
+    args: &[&str],
+    origin: &str,
+    timeout: Duration,
+    tried: &mut Tried,
+) -> Option<Found> {
+    let output = match bounded::run(program, args, timeout, program == "docker") {
         Ok(o) => o,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            tried.push(format!("{origin}: {program} not found"));
-            return None;
-        }
         Err(e) => {
-            tried.push(format!("{origin}: {e}"));
+            failed(origin, program, e, tried);
             return None;
         }
     };
-    let mut text = Vec::new();
-    if program == "docker" {
-        text.extend_from_slice(&output.stderr);
-    }
+    let mut text = output.stderr;
     text.extend_from_slice(&output.stdout);
     let lines = text
         .split(|&b| b == b'\n')
@@ -174,26 +184,40 @@ fn printed(program: &str, args: &[&str], origin: &str, tried: &mut Tried) -> Opt
     })
 }
 
+/// A command that gave nothing, said: a timeout also among the commands stopped.
+fn failed(origin: &str, program: &str, failure: Failed, tried: &mut Tried) {
+    match failure {
+        Failed::NotFound => tried.push(format!("{origin}: {program} not found")),
+        Failed::TimedOut(why) => {
+            tried.push(format!("{origin}: {why}"));
+            tried.stopped.push(format!("{origin}: {why}"));
+        }
+        Failed::Other(why) => tried.push(format!("{origin}: {why}")),
+    }
+}
+
 /// `docker logs` of the first running container of the `ollama/ollama` image.
-fn docker(tried: &mut Tried) -> Option<Found> {
-    let listed = Command::new("docker")
-        .args([
+fn docker(timeout: Duration, tried: &mut Tried) -> Option<Found> {
+    let listed = bounded::run(
+        "docker",
+        &[
             "ps",
             "--filter",
             "ancestor=ollama/ollama",
             "--format",
             "{{.Names}}",
-        ])
-        .stdin(Stdio::null())
-        .output();
+        ],
+        timeout,
+        false,
+    );
     let names = match listed {
         Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).into_owned(),
         Ok(o) => {
             tried.push(format!("docker ps: failed ({})", o.status));
             return None;
         }
-        Err(_) => {
-            tried.push("docker ps: docker not found".to_string());
+        Err(e) => {
+            failed("docker ps", "docker", e, tried);
             return None;
         }
     };
@@ -206,6 +230,7 @@ fn docker(tried: &mut Tried) -> Option<Found> {
         "docker",
         &["logs", "--tail", TAIL_LINES, name],
         &origin,
+        timeout,
         tried,
     )
 }

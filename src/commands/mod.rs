@@ -5,6 +5,7 @@
 
 #[cfg(feature = "batch")]
 pub mod batch;
+pub mod config;
 pub mod diff;
 pub mod doctor;
 pub mod follow;
@@ -19,21 +20,54 @@ pub mod whatif;
 
 pub use crate::live::Terminal;
 pub use outcome::Outcome;
-use resolve::Request;
+use resolve::{Manners, Request, Resolved};
 
 /// Run the command the arguments name. Only `--follow` writes to `terminal` as it goes (each load's report, the
-/// messages of a live input); every command leaves the rest in its [`Outcome`].
+/// messages of a live input); every command leaves the rest in its [`Outcome`], which gets the command's
+/// manners here, the same for every command: the text report painted with `--color`, and with `-q` no notes
+/// unless the command failed (exit 2).
 pub fn run(args: &crate::cli::Args, terminal: Terminal<'_>) -> Outcome {
-    match resolve::resolve(args) {
+    let Resolved { request, manners } = match resolve::resolve(args) {
+        Ok(r) => r,
+        Err(e) => return Outcome::error(e),
+    };
+    let paint = manners.color && request.writes_text();
+    let mut outcome = match request {
         Request::Report(r) => report::report(&r),
-        Request::Follow(f) => follow::follow(&f, terminal),
+        Request::Follow(f) => {
+            let Terminal { stdout, message } = terminal;
+            let mut quiet = |m: String| {
+                if !manners.quiet {
+                    message(m)
+                }
+            };
+            let terminal = Terminal {
+                stdout,
+                message: &mut quiet,
+            };
+            follow::follow(&f, terminal)
+        }
         Request::Whatif(w) => whatif::whatif(&w),
         Request::Inspect(i) => inspect::inspect(&i),
         #[cfg(feature = "batch")]
-        Request::Batch(b) => batch::batch(&b),
+        Request::Batch(b) => batch::batch(&b, manners),
         Request::Diff(d) => diff::diff(&d),
         Request::Doctor(d) => doctor::doctor(&d),
         Request::Completions(shell) => generate::completions(shell),
         Request::Man => generate::man(),
+    };
+    behave(&mut outcome, manners, paint);
+    outcome
+}
+
+/// The manners applied to what a command left: its text report painted (`paint`), its notes dropped with `-q`
+/// unless it failed.
+fn behave(outcome: &mut Outcome, manners: Manners, paint: bool) {
+    if paint {
+        outcome.stdout =
+            crate::report::color::paint(&String::from_utf8_lossy(&outcome.stdout)).into_bytes();
+    }
+    if manners.quiet && outcome.code != 2 {
+        outcome.messages.clear();
     }
 }

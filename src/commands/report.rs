@@ -54,10 +54,7 @@ pub fn report(request: &Report) -> Outcome {
         let markdown = report::reporter(Format::Markdown, options.clone()).render(&analysis);
         step_summary(&markdown, &mut messages);
     }
-    let mut stdout = report::reporter(request.format, options).render(&analysis);
-    if request.color && request.format == Format::Text {
-        stdout = report::color::paint(&String::from_utf8_lossy(&stdout)).into_bytes();
-    }
+    let stdout = report::reporter(request.format, options).render(&analysis);
     let code = if input_errors(&analysis, &mut messages) {
         2
     } else if request.fail_on.is_some_and(|t| {
@@ -71,9 +68,6 @@ pub fn report(request: &Report) -> Outcome {
     } else {
         0
     };
-    if request.quiet && code != 2 {
-        messages.clear();
-    }
     Outcome {
         stdout,
         messages,

@@ -2,14 +2,19 @@
 //! the clap-free options each command runs with — the pipeline's [`Options`], the report format, the
 //! `--fail-on` severity, the files to read, the what-if changes, the follow's live observations, the batch's
 //! options. Nothing past this module sees a clap type, so the stages never depend on the command line.
+//!
+//! Each default the user may set is decided here in one order: the flag, else its environment variable (clap
+//! reads both into the same `Option`), else the config file ([`super::config`]), else the built-in default.
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use crate::checks::CheckConfig;
+use super::config::{self, Config};
 use crate::cli::{
-    Args, CaptureArg, ColorArg, Command, FamilyArg, InputArgs, InspectFormatArg, KvTypeArg,
-    ReportArgs, SchedulerArg, SeverityArg, ShellArg, WhatifArgs,
+    Args, CaptureArg, ColorArg, Command, FamilyArg, FormatArg, InputArgs, InspectFormatArg,
+    KvTypeArg, MannersArgs, ReportArgs, SchedulerArg, SeverityArg, ShellArg, WhatifArgs,
 };
 use crate::live::capture::Tool;
 use crate::load::model_file::ModelFiles;
@@ -17,6 +22,22 @@ use crate::model::{KvType, Severity};
 use crate::pipeline::Options;
 use crate::replay::{Asked, Changes, Family, Scheduler};
 use crate::report::Format;
+
+/// A command resolved, and how it talks to the terminal.
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    pub request: Request,
+    pub manners: Manners,
+}
+
+/// How a command talks to the terminal (`--color`, `-q`), the same for every command.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Manners {
+    /// Paint the text report (`--color`, `NO_COLOR`, `CLICOLOR_FORCE`, the config file, a terminal on stdout).
+    pub color: bool,
+    /// `-q`: no notes on stderr unless the command fails.
+    pub quiet: bool,
+}
 
 /// A command, with everything it needs resolved.
 #[derive(Debug, Clone)]
@@ -36,6 +57,23 @@ pub enum Request {
     Man,
 }
 
+impl Request {
+    /// Whether the command's stdout is the terminal's text layout, the one `--color` paints (`--follow`
+    /// paints each load itself as it writes it).
+    pub fn writes_text(&self) -> bool {
+        match self {
+            Request::Report(r) => r.format == Format::Text,
+            Request::Whatif(w) => w.format == Format::Text,
+            Request::Inspect(i) => i.format == Format::Text,
+            Request::Diff(d) => d.format == Format::Text,
+            Request::Doctor(d) => !d.issue,
+            Request::Follow(_) | Request::Completions(_) | Request::Man => false,
+            #[cfg(feature = "batch")]
+            Request::Batch(_) => false,
+        }
+    }
+}
+
 /// The default command's options.
 #[derive(Debug, Clone)]
 pub struct Report {
@@ -49,10 +87,6 @@ pub struct Report {
     pub fail_on: Option<Severity>,
     /// `--summary`: also append the Markdown report to `$GITHUB_STEP_SUMMARY`.
     pub summary: bool,
-    /// Paint the text report for a terminal (`--color`, `NO_COLOR`, `CLICOLOR_FORCE`).
-    pub color: bool,
-    /// `-q`: no messages unless the command fails.
-    pub quiet: bool,
 }
 
 /// `vramdiff doctor`'s options.
@@ -68,6 +102,8 @@ pub struct Doctor {
     pub fail_on: Option<Severity>,
     /// Why doctor runs when the user did not ask for it (no file on a terminal), said on stderr.
     pub implicit: bool,
+    /// How long each command doctor runs, and the `/api/ps` request, may take.
+    pub timeout: Duration,
 }
 
 /// `--follow`'s options.
@@ -108,8 +144,6 @@ pub struct Inspect {
 #[derive(Debug, Clone)]
 pub struct Batch {
     pub options: crate::batch::BatchOptions,
-    /// No progress bar.
-    pub quiet: bool,
     pub summary: bool,
 }
 
@@ -124,133 +158,188 @@ pub struct Diff {
     pub summary: bool,
 }
 
-/// The command the arguments name, resolved.
-pub fn resolve(args: &Args) -> Request {
-    match &args.command {
-        None if args.report.follow => Request::Follow(follow(&args.report)),
+/// The command the arguments name, resolved; `Err` when the config file cannot be read or holds a mistake.
+pub fn resolve(args: &Args) -> Result<Resolved, String> {
+    // What only prints clap's definition reads no config file: a broken one must not stop its repair.
+    let config = match &args.command {
+        Some(Command::Completions(_) | Command::Man) => Config::default(),
+        _ => config::load()?,
+    };
+    let none = MannersArgs {
+        color: None,
+        quiet: false,
+    };
+    let (request, manners) = match &args.command {
+        None if args.report.follow => (
+            Request::Follow(follow(&args.report, &config)),
+            &args.report.manners,
+        ),
         // No file, and standard input is a terminal (nothing piped in): rather than wait for input no one will
         // type, look for the log where the server writes it.
-        None if args.report.input.files.is_empty() && std::io::stdin().is_terminal() => {
+        None if args.report.input.files.is_empty() && std::io::stdin().is_terminal() => (
             Request::Doctor(Doctor {
                 log: None,
                 issue: false,
                 capture: vec![Tool::NvidiaSmi, Tool::RocmSmi],
                 ollama: Some(ollama_host()),
-                fail_on: severity(args.report.fail_on),
+                fail_on: fail_on(args.report.fail_on, &config, SeverityArg::Never),
                 implicit: true,
-            })
-        }
-        None => Request::Report(report(&args.report)),
-        Some(Command::Whatif(w)) => Request::Whatif(whatif(w)),
-        Some(Command::Inspect(i)) => Request::Inspect(Inspect {
-            model: i.model.clone(),
-            mmproj: i.mmproj.clone(),
-            format: match i.format {
-                InspectFormatArg::Text => Format::Text,
-                InspectFormatArg::Json => Format::Json,
-                InspectFormatArg::Markdown => Format::Markdown,
-            },
-            tensors: i.tensors,
-        }),
+                timeout: super::doctor::TIMEOUT,
+            }),
+            &args.report.manners,
+        ),
+        None => (
+            Request::Report(report(&args.report, &config)),
+            &args.report.manners,
+        ),
+        Some(Command::Whatif(w)) => (Request::Whatif(whatif(w, &config)), &w.manners),
+        Some(Command::Inspect(i)) => (
+            Request::Inspect(Inspect {
+                model: i.model.clone(),
+                mmproj: i.mmproj.clone(),
+                format: match i.format {
+                    InspectFormatArg::Text => Format::Text,
+                    InspectFormatArg::Json => Format::Json,
+                    InspectFormatArg::Markdown => Format::Markdown,
+                },
+                tensors: i.tensors,
+            }),
+            &i.manners,
+        ),
         #[cfg(feature = "batch")]
-        Some(Command::Batch(b)) => Request::Batch(Batch {
-            options: crate::batch::BatchOptions {
-                paths: files(&b.input),
-                out: b.out.clone(),
-                baseline: b.baseline.clone(),
-                jsonl: b.jsonl,
-                threads: b.threads,
-                fail_on: severity(b.fail_on),
-                max_errors: b.max_error.clone(),
-                fail_on_regression: b.fail_on_regression,
-                analysis: options(&b.input, false),
-                shard: b.shard,
-                partition_by: b.partition_by.clone(),
-                junit: b.junit.clone(),
-                html: b.html.clone(),
-            },
-            quiet: b.quiet,
-            summary: b.summary,
-        }),
-        Some(Command::Diff(d)) => Request::Diff(Diff {
-            old: d.old.clone(),
-            new: d.new.clone(),
-            options: Options {
-                grammar_dir: d.grammar_dir.clone(),
-                ..Options::default()
-            },
-            format: d.format.format(),
-            fail_on_regression: d.fail_on_regression,
-            summary: d.summary,
-        }),
-        Some(Command::Completions(c)) => Request::Completions(match c.shell {
-            ShellArg::Bash => clap_complete::Shell::Bash,
-            ShellArg::Zsh => clap_complete::Shell::Zsh,
-            ShellArg::Fish => clap_complete::Shell::Fish,
-            ShellArg::Powershell => clap_complete::Shell::PowerShell,
-        }),
-        Some(Command::Man) => Request::Man,
-        Some(Command::Doctor(d)) => Request::Doctor(Doctor {
-            log: d.log.clone(),
-            issue: d.issue,
-            capture: match d.capture {
-                None => vec![Tool::NvidiaSmi, Tool::RocmSmi],
-                Some(CaptureArg::NvidiaSmi) => vec![Tool::NvidiaSmi],
-                Some(CaptureArg::RocmSmi) => vec![Tool::RocmSmi],
-                Some(CaptureArg::None) => Vec::new(),
-            },
-            ollama: if d.no_ollama {
-                None
-            } else {
-                Some(d.ollama.clone().unwrap_or_else(ollama_host))
-            },
-            fail_on: severity(d.fail_on),
-            implicit: false,
-        }),
+        Some(Command::Batch(b)) => (
+            Request::Batch(Batch {
+                options: crate::batch::BatchOptions {
+                    paths: files(&b.input),
+                    out: b.out.clone(),
+                    baseline: b.baseline.clone(),
+                    jsonl: b.jsonl,
+                    threads: b.threads,
+                    fail_on: fail_on(b.fail_on, &config, SeverityArg::Never),
+                    max_errors: b.max_error.clone(),
+                    fail_on_regression: b.fail_on_regression,
+                    analysis: options(&b.input, &config, false),
+                    shard: b.shard,
+                    partition_by: b.partition_by.clone(),
+                    junit: b.junit.clone(),
+                    html: b.html.clone(),
+                },
+                summary: b.summary,
+            }),
+            &b.manners,
+        ),
+        Some(Command::Diff(d)) => (
+            Request::Diff(Diff {
+                old: d.old.clone(),
+                new: d.new.clone(),
+                options: Options {
+                    grammar_dir: d.grammar_dir.clone(),
+                    ..Options::default()
+                },
+                format: format(d.format, &config),
+                fail_on_regression: d.fail_on_regression,
+                summary: d.summary,
+            }),
+            &d.manners,
+        ),
+        Some(Command::Doctor(d)) => (
+            Request::Doctor(Doctor {
+                log: d.log.clone(),
+                issue: d.issue,
+                capture: match d.capture {
+                    None => vec![Tool::NvidiaSmi, Tool::RocmSmi],
+                    Some(CaptureArg::NvidiaSmi) => vec![Tool::NvidiaSmi],
+                    Some(CaptureArg::RocmSmi) => vec![Tool::RocmSmi],
+                    Some(CaptureArg::None) => Vec::new(),
+                },
+                ollama: if d.no_ollama {
+                    None
+                } else {
+                    Some(d.ollama.clone().unwrap_or_else(ollama_host))
+                },
+                fail_on: fail_on(d.fail_on, &config, SeverityArg::Never),
+                implicit: false,
+                timeout: d.timeout.unwrap_or(super::doctor::TIMEOUT),
+            }),
+            &d.manners,
+        ),
+        Some(Command::Completions(c)) => (
+            Request::Completions(match c.shell {
+                ShellArg::Bash => clap_complete::Shell::Bash,
+                ShellArg::Zsh => clap_complete::Shell::Zsh,
+                ShellArg::Fish => clap_complete::Shell::Fish,
+                ShellArg::Powershell => clap_complete::Shell::PowerShell,
+            }),
+            &none,
+        ),
+        Some(Command::Man) => (Request::Man, &none),
+    };
+    Ok(Resolved {
+        request,
+        manners: Manners {
+            color: color(manners.color, config.color),
+            quiet: manners.quiet,
+        },
+    })
+}
+
+fn report(args: &ReportArgs, config: &Config) -> Report {
+    Report {
+        files: files(&args.input),
+        options: options(&args.input, config, args.show_unrecognized),
+        format: format(args.format, config),
+        show_unrecognized: args.show_unrecognized,
+        chart: args.chart.clone(),
+        fail_on: fail_on(args.fail_on, config, SeverityArg::Error),
+        summary: args.summary,
     }
 }
 
-fn report(args: &ReportArgs) -> Report {
-    Report {
-        files: files(&args.input),
-        options: options(&args.input, args.show_unrecognized),
-        format: args.format.format(),
-        show_unrecognized: args.show_unrecognized,
-        chart: args.chart.clone(),
-        fail_on: severity(args.fail_on),
-        summary: args.summary,
-        color: color(args.color),
-        quiet: args.quiet,
-    }
+/// The format: the flag or `VRAMDIFF_FORMAT`, else the config file's, else text.
+fn format(arg: Option<FormatArg>, config: &Config) -> Format {
+    arg.or(config.format).unwrap_or(FormatArg::Text).format()
+}
+
+/// The `--fail-on` severity: the flag or `VRAMDIFF_FAIL_ON`, else the config file's, else the command's own
+/// default.
+fn fail_on(arg: Option<SeverityArg>, config: &Config, default: SeverityArg) -> Option<Severity> {
+    severity(arg.or(config.fail_on).unwrap_or(default))
 }
 
 /// Whether to colour, as clig.dev describes: `always`/`never` decide; `auto` colours a terminal unless
-/// `NO_COLOR` is set to anything, and `CLICOLOR_FORCE` (not `0`) colours even a pipe.
-fn color(arg: ColorArg) -> bool {
-    let set = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty());
-    match arg {
-        ColorArg::Always => true,
-        ColorArg::Never => false,
-        ColorArg::Auto => {
-            if set("CLICOLOR_FORCE") && std::env::var_os("CLICOLOR_FORCE").is_some_and(|v| v != "0")
-            {
-                true
-            } else if set("NO_COLOR") {
-                false
-            } else {
-                std::io::stdout().is_terminal()
-            }
-        }
+/// `NO_COLOR` is set to anything, and `CLICOLOR_FORCE` (not `0`) colours even a pipe. Without the flag the
+/// environment decides first, then the config file's `color`, then whether stdout is a terminal.
+fn color(flag: Option<ColorArg>, file: Option<ColorArg>) -> bool {
+    let set = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+    let environment = if set("CLICOLOR_FORCE").is_some_and(|v| v != "0") {
+        Some(true)
+    } else if set("NO_COLOR").is_some() {
+        Some(false)
+    } else {
+        None
+    };
+    let decided = |arg: Option<ColorArg>| match arg {
+        Some(ColorArg::Always) => Some(true),
+        Some(ColorArg::Never) => Some(false),
+        Some(ColorArg::Auto) | None => None,
+    };
+    match flag {
+        Some(ColorArg::Always) => true,
+        Some(ColorArg::Never) => false,
+        Some(ColorArg::Auto) => environment.unwrap_or_else(|| std::io::stdout().is_terminal()),
+        None => environment
+            .or_else(|| decided(file))
+            .unwrap_or_else(|| std::io::stdout().is_terminal()),
     }
 }
 
-fn follow(args: &ReportArgs) -> Follow {
+fn follow(args: &ReportArgs, config: &Config) -> Follow {
     Follow {
         files: files(&args.input),
-        options: options(&args.input, false),
+        options: options(&args.input, config, false),
         live: crate::live::Settings {
-            format: args.format.format(),
-            fail_on: severity(args.fail_on),
+            format: format(args.format, config),
+            fail_on: fail_on(args.fail_on, config, SeverityArg::Error),
             capture: match args.capture {
                 CaptureArg::NvidiaSmi => Some(Tool::NvidiaSmi),
                 CaptureArg::RocmSmi => Some(Tool::RocmSmi),
@@ -258,11 +347,12 @@ fn follow(args: &ReportArgs) -> Follow {
             },
             ollama: args.ollama.clone(),
             serve: args.serve.clone(),
+            color: color(args.manners.color, config.color),
         },
     }
 }
 
-fn whatif(args: &WhatifArgs) -> Whatif {
+fn whatif(args: &WhatifArgs, config: &Config) -> Whatif {
     Whatif {
         files: files(&args.input),
         options: Options {
@@ -271,10 +361,10 @@ fn whatif(args: &WhatifArgs) -> Whatif {
                 max_ctx: args.max_ctx,
                 explain: args.explain,
             }),
-            ..options(&args.input, false)
+            ..options(&args.input, config, false)
         },
-        format: args.format.format(),
-        fail_on: severity(args.fail_on),
+        format: format(args.format, config),
+        fail_on: fail_on(args.fail_on, config, SeverityArg::Error),
         summary: args.summary,
     }
 }
@@ -313,15 +403,25 @@ fn whatif_changes(args: &WhatifArgs) -> Changes {
     }
 }
 
-/// The pipeline's options from the command line's input flags.
-fn options(input: &InputArgs, keep_unrecognized: bool) -> Options {
+/// The pipeline's options from the command line's input flags, the thresholds after the config file's.
+fn options(input: &InputArgs, config: &Config, keep_unrecognized: bool) -> Options {
+    let defaults = CheckConfig::default();
     Options {
         grammar_dir: input.grammar_dir.clone(),
         keep_unrecognized,
         checks: CheckConfig {
-            over_percent: input.over_percent,
-            over_bytes: input.over_min,
-            unattributed_bytes: input.unattributed_min,
+            over_percent: input
+                .over_percent
+                .or(config.over_percent)
+                .unwrap_or(defaults.over_percent),
+            over_bytes: input
+                .over_min
+                .or(config.over_min)
+                .unwrap_or(defaults.over_bytes),
+            unattributed_bytes: input
+                .unattributed_min
+                .or(config.unattributed_min)
+                .unwrap_or(defaults.unattributed_bytes),
         },
         smi: input.smi.clone(),
         smi_fields: input.smi_fields.clone(),

@@ -6,13 +6,12 @@
 //! processes (pid, name, used, GPU UUID), which is what splits a GPU's memory into the runner and the others.
 //! rocm-smi prints one JSON document (`--showmeminfo vram --showbus --json`).
 
-use std::io::Read;
-use std::process::{Command, Stdio};
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::model::Snapshot;
 use crate::smi::file::read_capture;
+
+use super::bounded;
 
 /// Which GPU monitor `--capture` runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -110,52 +109,14 @@ impl Capturer {
 
 /// Run `program args`, return its standard output; kill it after `timeout`.
 fn run_with_timeout(program: &str, args: &[&str], timeout: Duration) -> Result<Vec<u8>, String> {
-    let mut child = Command::new(program)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => "not found on PATH".to_string(),
-            _ => format!("cannot start it: {e}"),
-        })?;
-    let mut stdout = child.stdout.take().ok_or("no standard output")?;
-    // The output is read on a thread so that a tool that hangs can be killed; the thread is not joined after
-    // a timeout (a grandchild may hold the pipe open), it ends when the pipe closes.
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let mut out = Vec::new();
-        let result = stdout.read_to_end(&mut out).map(|_| out);
-        let _ = tx.send(result);
-    });
-    let deadline = Instant::now() + timeout;
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) if Instant::now() >= deadline => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(format!(
-                    "`{program} {}` took longer than {} s and was stopped",
-                    args.join(" "),
-                    timeout.as_secs_f64()
-                ));
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(10)),
-            Err(e) => return Err(format!("cannot wait for it: {e}")),
-        }
-    };
-    let out = rx
-        .recv_timeout(deadline.saturating_duration_since(Instant::now()) + Duration::from_secs(1))
-        .map_err(|_| "its output did not close".to_string())?
-        .map_err(|e| format!("cannot read its output: {e}"))?;
-    if !status.success() {
-        let first = String::from_utf8_lossy(&out);
+    let ran = bounded::run(program, args, timeout, false).map_err(|e| e.to_string())?;
+    if !ran.status.success() {
+        let first = String::from_utf8_lossy(&ran.stdout);
         let first = first.lines().next().unwrap_or("").trim();
         return Err(format!(
-            "`{program} {}` failed ({status}){}",
+            "`{program} {}` failed ({}){}",
             args.join(" "),
+            ran.status,
             if first.is_empty() {
                 String::new()
             } else {
@@ -163,5 +124,5 @@ fn run_with_timeout(program: &str, args: &[&str], timeout: Duration) -> Result<V
             }
         ));
     }
-    Ok(out)
+    Ok(ran.stdout)
 }

@@ -8,6 +8,7 @@
 //! It ends quietly (exit 0) on a stop (Ctrl-C or SIGTERM, after the line being read) or when stdout is closed;
 //! with 1 at the first finding at `--fail-on`'s severity, after that load's report; when standard input ends.
 
+pub mod bounded;
 pub mod capture;
 pub mod metrics;
 pub mod ollama;
@@ -39,6 +40,8 @@ pub struct Settings {
     pub ollama: Option<String>,
     /// `--serve`: where `/metrics` and `/loads` are answered while following.
     pub serve: Option<String>,
+    /// Paint the text report's severities and verdicts (`--color`).
+    pub color: bool,
 }
 
 /// Where the follow writes: the report for stdout, messages for stderr, each as it happens.
@@ -99,6 +102,7 @@ pub fn follow(
     };
     let mut sink = Printer {
         format: settings.format,
+        color: settings.color,
         stdout,
         message,
         notices,
@@ -130,6 +134,7 @@ pub fn follow(
 /// The follow's sink: observes the machine when a load completes, prints the report, decides when to stop.
 struct Printer<'t> {
     format: Format,
+    color: bool,
     stdout: &'t mut dyn Write,
     message: &'t mut dyn FnMut(String),
     /// What the source noticed (rotation, truncation, a file not there yet), passed on between loads.
@@ -218,7 +223,10 @@ impl LoadSink for Printer<'_> {
             }
         }
         // The format was checked when the follow began (`report::supports`).
-        let bytes = report::render_load(self.format, self.index, &load).unwrap_or_default();
+        let mut bytes = report::render_load(self.format, self.index, &load).unwrap_or_default();
+        if self.color && self.format == Format::Text {
+            bytes = report::color::paint(&String::from_utf8_lossy(&bytes)).into_bytes();
+        }
         match self
             .stdout
             .write_all(&bytes)

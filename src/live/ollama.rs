@@ -33,6 +33,8 @@ pub struct PsModel {
 pub struct PsClient {
     url: String,
     warned: bool,
+    /// Seconds the request may take (minreq counts whole seconds).
+    timeout: u64,
 }
 
 impl PsClient {
@@ -40,7 +42,14 @@ impl PsClient {
         PsClient {
             url: url.trim_end_matches('/').to_string(),
             warned: false,
+            timeout: TIMEOUT_SECONDS,
         }
+    }
+
+    /// Asks with another bound than [`TIMEOUT_SECONDS`], rounded up to whole seconds (at least one).
+    pub fn with_timeout(mut self, timeout: std::time::Duration) -> Self {
+        self.timeout = timeout.as_secs_f64().ceil().max(1.0) as u64;
+        self
     }
 
     /// `/api/ps` now. `Err(Some(why))` the first time it fails, `Err(None)` after.
@@ -61,7 +70,7 @@ impl PsClient {
     fn get(&self) -> Result<PsResponse, String> {
         let url = format!("{}/api/ps", self.url);
         let response = minreq::get(url.as_str())
-            .with_timeout(TIMEOUT_SECONDS)
+            .with_timeout(self.timeout)
             .send()
             .map_err(|e| format!("GET {url}: {e}"))?;
         if response.status_code != 200 {

@@ -42,6 +42,18 @@ impl SmiFormat {
             SmiFormat::RocmSmiJson => "rocm-smi-json",
         }
     }
+
+    /// The monitor that prints this format, as the user runs it.
+    pub fn tool(self) -> &'static str {
+        match self {
+            SmiFormat::Table
+            | SmiFormat::QueryGpuCsv
+            | SmiFormat::QueryComputeAppsCsv
+            | SmiFormat::Query
+            | SmiFormat::QueryXml => "nvidia-smi",
+            SmiFormat::RocmSmi | SmiFormat::RocmSmiJson => "rocm-smi",
+        }
+    }
 }
 
 /// One GPU in a snapshot. Every field is optional because every format prints a different subset.

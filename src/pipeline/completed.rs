@@ -93,7 +93,8 @@ impl<S: LoadSink + ?Sized> Completed<'_, S> {
                     snapshots: Cow::Borrowed(&file.captures[..]),
                     note: several.then(|| {
                         format!(
-                            "nvidia-smi capture {} applied to this load, the last one read: a capture file carries no link to log lines",
+                            "{} capture {} applied to this load, the last one read: a capture file carries no link to log lines",
+                            file.captures[0].format.tool(),
                             file.path
                         )
                     }),

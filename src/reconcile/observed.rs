@@ -318,6 +318,7 @@ pub fn observe(
             lines,
         });
     }
+    let tool = loaded.format.tool();
     if index_joined {
         let names: Vec<&str> = loaded
             .gpus
@@ -327,25 +328,25 @@ pub fn observe(
         let mixed = names.windows(2).any(|w| w[0] != w[1]);
         notes.push(if mixed {
             format!(
-                "nvidia-smi capture {path}:{} matched to the runner's devices by index only, on mixed cards: nvidia-smi numbers GPUs in PCI bus order, CUDA fastest-first unless CUDA_DEVICE_ORDER=PCI_BUS_ID; capture with --query-gpu=index,uuid,memory.used,memory.total to join by UUID",
+                "{tool} capture {path}:{} matched to the runner's devices by index only, on mixed cards: nvidia-smi numbers GPUs in PCI bus order, CUDA fastest-first unless CUDA_DEVICE_ORDER=PCI_BUS_ID; capture with --query-gpu=index,uuid,memory.used,memory.total to join by UUID",
                 loaded.line
             )
         } else {
             format!(
-                "nvidia-smi capture {path}:{} matched to the runner's devices by index (identical cards, no UUID in the capture)",
+                "{tool} capture {path}:{} matched to the runner's devices by index (identical cards, no UUID in the capture)",
                 loaded.line
             )
         });
     }
     if rows.is_empty() && !devices.iter().all(|d| d.host) {
         notes.push(format!(
-            "nvidia-smi capture {path}:{} lists no GPU that matches this load's devices",
+            "{tool} capture {path}:{} lists no GPU that matches this load's devices",
             loaded.line
         ));
     }
     if processes.is_some_and(|p| p.is_empty()) && !rows.is_empty() {
         notes.push(format!(
-            "nvidia-smi capture {path}:{} shows no processes although memory is in use (a container without the host's PID namespace?): memory is not attributed to processes",
+            "{tool} capture {path}:{} shows no processes although memory is in use (a container without the host's PID namespace?): memory is not attributed to processes",
             loaded.line
         ));
     }

@@ -4,6 +4,10 @@
 //! golden and every pipe stays plain. Log text was made safe (`sanitize`) before: it holds no escape of its
 //! own, and painting only wraps the report's own words.
 
+use std::sync::LazyLock;
+
+use regex::Regex;
+
 const RED: &str = "\x1b[31m";
 const BOLD_RED: &str = "\x1b[1;31m";
 const YELLOW: &str = "\x1b[33m";
@@ -19,8 +23,23 @@ const WORDS: [(&str, &str); 4] = [
     ("REGRESSION", BOLD_RED),
 ];
 
+/// The what-if's verdicts (`report/whatif.rs`): `fits on 1 GPU`, and what a placement leaves to the CPU
+/// (`2.55 GiB left to the CPU`).
+static VERDICTS: LazyLock<[(Regex, &str); 2]> = LazyLock::new(|| {
+    [
+        (
+            Regex::new(r"\bfits on \d+ GPUs?\b").expect("a valid pattern"),
+            GREEN,
+        ),
+        (
+            Regex::new(r"\b\d+(?:\.\d+)? [KMGT]?i?B left to the CPU\b").expect("a valid pattern"),
+            YELLOW,
+        ),
+    ]
+});
+
 /// `text` (the terminal's report) painted: a finding's severity at the start of its line, and the verdict
-/// words of the tables and regressions.
+/// words of the tables, the what-if's placements and the regressions.
 pub fn paint(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + text.len() / 8);
     for line in text.split_inclusive('\n') {
@@ -40,6 +59,13 @@ pub fn paint(text: &str) -> String {
         for (word, colour) in WORDS {
             if painted.contains(word) {
                 painted = painted.replace(word, &format!("{colour}{word}{RESET}"));
+            }
+        }
+        for (pattern, colour) in VERDICTS.iter() {
+            if pattern.is_match(&painted) {
+                painted = pattern
+                    .replace_all(&painted, format!("{colour}${{0}}{RESET}").as_str())
+                    .into_owned();
             }
         }
         out.push_str(&painted);
@@ -66,5 +92,14 @@ mod tests {
                 .replace("\x1b[0m", ""),
             text
         );
+    }
+
+    #[test]
+    fn the_what_ifs_verdicts_are_painted() {
+        // Lines as `report/whatif.rs` writes them (the founding case with --gpu-count 1).
+        let text = "  with the estimate's figures (…): 48/49 layers on GPUs, 2.55 GiB left to the CPU; logged split not compared\n  with the measured figures: fits on 1 GPU (CUDA0 9.88 GiB of 11.10 GiB), 1.22 GiB to spare on the tightest\n";
+        let painted = paint(text);
+        assert!(painted.contains("\x1b[33m2.55 GiB left to the CPU\x1b[0m;"), "{painted}");
+        assert!(painted.contains("figures: \x1b[32mfits on 1 GPU\x1b[0m (CUDA0"), "{painted}");
     }
 }
