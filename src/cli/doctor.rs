@@ -49,7 +49,11 @@ pub struct DoctorArgs {
 /// A bound in seconds: a positive number, at most a day.
 fn parse_seconds(text: &str) -> Result<std::time::Duration, String> {
     match text.trim().parse::<f64>() {
-        Ok(s) if s.is_finite() && s > 0.0 && s <= 86_400.0 => Ok(std::time::Duration::from_secs_f64(s)),
-        _ => Err(format!("'{text}' is not a number of seconds above 0 (at most 86400)")),
+        Ok(s) if s.is_finite() && s > 0.0 && s <= 86_400.0 => {
+            Ok(std::time::Duration::from_secs_f64(s))
+        }
+        _ => Err(format!(
+            "'{text}' is not a number of seconds above 0 (at most 86400)"
+        )),
     }
 }

@@ -45,8 +45,12 @@ pub fn load() -> Result<Config, String> {
     let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
     if let Some(named) = var("VRAMDIFF_CONFIG") {
         let path = PathBuf::from(named);
-        let text = std::fs::read_to_string(&path)
-            .map_err(|e| format!("{}: cannot read the config file ($VRAMDIFF_CONFIG): {e}", path.display()))?;
+        let text = std::fs::read_to_string(&path).map_err(|e| {
+            format!(
+                "{}: cannot read the config file ($VRAMDIFF_CONFIG): {e}",
+                path.display()
+            )
+        })?;
         return parse(&path, &text);
     }
     let dir = match var("XDG_CONFIG_HOME").map(PathBuf::from) {
@@ -59,7 +63,10 @@ pub fn load() -> Result<Config, String> {
     match std::fs::read_to_string(&path) {
         Ok(text) => parse(&path, &text),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Config::default()),
-        Err(e) => Err(format!("{}: cannot read the config file: {e}", path.display())),
+        Err(e) => Err(format!(
+            "{}: cannot read the config file: {e}",
+            path.display()
+        )),
     }
 }
 
@@ -128,8 +135,9 @@ fn choice<T: ValueEnum>(value: &toml::Value) -> Result<T, String> {
             .join(", ")
     };
     match value {
-        toml::Value::String(s) => T::from_str(s, false)
-            .map_err(|_| format!("'{s}' is not one of {}", names())),
+        toml::Value::String(s) => {
+            T::from_str(s, false).map_err(|_| format!("'{s}' is not one of {}", names()))
+        }
         other => Err(format!(
             "a string is expected (one of {}), not {}",
             names(),
@@ -198,7 +206,10 @@ mod tests {
     #[test]
     fn errors_name_the_file_the_line_and_the_key() {
         let e = parsed("fail-on = \"error\"\n\nfail_on = \"warning\"\n").unwrap_err();
-        assert!(e.starts_with("/c/config.toml:3: unknown key `fail_on`"), "{e}");
+        assert!(
+            e.starts_with("/c/config.toml:3: unknown key `fail_on`"),
+            "{e}"
+        );
         assert!(e.contains("known keys: color, fail-on"), "{e}");
         let e = parsed("over-percent = 10\nover-min = \"12 parsecs\"\n").unwrap_err();
         assert!(e.starts_with("/c/config.toml:2: over-min: "), "{e}");
@@ -217,7 +228,10 @@ mod tests {
         let e = parsed("color = true\n").unwrap_err();
         assert!(e.contains(":1: color: a string is expected"), "{e}");
         let e = parsed("over-percent = 1\n[report]\nfail-on = \"info\"\n").unwrap_err();
-        assert!(e.starts_with("/c/config.toml:2: unknown table [report]"), "{e}");
+        assert!(
+            e.starts_with("/c/config.toml:2: unknown table [report]"),
+            "{e}"
+        );
         let e = parsed("over-percent = 10\nfail-on = \n").unwrap_err();
         assert!(e.starts_with("/c/config.toml:2: not valid TOML: "), "{e}");
         let e = parsed("a = 1\na = 2\n").unwrap_err();
@@ -226,7 +240,14 @@ mod tests {
 
     #[test]
     fn bad_bytes_never_panic() {
-        for text in ["\u{0}", "=", "[[", "over-min = 1e400", "x = \"\\u{D800}\"", "\"\" = 1"] {
+        for text in [
+            "\u{0}",
+            "=",
+            "[[",
+            "over-min = 1e400",
+            "x = \"\\u{D800}\"",
+            "\"\" = 1",
+        ] {
             assert!(parsed(text).is_err(), "{text:?}");
         }
     }

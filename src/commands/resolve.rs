@@ -10,8 +10,8 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::checks::CheckConfig;
 use super::config::{self, Config};
+use crate::checks::CheckConfig;
 use crate::cli::{
     Args, CaptureArg, ColorArg, Command, FamilyArg, FormatArg, InputArgs, InspectFormatArg,
     KvTypeArg, MannersArgs, ReportArgs, SchedulerArg, SeverityArg, ShellArg, WhatifArgs,

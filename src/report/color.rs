@@ -99,7 +99,13 @@ mod tests {
         // Lines as `report/whatif.rs` writes them (the founding case with --gpu-count 1).
         let text = "  with the estimate's figures (…): 48/49 layers on GPUs, 2.55 GiB left to the CPU; logged split not compared\n  with the measured figures: fits on 1 GPU (CUDA0 9.88 GiB of 11.10 GiB), 1.22 GiB to spare on the tightest\n";
         let painted = paint(text);
-        assert!(painted.contains("\x1b[33m2.55 GiB left to the CPU\x1b[0m;"), "{painted}");
-        assert!(painted.contains("figures: \x1b[32mfits on 1 GPU\x1b[0m (CUDA0"), "{painted}");
+        assert!(
+            painted.contains("\x1b[33m2.55 GiB left to the CPU\x1b[0m;"),
+            "{painted}"
+        );
+        assert!(
+            painted.contains("figures: \x1b[32mfits on 1 GPU\x1b[0m (CUDA0"),
+            "{painted}"
+        );
     }
 }
