@@ -1,8 +1,10 @@
 //! `vramdiff doctor` end to end: the log found in each place it is looked for — journald's system and user
 //! units (a fake `journalctl` first on `PATH`), `~/.ollama/logs/server.log` (a temporary `HOME`),
 //! `%LOCALAPPDATA%\Ollama\server*.log`, `docker logs` of an `ollama/ollama` container (a fake `docker`),
-//! `$OLLAMA_LOGS` — its last load reported with a fake `nvidia-smi` and a loopback `/api/ps` server observed
-//! now; `--issue` with the test's host name, user name, address and token redacted.
+//! `$OLLAMA_LOGS` — its last load reported with a fake `nvidia-smi` (or, on an AMD machine, a fake
+//! `rocm-smi`) and a loopback `/api/ps` server observed now; `--issue` with the test's host name, user name,
+//! address and token redacted; commands that hang stopped at `--timeout` (a short bound here, and no
+//! assertion on elapsed time) and named, the search going on; `-q` and `--color`.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -283,4 +285,126 @@ fn no_file_on_a_terminal_runs_doctor_with_a_note() {
     );
     assert!(screen.contains("Load 1: "), "{screen}");
     assert!(screen.contains("needless-split"), "{screen}");
+}
+
+/// rocm-smi as vramdiff runs it (`--showmeminfo vram --showbus --json`): one JSON object per card, every value
+/// a string, the keys rocm-smi prints (`PCI Bus`, `VRAM Total Memory (B)`, `VRAM Total Used Memory (B)`). No
+/// real rocm-smi capture is in the corpus; the shape is the one `src/smi/rocm.rs` and `tests/smi.rs` read
+/// (docs/log-formats.md §7.6). The figures are a 32 GiB Radeon AI PRO R9700 holding sample 034's buffers
+/// (8.35 GiB) and the driver's own use.
+const FAKE_ROCM_SMI: &str = r#"#!/bin/sh
+[ "$*" = '--showmeminfo vram --showbus --json' ] || exit 9
+echo '{"card0": {"PCI Bus": "0000:03:00.0", "VRAM Total Memory (B)": "34342961152", "VRAM Total Used Memory (B)": "9146986496"}}'
+"#;
+
+const ROCM_LOG: &str = "sample-logs/034-journald-rocm-r9700-newengine-actual.log";
+
+/// An AMD machine: no nvidia-smi, rocm-smi on PATH. Doctor tries nvidia-smi, then reads rocm-smi now, and the
+/// capture joins the log's ROCm0.
+#[test]
+fn an_amd_machine_observed_by_rocm_smi() {
+    let m = Machine::new("rocm");
+    m.fake("rocm-smi", FAKE_ROCM_SMI);
+    let log = root().join(ROCM_LOG).display().to_string();
+    let out = m.doctor(&["--no-ollama", &log], &[]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(!err.contains("no GPU capture"), "{err}");
+    let report = stdout(&out);
+    // 9146986496 B = 8.52 GiB used of 34342961152 B = 32752 MiB, beside 8.35 GiB of ROCm0 buffers.
+    assert!(
+        report.contains("ROCm0   GPU (index)          –  8.35 GiB   8.52 GiB / 32752 MiB"),
+        "{report}"
+    );
+    assert!(
+        report.contains("capture = rocm-smi (now):1 (rocm-smi-json)"),
+        "{report}"
+    );
+    // The notes name the monitor that was run.
+    assert!(
+        report.contains(
+            "note: rocm-smi capture rocm-smi (now):1 matched to the runner's devices by index"
+        ),
+        "{report}"
+    );
+    assert!(!report.contains("nvidia-smi"), "{report}");
+    // Asked for rocm-smi alone, the same.
+    let only = m.doctor(&["--no-ollama", "--capture", "rocm-smi", &log], &[]);
+    assert_eq!(stdout(&only), report);
+}
+
+/// A loopback server that accepts and never answers: an /api/ps that hangs.
+fn silent_server() -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming().flatten() {
+            held.push(stream);
+        }
+    });
+    url
+}
+
+/// Every command doctor runs hangs here (journalctl, nvidia-smi, rocm-smi) and /api/ps never answers: each is
+/// stopped at --timeout, named on stderr, and doctor goes on to the log in the home folder and reports it.
+/// With -q the report alone.
+#[test]
+fn hung_commands_are_stopped_named_and_passed() {
+    let m = Machine::new("hung");
+    let logs = m.home.join(".ollama").join("logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    std::fs::write(logs.join("server.log"), machine_log()).unwrap();
+    let hang = "#!/bin/sh\nexec /bin/sleep 600\n";
+    for tool in ["journalctl", "nvidia-smi", "rocm-smi"] {
+        m.fake(tool, hang);
+    }
+    let url = silent_server();
+    let args = ["--timeout", "0.2", "--ollama", &url];
+    let out = m.doctor(&args, &[]);
+    let origin = logs.join("server.log").display().to_string();
+    assert_founding_load(&out, &origin);
+    let err = stderr(&out);
+    for said in [
+        "vramdiff: timed out: journalctl -u ollama: `journalctl -u ollama --no-pager -o cat -n 100000` took longer than 0.2 s and was stopped",
+        "vramdiff: timed out: journalctl --user -u ollama: `journalctl --user -u ollama --no-pager -o cat -n 100000` took longer than 0.2 s and was stopped",
+        "nvidia-smi: `nvidia-smi --query-gpu=index,uuid,pci.bus_id,memory.used,memory.total --format=csv,nounits` took longer than 0.2 s and was stopped",
+        "rocm-smi: `rocm-smi --showmeminfo vram --showbus --json` took longer than 0.2 s and was stopped",
+        &format!("{url}/api/ps"),
+    ] {
+        assert!(err.contains(said), "{said}\n{err}");
+    }
+    // The /api/ps request counts whole seconds: it was given one, and said why it gave nothing.
+    let ps = err.lines().find(|l| l.contains("/api/ps")).unwrap();
+    assert!(
+        ps.contains("the timeout of the request was reached"),
+        "{ps}"
+    );
+    assert!(
+        !stdout(&out).contains("/api/ps"),
+        "nothing read from Ollama"
+    );
+
+    let quiet = m.doctor(&[&args[..], &["-q"]].concat(), &[]);
+    assert_eq!(quiet.status.code(), Some(0));
+    assert_eq!(stderr(&quiet), "");
+    assert_eq!(stdout(&quiet), stdout(&out));
+}
+
+/// doctor's terminal report painted with --color (its --issue block, Markdown, never).
+#[test]
+fn doctor_paints_its_report_not_its_issue() {
+    let m = Machine::new("color");
+    let log = m.dir.join("server.log");
+    std::fs::write(&log, machine_log()).unwrap();
+    let path = log.display().to_string();
+    let out = m.doctor(&["--no-ollama", "--color", "always", &path], &[]);
+    assert!(
+        stdout(&out).contains("  \x1b[33mwarning\x1b[0m needless-split:"),
+        "{}",
+        stdout(&out)
+    );
+    let issue = m.doctor(&["--no-ollama", "--color", "always", "--issue", &path], &[]);
+    assert_eq!(issue.status.code(), Some(0));
+    assert!(!stdout(&issue).contains('\x1b'));
 }
