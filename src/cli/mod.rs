@@ -93,6 +93,9 @@ pub struct Args {
 }
 
 /// The subcommands besides the default report.
+// Parsed once per run and never moved around: the size of the largest variant (whatif's flags, the largest
+// when `batch` is not built) costs nothing worth a box.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Replay Ollama's layer placement with the estimate's and with the measured figures, optionally changed.
