@@ -240,13 +240,7 @@ fn batch_writes_its_summary_as_one_self_contained_page() {
     let dir = scratch("html-batch");
     let page = dir.join("summary.html");
     let out = run(
-        &[
-            "batch",
-            "sample-logs",
-            "--quiet",
-            "--html",
-            page.to_str().unwrap(),
-        ],
+        &["batch", "sample-logs", "--html", page.to_str().unwrap()],
         b"",
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
