@@ -442,4 +442,35 @@ mod tests {
         let one = reaching(Runtime::OllamaFit, Knob::OneGpu).unwrap();
         assert_eq!(one.passed_as(1).unwrap(), "--split-mode none --main-gpu 1");
     }
+
+    #[test]
+    fn llama_cpp_s_own_flags_reach_only_llama_cpp() {
+        assert_eq!(
+            reaching(Runtime::LlamaCpp, Knob::Ubatch)
+                .unwrap()
+                .setting(256),
+            "-ub 256"
+        );
+        assert_eq!(
+            reaching(Runtime::LlamaCpp, Knob::ExpertsOnHost)
+                .unwrap()
+                .setting(12),
+            "--n-cpu-moe 12"
+        );
+        assert_eq!(
+            reaching(Runtime::LlamaCpp, Knob::OneGpu)
+                .unwrap()
+                .setting(0),
+            "--split-mode none --main-gpu 0"
+        );
+        // Ollama passes neither a micro-batch nor expert overrides to llama-server: never offered there.
+        for runtime in [
+            Runtime::OllamaFit,
+            Runtime::OllamaEstimator,
+            Runtime::OllamaEngine,
+        ] {
+            assert!(reaching(runtime, Knob::Ubatch).is_none());
+            assert!(reaching(runtime, Knob::ExpertsOnHost).is_none());
+        }
+    }
 }
