@@ -168,7 +168,7 @@ pub const SPECS: &[EventSpec] = &[
     EventSpec {
         kind: "metal_working_set",
         required: &[],
-        optional: &["budget_mb", "budget", "allocated"],
+        optional: &["budget_mb", "budget", "allocated", "exceeded"],
         settable: &[("exceeded", Words::BOOL)],
         build: |f| {
             // `recommendedMaxWorkingSetSize = X MB` is in 10^6 bytes (ggml-metal divides by 1e6), unlike the
