@@ -704,6 +704,22 @@ struct Actual {
     /// Added with issue 21: the part a failure line names, with its line.
     #[serde(default)]
     failed_part: Option<(String, u64)>,
+    /// Added with issue 21: Metal's budget and what the process allocated against it.
+    #[serde(default)]
+    working_set: Option<WorkingSet>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WorkingSet {
+    #[serde(default)]
+    budget: Option<Q>,
+    #[serde(default)]
+    budget_line: Option<u64>,
+    #[serde(default)]
+    peak: Option<(Q, u64)>,
+    #[serde(default)]
+    exceeded_lines: Vec<u64>,
 }
 
 #[derive(Deserialize, PartialEq, Debug)]
@@ -1121,6 +1137,10 @@ const FINDING_CODES: &[&str] = &[
     "budget-exceeded",
     "foreign-memory",
     "rank-imbalance",
+    // Added with llama.cpp on its own (issue 21).
+    "working-set-exceeded",
+    "runtime-growth",
+    "compute-imbalance",
 ];
 
 #[test]

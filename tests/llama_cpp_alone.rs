@@ -338,3 +338,400 @@ fn a_failed_load_names_what_failed_and_a_host_kill_is_host_memory() {
     );
     assert!(f.is_null(), "{f}");
 }
+
+// ---- The acceptance audit (the points of each sample's note that the log supports), and the findings of the
+// ---- exit table, the Metal budget and the compute buffers (docs/findings.md).
+
+fn findings_of<'a>(load: &'a Concluded, code: &str) -> Vec<&'a vramdiff::model::Finding> {
+    load.findings
+        .iter()
+        .filter(|f| f.code.as_str() == code)
+        .collect()
+}
+
+fn loads_of_text(tag: &str, log: &str) -> Vec<Concluded> {
+    let dir = crate::util::scratch(tag);
+    let path = dir.join("log.txt");
+    std::fs::write(&path, log).unwrap();
+    analyze(&[&path]).loads
+}
+
+#[test]
+fn the_three_loads_of_703_scale_their_kv_and_compute_with_the_context() {
+    let a = analyze(&[&sample("703")]);
+    assert_eq!(a.loads.len(), 3, "one load per file of the paste");
+    // The contexts the files' names give: 2048, 4096, 8192 tokens.
+    let contexts = [2048i64, 4096, 8192];
+    let compute = [104.27, 188.27, 340.27];
+    let totals = [11805, 12429, 13661];
+    let host_weights = ["CUDA_Host", "CPU_Mapped", "CPU_Mapped"];
+    for (i, load) in a.loads.iter().enumerate() {
+        let l = &load.reconciled.load;
+        let gpu = |kind: vramdiff::model::BufferKind| -> Vec<i64> {
+            l.actual
+                .buffers
+                .iter()
+                .filter(|b| b.kind == kind && !b.host)
+                .map(|b| b.size.bytes)
+                .collect()
+        };
+        // The same weights in every load: 11160.99 MiB on CUDA0 and 137.50 MiB on the host (pinned
+        // CUDA_Host in the first, CPU_Mapped in the others): never two loads' buffers added together.
+        assert_eq!(gpu(vramdiff::model::BufferKind::Model), [mib(11160.99)]);
+        let host: Vec<(&str, i64)> = l
+            .actual
+            .buffers
+            .iter()
+            .filter(|b| b.kind == vramdiff::model::BufferKind::Model && b.host)
+            .map(|b| (b.buffer.as_str(), b.size.bytes))
+            .collect();
+        assert_eq!(host, [(host_weights[i], mib(137.50))], "load {i}");
+        // The KV cache scales exactly linearly: 270 KiB per token, f16 (MLA's K/V materialised).
+        assert_eq!(
+            gpu(vramdiff::model::BufferKind::Kv),
+            [contexts[i] * 270 * 1024]
+        );
+        assert_eq!(gpu(vramdiff::model::BufferKind::Compute), [mib(compute[i])]);
+        // GPU totals 11805 / 12429 / 13661 MiB: every load fits, nothing failed.
+        assert_eq!(device_actual(load, "CUDA0").unwrap() / MIB, totals[i]);
+        assert_eq!(codes(load), ["incomplete-load", "host-not-vram"]);
+    }
+}
+
+#[test]
+fn the_707_load_is_read_whole_with_both_kv_caches_and_it_fits() {
+    let a = analyze(&[&sample("707")]);
+    // The bare `I ` level letter no longer hides the memory lines: 13 of 13 recognised.
+    assert_eq!((a.inputs[0].lines, a.inputs[0].recognized_lines), (13, 13));
+    let load = &a.loads[0];
+    let l = &load.reconciled.load;
+    assert_eq!(
+        (l.actual.offloaded_layers, l.actual.total_layers),
+        (Some(43), Some(43))
+    );
+    // Interleaved SWA: 544 MiB (4 full-attention layers × 65536 cells) and 21.25 MiB (20 SWA layers × 1024).
+    let kv: Vec<(Option<i64>, Option<i64>, i64)> = l
+        .actual
+        .kv_caches
+        .iter()
+        .map(|k| (k.cells, k.layers, k.size.bytes))
+        .collect();
+    assert_eq!(
+        kv,
+        [
+            (Some(65536), Some(4), mib(544.0)),
+            (Some(1024), Some(20), mib(21.25))
+        ]
+    );
+    // 3635 = 2883.51 + 544 + 21.25 + 186.30 MiB on Vulkan0, against 5150 MiB free, leaving 1515: it fits.
+    assert_eq!(
+        device_actual(load, "Vulkan0"),
+        Some(mib(2883.51 + 544.0 + 21.25 + 186.30))
+    );
+    let fit = l.estimate.as_ref().unwrap().fit.as_ref().unwrap();
+    assert_eq!(fit.outcome, FitDecision::NoChange);
+    assert_eq!(fit.projected.unwrap().low, 3635 * MIB);
+    assert_eq!(fit.free[0].free.low, 5150 * MIB);
+    // Every layer is on the GPU: the 2208 MiB in CPU_Mapped is no partial offload.
+    assert!(findings_of(load, "partial-offload").is_empty());
+    assert_eq!(codes(load), ["incomplete-load", "host-not-vram"]);
+}
+
+#[test]
+fn the_708_host_row_and_the_memory_other_programs_held() {
+    let load = load_of("708");
+    let l = &load.reconciled.load;
+    let e = l.estimate.as_ref().unwrap();
+    // The host holds 682 MiB of input embeddings and 532 MiB of compute.
+    let host = e.per_device.iter().find(|d| d.device.is_host()).unwrap();
+    assert_eq!(
+        (host.weights.unwrap().low, host.graph.unwrap().low),
+        (682 * MIB, 532 * MIB)
+    );
+    // About 900 MiB of the 24159 MiB card was in use before the load (24159 − 23257 = 902).
+    let fit = e.fit.as_ref().unwrap();
+    let total = l.gpus[0].total.unwrap().low;
+    assert_eq!((total - fit.free[0].free.low) / MIB, 902);
+    // The plan leaves 1868 MiB, above the 1024 MiB target: no growth, no imbalance, no alarm.
+    assert_eq!(fit.target.unwrap().low, 1024 * MIB);
+}
+
+#[test]
+fn the_sycl_figures_of_715() {
+    let load = load_of("715");
+    // SYCL1 holds 12867 MiB of weights and SYCL_Host 20184 MiB: 61 % of what the excerpt shows.
+    assert_eq!(device_actual(&load, "SYCL1"), Some(mib(12867.08)));
+    let host = load
+        .reconciled
+        .components
+        .iter()
+        .find(|c| c.component == Component::WeightsHost)
+        .and_then(|c| c.actual)
+        .unwrap();
+    assert_eq!(host.bytes, mib(20183.74));
+    let f = findings_of(&load, "partial-offload")[0];
+    assert!(
+        f.message
+            .contains("19.71 GiB of the weights are in host memory"),
+        "{}",
+        f.message
+    );
+    // Never an Ollama setting for a llama.cpp log.
+    assert!(!f.hint.contains("OLLAMA") && !f.hint.contains("num_"));
+}
+
+#[test]
+fn each_virtual_metal_device_of_717_counts_the_others_as_unaccounted() {
+    let load = load_of("717");
+    let rows = &load.reconciled.load.actual.breakdown;
+    let selfs: Vec<i64> = rows.iter().take(4).map(|r| r.self_.low / MIB).collect();
+    // MTL0 5143 ≈ 1738 + 1198 + 2205 = 5141: inside the rounding of four truncated figures.
+    for (i, r) in rows.iter().take(4).enumerate() {
+        let others: i64 = selfs
+            .iter()
+            .enumerate()
+            .filter(|(j, _)| *j != i)
+            .map(|(_, s)| s)
+            .sum();
+        let unaccounted = r.unaccounted.unwrap() / MIB;
+        assert!(
+            (unaccounted - others).abs() <= 3,
+            "{}: {unaccounted} vs {others}",
+            r.device
+        );
+    }
+    // Real use: 7057 MiB on the one GPU plus 364 MiB on the host.
+    assert_eq!(selfs.iter().sum::<i64>(), 7057);
+    // A lone exit table has no plan: no growth is claimed, and one pool has no imbalance.
+    assert_eq!(codes(&load), ["incomplete-load"]);
+}
+
+#[test]
+fn the_719_projection_fits_with_the_projector_in_the_margin() {
+    let load = load_of("719");
+    let e = load.reconciled.load.estimate.clone().unwrap();
+    let fit = e.fit.clone().unwrap();
+    // Projected 3287 MiB against 110100 MiB free: it fits.
+    assert_eq!(fit.projected.unwrap().low, 3287 * MIB);
+    assert_eq!(e.available[0].low, 110100 * MIB);
+    assert_eq!(codes(&load), ["incomplete-load"]);
+}
+
+#[test]
+fn the_706_fit_left_one_of_66_layers_on_the_host() {
+    let load = load_of("706");
+    let l = &load.reconciled.load;
+    assert_eq!(
+        (l.actual.offloaded_layers, l.actual.total_layers),
+        (Some(65), Some(66))
+    );
+    // The fit line: 20358 MiB used on Vulkan0 (the main context's buffers, exactly).
+    let mtl = &l.estimate.as_ref().unwrap().per_device[0];
+    assert_eq!(mtl.layers, Some(65));
+    let main: f64 = 17913.46 + 512.0 + 1758.09 + 174.45;
+    assert_eq!((main as i64), 20358);
+}
+
+/// A Metal load beyond its budget: the lines' shapes are sample-logs/008-…:139 (`recommendedMaxWorkingSetSize`,
+/// 10^6 bytes), sample-logs/709-… (MTL0 buffers) and LM Studio's fit abort (docs/log-formats.md §5.7); Metal's
+/// warning is ggml-metal's `ggml_backend_metal_log_allocated_size` line. -ngl was set, so --fit did not size it.
+const OVER_BUDGET: &str = "\
+common_init_result: fitting params to device memory, for bugs during this step try to reproduce them with -fit off, or provide --verbose logs if the bug only occurs with -fit on
+common_params_fit_impl: projected to use 31090 MiB of device memory vs. 21845 MiB of free device memory
+common_fit_params: failed to fit params to free device memory: n_gpu_layers already set by user to 999, abort
+load_tensors: offloaded 37/37 layers to GPU
+load_tensors:   CPU_Mapped model buffer size =   157.50 MiB
+load_tensors:  MTL0_Mapped model buffer size =  4376.56 MiB
+ggml_metal_init: recommendedMaxWorkingSetSize  = 22906.50 MB
+llama_context: n_ctx         = 131072
+llama_kv_cache:       MTL0 KV buffer size = 18432.00 MiB
+llama_kv_cache: size = 18432.00 MiB (131072 cells,  36 layers,  1/1 seqs), K (f16): 9216.00 MiB, V (f16): 9216.00 MiB
+sched_reserve:       MTL0 compute buffer size =  8282.00 MiB
+ggml_backend_metal_log_allocated_size: warning: current allocated size is greater than the recommended max working set size
+";
+
+#[test]
+fn a_metal_load_beyond_its_working_set_is_named_with_a_computed_lever() {
+    let loads = loads_of_text("working-set", OVER_BUDGET);
+    let load = &loads[0];
+    assert_eq!(
+        load.reconciled.load.runtime,
+        vramdiff::model::Runtime::LlamaCpp
+    );
+    let f = findings_of(load, "working-set-exceeded");
+    assert_eq!(f.len(), 1, "{:?}", load.findings);
+    let f = f[0];
+    // 4376.56 + 18432 + 8282 = 31090.56 MiB against 22906.50 MB = 21845.34 MiB: 9245 MiB beyond it.
+    assert!(
+        f.message.contains("30.36 GiB allocated on the GPU against Metal's recommended working set of 21.33 GiB, 9.03 GiB beyond it"),
+        "{}",
+        f.message
+    );
+    assert!(f.message.contains("macOS pages"));
+    assert_eq!(f.lines, [6, 7, 9, 11, 12]);
+    // The context that frees the excess: 131072 × (18432 − 9245) / 18432, down to a multiple of 256.
+    assert!(f.hint.contains("--ctx-size 65280"), "{}", f.hint);
+    assert!(f.hint.contains("--fit on"), "{}", f.hint);
+    // q8_0 would save 47 % of 18 GiB = 8.46 GiB, less than the excess: not offered; nor fewer layers
+    // (9.03 GiB is more than every layer's weights).
+    assert!(
+        !f.hint.contains("q8_0") && !f.hint.contains("--n-gpu-layers"),
+        "{}",
+        f.hint
+    );
+}
+
+#[test]
+fn a_metal_load_inside_its_working_set_is_no_alarm() {
+    // sample-logs/008-… and 201-… print the budget (21845.34 MiB) and stay below it; 709's dry run and 717's
+    // exit table are no allocation beyond it either.
+    for prefix in ["008", "201", "709", "717"] {
+        for load in analyze(&[&sample(prefix)]).loads {
+            assert!(
+                findings_of(&load, "working-set-exceeded").is_empty(),
+                "{prefix}"
+            );
+        }
+    }
+    let a = analyze(&[&sample("201")]);
+    let ws = a.loads[0]
+        .reconciled
+        .load
+        .actual
+        .working_set
+        .clone()
+        .unwrap();
+    assert_eq!(ws.budget.unwrap().bytes, 22_906_500_000);
+}
+
+#[test]
+fn the_exit_table_against_the_plan_names_memory_outside_llama_cpp() {
+    // sample-logs/founding-today-…: the plan (line 34: 24575 total, 23347 free) and the exit table (line 135:
+    // unaccounted 1529): 1529 − (24575 − 23347) = 301 MiB appeared outside llama.cpp's accounting on CUDA0,
+    // 1393 − (8187 − 7065) = 271 MiB on CUDA1; compute did not grow (612 and 1071 both times).
+    let load = load_of("founding-today-3090");
+    let f = findings_of(&load, "runtime-growth");
+    assert_eq!(f.len(), 1);
+    let f = f[0];
+    assert!(f.message.contains("CUDA0: 301.0 MiB outside llama.cpp's accounting (unaccounted 1.49 GiB at exit, 1.20 GiB in use before the load as the fit saw it)"), "{}", f.message);
+    assert!(
+        f.message.contains("CUDA1: 271.0 MiB outside"),
+        "{}",
+        f.message
+    );
+    assert!(!f.message.contains("compute"), "{}", f.message);
+    // CUDA1 kept 1082 MiB free, above the 1024 MiB target: information, not a warning.
+    assert_eq!(f.severity, vramdiff::model::Severity::Info);
+    // Ollama ≥ 0.30's own knob, with the growth added to the target.
+    assert!(f.hint.contains("LLAMA_ARG_FIT_TARGET=1344"), "{}", f.hint);
+    assert!(!f.hint.contains("-ub"), "{}", f.hint);
+}
+
+/// sample-logs/708-… (the plan) with an exit table in the shape of sample-logs/founding-today-…:133-137.
+fn with_exit(cuda0_row: &str) -> String {
+    let mut log = std::fs::read_to_string(sample("708")).unwrap();
+    log.push_str("srv    operator(): cleaning up before exit...\n");
+    log.push_str("common_memory_breakdown_print: | memory breakdown [MiB] | total    free     self   model   context   compute    unaccounted |\n");
+    log.push_str(cuda0_row);
+    log.push_str("\ncommon_memory_breakdown_print: |   - Host               |                   1214 =   682 +       0 +     532                |\n");
+    log
+}
+
+#[test]
+fn compute_growth_at_exit_is_named_and_rounding_never_is() {
+    let loads = loads_of_text(
+        "growth",
+        &with_exit("common_memory_breakdown_print: |   - CUDA0 (RTX 3090)   | 24159 =   872 + (21900 = 15345 +    5206 +    1348) +        1387 |"),
+    );
+    let f = findings_of(&loads[0], "runtime-growth");
+    let f = f[0];
+    assert!(
+        f.message
+            .contains("compute 836.0 MiB at load → 1.32 GiB at exit (+512.0 MiB)"),
+        "{}",
+        f.message
+    );
+    assert!(
+        f.message
+            .contains("485.0 MiB outside llama.cpp's accounting"),
+        "{}",
+        f.message
+    );
+    // 872 MiB free at exit, below the fit's 1024 MiB target: a warning.
+    assert_eq!(f.severity, vramdiff::model::Severity::Warning);
+    // llama.cpp's flags: half the micro-batch, and the target raised by the 997 MiB that grew.
+    assert!(f.hint.contains("-ub 256"), "{}", f.hint);
+    assert!(f.hint.contains("--fit-target 2048"), "{}", f.hint);
+    // One MiB more compute and two more outside are the truncation of the figures: no growth.
+    let loads = loads_of_text(
+        "no-growth",
+        &with_exit("common_memory_breakdown_print: |   - CUDA0 (RTX 3090)   | 24159 =  1866 + (21389 = 15345 +    5206 +     837) +         904 |"),
+    );
+    assert!(findings_of(&loads[0], "runtime-growth").is_empty());
+}
+
+/// Two GPUs, the second holding the output layer and a compute buffer over three times the first's: the
+/// plan table is sample-logs/founding-today-…:33-36, the other lines its shapes (:37-40, 93-94).
+fn imbalanced() -> String {
+    let today = std::fs::read_to_string(sample("founding-today-3090")).unwrap();
+    let table: Vec<&str> = today.lines().skip(32).take(4).collect();
+    format!(
+        "common_init_result: fitting params to device memory, for bugs during this step try to reproduce them with -fit off, or provide --verbose logs if the bug only occurs with -fit on
+{}
+common_params_fit_impl:   - CUDA0 (NVIDIA GeForce RTX 3090): 24575 total,  13178 used,  10168 free vs. target of   1024
+common_params_fit_impl:   - CUDA1 (NVIDIA GeForce RTX 4060):  8187 total,   5712 used,   1352 free vs. target of   1024
+common_params_fit_impl: targets for free memory can be met on all devices, no changes needed
+load_tensors: offloaded 61/61 layers to GPU
+load_tensors:        CUDA0 model buffer size = 11750.00 MiB
+load_tensors:        CUDA1 model buffer size =  4352.00 MiB
+llama_kv_cache:      CUDA0 KV buffer size =   816.00 MiB
+llama_kv_cache:      CUDA1 KV buffer size =   289.00 MiB
+sched_reserve:      CUDA0 compute buffer size =   612.03 MiB
+sched_reserve:      CUDA1 compute buffer size =  2071.03 MiB
+",
+        table.join("\n")
+    )
+}
+
+#[test]
+fn one_gpus_compute_buffer_several_times_the_others_is_named_with_its_levers() {
+    let loads = loads_of_text("imbalance", &imbalanced());
+    let load = &loads[0];
+    let f = findings_of(load, "compute-imbalance");
+    assert_eq!(f.len(), 1, "{:?}", load.findings);
+    let f = f[0];
+    assert!(
+        f.message.starts_with("CUDA1's compute buffer (2.02 GiB) is 3× the others' (CUDA0 612.0 MiB), by compute buffers"),
+        "{}",
+        f.message
+    );
+    assert_eq!(
+        f.device.as_ref().map(|d| d.to_string()).as_deref(),
+        Some("CUDA1")
+    );
+    // Half the micro-batch halves it; CUDA0 holds the whole model with one compute buffer:
+    // 11750 + 4352 + 816 + 289 + 2071 = 19278 MiB of the 23347 MiB the fit saw free, 1024 kept.
+    assert!(f.hint.contains("-ub 256"), "{}", f.hint);
+    assert!(f.hint.contains("--split-mode none --main-gpu 0 (every layer and one compute buffer on CUDA0: 18.83 GiB of 22.80 GiB free"), "{}", f.hint);
+    let ub = suggestion(load, "-ub 256");
+    assert!(
+        ub.effect.contains("CUDA1's 2.02 GiB → about 1.01 GiB"),
+        "{}",
+        ub.effect
+    );
+    assert!(load
+        .suggestions
+        .iter()
+        .all(|s| !s.setting.contains("OLLAMA") && !s.setting.contains("num_")));
+    // needless-split named the one-GPU setting already: it is offered once.
+    let one = load
+        .suggestions
+        .iter()
+        .filter(|s| s.setting == "--split-mode none --main-gpu 0")
+        .count();
+    assert_eq!(one, 1);
+    // Probe tables (sample-logs/042-…: the log stops before the fit's result) are no allocation: no alarm.
+    for load in analyze(&[&sample("042")]).loads {
+        assert!(findings_of(&load, "compute-imbalance").is_empty());
+    }
+}

@@ -26,22 +26,7 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
             .iter()
             .find(|r| line.is_none_or(|l: u64| r.line >= l))
     });
-    let retried = retry
-        .map(|r| match (r.kind, r.old_num_ctx, r.new_num_ctx) {
-            (RetryKind::ReduceContext, Some(a), Some(b)) => format!(
-                "; Ollama then retried once with the context cut from {a} to {b} (line {})",
-                r.line
-            ),
-            (RetryKind::EvictOthers, _, _) => format!(
-                "; Ollama then unloaded every other model and retried once (line {})",
-                r.line
-            ),
-            (_, _, _) => format!(
-                "; Ollama then retried once with the projector on the CPU (line {})",
-                r.line
-            ),
-        })
-        .unwrap_or_default();
+    let retried = retry.map(retry_words).unwrap_or_default();
     let part = a.failed_part;
     let named = part
         .map(|(p, l)| format!("; what failed: {} (line {l})", p.words()))
@@ -69,6 +54,29 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
     ));
 }
 
+/// What Ollama tried after the failure, in words: each kind says its own retry, with the context figures when
+/// the log gave them (a context retry without them is still a context retry, never the projector's).
+fn retry_words(r: &crate::model::scheduler::Retry) -> String {
+    match (r.kind, r.old_num_ctx, r.new_num_ctx) {
+        (RetryKind::ReduceContext, Some(a), Some(b)) => format!(
+            "; Ollama then retried once with the context cut from {a} to {b} (line {})",
+            r.line
+        ),
+        (RetryKind::ReduceContext, _, _) => format!(
+            "; Ollama then retried once with a smaller context (line {})",
+            r.line
+        ),
+        (RetryKind::EvictOthers, _, _) => format!(
+            "; Ollama then unloaded every other model and retried once (line {})",
+            r.line
+        ),
+        (RetryKind::ProjectorOnCpu, _, _) => format!(
+            "; Ollama then retried once with the projector on the CPU (line {})",
+            r.line
+        ),
+    }
+}
+
 /// What to change after an out-of-memory failure, in the runtime's knobs.
 fn oom_hint(runtime: Runtime) -> &'static str {
     match runtime {
@@ -93,4 +101,42 @@ pub fn is_out_of_memory(message: &str) -> bool {
     ]
     .iter()
     .any(|k| m.contains(k))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::retry_words;
+    use crate::model::scheduler::Retry;
+    use crate::model::RetryKind;
+
+    fn retry(kind: RetryKind, old: Option<i64>, new: Option<i64>) -> Retry {
+        Retry {
+            kind,
+            old_num_ctx: old,
+            new_num_ctx: new,
+            error: None,
+            line: 7,
+        }
+    }
+
+    #[test]
+    fn each_retry_kind_says_its_own_retry_with_or_without_figures() {
+        assert_eq!(
+            retry_words(&retry(RetryKind::ReduceContext, Some(8192), Some(4096))),
+            "; Ollama then retried once with the context cut from 8192 to 4096 (line 7)"
+        );
+        // A context retry whose figures the log did not give is still a context retry.
+        for (old, new) in [(None, None), (Some(8192), None), (None, Some(4096))] {
+            let words = retry_words(&retry(RetryKind::ReduceContext, old, new));
+            assert_eq!(
+                words,
+                "; Ollama then retried once with a smaller context (line 7)"
+            );
+            assert!(!words.contains("projector"));
+        }
+        assert!(retry_words(&retry(RetryKind::EvictOthers, None, None))
+            .contains("unloaded every other model"));
+        assert!(retry_words(&retry(RetryKind::ProjectorOnCpu, None, None))
+            .contains("projector on the CPU"));
+    }
 }

@@ -8,6 +8,7 @@
 //! settings to try, in the knobs of the load's era; `pipeline::conclude` runs both and makes the `Concluded` load.
 
 mod budget_exceeded;
+pub mod compute_imbalance;
 mod context_reduced;
 mod cpu_offload_with_free_vram;
 mod fit_aborted;
@@ -29,10 +30,12 @@ mod projector_on_cpu;
 mod ps_mismatch;
 mod rank_imbalance;
 mod rounding_limited;
+mod runtime_growth;
 mod serving_figures;
 pub mod suggest;
 mod unattributed_memory;
 mod underestimate;
+mod working_set_exceeded;
 
 use crate::model::{
     human, Cell, Component, ComponentRow, Device, Finding, FindingCode, Part, Quantity, Reconciled,
@@ -172,6 +175,9 @@ pub const REGISTRY: &[CheckDef] = &[
     budget_exceeded::DEF,
     foreign_memory::DEF,
     rank_imbalance::DEF,
+    working_set_exceeded::DEF,
+    runtime_growth::DEF,
+    compute_imbalance::DEF,
 ];
 
 /// Run every check on a load: findings sorted most severe first (registry order within a severity).

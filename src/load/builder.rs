@@ -151,6 +151,8 @@ pub struct LoadBuilder {
     pub failure_oom: bool,
     /// The part a failure line named (the first such line).
     pub failed_part: Option<(crate::model::FailedPart, u64)>,
+    /// Metal's budget (`recommendedMaxWorkingSetSize`) and what the process allocated against it.
+    pub working_set: Option<crate::model::WorkingSet>,
     pub notes: Vec<String>,
     pub actual_sources: Vec<&'static str>,
 }
@@ -463,6 +465,7 @@ impl LoadBuilder {
                 projector_device_line: self.projector_backend.as_ref().map(|(_, l)| *l),
                 kv_caches,
                 failed_part: self.failed_part.filter(|_| failed),
+                working_set: self.working_set,
             },
             serving,
             ollama_version: self.version,

@@ -193,6 +193,17 @@ impl LoadBuilder {
                     line: *line,
                 })
                 .collect(),
+            buffer_gpus: {
+                let mut gpus: Vec<Device> = self
+                    .ledger
+                    .buffers()
+                    .filter(|b| !b.host && b.device.is_gpu())
+                    .map(|b| b.device.clone())
+                    .collect();
+                gpus.sort();
+                gpus.dedup();
+                gpus
+            },
         }
     }
 }

@@ -204,6 +204,29 @@ impl Assembler {
                     SideEstimate::Draft => b.draft_estimate = Some((size, line)),
                 }
             }
+            EventKind::MetalWorkingSet {
+                budget,
+                allocated,
+                exceeded,
+            } => {
+                let b = self.ongoing(line, done);
+                b.touch(line);
+                let ws = b
+                    .working_set
+                    .get_or_insert_with(crate::model::WorkingSet::default);
+                if let Some(budget) = budget {
+                    ws.budget = Some(budget);
+                    ws.budget_line = Some(line);
+                }
+                if let Some(a) =
+                    allocated.filter(|a| ws.peak.is_none_or(|(p, _)| a.bytes > p.bytes))
+                {
+                    ws.peak = Some((a, line));
+                }
+                if exceeded {
+                    ws.exceeded_lines.push(line);
+                }
+            }
             EventKind::DraftContext => {
                 let b = self.ongoing(line, done);
                 b.touch(line);

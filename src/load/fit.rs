@@ -105,6 +105,9 @@ pub struct FitContext {
     pub draft_device: Option<Device>,
     /// Free memory per device from llama.cpp's inventory, for when no table printed it.
     pub inventory: Vec<DeviceFree>,
+    /// The GPUs the load's buffers are on: the one device a projection without a device name measured, when
+    /// the load allocated on a single GPU and nothing else names it.
+    pub buffer_gpus: Vec<Device>,
 }
 
 impl FitLedger {
@@ -346,12 +349,20 @@ impl FitLedger {
         }
         if free.is_empty() {
             if let Some((_, projected_free, false, line)) = self.projection {
-                let device = self.results.first().map(|r| r.device.clone()).or_else(|| {
-                    cx.inventory
-                        .iter()
-                        .find(|d| d.device.is_gpu())
-                        .map(|d| d.device.clone())
-                });
+                let device = self
+                    .results
+                    .first()
+                    .map(|r| r.device.clone())
+                    .or_else(|| {
+                        cx.inventory
+                            .iter()
+                            .find(|d| d.device.is_gpu())
+                            .map(|d| d.device.clone())
+                    })
+                    .or_else(|| match cx.buffer_gpus.as_slice() {
+                        [only] => Some(only.clone()),
+                        _ => None,
+                    });
                 if let Some(device) = device {
                     let name = cx
                         .inventory

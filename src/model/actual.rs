@@ -114,6 +114,25 @@ pub struct Actual {
     /// OOM killer / a cgroup limit), with its line.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub failed_part: Option<(FailedPart, u64)>,
+    /// Metal's budget for the process and what it allocated against it (Apple GPUs only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub working_set: Option<WorkingSet>,
+}
+
+/// Metal's budget for one process, `recommendedMaxWorkingSetSize` (not the machine's RAM: beyond it macOS
+/// pages GPU memory), and what the process allocated against it (`docs/log-formats.md` §5.7).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct WorkingSet {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub budget: Option<Quantity>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub budget_line: Option<u64>,
+    /// The largest current allocation an `allocated buffer, size = …, ( current / budget )` line printed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub peak: Option<(Quantity, u64)>,
+    /// Lines of Metal's warning that the allocation passed the budget.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub exceeded_lines: Vec<u64>,
 }
 
 /// The allocation a failure line names (`docs/log-formats.md` §5.7).

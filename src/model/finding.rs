@@ -33,11 +33,14 @@ pub enum FindingCode {
     BudgetExceeded,
     ForeignMemory,
     RankImbalance,
+    WorkingSetExceeded,
+    RuntimeGrowth,
+    ComputeImbalance,
 }
 
 impl FindingCode {
     /// Every code with its word, in the order of the check registry.
-    pub const ALL: [(FindingCode, &'static str); 24] = [
+    pub const ALL: [(FindingCode, &'static str); 27] = [
         (FindingCode::LoadFailed, "load-failed"),
         (FindingCode::GpuUnused, "gpu-unused"),
         (FindingCode::IncompleteLoad, "incomplete-load"),
@@ -68,6 +71,9 @@ impl FindingCode {
         (FindingCode::BudgetExceeded, "budget-exceeded"),
         (FindingCode::ForeignMemory, "foreign-memory"),
         (FindingCode::RankImbalance, "rank-imbalance"),
+        (FindingCode::WorkingSetExceeded, "working-set-exceeded"),
+        (FindingCode::RuntimeGrowth, "runtime-growth"),
+        (FindingCode::ComputeImbalance, "compute-imbalance"),
     ];
 
     /// The contract's word.
@@ -90,7 +96,10 @@ impl FindingCode {
             | FindingCode::KvTooSmall
             | FindingCode::BudgetExceeded
             | FindingCode::ForeignMemory
-            | FindingCode::RankImbalance => false,
+            | FindingCode::RankImbalance
+            | FindingCode::WorkingSetExceeded
+            | FindingCode::RuntimeGrowth
+            | FindingCode::ComputeImbalance => false,
             FindingCode::LoadFailed
             | FindingCode::GpuUnused
             | FindingCode::Underestimate

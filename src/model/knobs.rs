@@ -45,11 +45,15 @@ pub enum Knob {
     GraphEstimate,
     /// The largest batch captured as a CUDA graph.
     GraphBatch,
+    /// The micro-batch: the compute buffers scale with it.
+    Ubatch,
+    /// A MoE model's expert tensors of the first N layers kept in host memory, the rest of each layer on the GPU.
+    ExpertsOnHost,
 }
 
 impl Knob {
     /// Every knob, in the order the findings reference lists them.
-    pub const ALL: [Knob; 18] = [
+    pub const ALL: [Knob; 20] = [
         Knob::VisibleGpus,
         Knob::OneGpu,
         Knob::Context,
@@ -68,6 +72,8 @@ impl Knob {
         Knob::Eager,
         Knob::GraphEstimate,
         Knob::GraphBatch,
+        Knob::Ubatch,
+        Knob::ExpertsOnHost,
     ];
 
     /// What the knob is for, in a few words (the findings reference's first column).
@@ -91,6 +97,8 @@ impl Knob {
             Knob::Eager => "no CUDA graphs",
             Knob::GraphEstimate => "the CUDA-graph estimate in the budget",
             Knob::GraphBatch => "the largest CUDA-graph batch",
+            Knob::Ubatch => "the micro-batch (compute buffers)",
+            Knob::ExpertsOnHost => "a MoE model's experts in host memory",
         }
     }
 }
@@ -274,6 +282,12 @@ const LLAMA_CPP: &[KnobEntry] = &[
     ),
     entry(K::Batch, Flag("--batch-size {}"), Placer("--batch-size {}")),
     entry(K::Parallel, Flag("-np {}"), Placer("-np {}")),
+    entry(K::Ubatch, Flag("-ub {}"), Placer("--ubatch-size {}")),
+    entry(
+        K::ExpertsOnHost,
+        Flag("--n-cpu-moe {}"),
+        Placer("the experts of the first {} layers on the CPU (-ot blk.N.ffn_.*_exps=CPU)"),
+    ),
 ];
 
 /// vLLM: its flags (`vllm serve …`) and environment are the knobs (`docs/log-formats.md` §8). Every one
@@ -427,5 +441,36 @@ mod tests {
         assert_eq!(ngl(Runtime::LlamaCpp).setting(40), "--n-gpu-layers 40");
         let one = reaching(Runtime::OllamaFit, Knob::OneGpu).unwrap();
         assert_eq!(one.passed_as(1).unwrap(), "--split-mode none --main-gpu 1");
+    }
+
+    #[test]
+    fn llama_cpp_s_own_flags_reach_only_llama_cpp() {
+        assert_eq!(
+            reaching(Runtime::LlamaCpp, Knob::Ubatch)
+                .unwrap()
+                .setting(256),
+            "-ub 256"
+        );
+        assert_eq!(
+            reaching(Runtime::LlamaCpp, Knob::ExpertsOnHost)
+                .unwrap()
+                .setting(12),
+            "--n-cpu-moe 12"
+        );
+        assert_eq!(
+            reaching(Runtime::LlamaCpp, Knob::OneGpu)
+                .unwrap()
+                .setting(0),
+            "--split-mode none --main-gpu 0"
+        );
+        // Ollama passes neither a micro-batch nor expert overrides to llama-server: never offered there.
+        for runtime in [
+            Runtime::OllamaFit,
+            Runtime::OllamaEstimator,
+            Runtime::OllamaEngine,
+        ] {
+            assert!(reaching(runtime, Knob::Ubatch).is_none());
+            assert!(reaching(runtime, Knob::ExpertsOnHost).is_none());
+        }
     }
 }

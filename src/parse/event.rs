@@ -312,6 +312,14 @@ pub enum EventKind {
     SideEstimate { what: SideEstimate, size: Quantity },
     /// Where clip runs: `CLIP using CPU backend`, `CLIP using CUDA0 backend`.
     ProjectorBackend { device: Device },
+    /// Metal's budget and what the process allocated against it: `recommendedMaxWorkingSetSize = X MB`,
+    /// `allocated buffer, size = S MiB, ( current / budget )`, and the warning `current allocated size is
+    /// greater than the recommended max working set size`.
+    MetalWorkingSet {
+        budget: Option<Quantity>,
+        allocated: Option<Quantity>,
+        exceeded: bool,
+    },
     /// `creating MTP draft context …`: the buffers that follow belong to the speculative draft's own context.
     DraftContext,
     /// Ollama decided to keep the projector off the GPU (`disabling multimodal projector offload`).

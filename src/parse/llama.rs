@@ -6,7 +6,7 @@ use super::fields::BuildError;
 use super::kind::{EventSpec, Words};
 use super::values::{parse_int, parse_int_list};
 use super::words::buffer_kind;
-use crate::model::Device;
+use crate::model::{Device, Quantity};
 
 pub const SPECS: &[EventSpec] = &[
     EventSpec {
@@ -166,6 +166,42 @@ pub const SPECS: &[EventSpec] = &[
         },
     },
     EventSpec {
+        kind: "metal_working_set",
+        required: &[],
+        optional: &["budget_mb", "budget", "allocated", "exceeded"],
+        settable: &[("exceeded", Words::BOOL)],
+        build: |f| {
+            // `recommendedMaxWorkingSetSize = X MB` is in 10^6 bytes (ggml-metal divides by 1e6), unlike the
+            // `( current / budget )` pair of `allocated buffer`, which is in MiB.
+            let budget_mb = match f.get("budget_mb") {
+                Some(text) => Some(
+                    text.trim()
+                        .parse::<f64>()
+                        .ok()
+                        .filter(|v| v.is_finite() && *v >= 0.0 && *v < 1e12)
+                        .ok_or_else(|| format!("bad MB figure '{text}'"))?,
+                ),
+                None => None,
+            };
+            let budget = budget_mb
+                .map(|mb| {
+                    let bytes = (mb * 1e6) as i64;
+                    // Printed with two decimals of MB: ±5 kB.
+                    Quantity {
+                        bytes,
+                        low: bytes - 5_000,
+                        high: bytes + 5_000,
+                    }
+                })
+                .or_else(|| f.get("budget").and_then(mib_2dp));
+            Ok(EventKind::MetalWorkingSet {
+                budget,
+                allocated: f.get("allocated").and_then(mib_2dp),
+                exceeded: f.get("exceeded") == Some("true"),
+            })
+        },
+    },
+    EventSpec {
         kind: "projector_size",
         required: &["what", "size"],
         optional: &[],
@@ -178,6 +214,11 @@ pub const SPECS: &[EventSpec] = &[
         },
     },
 ];
+
+/// A figure in MiB printed with two decimals (`21845.34`).
+fn mib_2dp(text: &str) -> Option<Quantity> {
+    crate::parse::values::parse_size(&format!("{} MiB", text.trim()))
+}
 
 /// A `print_info:` value: a per-layer array must be counts; a bare word that is not a count is text.
 fn param_value(value: &str) -> Result<ParamValue, BuildError> {

@@ -316,6 +316,26 @@ fn partial_offload(ev: &Evidence, out: &mut Vec<Suggestion>) {
             });
         }
     }
+    // A MoE model: its experts of the first layers in host memory, every layer's dense part on the GPU.
+    if let (Some((n, freed)), Some(moe)) = (
+        load.load
+            .model
+            .layout
+            .as_ref()
+            .and_then(|l| experts_to_host(l, short)),
+        knob(ev, Knob::ExpertsOnHost),
+    ) {
+        out.push(Suggestion {
+            setting: moe.setting(n),
+            effect: format!(
+                "the expert tensors of the first {n} layers ({}, from the model file) stay in host memory and every layer's attention and dense weights go to the GPU: that covers the {} the fit was short (`-ot \"blk\\.(0|…|{})\\.ffn_.*_exps=CPU\"` does the same); only the experts a token picks run on the CPU",
+                human(freed),
+                human(printed_short),
+                n - 1
+            ),
+            because: because.clone(),
+        });
+    }
     // A quantised KV cache: the KV buffers shrink, the recurrent state (f32) does not.
     let kv = on_gpus(load, Part::Kv);
     let f16 = kv_cache_is_f16(load);
@@ -359,6 +379,74 @@ pub fn suggest(ev: &Evidence, out: &mut Vec<Suggestion>) {
     if has(findings, FindingCode::PartialOffload) {
         partial_offload(ev, out);
     }
+    if has(findings, FindingCode::ComputeImbalance) {
+        compute_imbalance(ev, launcher, out);
+    }
+}
+
+/// One GPU's compute buffer is several times the others': a smaller micro-batch shrinks it, and when one GPU
+/// holds the whole model (the replay against the free memory the fit saw), no split at all.
+fn compute_imbalance(ev: &Evidence, launcher: Launcher, out: &mut Vec<Suggestion>) {
+    let load = ev.load;
+    let because = vec![FindingCode::ComputeImbalance];
+    let largest = crate::checks::compute_imbalance::compute_per_gpu(load)
+        .and_then(|(per_gpu, _)| per_gpu.into_iter().max_by_key(|(_, b, _)| *b));
+    let ubatch = load.load.settings.ubatch_size.unwrap_or(512);
+    if let (Some((device, bytes, _)), Some(ub), true) =
+        (largest, knob(ev, Knob::Ubatch), ubatch >= 128)
+    {
+        out.push(Suggestion {
+            setting: ub.setting(ubatch / 2),
+            effect: format!(
+                "the compute buffers scale with the micro-batch ({ubatch} now): {device}'s {} → about {}, freeing about {} there; prompts are processed in smaller steps",
+                human(bytes),
+                human(bytes / 2),
+                human(bytes - bytes / 2)
+            ),
+            because: because.clone(),
+        });
+    }
+    if let (Some((gpu, need, free)), Some(one)) = (
+        crate::checks::suggest::one_gpu_holds_it(load),
+        knob(ev, Knob::OneGpu),
+    ) {
+        let index = gpu.position().unwrap_or(0);
+        // needless-split may have named the same setting already.
+        if out.iter().any(|s| s.setting == one.setting(index)) {
+            return;
+        }
+        out.push(Suggestion {
+            setting: one.setting(index),
+            effect: format!(
+                "{}every layer and a single compute buffer on {gpu}: {} of the {} free the fit saw, {} to spare above the {} --fit margin; no second copy of the graph and no transfer between GPUs",
+                match (launcher, one.passed_as(index)) {
+                    (Launcher::Ollama, Some(flags)) => format!("Ollama passes {flags} to llama-server: "),
+                    (Launcher::Ollama, None) | (Launcher::User, _) => String::new(),
+                },
+                human(need),
+                human(free),
+                human(free - need - llama_server::target(load)),
+                human(llama_server::target(load))
+            ),
+            because,
+        });
+    }
+}
+
+/// The fewest layers whose expert tensors (`*_exps`, from the GGUF's layout), moved to host memory from the
+/// first layer on as `--n-cpu-moe N` does, free at least `short`: the count and what they free.
+pub(crate) fn experts_to_host(
+    layout: &crate::model::ModelLayout,
+    short: i64,
+) -> Option<(i64, i64)> {
+    let mut freed: i64 = 0;
+    for (i, layer) in layout.layers.iter().enumerate() {
+        freed += layer.expert_bytes? as i64;
+        if freed >= short && freed > 0 {
+            return Some((i as i64 + 1, freed));
+        }
+    }
+    None
 }
 
 /// True when the KV cache is f16 (the default, or set so): a quantised type would shrink it.
@@ -368,4 +456,52 @@ fn kv_cache_is_f16(load: &Reconciled) -> bool {
         .kv_cache_type
         .as_deref()
         .is_none_or(|t| kv_type(t) == Some(KvType::F16))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::experts_to_host;
+    use crate::model::{LayerAttention, LayerLayout, LayoutSource, ModelLayout, MIB};
+
+    fn moe(experts: &[u64]) -> ModelLayout {
+        ModelLayout {
+            source: LayoutSource::Gguf {
+                path: "model.gguf".to_string(),
+            },
+            architecture: "qwen3moe".to_string(),
+            trained_context: None,
+            layers: experts
+                .iter()
+                .enumerate()
+                .map(|(i, &e)| LayerLayout {
+                    index: i as u32,
+                    dense_bytes: Some(40 * MIB as u64),
+                    expert_bytes: Some(e),
+                    attention: LayerAttention::Full {
+                        k_elements: 1024,
+                        v_elements: 1024,
+                    },
+                })
+                .collect(),
+            nonrepeating_bytes: None,
+            output_bytes: None,
+            projector_bytes: None,
+        }
+    }
+
+    #[test]
+    fn the_fewest_expert_layers_that_cover_the_shortfall() {
+        let m = MIB as u64;
+        let layout = moe(&[300 * m, 300 * m, 300 * m, 300 * m]);
+        // 700 MiB short: three layers' experts (900 MiB) cover it, two (600 MiB) do not.
+        assert_eq!(experts_to_host(&layout, 700 * MIB), Some((3, 900 * MIB)));
+        assert_eq!(experts_to_host(&layout, 300 * MIB), Some((1, 300 * MIB)));
+        // More than every expert: no N covers it.
+        assert_eq!(experts_to_host(&layout, 2000 * MIB), None);
+        // A dense model (no experts) or unknown sizes: nothing to move.
+        assert_eq!(experts_to_host(&moe(&[0, 0]), 100 * MIB), None);
+        let mut unknown = moe(&[300 * m]);
+        unknown.layers[0].expert_bytes = None;
+        assert_eq!(experts_to_host(&unknown, 100 * MIB), None);
+    }
 }

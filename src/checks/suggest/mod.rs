@@ -39,6 +39,76 @@ fn visible_devices(load: &Reconciled, devices: &[&Device]) -> String {
         .join(",")
 }
 
+/// One GPU that holds the whole load with a single compute buffer (`-sm none -mg N`), by the measured sizes
+/// (the GPUs' buffers, else the `--fit` plan) against the free memory the fit saw (else the load's reading), with
+/// the `--fit` margin kept: the GPU with the most room, what it would hold, and its free memory. Only when
+/// every layer is on the GPUs (layers on the host would have to come back too) and more than one GPU is used.
+pub fn one_gpu_holds_it(load: &Reconciled) -> Option<(Device, i64, i64)> {
+    use crate::model::Part;
+    let a = &load.load.actual;
+    if matches!((a.offloaded_layers, a.total_layers), (Some(o), Some(t)) if o < t) {
+        return None;
+    }
+    let gpus: Vec<&Device> = load
+        .grid
+        .devices()
+        .into_iter()
+        .filter(|d| d.is_gpu())
+        .collect();
+    let with_weights = load.grid.gpus_with_weights().len();
+    let need = if with_weights >= 2 {
+        let held = load
+            .grid
+            .gpus_total(&[Part::Weights, Part::Kv, Part::State, Part::Output])
+            .map_or(0, |c| c.size.bytes);
+        let compute = gpus
+            .iter()
+            .map(|d| load.grid.bytes(d, Part::Graph))
+            .max()
+            .unwrap_or(0);
+        held + compute
+    } else {
+        let e = load.load.estimate.as_ref()?;
+        let plan: Vec<_> = e.per_device.iter().filter(|d| d.device.is_gpu()).collect();
+        let used = plan
+            .iter()
+            .filter(|d| d.weights.is_some_and(|w| w.bytes > 0))
+            .count();
+        if used < 2 {
+            return None;
+        }
+        let held: i64 = plan
+            .iter()
+            .map(|d| d.weights.map_or(0, |q| q.bytes) + d.kv.map_or(0, |q| q.bytes))
+            .sum();
+        held + plan
+            .iter()
+            .filter_map(|d| d.graph.map(|g| g.bytes))
+            .max()
+            .unwrap_or(0)
+    };
+    let free: Vec<(Device, i64)> = match load.load.estimate.as_ref().and_then(|e| e.fit.as_ref()) {
+        Some(f) if !f.free.is_empty() => f
+            .free
+            .iter()
+            .filter(|d| d.device.is_gpu())
+            .map(|d| (d.device.clone(), d.free.low))
+            .collect(),
+        Some(_) | None => load
+            .load
+            .gpus
+            .iter()
+            .zip(gpus.iter())
+            .filter_map(|(g, d)| Some(((*d).clone(), g.free?.low)))
+            .collect(),
+    };
+    let margin = crate::replay::llama_server::target(load);
+    free.into_iter()
+        .filter(|(_, f)| need + margin <= *f)
+        .max_by_key(|(_, f)| *f)
+        .map(|(d, f)| (d, need, f))
+}
+
 /// What a suggestion rests on: the reconciled load, its placement replay and what the checks concluded.
 pub struct Evidence<'a> {
     pub load: &'a Reconciled,
