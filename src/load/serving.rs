@@ -844,4 +844,71 @@ mod tests {
         let s = loads[0].serving.as_ref().unwrap();
         assert_eq!(s.ranks[0].device.to_string(), "GPU3");
     }
+
+    #[test]
+    fn torch_out_of_memory_gives_its_figures_and_the_capture_it_broke() {
+        // Built from the shape of torch's message (docs/log-formats.md §8; no capture in the corpus), on a V0
+        // start whose capture began (`sample-logs/810-…:5`, `:13`).
+        let loads = loads_of(&[
+            "Loading model weights took 2.3463 GB",
+            "Capturing the model for CUDA graphs. This may lead to unexpected consequences if the model is not static.",
+            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 512.00 MiB. GPU 0 has a total capacity of 22.05 GiB of which 301.06 MiB is free. Of the allocated memory 20.70 GiB is allocated by PyTorch, and 412.00 MiB is reserved by PyTorch but unallocated.",
+        ]);
+        let s = loads[0].serving.as_ref().unwrap();
+        let Some(StartFailure::OutOfMemory {
+            tried,
+            total,
+            free,
+            during_capture,
+            ..
+        }) = s.failure
+        else {
+            panic!("{:?}", s.failure);
+        };
+        assert_eq!(tried.unwrap().bytes, 512 * crate::model::MIB);
+        assert_eq!(total.unwrap().bytes, (22.05 * GIB as f64).round() as i64);
+        assert_eq!(
+            free.unwrap().bytes,
+            (301.06 * crate::model::MIB as f64).round() as i64
+        );
+        assert!(during_capture);
+        assert_eq!(loads[0].runtime, Runtime::Vllm);
+        let failure = loads[0].actual.failure.as_deref().unwrap();
+        assert!(failure.contains("while capturing CUDA graphs"), "{failure}");
+        // 22.05 GiB − 0.29 − 20.70 − 0.40: what lies outside the process's allocator.
+        assert!(
+            failure.contains("outside this process's allocator"),
+            "{failure}"
+        );
+    }
+
+    #[test]
+    fn sglangs_not_enough_memory_is_no_kv_pool_and_names_sglang() {
+        // SGLang's model_runner.py wording (no capture in the corpus), after a real weights line
+        // (`sample-logs/812-…:3`, framed).
+        let loads = loads_of(&[
+            "[rank=DP0_TP0] Load weight end. type=DeepseekV3ForCausalLM, dtype=torch.bfloat16, avail mem=21.73 GB, mem usage=166.59 GB.",
+            "[rank=DP0_TP0] RuntimeError: Not enough memory. Please try to increase --mem-fraction-static.",
+        ]);
+        let s = loads[0].serving.as_ref().unwrap();
+        assert_eq!(s.failure, Some(StartFailure::NoKvMemory));
+        assert_eq!(loads[0].runtime, Runtime::Sglang);
+        // A torch message alone names no engine.
+        let loads = loads_of(&[
+            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.19 GiB of which 1.37 GiB is free.",
+        ]);
+        assert_eq!(loads[0].runtime, Runtime::Unknown);
+        assert!(loads[0].actual.failed);
+    }
+
+    #[test]
+    fn a_capture_line_without_a_rank_adds_no_gpu_to_a_tp_start() {
+        // `sample-logs/804-…:119`: the progress bar without a prefix, after two ranks' lines.
+        let loads = loads_of(&[
+            "[rank=TP0] Model loading took 74.2812 GiB and 215.831224 seconds",
+            "[rank=TP1] Model loading took 74.2812 GiB and 215.831224 seconds",
+            "Capturing CUDA graphs (mixed prefill-decode, PIECEWISE): 100%",
+        ]);
+        assert_eq!(loads[0].serving.as_ref().unwrap().ranks.len(), 2);
+    }
 }

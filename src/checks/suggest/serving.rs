@@ -724,7 +724,11 @@ fn cut_before_graphs(out: &mut Out, s: &ServingFigures, engine: Engine) {
             out.push(
                 Knob::Sequences,
                 (seqs / 2).max(1),
-                format!("V0 captures a graph per batch size up to the {seqs} sequences{}: half as many, the largest half gone", if s.max_num_seqs.is_some() { " set" } else { " of its default" }),
+                format!(
+                    "V0 captures a graph for each batch size up to the {seqs} sequences{}: up to {} only, the largest graphs are not captured",
+                    if s.max_num_seqs.is_some() { " set" } else { " of its default" },
+                    (seqs / 2).max(1)
+                ),
                 because,
             );
         }
