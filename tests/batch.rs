@@ -297,3 +297,59 @@ fn results_do_not_depend_on_the_thread_count() {
     let _ = std::fs::remove_dir_all(&one);
     let _ = std::fs::remove_dir_all(&two);
 }
+
+/// vLLM and SGLang loads go through batch like any other: the `runtime` and `runtime_version` columns name the
+/// engine and its version (Ollama's loads keep theirs), the component rows carry the runtime too.
+#[test]
+fn serving_loads_have_their_runtime_and_version_in_the_tables() {
+    let out = scratch("serving");
+    let run_out = run(
+        &[
+            "batch",
+            "sample-logs/804-vllm-0102-2xh200-tp2-qwen3-next-80b-advisory-bytes-dup-lines.log",
+            "sample-logs/811-sglang-043-4xl4-tp4-qwq-32b-full-start-graph-end-mem-usage.log",
+            "sample-logs/004-windows-rocm-780m-gemma3-27b-newengine.log",
+            "--out",
+            text(&out),
+            "--fail-on",
+            "never",
+        ],
+        b"",
+    );
+    assert_eq!(run_out.status.code(), Some(0), "{}", stderr(&run_out));
+    let loads = read(&out.join("loads.parquet"));
+    let by_file = |file_part: &str| {
+        (0..loads.height())
+            .find(|&i| {
+                vramdiff::batch::tables::text_at(&loads, "file", i)
+                    .is_some_and(|f| f.contains(file_part))
+            })
+            .unwrap_or_else(|| panic!("no load of {file_part}"))
+    };
+    let cell = |row: usize, column: &str| vramdiff::batch::tables::text_at(&loads, column, row);
+    let vllm = by_file("804-vllm");
+    assert_eq!(cell(vllm, "runtime").as_deref(), Some("vllm"));
+    assert_eq!(cell(vllm, "runtime_version").as_deref(), Some("0.10.2"));
+    let sglang = by_file("811-sglang");
+    assert_eq!(cell(sglang, "runtime").as_deref(), Some("sglang"));
+    assert_eq!(cell(sglang, "runtime_version"), None);
+    let ollama = by_file("004-windows");
+    assert_eq!(cell(ollama, "runtime").as_deref(), Some("ollama"));
+    assert_eq!(cell(ollama, "runtime_version").as_deref(), Some("0.9.6"));
+    let components = read(&out.join("components.parquet"));
+    let runtimes: Vec<Option<String>> = (0..components.height())
+        .map(|i| vramdiff::batch::tables::text_at(&components, "runtime", i))
+        .collect();
+    assert!(runtimes.contains(&Some("vllm".to_string())));
+    assert!(runtimes.contains(&Some("sglang".to_string())));
+    // Two ranks of the TP2 vLLM load: one device row each.
+    let devices = (0..components.height())
+        .filter(|&i| {
+            vramdiff::batch::tables::text_at(&components, "file", i)
+                .is_some_and(|f| f.contains("804-vllm"))
+                && vramdiff::batch::tables::text_at(&components, "kind", i).as_deref()
+                    == Some("device")
+        })
+        .count();
+    assert_eq!(devices, 2);
+}

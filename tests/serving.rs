@@ -329,3 +329,173 @@ fn a_tp2_load_joins_a_capture_rank_by_rank() {
         .unwrap()
         .contains("the driver's capture shows"));
 }
+
+/// The suggestions of a load: `(setting, effect, because)`.
+fn suggested(l: &Concluded) -> Vec<(String, String, Vec<FindingCode>)> {
+    l.suggestions
+        .iter()
+        .map(|s| (s.setting.clone(), s.effect.clone(), s.because.clone()))
+        .collect()
+}
+
+/// The suggestion whose setting is `setting`.
+fn suggestion<'a>(l: &'a Concluded, setting: &str) -> &'a vramdiff::model::Suggestion {
+    l.suggestions
+        .iter()
+        .find(|s| s.setting == setting)
+        .unwrap_or_else(|| panic!("no {setting}: {:?}", suggested(l)))
+}
+
+/// `vllm-NOTES.md`'s advice for every log that has some, as suggestions in the engine's own knobs with their
+/// computed effect; the logs it calls healthy or fine get none.
+#[test]
+fn each_logs_advice_is_a_suggestion_in_the_engines_own_knobs() {
+    // 801 (nothing to fix) and 807 (healthy; the estimate costs 0.39 points, under one) get none.
+    assert!(loads("801").iter().all(|l| l.suggestions.is_empty()));
+    assert!(loads("807")[0].suggestions.is_empty());
+
+    // 802: V0's graphs lie outside the budget; lower the utilization by them (or run eager).
+    let l = &loads("802")[0];
+    let s = suggestion(l, "--gpu-memory-utilization 0.89");
+    assert!(
+        s.effect.contains("19.63 GiB instead of 19.85 GiB"),
+        "{}",
+        s.effect
+    );
+    assert_eq!(s.because, [FindingCode::BudgetExceeded]);
+    assert!(suggestion(l, "--enforce-eager")
+        .effect
+        .contains("184.3 MiB"));
+
+    // 803: the largest length that fits, or 8-bit KV for the 131k asked.
+    let l = &loads("803")[0];
+    let s = suggestion(l, "--max-model-len 81536");
+    assert_eq!(
+        s.because,
+        [FindingCode::KvTooSmall, FindingCode::LoadFailed]
+    );
+    assert!(suggestion(l, "--kv-cache-dtype fp8")
+        .effect
+        .contains("163072 tokens, enough for the 131072 asked"));
+
+    // 804: vLLM's own --kv-cache-memory figures, shared (inside 0.9) or dedicated (+24 % KV).
+    let l = &loads("804")[0];
+    assert!(suggestion(l, "--kv-cache-memory 45175492096")
+        .effect
+        .contains("inside its budget 125.83 GiB"));
+    assert!(suggestion(l, "--kv-cache-memory 59540753920")
+        .effect
+        .contains("+24% over the 44.59 GiB in use"));
+    assert_eq!(l.suggestions.len(), 2, "one per setting, not per rank");
+
+    // 805: more of the GPU, or a smaller activation peak.
+    let l = &loads("805")[0];
+    assert!(suggestion(l, "--gpu-memory-utilization 0.95")
+        .effect
+        .contains("the profile left -2.14 GiB"));
+    suggestion(l, "--max-num-batched-tokens 2048");
+    suggestion(l, "--max-num-seqs 256");
+
+    // 806: the utilization that fits beside the other process.
+    let l = &loads("806")[0];
+    let s = suggestion(l, "--gpu-memory-utilization 0.66");
+    assert!(s.effect.contains("31.27 GiB") && s.effect.contains("15.94 GiB"));
+    assert_eq!(
+        s.because,
+        [FindingCode::ForeignMemory, FindingCode::LoadFailed]
+    );
+
+    // 808: vLLM's own advisory, the utilization that keeps the old KV size (1.5 points).
+    let l = &loads("808")[0];
+    let s = suggestion(l, "--gpu-memory-utilization 0.8352");
+    assert!(s.effect.contains("1.5 points of 0.82"), "{}", s.effect);
+
+    // 809: leave the implausible estimate out of the budget.
+    let l = &loads("809")[0];
+    let s = suggestion(l, "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0");
+    assert!(s.effect.contains("118.65 GiB"));
+    assert_eq!(
+        s.because,
+        [FindingCode::GraphEstimateOff, FindingCode::LoadFailed]
+    );
+
+    // 810: cut during V0's capture (outside the budget): eager, 0.85, fewer sequences.
+    let l = &loads("810")[0];
+    assert!(serving(l).v0);
+    for setting in [
+        "--enforce-eager",
+        "--gpu-memory-utilization 0.85",
+        "--max-num-seqs 128",
+    ] {
+        assert_eq!(
+            suggestion(l, setting).because,
+            [FindingCode::IncompleteLoad]
+        );
+    }
+
+    // 811: what the pool holds, fp8_e5m2 (SGLang's word), and only a slightly larger fraction.
+    let l = &loads("811")[0];
+    suggestion(l, "--context-length 46611");
+    assert!(suggestion(l, "--kv-cache-dtype fp8_e5m2")
+        .effect
+        .contains("still short of the 131072 asked"));
+    assert!(suggestion(l, "--mem-fraction-static 0.86")
+        .effect
+        .contains("a small gain"));
+
+    // 812: smaller buffers beside the pool (the log does not print their values: N).
+    let l = &loads("812")[0];
+    assert!(suggestion(l, "--cuda-graph-max-bs N")
+        .effect
+        .contains("-561981 tokens"));
+    suggestion(l, "--chunked-prefill-size N");
+
+    // 813: ~22 GiB left for the capture after the pool and AITER's workspace.
+    let l = &loads("813")[0];
+    let s = suggestion(l, "--cuda-graph-max-bs N");
+    assert!(
+        s.effect.contains("22.26 GiB left") && s.effect.contains("51.75 GiB attention workspace")
+    );
+
+    // 814: not memory: skip the capture, leave the memory flags alone.
+    let l = &loads("814")[0];
+    assert_eq!(suggested(l).len(), 1);
+    assert!(suggestion(l, "--disable-cuda-graph")
+        .effect
+        .contains("not a memory failure"));
+}
+
+/// 813's AITER prints: the workspace is read (a buffer of the rank), the fraction is the pool's, the two
+/// pool-sizing prints are known; nothing memory-like is left unread.
+#[test]
+fn the_813_aiter_prints_are_read_or_known() {
+    let dir = root().join("sample-logs");
+    let name = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+        .find(|n| n.starts_with("813") && n.ends_with(".log"))
+        .unwrap();
+    let out = run(
+        &[
+            "--show-unrecognized",
+            "--fail-on",
+            "never",
+            &format!("sample-logs/{name}"),
+        ],
+        b"",
+    );
+    let text = stdout(&out);
+    assert!(
+        text.contains("7 lines read, 7 recognised, 0 memory-like lines not understood"),
+        "{text}"
+    );
+    let l = &loads("813")[0];
+    let s = serving(l);
+    assert_eq!(s.utilization.unwrap().value, 0.911);
+    let r = &s.ranks[0];
+    assert_eq!(r.workspace.unwrap().size.bytes, gib(51.75));
+    assert_eq!(r.left_for_graphs().unwrap().bytes, gib(74.01) - gib(51.75));
+    // Weights, KV and workspace: 0.911 of the ~287 GiB GPU.
+    let actual = l.reconciled.devices[0].comparison.actual.unwrap().bytes;
+    assert_eq!(actual, gib(56.98) + gib(76.44) * 2 + gib(51.75));
+}

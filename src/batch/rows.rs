@@ -41,6 +41,10 @@ pub struct LoadRow {
     pub ollama_version: Option<String>,
     /// `0.9` from `0.9.6`; `llama-server` for llama.cpp without Ollama; `unknown` otherwise.
     pub era: String,
+    /// Who sized the memory (the JSON's `era` word): `ollama`, `llama-server`, `vllm`, `sglang`, `unknown`.
+    pub runtime: String,
+    /// That runtime's version as its log printed it (Ollama's, vLLM's), when it did.
+    pub runtime_version: Option<String>,
     pub library: Option<String>,
     pub gpu_count: i64,
     pub gpu_names: String,
@@ -103,6 +107,8 @@ pub struct ComponentRecord {
     pub model: Option<String>,
     pub engine: String,
     pub era: String,
+    /// As in [`LoadRow::runtime`].
+    pub runtime: String,
     /// The GPU's name: the device's own for device rows, the load's (comma-joined) for component rows.
     pub gpu_name: String,
     pub compute: String,
@@ -146,6 +152,15 @@ fn q(v: Option<Quantity>) -> Option<i64> {
 pub fn rows(file: &str, index: usize, load: &Concluded) -> (LoadRow, Vec<ComponentRecord>) {
     let e = load.reconciled.load.estimate.as_ref();
     let era = release_line(load);
+    let runtime = load.reconciled.load.runtime.era().as_str().to_string();
+    // The engine that printed a version: a serving engine's own, else Ollama's.
+    let runtime_version = load
+        .reconciled
+        .load
+        .serving
+        .as_ref()
+        .and_then(|s| s.version.clone())
+        .or_else(|| load.reconciled.load.ollama_version.clone());
     let gpu_names = joined(
         load.reconciled
             .load
@@ -227,6 +242,8 @@ pub fn rows(file: &str, index: usize, load: &Concluded) -> (LoadRow, Vec<Compone
         engine: load.reconciled.load.engine.as_str().to_string(),
         ollama_version: load.reconciled.load.ollama_version.clone(),
         era: era.clone(),
+        runtime: runtime.clone(),
+        runtime_version,
         library: e.and_then(|e| e.library.clone()).or_else(|| {
             load.reconciled
                 .load
@@ -304,6 +321,7 @@ pub fn rows(file: &str, index: usize, load: &Concluded) -> (LoadRow, Vec<Compone
             model: model.clone(),
             engine: load.reconciled.load.engine.as_str().to_string(),
             era: era.clone(),
+            runtime: runtime.clone(),
             gpu_name,
             compute,
             verdict: "unknown".to_string(),

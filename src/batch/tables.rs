@@ -43,6 +43,8 @@ pub fn loads_frame(rows: &[LoadRow]) -> PolarsResult<DataFrame> {
         column!("engine", s(&|r| r.engine.clone())),
         column!("ollama_version", os(&|r| r.ollama_version.clone())),
         column!("era", s(&|r| r.era.clone())),
+        column!("runtime", s(&|r| r.runtime.clone())),
+        column!("runtime_version", os(&|r| r.runtime_version.clone())),
         column!("library", os(&|r| r.library.clone())),
         column!(
             "gpu_count",
@@ -142,6 +144,7 @@ pub fn components_frame(rows: &[ComponentRecord]) -> PolarsResult<DataFrame> {
             ),
             column!("engine", s(&|r| r.engine.clone())),
             column!("era", s(&|r| r.era.clone())),
+            column!("runtime", s(&|r| r.runtime.clone())),
             column!("gpu_name", s(&|r| r.gpu_name.clone())),
             column!("compute", s(&|r| r.compute.clone())),
         ],

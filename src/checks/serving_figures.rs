@@ -35,14 +35,15 @@ pub fn failure_hint(cx: &Context) -> Option<String> {
     let s = serving(cx)?;
     let cause = s.failure?;
     let set = |knob, value: &str| setting(cx, knob, value).unwrap_or_default();
-    let sglang = match cx.load.load.runtime {
-        Runtime::Sglang => true,
-        Runtime::Vllm
-        | Runtime::OllamaEstimator
+    // (SGLang's, vLLM's): a torch out-of-memory alone names neither engine.
+    let (sglang, vllm) = match cx.load.load.runtime {
+        Runtime::Sglang => (true, false),
+        Runtime::Vllm => (false, true),
+        Runtime::OllamaEstimator
         | Runtime::OllamaEngine
         | Runtime::OllamaFit
         | Runtime::LlamaCpp
-        | Runtime::Unknown => false,
+        | Runtime::Unknown => (false, false),
     };
     Some(match cause {
         StartFailure::Crashed => {
@@ -78,6 +79,35 @@ pub fn failure_hint(cx: &Context) -> Option<String> {
             set(Knob::Sequences, "N").trim(),
             set(Knob::Context, "N").trim()
         ),
-        StartFailure::OutOfMemory | StartFailure::EngineFailed => return None,
+        StartFailure::OutOfMemory {
+            during_capture: true,
+            ..
+        } if sglang => format!(
+            "the CUDA-graph capture did not fit in what the pool left: lower {}, or {} to leave it more room; {} skips the capture",
+            set(Knob::GraphBatch, "N").trim(),
+            set(Knob::MemoryFraction, "F").trim(),
+            set(Knob::Eager, "").trim()
+        ),
+        StartFailure::OutOfMemory {
+            during_capture: true,
+            ..
+        } if vllm => format!(
+            "the CUDA graphs did not fit beside the budget: {} skips them, or lower {} to leave them room (see the suggestions for the figures)",
+            set(Knob::Eager, "").trim(),
+            set(Knob::MemoryFraction, "U").trim()
+        ),
+        StartFailure::OutOfMemory { .. } if sglang => format!(
+            "lower {} to leave more beside the pool for activations, or shrink them ({}, {}) (see the suggestions for the figures)",
+            set(Knob::MemoryFraction, "F").trim(),
+            set(Knob::Batch, "N").trim(),
+            set(Knob::GraphBatch, "N").trim()
+        ),
+        StartFailure::OutOfMemory { .. } if vllm => format!(
+            "lower {} if memory outside this process's allocator is another process's, else the activation peak ({}, {}) (see the suggestions for the figures)",
+            set(Knob::MemoryFraction, "U").trim(),
+            set(Knob::Batch, "N").trim(),
+            set(Knob::Sequences, "N").trim()
+        ),
+        StartFailure::OutOfMemory { .. } | StartFailure::EngineFailed => return None,
     })
 }

@@ -27,7 +27,8 @@ use crate::model::{
     Quantity, RankFigures, Ratio, ServingFigures, StartFailure, WeightsSemantics,
 };
 use crate::parse::serving::{
-    ProfileFigures, ServingArgs, ServingEvent, ServingFailure, ServingLine, SglangStage,
+    FailureWording, ProfileFigures, ServingArgs, ServingEvent, ServingFailure, ServingLine,
+    SglangStage,
 };
 
 /// Everything one vLLM or SGLang start printed of its memory.
@@ -117,6 +118,16 @@ impl ServingLedger {
         r
     }
 
+    /// The rank a line names, when the load already has it; an unnamed line goes to rank 0 only while the
+    /// load has no rank (a line without a prefix in a TP log must not add a GPU).
+    fn known_rank(&mut self, label: Option<&str>, line: u64) -> Option<&mut RankFigures> {
+        let known = match label {
+            Some(l) => self.ranks.iter().any(|(k, _)| k == l),
+            None => self.ranks.is_empty() || self.ranks.iter().any(|(k, _)| k == "0"),
+        };
+        known.then(|| self.rank(label, line))
+    }
+
     /// An engine-level count: the first is kept, a repeat with the same value is counted as one.
     fn engine_count(slot: &mut Option<Count>, repeated: &mut u32, value: i64, line: u64) {
         match slot {
@@ -126,11 +137,18 @@ impl ServingLedger {
     }
 
     fn fail(&mut self, cause: StartFailure, line: u64) {
-        // The specific cause stays; `EngineCore failed to start` and a traceback only say it failed.
-        let vague = |c: &StartFailure| matches!(c, StartFailure::EngineFailed);
+        // The specific cause stays: a traceback only says a rank crashed (its last line may say why), and
+        // `EngineCore failed to start` only that the engine gave up.
+        let weight = |c: &StartFailure| match c {
+            StartFailure::EngineFailed => 0,
+            StartFailure::Crashed => 1,
+            StartFailure::NoKvMemory
+            | StartFailure::MaxLenOverKv { .. }
+            | StartFailure::FreeBelowBudget
+            | StartFailure::OutOfMemory { .. } => 2,
+        };
         match &self.failure {
-            Some((c, _)) if !vague(c) => {}
-            Some(_) if matches!(cause, StartFailure::EngineFailed) => {}
+            Some((c, _)) if weight(c) >= weight(&cause) => {}
             _ => self.failure = Some((cause, line)),
         }
     }
@@ -163,6 +181,10 @@ impl ServingLedger {
                     mem_fraction: a.mem_fraction.or(old.mem_fraction),
                     max_len: a.max_len.or(old.max_len),
                     tp: a.tp.or(old.tp),
+                    max_num_seqs: a.max_num_seqs.or(old.max_num_seqs),
+                    batched_tokens: a.batched_tokens.or(old.batched_tokens),
+                    graph_max_bs: a.graph_max_bs.or(old.graph_max_bs),
+                    kv_fp8: a.kv_fp8.or(old.kv_fp8),
                 };
                 self.args_line = line;
             }
@@ -266,12 +288,27 @@ impl ServingLedger {
                 set(&mut r.kv_to_fill_gpu, bytes(full_kv), line);
                 set(&mut r.kv_in_use, bytes(current_kv), line);
             }
-            ServingLine::Failure(f) => {
-                // Every failure line but a rank's traceback is vLLM's own wording.
-                if !matches!(f, ServingFailure::Crashed) {
-                    self.vllm = true;
+            ServingLine::CaptureBegin => {
+                self.vllm = true;
+                if let Some(r) = self.known_rank(rank, line) {
+                    r.capture_began.get_or_insert(line);
                 }
-                let cause = match f {
+            }
+            ServingLine::MemFraction(f) => {
+                self.sglang = true;
+                if self.args.mem_fraction.is_none() {
+                    self.args.mem_fraction = Some(f);
+                    self.args_line = line;
+                }
+            }
+            ServingLine::Failure { failure, wording } => {
+                // A line in an engine's own words names it; torch's messages and a traceback do not.
+                match wording {
+                    Some(FailureWording::Vllm) => self.vllm = true,
+                    Some(FailureWording::Sglang) => self.sglang = true,
+                    None => {}
+                }
+                let cause = match failure {
                     ServingFailure::NoCacheMemory => StartFailure::NoKvMemory,
                     ServingFailure::MaxLenOverKv { len, tokens } => {
                         StartFailure::MaxLenOverKv { len, tokens }
@@ -292,7 +329,25 @@ impl ServingLedger {
                         set(&mut r.budget, Some(budget), line);
                         StartFailure::FreeBelowBudget
                     }
-                    ServingFailure::OutOfMemory { .. } => StartFailure::OutOfMemory,
+                    ServingFailure::OutOfMemory(oom) => {
+                        let during_capture = match self.known_rank(rank, line) {
+                            Some(r) => {
+                                if r.total.is_none() {
+                                    set(&mut r.total, oom.total, line);
+                                }
+                                r.capture_began.is_some() && r.graph_actual.is_none()
+                            }
+                            None => false,
+                        };
+                        StartFailure::OutOfMemory {
+                            tried: oom.tried,
+                            total: oom.total,
+                            free: oom.free,
+                            allocated: oom.allocated,
+                            reserved: oom.reserved,
+                            during_capture,
+                        }
+                    }
                     ServingFailure::EngineFailed => StartFailure::EngineFailed,
                     ServingFailure::Crashed => StartFailure::Crashed,
                 };
@@ -314,7 +369,10 @@ impl ServingLedger {
                         set(&mut r.weights_loaded, usage, line);
                     }
                     SglangStage::PoolEnd => set(&mut r.avail_after_pool, avail, line),
-                    SglangStage::GraphBegin => {}
+                    SglangStage::GraphBegin => {
+                        r.capture_began.get_or_insert(line);
+                    }
+                    SglangStage::Workspace => set(&mut r.workspace, usage, line),
                     SglangStage::GraphEnd => {
                         set(&mut r.avail_after_graphs, avail, line);
                         set(&mut r.graph_actual, usage, line);
@@ -383,13 +441,52 @@ impl ServingLedger {
                 "free memory at startup is below total × utilization (another process holds memory)"
                     .to_string()
             }
-            StartFailure::OutOfMemory => "out of memory".to_string(),
+            StartFailure::OutOfMemory {
+                tried,
+                total,
+                free,
+                allocated,
+                reserved,
+                during_capture,
+            } => {
+                let gib = |q: Quantity| crate::model::human(q.bytes);
+                let mut words = "out of memory".to_string();
+                if during_capture {
+                    words.push_str(" while capturing CUDA graphs");
+                }
+                if let Some(t) = tried {
+                    words.push_str(&format!(": tried to allocate {}", gib(t)));
+                }
+                if let (Some(f), Some(t)) = (free, total) {
+                    words.push_str(&format!(" with {} free of {}", gib(f), gib(t)));
+                }
+                if let (Some(a), Some(r)) = (allocated, reserved) {
+                    words.push_str(&format!(
+                        " (PyTorch: {} allocated, {} reserved but unallocated",
+                        gib(a),
+                        gib(r)
+                    ));
+                    match (total, free) {
+                        (Some(t), Some(f)) => {
+                            let outside = t.minus(f).minus(a).minus(r);
+                            words.push_str(&format!(
+                                "; {} outside this process's allocator)",
+                                gib(outside)
+                            ));
+                        }
+                        _ => words.push(')'),
+                    }
+                }
+                words
+            }
             StartFailure::Crashed => "a rank crashed (Python traceback)".to_string(),
             StartFailure::EngineFailed => "the engine failed to start".to_string(),
         };
         let oom = matches!(
             cause,
-            StartFailure::NoKvMemory | StartFailure::OutOfMemory | StartFailure::FreeBelowBudget
+            StartFailure::NoKvMemory
+                | StartFailure::OutOfMemory { .. }
+                | StartFailure::FreeBelowBudget
         );
         Some((words, oom, line))
     }
@@ -491,13 +588,30 @@ impl ServingLedger {
         }
         ServingFigures {
             version: self.version.as_ref().map(|(v, _, _)| v.clone()),
-            v0: self.version.as_ref().is_some_and(|(_, v0, _)| *v0),
+            // Without a version line, `# GPU blocks` says V0 (V1 prints `GPU KV cache size` instead).
+            v0: match &self.version {
+                Some((_, v0, _)) => *v0,
+                None => self.gpu_blocks.is_some() && self.kv_tokens.is_none(),
+            },
             utilization,
             tensor_parallel: self.args.tp.map(|value| Count {
                 value,
                 line: self.args_line,
             }),
             max_len,
+            max_num_seqs: self.args.max_num_seqs.map(|value| Count {
+                value,
+                line: self.args_line,
+            }),
+            batched_tokens: self.args.batched_tokens.map(|value| Count {
+                value,
+                line: self.args_line,
+            }),
+            graph_max_bs: self.args.graph_max_bs.map(|value| Count {
+                value,
+                line: self.args_line,
+            }),
+            kv_cache_fp8: self.args.kv_fp8,
             kv_tokens: self.kv_tokens,
             gpu_blocks: self.gpu_blocks,
             concurrency: self.concurrency,
@@ -580,6 +694,7 @@ impl ServingLedger {
                 (r.graph_actual, BufferKind::Compute, "CUDA graphs"),
                 (r.activation, BufferKind::Compute, "activation peak"),
                 (r.non_torch, BufferKind::Compute, "non-torch"),
+                (r.workspace, BufferKind::Compute, "attention workspace"),
             ];
             for (figure, kind, name) in parts {
                 let Some(f) = figure else { continue };
@@ -728,5 +843,72 @@ mod tests {
         let loads = loads_of(&["[rank=DP1_TP1_EP3] Estimated CUDA graph memory: 118.65 GiB total"]);
         let s = loads[0].serving.as_ref().unwrap();
         assert_eq!(s.ranks[0].device.to_string(), "GPU3");
+    }
+
+    #[test]
+    fn torch_out_of_memory_gives_its_figures_and_the_capture_it_broke() {
+        // Built from the shape of torch's message (docs/log-formats.md §8; no capture in the corpus), on a V0
+        // start whose capture began (`sample-logs/810-…:5`, `:13`).
+        let loads = loads_of(&[
+            "Loading model weights took 2.3463 GB",
+            "Capturing the model for CUDA graphs. This may lead to unexpected consequences if the model is not static.",
+            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 512.00 MiB. GPU 0 has a total capacity of 22.05 GiB of which 301.06 MiB is free. Of the allocated memory 20.70 GiB is allocated by PyTorch, and 412.00 MiB is reserved by PyTorch but unallocated.",
+        ]);
+        let s = loads[0].serving.as_ref().unwrap();
+        let Some(StartFailure::OutOfMemory {
+            tried,
+            total,
+            free,
+            during_capture,
+            ..
+        }) = s.failure
+        else {
+            panic!("{:?}", s.failure);
+        };
+        assert_eq!(tried.unwrap().bytes, 512 * crate::model::MIB);
+        assert_eq!(total.unwrap().bytes, (22.05 * GIB as f64).round() as i64);
+        assert_eq!(
+            free.unwrap().bytes,
+            (301.06 * crate::model::MIB as f64).round() as i64
+        );
+        assert!(during_capture);
+        assert_eq!(loads[0].runtime, Runtime::Vllm);
+        let failure = loads[0].actual.failure.as_deref().unwrap();
+        assert!(failure.contains("while capturing CUDA graphs"), "{failure}");
+        // 22.05 GiB − 0.29 − 20.70 − 0.40: what lies outside the process's allocator.
+        assert!(
+            failure.contains("outside this process's allocator"),
+            "{failure}"
+        );
+    }
+
+    #[test]
+    fn sglangs_not_enough_memory_is_no_kv_pool_and_names_sglang() {
+        // SGLang's model_runner.py wording (no capture in the corpus), after a real weights line
+        // (`sample-logs/812-…:3`, framed).
+        let loads = loads_of(&[
+            "[rank=DP0_TP0] Load weight end. type=DeepseekV3ForCausalLM, dtype=torch.bfloat16, avail mem=21.73 GB, mem usage=166.59 GB.",
+            "[rank=DP0_TP0] RuntimeError: Not enough memory. Please try to increase --mem-fraction-static.",
+        ]);
+        let s = loads[0].serving.as_ref().unwrap();
+        assert_eq!(s.failure, Some(StartFailure::NoKvMemory));
+        assert_eq!(loads[0].runtime, Runtime::Sglang);
+        // A torch message alone names no engine.
+        let loads = loads_of(&[
+            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.19 GiB of which 1.37 GiB is free.",
+        ]);
+        assert_eq!(loads[0].runtime, Runtime::Unknown);
+        assert!(loads[0].actual.failed);
+    }
+
+    #[test]
+    fn a_capture_line_without_a_rank_adds_no_gpu_to_a_tp_start() {
+        // `sample-logs/804-…:119`: the progress bar without a prefix, after two ranks' lines.
+        let loads = loads_of(&[
+            "[rank=TP0] Model loading took 74.2812 GiB and 215.831224 seconds",
+            "[rank=TP1] Model loading took 74.2812 GiB and 215.831224 seconds",
+            "Capturing CUDA graphs (mixed prefill-decode, PIECEWISE): 100%",
+        ]);
+        assert_eq!(loads[0].serving.as_ref().unwrap().ranks.len(), 2);
     }
 }

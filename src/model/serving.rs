@@ -41,8 +41,24 @@ pub enum StartFailure {
     MaxLenOverKv { len: i64, tokens: i64 },
     /// The free memory at startup was below total × utilization.
     FreeBelowBudget,
-    /// An allocation failed.
-    OutOfMemory,
+    /// An allocation failed (PyTorch's `CUDA out of memory`), with the figures its message gave.
+    OutOfMemory {
+        /// What the failed allocation asked for.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        tried: Option<Quantity>,
+        /// The GPU's capacity and what was free then.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        total: Option<Quantity>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        free: Option<Quantity>,
+        /// What PyTorch had allocated, and held reserved but unallocated.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        allocated: Option<Quantity>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        reserved: Option<Quantity>,
+        /// The rank was capturing CUDA graphs when it failed (it began and never finished).
+        during_capture: bool,
+    },
     /// A rank crashed with a traceback (not a memory message).
     Crashed,
     /// The engine said it failed to start and nothing before said why.
@@ -95,6 +111,12 @@ pub struct RankFigures {
     /// SGLang: the pool in tokens on this rank (negative: profiled capacity below zero).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kv_tokens: Option<Count>,
+    /// An attention backend's workspace allocated beside the pool (SGLang with AITER).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<Figure>,
+    /// The line where the rank began capturing CUDA graphs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub capture_began: Option<u64>,
     /// SGLang: memory left after the weights, and after the graphs.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub avail_after_weights: Option<Figure>,
@@ -131,6 +153,8 @@ impl RankFigures {
             kv_to_fit_budget: None,
             kv_to_fill_gpu: None,
             kv_tokens: None,
+            workspace: None,
+            capture_began: None,
             avail_after_weights: None,
             avail_after_pool: None,
             avail_after_graphs: None,
@@ -138,6 +162,16 @@ impl RankFigures {
             utilization_keeping_kv: None,
             lines: Vec::new(),
         }
+    }
+
+    /// What the rank had left for its CUDA graphs: SGLang's memory after the pool, less a workspace allocated
+    /// after it.
+    pub fn left_for_graphs(&self) -> Option<Quantity> {
+        let after_pool = self.avail_after_pool?.size;
+        Some(match self.workspace {
+            Some(w) => after_pool.minus(w.size),
+            None => after_pool,
+        })
     }
 
     /// The weights on this rank: the profile's figure, else what loading took.
@@ -163,6 +197,18 @@ pub struct ServingFigures {
     /// The longest request (vLLM's max model len, SGLang's context length).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_len: Option<Count>,
+    /// vLLM's `--max-num-seqs`, when the log gives it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_num_seqs: Option<Count>,
+    /// The tokens of one step (vLLM's `--max-num-batched-tokens`, SGLang's `--chunked-prefill-size`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub batched_tokens: Option<Count>,
+    /// SGLang's `--cuda-graph-max-bs`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub graph_max_bs: Option<Count>,
+    /// Whether the KV cache's type is an 8-bit float, when the log gives it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kv_cache_fp8: Option<bool>,
     /// The KV cache in tokens (the smallest rank's for vLLM ≥ V1; SGLang's `max_total_num_tokens`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kv_tokens: Option<Count>,

@@ -10,17 +10,19 @@ use super::event::EventKind;
 use super::fields::{BuildError, Fields};
 use super::kind::{EventSpec, Words};
 pub use super::serving_line::{
-    ProfileFigures, ServingArgs, ServingEvent, ServingFailure, ServingLine, SglangStage,
+    FailureWording, ProfileFigures, ServingArgs, ServingEvent, ServingFailure, ServingLine,
+    SglangStage, TorchOom,
 };
 use crate::model::{Quantity, GIB};
 
-const STAGES: [(SglangStage, &str); 6] = [
+const STAGES: [(SglangStage, &str); 7] = [
     (SglangStage::DistributedEnd, "distributed_end"),
     (SglangStage::WeightsBegin, "weights_begin"),
     (SglangStage::WeightsEnd, "weights_end"),
     (SglangStage::PoolEnd, "pool_end"),
     (SglangStage::GraphBegin, "graph_begin"),
     (SglangStage::GraphEnd, "graph_end"),
+    (SglangStage::Workspace, "workspace"),
 ];
 
 const STAGE_WORDS: &[&str] = &[
@@ -30,6 +32,7 @@ const STAGE_WORDS: &[&str] = &[
     "pool_end",
     "graph_begin",
     "graph_end",
+    "workspace",
 ];
 
 const FAILURE_WORDS: &[&str] = &[
@@ -76,6 +79,22 @@ fn arg_value<'a>(text: &'a str, names: &[&str]) -> Option<&'a str> {
     None
 }
 
+/// The word after `name` in an argument text (`kv_cache_dtype='auto'`, `'kv_cache_dtype': 'fp8_e4m3'`,
+/// `--kv-cache-dtype fp8`), quotes dropped; dashes and underscores are one.
+fn arg_word(text: &str, name: &str) -> Option<String> {
+    let normal: String = text
+        .chars()
+        .map(|c| if c == '-' { '_' } else { c })
+        .collect();
+    let at = normal.find(name)?;
+    let rest = normal[at + name.len()..].trim_start_matches(['\'', '"', ':', '=', ' ']);
+    let word: String = rest
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .collect();
+    (!word.is_empty()).then_some(word)
+}
+
 fn args(f: &Fields) -> Result<ServingArgs, BuildError> {
     let text = f.need("args")?;
     Ok(ServingArgs {
@@ -84,6 +103,11 @@ fn args(f: &Fields) -> Result<ServingArgs, BuildError> {
         mem_fraction: arg_value(text, &["mem_fraction_static"]).and_then(ratio),
         max_len: arg_value(text, &["max_model_len", "context_length"]).and_then(count),
         tp: arg_value(text, &["tensor_parallel_size", "tp_size", "__tp", "_tp"]).and_then(count),
+        max_num_seqs: arg_value(text, &["max_num_seqs"]).and_then(count),
+        batched_tokens: arg_value(text, &["max_num_batched_tokens", "chunked_prefill_size"])
+            .and_then(count),
+        graph_max_bs: arg_value(text, &["cuda_graph_max_bs"]).and_then(count),
+        kv_fp8: arg_word(text, "kv_cache_dtype").map(|w| w.contains("fp8")),
     })
 }
 
@@ -136,6 +160,11 @@ fn need_gib(f: &Fields, name: &str) -> Result<Quantity, BuildError> {
     gib(text).ok_or_else(|| format!("field '{name}' is not a GiB figure: '{text}'"))
 }
 
+/// A size with its unit, as PyTorch prints it (`20.00 MiB`, `79.15 GiB`).
+fn opt_size(f: &Fields, name: &str) -> Option<Quantity> {
+    f.get(name).and_then(super::values::parse_size)
+}
+
 fn opt_count(f: &Fields, name: &str) -> Option<i64> {
     f.get(name).and_then(count)
 }
@@ -175,9 +204,13 @@ fn failure(f: &Fields) -> Result<ServingFailure, BuildError> {
             utilization: need_ratio(f, "util")?,
             budget: need_gib(f, "budget")?,
         },
-        "oom" => ServingFailure::OutOfMemory {
-            tried: opt_gib(f, "size"),
-        },
+        "oom" => ServingFailure::OutOfMemory(TorchOom {
+            tried: opt_size(f, "size"),
+            total: opt_size(f, "total"),
+            free: opt_size(f, "free"),
+            allocated: opt_size(f, "allocated"),
+            reserved: opt_size(f, "reserved"),
+        }),
         "engine_failed" => ServingFailure::EngineFailed,
         "crashed" => ServingFailure::Crashed,
         other => return Err(format!("unknown failure cause '{other}'")),
@@ -397,10 +430,51 @@ pub const SPECS: &[EventSpec] = &[
         kind: "serving_failure",
         required: &["cause"],
         optional: &[
-            "rank", "len", "tokens", "free", "total", "util", "budget", "size",
+            "rank",
+            "len",
+            "tokens",
+            "free",
+            "total",
+            "util",
+            "budget",
+            "size",
+            "allocated",
+            "reserved",
+            "wording",
         ],
-        settable: &[("cause", Words::List(FAILURE_WORDS))],
-        build: |f| serving(f, ServingLine::Failure(failure(f)?)),
+        settable: &[
+            ("cause", Words::List(FAILURE_WORDS)),
+            ("wording", Words::List(&["vllm", "sglang"])),
+        ],
+        build: |f| {
+            let wording = match f.get("wording") {
+                Some("vllm") => Some(FailureWording::Vllm),
+                Some("sglang") => Some(FailureWording::Sglang),
+                Some(other) => return Err(format!("unknown wording '{other}'")),
+                None => None,
+            };
+            serving(
+                f,
+                ServingLine::Failure {
+                    failure: failure(f)?,
+                    wording,
+                },
+            )
+        },
+    },
+    EventSpec {
+        kind: "serving_capture_begin",
+        required: &[],
+        optional: &["rank"],
+        settable: &[],
+        build: |f| serving(f, ServingLine::CaptureBegin),
+    },
+    EventSpec {
+        kind: "sglang_mem_fraction",
+        required: &["fraction"],
+        optional: &["rank"],
+        settable: &[],
+        build: |f| serving(f, ServingLine::MemFraction(need_ratio(f, "fraction")?)),
     },
     EventSpec {
         kind: "sglang_stage",

@@ -45,13 +45,36 @@ pub enum ServingFailure {
         utilization: f64,
         budget: Quantity,
     },
-    /// `CUDA out of memory. Tried to allocate X GiB` (`HIP out of memory` on ROCm).
-    OutOfMemory { tried: Option<Quantity> },
+    /// PyTorch's allocator failed (`CUDA out of memory. Tried to allocate X GiB. GPU 0 has a total capacity
+    /// of T GiB of which F GiB is free. … Of the allocated memory A GiB is allocated by PyTorch, and R GiB is
+    /// reserved by PyTorch but unallocated`; `HIP out of memory` on ROCm), or SGLang's capture wrapping it.
+    OutOfMemory(TorchOom),
     /// `EngineCore failed to start.`: the cause is in the lines before it.
     EngineFailed,
     /// A rank printed a Python traceback (`Traceback (most recent call last):`): it crashed, for a reason its
     /// lines say (not necessarily memory).
     Crashed,
+}
+
+/// PyTorch's out-of-memory figures, as far as its message gives them (`T − F − A − R` is memory outside this
+/// process's allocator: non-torch memory and other processes).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TorchOom {
+    /// What the failed allocation asked for.
+    pub tried: Option<Quantity>,
+    /// The GPU's total capacity and what was free then.
+    pub total: Option<Quantity>,
+    pub free: Option<Quantity>,
+    /// What PyTorch had allocated, and what it held reserved but unallocated.
+    pub allocated: Option<Quantity>,
+    pub reserved: Option<Quantity>,
+}
+
+/// The engine a failure line names by its wording (torch's messages and a traceback name none).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FailureWording {
+    Vllm,
+    Sglang,
 }
 
 /// SGLang's memory stages, each printed per rank with the memory available then.
@@ -69,6 +92,9 @@ pub enum SglangStage {
     GraphBegin,
     /// `Capture cuda graph end. … avail mem=… mem usage=…`.
     GraphEnd,
+    /// An attention backend's workspace allocated after the pool (AITER's `workspace_buffer size: X GB`):
+    /// `usage` is its size.
+    Workspace,
 }
 
 /// One vLLM or SGLang memory line.
@@ -93,17 +119,11 @@ pub enum ServingLine {
     /// Figures of the memory profile.
     Profile(ProfileFigures),
     /// `# GPU blocks: N, # CPU blocks: M` (V0).
-    Blocks {
-        gpu: i64,
-        cpu: Option<i64>,
-    },
+    Blocks { gpu: i64, cpu: Option<i64> },
     /// `GPU KV cache size: N tokens`.
     KvTokens(i64),
     /// `Maximum concurrency for L tokens per request: Cx`.
-    Concurrency {
-        len: i64,
-        times: f64,
-    },
+    Concurrency { len: i64, times: f64 },
     /// `Graph capturing finished in N secs, took X GiB`.
     GraphCaptured(Quantity),
     /// `CUDA graph pool memory: A GiB (actual), E GiB (estimated)`.
@@ -133,7 +153,15 @@ pub enum ServingLine {
         full_kv: Option<i64>,
         current_kv: Option<i64>,
     },
-    Failure(ServingFailure),
+    /// A start failed; `wording` names the engine whose message it is, if any.
+    Failure {
+        failure: ServingFailure,
+        wording: Option<FailureWording>,
+    },
+    /// A rank began capturing CUDA graphs (vLLM V0's `Capturing the model for CUDA graphs`).
+    CaptureBegin,
+    /// SGLang's `--mem-fraction-static` as a build prints it alone (`mem_fraction_static 0.911`).
+    MemFraction(f64),
     /// The start completed (`init engine (profile, create kv cache, warmup model) took …`, SGLang's `The
     /// server is fired up and ready to roll!`).
     Ready,
@@ -150,15 +178,9 @@ pub enum ServingLine {
         v: Quantity,
     },
     /// `max_total_num_tokens=N, … context_len=C`.
-    SglangTokens {
-        tokens: i64,
-        context: Option<i64>,
-    },
+    SglangTokens { tokens: i64, context: Option<i64> },
     /// `max_total_tokens=A is larger than the profiled value P. Use the profiled value instead.`
-    SglangProfiled {
-        asked: i64,
-        profiled: i64,
-    },
+    SglangProfiled { asked: i64, profiled: i64 },
 }
 
 /// The memory settings of a vLLM or SGLang start, as far as one line gives them.
@@ -174,4 +196,12 @@ pub struct ServingArgs {
     pub max_len: Option<i64>,
     /// `--tensor-parallel-size`, `-tp`, `tp_size`.
     pub tp: Option<i64>,
+    /// vLLM's `--max-num-seqs`.
+    pub max_num_seqs: Option<i64>,
+    /// vLLM's `--max-num-batched-tokens`, SGLang's `--chunked-prefill-size`.
+    pub batched_tokens: Option<i64>,
+    /// SGLang's `--cuda-graph-max-bs`.
+    pub graph_max_bs: Option<i64>,
+    /// The KV cache's type is an 8-bit float (`fp8`, `fp8_e4m3`, `fp8_e5m2`); false for `auto` and 16-bit types.
+    pub kv_fp8: Option<bool>,
 }

@@ -1,10 +1,12 @@
 //! Suggestions: concrete settings to try, derived from a load's findings and its placement replay, each with
 //! the effect the replay or the measured figures predict — in the knobs that reach the placer of the load's
 //! runtime, never one it ignores (`OLLAMA_GPU_OVERHEAD` does not reach llama.cpp's `--fit`). A setting is
-//! named only through the runtime's knob table ([`crate::model::knobs`]).
+//! named only through the runtime's knob table ([`crate::model::knobs`]). One module per family of placers:
+//! `ollama` (Ollama's scheduler), `fit` (llama.cpp's `--fit`), `serving` (vLLM's and SGLang's budgets).
 
 mod fit;
 mod ollama;
+mod serving;
 
 use crate::model::knobs::{self, Knob, KnobEntry};
 use crate::model::{Device, Finding, FindingCode, Reconciled, Runtime, Suggestion, WhatIf, MIB};
@@ -127,8 +129,8 @@ pub fn suggest(evidence: &Evidence) -> Vec<Suggestion> {
     match evidence.load.load.runtime {
         Runtime::OllamaEstimator | Runtime::OllamaEngine => ollama::suggest(evidence, &mut out),
         Runtime::OllamaFit | Runtime::LlamaCpp => fit::suggest(evidence, &mut out),
-        // Not yet: the findings' hints name vLLM's and SGLang's own flags with their computed values.
-        Runtime::Vllm | Runtime::Sglang => {}
+        Runtime::Vllm => serving::suggest(evidence, serving::Engine::Vllm, &mut out),
+        Runtime::Sglang => serving::suggest(evidence, serving::Engine::Sglang, &mut out),
         // No knob is known to reach a placer the log does not name.
         Runtime::Unknown => {}
     }
