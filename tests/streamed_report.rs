@@ -66,7 +66,13 @@ fn every_sample_streamed_is_the_whole_report() {
             .into_iter()
             .collect();
         for format in STREAMED {
-            let (streamed, whole) = both(&[path.clone()], smi.clone(), format, false, false);
+            let (streamed, whole) = both(
+                std::slice::from_ref(&path),
+                smi.clone(),
+                format,
+                false,
+                false,
+            );
             assert!(
                 !whole.is_empty() || format == Format::JsonLines,
                 "{name} {format:?}"
