@@ -47,3 +47,4 @@ mod report_formats;
 mod serving;
 mod skim;
 mod smi;
+mod streamed_report;

@@ -22,8 +22,9 @@ pub use crate::live::Terminal;
 pub use outcome::Outcome;
 use resolve::{Manners, Request, Resolved};
 
-/// Run the command the arguments name. Only `--follow` writes to `terminal` as it goes (each load's report, the
-/// messages of a live input); every command leaves the rest in its [`Outcome`], which gets the command's
+/// Run the command the arguments name. `--follow` writes to `terminal` as it goes (each load's report, the
+/// messages of a live input), and the report writes each load's part to its stdout as it completes when its
+/// format allows (painted there with `paint`); every command leaves the rest in its [`Outcome`], which gets the command's
 /// manners here, the same for every command: the text report painted with `--color`, and with `-q` no notes
 /// unless the command failed (exit 2).
 pub fn run(args: &crate::cli::Args, terminal: Terminal<'_>) -> Outcome {
@@ -33,7 +34,7 @@ pub fn run(args: &crate::cli::Args, terminal: Terminal<'_>) -> Outcome {
     };
     let paint = manners.color && request.writes_text();
     let mut outcome = match request {
-        Request::Report(r) => report::report(&r),
+        Request::Report(r) => report::report(&r, terminal.stdout, paint),
         Request::Follow(f) => {
             let Terminal { stdout, message } = terminal;
             let mut quiet = |m: String| {

@@ -20,7 +20,7 @@ pub fn whatif(request: &Whatif) -> Outcome {
         let markdown = report::whatif::markdown(&analysis);
         step_summary(&markdown, &mut messages);
     }
-    let code = if input_errors(&analysis, &mut messages) {
+    let code = if input_errors(&analysis.inputs, &mut messages) {
         2
     } else {
         0

@@ -11,7 +11,7 @@ use std::path::Path;
 
 use include_dir::{include_dir, Dir};
 
-pub use compiled::{Grammar, Rule};
+pub use compiled::{Grammar, Rule, RuleRegex};
 pub use raw::{RawExample, RawGrammarFile, RawRule, FORMAT_VERSION};
 
 static BUILTIN: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/grammars");

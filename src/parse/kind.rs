@@ -79,7 +79,7 @@ impl EventSpec {
         if rule.logfmt {
             return Ok(());
         }
-        let named: Vec<&str> = rule.regex.capture_names().flatten().collect();
+        let named: Vec<&str> = rule.regex.capture_names().collect();
         for (from, _) in &rule.rename {
             if !named.contains(&from.as_str()) {
                 return Err(format!(

@@ -8,13 +8,12 @@ use super::values::parse_logfmt;
 
 /// Try one rule on a line; on a match return its fields.
 pub fn apply(rule: &Rule, line: &str) -> Option<Fields> {
-    let caps = rule.regex.captures(line)?;
-    let mut pairs = Vec::new();
-    for name in rule.regex.capture_names().flatten() {
-        if let Some(m) = caps.name(name) {
-            pairs.push((name.to_string(), m.as_str().to_string()));
-        }
-    }
+    let mut pairs: Vec<(String, String)> = rule
+        .regex
+        .named_captures(line)?
+        .into_iter()
+        .map(|(name, text)| (name.to_string(), text.to_string()))
+        .collect();
     pairs.extend(rule.set.iter().cloned());
     if rule.logfmt {
         for (key, value) in parse_logfmt(line) {

@@ -56,7 +56,7 @@ mod tests {
             event: event.into(),
             file: "60-test.toml".into(),
             anchors: vec!["x".into()],
-            regex: regex::Regex::new(regex).unwrap(),
+            regex: crate::grammar::RuleRegex::new(regex).unwrap(),
             logfmt: false,
             key_prefix: None,
             rename: rename

@@ -6,30 +6,43 @@ use crate::model::{Analysis, InputSummary};
 use crate::smi::file::read_capture_file;
 use crate::source;
 
-use super::{no_load_for_capture, Options, Pipeline, SetupError};
+use super::{no_load_for_capture, Collect, LoadSink, Options, Pipeline, SetupError};
 
 /// Read every input and carry every load through every stage. `--smi` capture files apply to the last input's
 /// last load; they are listed after the logs.
 pub fn analyze(paths: &[String], options: &Options) -> Result<Analysis, SetupError> {
+    let mut loads = Collect::default();
+    let inputs = analyze_streamed(paths, options, &mut loads)?;
+    Ok(Analysis {
+        inputs,
+        loads: loads.0,
+    })
+}
+
+/// [`analyze`] handing each load to `sink` as soon as it completes, in the same order, instead of keeping
+/// them (the report written load by load: `report::streamed`). Returns the inputs' summaries.
+pub fn analyze_streamed(
+    paths: &[String],
+    options: &Options,
+    sink: &mut dyn LoadSink,
+) -> Result<Vec<InputSummary>, SetupError> {
     let mut pipeline = Pipeline::new(options)?;
     let mut capture_files: Vec<InputSummary> = options
         .smi
         .iter()
         .map(|p| read_capture_file(p, options.smi_fields.as_deref()))
         .collect();
-    let mut analysis = Analysis::default();
+    let mut inputs = Vec::new();
     let mut applied = false;
     for (i, path) in paths.iter().enumerate() {
         match source::open(path) {
             Ok(input) => {
                 let last = i + 1 == paths.len();
                 let files: &mut [InputSummary] = if last { &mut capture_files } else { &mut [] };
-                let report = pipeline.run(&input.name, input.reader, files);
+                inputs.push(pipeline.stream(&input.name, input.reader, files, sink));
                 applied |= last;
-                analysis.inputs.push(report.summary);
-                analysis.loads.extend(report.loads);
             }
-            Err(e) => analysis.inputs.push(InputSummary {
+            Err(e) => inputs.push(InputSummary {
                 path: path.clone(),
                 error: Some(e.to_string()),
                 ..InputSummary::default()
@@ -41,6 +54,6 @@ pub fn analyze(paths: &[String], options: &Options) -> Result<Analysis, SetupErr
             no_load_for_capture(file);
         }
     }
-    analysis.inputs.extend(capture_files);
-    Ok(analysis)
+    inputs.extend(capture_files);
+    Ok(inputs)
 }

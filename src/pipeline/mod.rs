@@ -34,7 +34,7 @@ use crate::replay::{replay, replay_asked, Asked, Changes};
 use crate::smi::file::{cut_line_warning, file_item};
 use crate::smi::{self, SmiScanner};
 
-pub use analyze::analyze;
+pub use analyze::{analyze, analyze_streamed};
 use completed::Completed;
 
 /// At most this many unrecognised lines are kept per input for `--show-unrecognized`.

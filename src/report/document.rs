@@ -292,6 +292,12 @@ impl Document {
     }
 }
 
+/// The blocks of `document` appended to `out` without `begin` and `finish`: a document written in parts
+/// (`report::streamed`, for layouts that have neither) is the concatenation of its parts.
+pub fn render_part(document: &Document, markup: &mut dyn Markup, out: &mut String) {
+    render_blocks(&document.blocks, markup, out);
+}
+
 /// Blocks as a terminal shows them.
 pub fn plain(blocks: &[Block]) -> String {
     let mut out = String::new();

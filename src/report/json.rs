@@ -30,7 +30,7 @@
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use crate::model::{Analysis, Concluded};
+use crate::model::{Analysis, Concluded, InputSummary};
 
 /// The contract version; bump only for a breaking change.
 pub const SCHEMA_VERSION: u64 = 1;
@@ -75,18 +75,58 @@ pub fn load_line(load: &Concluded) -> Vec<u8> {
 /// a BTreeMap without `preserve_order`, so going through `Value` sorts every key), built one input and one
 /// load at a time: a `Value` tree is several times the size of its text, and a long log has many loads.
 fn render(analysis: &Analysis) -> serde_json::Result<Vec<u8>> {
-    let tool = json!({"name": "vramdiff", "version": env!("CARGO_PKG_VERSION")});
+    let mut out = Vec::new();
+    for (i, load) in analysis.loads.iter().enumerate() {
+        load_element(&mut out, load, i == 0)?;
+    }
+    let mut whole = Vec::with_capacity(out.len() + 4096);
+    report_until_loads(&mut whole, &analysis.inputs)?;
+    whole.extend_from_slice(&out);
+    report_after_loads(&mut whole, !analysis.loads.is_empty())?;
+    Ok(whole)
+}
+
+/// The report's text before its first load: the inputs, which sort before `loads`. A report written load by
+/// load (`report::streamed`) holds the loads' elements ([`load_element`]) until the inputs are read, and
+/// writes this, the elements, then [`report_after_loads`].
+pub(super) fn report_until_loads(
+    out: &mut Vec<u8>,
+    inputs: &[InputSummary],
+) -> serde_json::Result<()> {
     // The top-level keys, in sorted order.
-    let mut out = b"{\n  \"inputs\": ".to_vec();
-    pretty_array(&mut out, &analysis.inputs, 1)?;
+    out.extend_from_slice(b"{\n  \"inputs\": ");
+    pretty_array(out, inputs, 1)?;
     out.extend_from_slice(b",\n  \"loads\": ");
-    pretty_array(&mut out, &analysis.loads, 1)?;
+    Ok(())
+}
+
+/// One element of the report's `loads[]` as it stands in the report (`first`: no comma before it).
+pub(super) fn load_element(
+    out: &mut Vec<u8>,
+    load: &Concluded,
+    first: bool,
+) -> serde_json::Result<()> {
+    out.extend_from_slice(if first { b"[\n" } else { b",\n" });
+    indent(out, 2);
+    pretty_at(out, &serde_json::to_value(load)?, 2)
+}
+
+/// The report's text after its loads (`any`: whether [`load_element`] wrote one).
+pub(super) fn report_after_loads(out: &mut Vec<u8>, any: bool) -> serde_json::Result<()> {
+    if any {
+        out.push(b'\n');
+        indent(out, 1);
+        out.push(b']');
+    } else {
+        out.extend_from_slice(b"[]");
+    }
+    let tool = json!({"name": "vramdiff", "version": env!("CARGO_PKG_VERSION")});
     out.extend_from_slice(
         format!(",\n  \"schema_version\": {SCHEMA_VERSION},\n  \"tool\": ").as_bytes(),
     );
-    pretty_at(&mut out, &tool, 1)?;
+    pretty_at(out, &tool, 1)?;
     out.extend_from_slice(b"\n}\n");
-    Ok(out)
+    Ok(())
 }
 
 /// A JSON array of `items` as the pretty printer writes it at nesting `depth`.

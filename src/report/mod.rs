@@ -20,6 +20,7 @@ pub mod junit;
 pub mod markdown;
 pub mod outline;
 pub mod redact;
+pub mod streamed;
 pub mod table;
 pub mod tables;
 pub mod text;

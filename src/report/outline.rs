@@ -6,15 +6,14 @@ use super::document::{
     Block, CaptureItem, Document, EstimateSummary, FindingItem, InputItem, ReplaySummary, Subject,
 };
 use super::{chart, tables, ChartLink, Charts, ReportOptions};
-use crate::model::{Analysis, Concluded, WhatIf};
+use crate::model::{Analysis, Concluded, InputSummary, WhatIf};
 
 /// At most this many captures of one input are listed in full; a long `nvidia-smi -l` series is summarised.
 const LISTED_CAPTURES: usize = 12;
 
 /// The whole report of an analysis; with [`Charts::Embedded`] each load's charts are drawn into it.
 pub fn report(analysis: &Analysis, options: &ReportOptions, charts: Charts) -> Document {
-    let mut doc = Document::new();
-    doc.push(Block::Title("vramdiff report".to_string()));
+    let mut doc = head();
     for (i, load) in analysis.loads.iter().enumerate() {
         let links = options.charts.get(i).map(Vec::as_slice).unwrap_or(&[]);
         let drawn = match charts {
@@ -29,11 +28,47 @@ pub fn report(analysis: &Analysis, options: &ReportOptions, charts: Charts) -> D
         let evidence = options.evidence.get(&load.reconciled.load.source.path);
         load_blocks(&mut doc, i + 1, load, links, drawn, evidence);
     }
-    if analysis.loads.is_empty() {
+    let loads_of = |path: &str| {
+        analysis
+            .loads
+            .iter()
+            .filter(|l| l.reconciled.load.source.path == path)
+            .count()
+    };
+    tail(
+        &mut doc,
+        analysis.loads.len(),
+        &analysis.inputs,
+        loads_of,
+        options.show_unrecognized,
+    );
+    doc
+}
+
+/// The report's first blocks, before any load.
+pub fn head() -> Document {
+    let mut doc = Document::new();
+    doc.push(Block::Title("vramdiff report".to_string()));
+    doc
+}
+
+/// The report's last blocks, after its `loads` loads: the inputs, each with the number of loads read from it
+/// (`loads_of`, by path), so a report written load by load (`report::streamed`) keeps only those counts.
+pub fn tail(
+    doc: &mut Document,
+    loads: usize,
+    inputs: &[InputSummary],
+    loads_of: impl Fn(&str) -> usize,
+    show_unrecognized: bool,
+) {
+    if loads == 0 {
         doc.push(Block::Paragraph("No model load found.".to_string()));
     }
-    doc.push(Block::Inputs(inputs(analysis, options.show_unrecognized)));
-    doc
+    doc.push(Block::Inputs(input_items(
+        inputs,
+        loads_of,
+        show_unrecognized,
+    )));
 }
 
 /// One load's part on its own, numbered `index` (`--follow`).
@@ -143,20 +178,19 @@ fn replay(w: &WhatIf) -> ReplaySummary {
     }
 }
 
-fn inputs(analysis: &Analysis, show_unrecognized: bool) -> Vec<InputItem> {
-    analysis
-        .inputs
+fn input_items(
+    inputs: &[InputSummary],
+    loads_of: impl Fn(&str) -> usize,
+    show_unrecognized: bool,
+) -> Vec<InputItem> {
+    inputs
         .iter()
         .map(|input| InputItem {
             path: input.path.clone(),
             lines: input.lines,
             recognized: input.recognized_lines,
             unrecognized_memory: input.unrecognized_memory_lines,
-            loads: analysis
-                .loads
-                .iter()
-                .filter(|l| l.reconciled.load.source.path == input.path)
-                .count(),
+            loads: loads_of(&input.path),
             captures: input
                 .captures
                 .iter()
