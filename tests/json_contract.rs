@@ -344,7 +344,31 @@ pub(crate) struct ProjectorGate {
     #[serde(default)]
     pub fit_target: Option<Q>,
     pub fit_target_set_by_user: bool,
+    /// `version`, `logged-target` or `assumed` (addition, issue 22).
+    #[serde(default)]
+    pub padding: Option<String>,
+    /// The rule that kept the projector on the CPU for lack of VRAM (addition, issue 22).
+    #[serde(default)]
+    pub rule: Option<ProjectorRule>,
     pub lines: Vec<u64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ProjectorRule {
+    /// `floor-10gib` or `projector-plus-1gib`.
+    pub kind: String,
+    /// `version` or `figures`.
+    pub by: String,
+    pub gpu: String,
+    pub available: Q,
+    #[serde(default)]
+    pub free: Option<Q>,
+    #[serde(default)]
+    pub bar: Option<Q>,
+    #[serde(default)]
+    pub unless_projector_over: Option<Q>,
+    pub line: u64,
 }
 
 #[derive(Deserialize)]
@@ -835,6 +859,26 @@ pub(crate) struct WhatIf {
     /// `whatif --explain` only (addition, issue 23).
     #[serde(default)]
     pub trace: Option<PlacementTrace>,
+    /// Ollama ≥ 0.31.2's padding of the fit margin for an offloaded projector, and its cost (addition, issue 22).
+    #[serde(default)]
+    pub projector_padding: Option<ProjectorPadding>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+pub(crate) struct ProjectorPadding {
+    pub padded_target: Q,
+    pub plain_target: Q,
+    pub evidence: String,
+    pub layers_padded: i64,
+    pub layers_plain: i64,
+    pub total_layers: i64,
+    pub gpus_padded: i64,
+    pub gpus_plain: i64,
+    pub moved: Q,
+    #[serde(default)]
+    pub agrees_with_log: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -1103,6 +1147,7 @@ const FINDING_CODES: &[&str] = &[
     "needless-split",
     "cpu-offload-with-free-vram",
     "projector-on-cpu",
+    "projector-headroom",
     "graph-charged-per-gpu",
     "projector-double-counted",
     "kv-mismatch",

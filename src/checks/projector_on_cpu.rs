@@ -1,8 +1,11 @@
 //! `projector-on-cpu`: the vision projector runs on the CPU (`--no-mmproj-offload`, Ollama's `disabling
 //! multimodal projector offload`, clip's `CLIP using CPU backend`), with its size against the room left on the
-//! GPU that holds the model: images are then encoded on the CPU, many times slower.
+//! GPU that holds the model: images are then encoded on the CPU, many times slower. When Ollama's scheduler kept
+//! it there for lack of VRAM and the log shows the GPU's room only before the load, the rule that decided
+//! (0.30's flat floor, or the projector + 1 GiB of 0.31 and later) and what reaches it.
 
 use super::{finding, CheckDef, Context};
+use crate::model::scheduler::{ProjectorRule, ProjectorRuleKind, RuleEvidence};
 use crate::model::{human, Component, Finding, FindingCode, Part, Runtime, Severity};
 use crate::replay::llama_server;
 
@@ -83,6 +86,27 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
         Some((device.clone(), left))
     });
     let margin = llama_server::target(load);
+    let rule = load
+        .load
+        .scheduler
+        .as_ref()
+        .and_then(|s| s.projector.as_ref()?.rule.as_ref());
+    if let Some(r) = rule {
+        lines.push(r.line);
+        if room.is_none() {
+            let (severity, message, hint) = by_rule(r, &what, &signs, size);
+            out.push(finding(
+                DEF.code,
+                severity,
+                message,
+                &hint,
+                lines,
+                None,
+                Some(Component::Projector),
+            ));
+            return;
+        }
+    }
     let (severity, message) = match (room, size) {
         (Some((device, left)), Some(p)) => {
             let spare = left.low - margin - p.high;
@@ -152,4 +176,63 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
         main.as_ref().map(|(d, _)| d),
         Some(Component::Projector),
     ));
+}
+
+/// The finding when Ollama's scheduler kept the projector on the CPU for lack of VRAM and the log shows the
+/// GPU's room before the load (`gpu memory`), not after it: which of Ollama's rules decided, by version
+/// (`docs/log-formats.md` §5.6 item 4), and what reaches that rule.
+fn by_rule(
+    r: &ProjectorRule,
+    what: &str,
+    signs: &[String],
+    size: Option<crate::model::Quantity>,
+) -> (Severity, String, String) {
+    let free = r
+        .free
+        .map(|f| format!(", {} free", human(f.bytes)))
+        .unwrap_or_default();
+    let room = format!(
+        "GPU {} had {} available{free} before the load (gpu memory, line {})",
+        r.gpu,
+        human(r.available.bytes),
+        r.line
+    );
+    match r.kind {
+        ProjectorRuleKind::Floor10Gib => {
+            let why = match (r.by, r.unless_projector_over, size) {
+                (RuleEvidence::Version, _, _) => String::new(),
+                (RuleEvidence::Figures, Some(over), _) => format!(
+                    " (the log gives no version; the rule of 0.31 and later, the projector + 1 GiB against free memory, would keep it on the CPU here only for a projector over {})",
+                    human(over.bytes)
+                ),
+                (RuleEvidence::Figures, None, Some(p)) => format!(
+                    " (the log gives no version; the rule of 0.31 and later would have offloaded this {} projector)",
+                    human(p.bytes)
+                ),
+                (RuleEvidence::Figures, None, None) => " (the log gives no version)".to_string(),
+            };
+            (
+                Severity::Warning,
+                format!(
+                    "{what} runs on the CPU ({}) although {room}: that is under the flat 10 GiB floor Ollama 0.30 required for projector offload, whatever the projector's size{why}; images are encoded on the CPU, many times slower",
+                    signs.join("; ")
+                ),
+                "no setting of Ollama 0.30 reaches this decision (the floor is fixed): upgrade to Ollama 0.31 or later, which offloads the projector when every GPU has the projector + 1 GiB free (PR #16866); from 0.31.2 it also raises --fit's margin by that much while the projector is offloaded (see projector-headroom)".to_string(),
+            )
+        }
+        ProjectorRuleKind::ProjectorPlus1Gib => {
+            let bar = r
+                .bar
+                .map(|b| format!(" ({})", human(b.bytes)))
+                .unwrap_or_default();
+            (
+                Severity::Info,
+                format!(
+                    "{what} runs on the CPU ({}): {room}, less than the projector + 1 GiB{bar} Ollama 0.31 and later require free on every GPU",
+                    signs.join("; ")
+                ),
+                "Ollama offloads the projector when every GPU has the projector + 1 GiB free: freeing VRAM on the GPUs (another model, the desktop) keeps it on the GPU".to_string(),
+            )
+        }
+    }
 }

@@ -16,6 +16,7 @@ pub enum FindingCode {
     NeedlessSplit,
     CpuOffloadWithFreeVram,
     ProjectorOnCpu,
+    ProjectorHeadroom,
     GraphChargedPerGpu,
     ProjectorDoubleCounted,
     KvMismatch,
@@ -37,7 +38,7 @@ pub enum FindingCode {
 
 impl FindingCode {
     /// Every code with its word, in the order of the check registry.
-    pub const ALL: [(FindingCode, &'static str); 24] = [
+    pub const ALL: [(FindingCode, &'static str); 25] = [
         (FindingCode::LoadFailed, "load-failed"),
         (FindingCode::GpuUnused, "gpu-unused"),
         (FindingCode::IncompleteLoad, "incomplete-load"),
@@ -48,6 +49,7 @@ impl FindingCode {
             "cpu-offload-with-free-vram",
         ),
         (FindingCode::ProjectorOnCpu, "projector-on-cpu"),
+        (FindingCode::ProjectorHeadroom, "projector-headroom"),
         (FindingCode::GraphChargedPerGpu, "graph-charged-per-gpu"),
         (
             FindingCode::ProjectorDoubleCounted,
@@ -97,6 +99,7 @@ impl FindingCode {
             | FindingCode::NeedlessSplit
             | FindingCode::CpuOffloadWithFreeVram
             | FindingCode::ProjectorOnCpu
+            | FindingCode::ProjectorHeadroom
             | FindingCode::GraphChargedPerGpu
             | FindingCode::ProjectorDoubleCounted
             | FindingCode::KvMismatch
