@@ -177,6 +177,9 @@ pub(crate) struct GpuView {
     pub ollama_ps: Option<Q>,
     #[serde(default)]
     pub unattributed: Option<Q>,
+    /// An integrated GPU, left out of the row of all GPUs (addition, issue 22).
+    #[serde(default)]
+    pub integrated: bool,
 }
 
 /// `loads[].scheduler`: Ollama ≥ 0.30's decisions before llama-server started.
@@ -1334,4 +1337,44 @@ fn the_scheduler_chain_and_the_four_views_follow_the_contract() {
     assert_eq!(all.ollama_prediction.map(|q| q.bytes), Some(p.total.bytes));
     assert!(all.ollama_ps.is_some() && all.driver.is_some() && all.buffers.is_some());
     assert!(load.gpus.iter().all(|g| !g.integrated));
+}
+
+/// `ollama ps` splits CPU from GPU, never one GPU from another: a pasted table's GPU share (`35%/65% CPU/GPU`)
+/// is the fifth view of the one GPU that holds the load, and of all GPUs together (the single-GPU load of
+/// `tests/projector_headroom.rs`, with a table in the shape of `docs/log-formats.md` §5.6 item 8 pasted after it).
+#[test]
+fn a_pasted_ollama_ps_split_is_the_view_of_the_one_gpu_holding_the_load() {
+    let log = format!(
+        "{}PS C:\\> ollama ps\nNAME          ID              SIZE     PROCESSOR          CONTEXT    UNTIL\ngemma3:27b    a418f5838eaf    20 GB    35%/65% CPU/GPU    8192       4 minutes from now\n",
+        crate::projector_headroom::PADDED
+    );
+    let out = run(
+        &["--format", "json", "--fail-on", "never", "-"],
+        log.as_bytes(),
+    );
+    let report: Report = serde_json::from_slice(&out.stdout).expect("the contract");
+    let load = &report.loads[0];
+    let row = &load.scheduler.as_ref().unwrap().ps_table[0];
+    assert_eq!(
+        (row.processor.as_str(), row.gpu_percent),
+        ("35%/65% CPU/GPU", Some(65))
+    );
+    let views = &load.gpu_views;
+    assert_eq!(views.len(), 2);
+    // 65 % of 20 GB, on CUDA0's row and on the row of all GPUs.
+    assert_eq!(
+        views[0].ollama_ps.as_ref().map(|q| q.bytes),
+        Some(13_000_000_000)
+    );
+    assert_eq!(
+        views[1].ollama_ps.as_ref().map(|q| q.bytes),
+        Some(13_000_000_000)
+    );
+    assert!(views[0].device.is_some() && views[1].device.is_none());
+    let text = crate::util::stdout(&run(&["--fail-on", "never", "-"], log.as_bytes()));
+    assert!(
+        text.lines()
+            .any(|l| l.trim_start().starts_with("CUDA0 ") && l.contains("12.11 GiB")),
+        "CUDA0's row of the four views: {text}"
+    );
 }

@@ -20,7 +20,7 @@ use vramdiff::model::scheduler::{PaddingEvidence, ProjectorRuleKind, RuleEvidenc
 use vramdiff::model::{FindingCode, Runtime, MIB};
 
 /// The built load (see the module doc).
-const PADDED: &str = r#"time=2026-08-20T09:00:00.100Z level=INFO source=routes.go:1951 msg="server config" env="map[CUDA_VISIBLE_DEVICES: GGML_VK_VISIBLE_DEVICES: LLAMA_ARG_FIT: LLAMA_ARG_FIT_TARGET: OLLAMA_CONTEXT_LENGTH:8192 OLLAMA_GPU_OVERHEAD:0 OLLAMA_KV_CACHE_TYPE: OLLAMA_NUM_PARALLEL:1 OLLAMA_SCHED_SPREAD:false]"
+pub(crate) const PADDED: &str = r#"time=2026-08-20T09:00:00.100Z level=INFO source=routes.go:1951 msg="server config" env="map[CUDA_VISIBLE_DEVICES: GGML_VK_VISIBLE_DEVICES: LLAMA_ARG_FIT: LLAMA_ARG_FIT_TARGET: OLLAMA_CONTEXT_LENGTH:8192 OLLAMA_GPU_OVERHEAD:0 OLLAMA_KV_CACHE_TYPE: OLLAMA_NUM_PARALLEL:1 OLLAMA_SCHED_SPREAD:false]"
 time=2026-08-20T09:00:00.200Z level=INFO source=routes.go:2008 msg="Listening on 127.0.0.1:11434 (version 0.32.4)"
 time=2026-08-20T09:00:01.500Z level=INFO source=types.go:50 msg="inference compute" id=0 filter_id=0 library=CUDA compute=8.9 name=CUDA0 description="NVIDIA GeForce RTX 4060 Ti" libdirs=ollama,cuda_v13 driver=13.0 pci_id=0000:01:00.0 type=discrete total="16.0 GiB" available="15.1 GiB"
 time=2026-08-20T09:00:01.501Z level=INFO source=routes.go:2058 msg="vram-based default context" total_vram="16.0 GiB" default_num_ctx=4096
@@ -398,4 +398,59 @@ fn the_projector_rule_follows_the_version() {
             }
         }
     }
+}
+
+/// The eviction check and an integrated GPU as facts of the chain (`docs/log-formats.md` §5.6 items 1 and 3),
+/// on the load above with an eviction line of §5.6's shape after `using llama-server for model`, and its GPU
+/// marked `type=iGPU` as discovery marks an integrated one.
+#[test]
+fn eviction_and_an_integrated_gpu_are_told_in_the_chain() {
+    let using = "msg=\"using llama-server for model\" model=/root/.ollama/models/blobs/sha256-5c3a9e0d7b1f4e2a8c6d0b9f3e7a1c5d9b2f6e0a4c8d2b6f0e4a8c2d6b0f4e8a\n";
+    assert!(PADDED.contains(using));
+    let evicting = PADDED.replace(
+        using,
+        &format!("{using}time=2026-08-20T09:00:10.005Z level=INFO source=sched.go:1066 msg=\"llama-server model predicted to exceed available memory, evicting\" predicted=\"18.9 GiB\" predicted_num_ctx=8192 num_batch=512 available=\"14.7 GiB\" gpu_free=\"15.1 GiB\" system_free=\"27.9 GiB\" system_limited=false\n"),
+    );
+    let path = write("chain-eviction", &evicting);
+    let text = stdout(&run(&["--fail-on", "never", path.to_str().unwrap()], b""));
+    assert!(
+        text.contains("eviction: the prediction exceeded the memory available (prediction 18.90 GiB against 14.70 GiB available): Ollama unloaded other models before this load"),
+        "{text}"
+    );
+    let a = analyze(&[&path]);
+    assert_eq!(
+        a.loads.len(),
+        1,
+        "the eviction line belongs to the load it makes room for"
+    );
+    assert!(
+        a.loads[0]
+            .reconciled
+            .load
+            .scheduler
+            .as_ref()
+            .unwrap()
+            .eviction
+            .as_ref()
+            .unwrap()
+            .evicting
+    );
+
+    let igpu = PADDED.replace("type=discrete", "type=iGPU");
+    let path = write("chain-igpu", &igpu);
+    let a = analyze(&[&path]);
+    let views = &a.loads[0].reconciled.gpu_views;
+    assert!(views[0].integrated);
+    // The row of all GPUs counts no iGPU memory as VRAM.
+    let all = views.last().unwrap();
+    assert!(all.device.is_none() && all.buffers.is_none(), "{all:?}");
+    let text = stdout(&run(&["--fail-on", "never", path.to_str().unwrap()], b""));
+    assert!(
+        text.contains("integrated GPU: NVIDIA GeForce RTX 4060 Ti is integrated (type=iGPU): its free memory is the system's available memory"),
+        "{text}"
+    );
+    assert!(
+        text.contains("(iGPU: system memory, not in all GPUs)"),
+        "{text}"
+    );
 }

@@ -19,6 +19,12 @@ pub fn chain(load: &Concluded) -> Option<Steps> {
     }
     items.push(prediction(s, l.settings.kv_cache_type.as_deref()));
     items.push(gpus(s, !l.gpus.is_empty()));
+    if let Some(step) = integrated(l) {
+        items.push(step);
+    }
+    if let Some(step) = eviction(s) {
+        items.push(step);
+    }
     if let Some(step) = projector(s, l, load.whatif.as_ref()) {
         items.push(step);
     }
@@ -109,6 +115,56 @@ fn prediction(s: &Scheduler, kv_type: Option<&str>) -> Step {
         text,
         lines: p.lines.iter().take(2).copied().collect(),
     }
+}
+
+/// Integrated GPUs (`inference compute … type=iGPU`): their "free" memory is the system's, and their buffers
+/// are system memory (`docs/log-formats.md` §5.6 item 1; ollama#16462).
+fn integrated(l: &crate::model::Load) -> Option<Step> {
+    let igpus: Vec<&crate::model::Gpu> = l.gpus.iter().filter(|g| g.integrated).collect();
+    if igpus.is_empty() {
+        return None;
+    }
+    let names: Vec<String> = igpus
+        .iter()
+        .map(|g| g.name.clone().unwrap_or_else(|| format!("GPU {}", g.id)))
+        .collect();
+    Some(Step {
+        label: "integrated GPU".to_string(),
+        text: format!(
+            "{} {} integrated (type=iGPU): {} free memory is the system's available memory, shared with the CPU, so the four views never count {} buffers as VRAM",
+            names.join(", "),
+            if igpus.len() == 1 { "is" } else { "are" },
+            if igpus.len() == 1 { "its" } else { "their" },
+            if igpus.len() == 1 { "its" } else { "their" },
+        ),
+        lines: igpus.iter().map(|g| g.line).collect(),
+    })
+}
+
+/// The eviction check: the same prediction against the free memory of every GPU together.
+fn eviction(s: &Scheduler) -> Option<Step> {
+    let e = s.eviction.as_ref()?;
+    let figures = match (e.predicted, e.available) {
+        (Some(p), Some(a)) => format!(
+            " (prediction {} against {} available)",
+            human(p.bytes),
+            human(a.bytes)
+        ),
+        (Some(p), None) => format!(" (prediction {})", human(p.bytes)),
+        (None, _) => String::new(),
+    };
+    let text = if e.evicting {
+        format!(
+            "the prediction exceeded the memory available{figures}: Ollama unloaded other models before this load, so the free memory llama-server measured includes what they held, and they reload on their next request"
+        )
+    } else {
+        format!("the prediction fits beside the models already loaded{figures}: none was unloaded; their memory is not free for this load")
+    };
+    Some(Step {
+        label: "eviction".to_string(),
+        text,
+        lines: vec![e.line],
+    })
 }
 
 fn rule_words(t: &SingleGpuTest) -> String {
@@ -409,6 +465,11 @@ fn outcome(s: &Scheduler, l: &crate::model::Load) -> Step {
         (Some(f), true) => parts.push(format!("failed: {f}")),
         _ if s.retries.is_empty() => parts.push("no retry".to_string()),
         _ => {}
+    }
+    if let Some(first) = s.runtime_oom_lines.first() {
+        parts.push(format!(
+            "a runtime out-of-memory made Ollama expire its loaded models to clear memory (line {first}): the next request reloads them"
+        ));
     }
     lines.extend(s.runtime_oom_lines.iter().copied());
     Step {
