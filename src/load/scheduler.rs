@@ -459,7 +459,10 @@ fn projector_rule(
     Some(ProjectorRule {
         kind,
         by,
-        gpu: gpu.id.clone(),
+        gpu: gpu
+            .name
+            .clone()
+            .unwrap_or_else(|| format!("GPU {}", gpu.id)),
         available,
         free,
         bar,

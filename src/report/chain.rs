@@ -378,12 +378,12 @@ fn projector_rule_words(r: &crate::model::scheduler::ProjectorRule) -> String {
     };
     match r.kind {
         ProjectorRuleKind::Floor10Gib => format!(
-            ": Ollama 0.30's flat 10 GiB floor, GPU {} had {} available{by}",
+            ": Ollama 0.30's flat 10 GiB floor, {} had {} available{by}",
             r.gpu,
             human(r.available.bytes)
         ),
         ProjectorRuleKind::ProjectorPlus1Gib => format!(
-            ": Ollama ≥ 0.31's rule, GPU {} had {} free, under the projector + 1 GiB{}{by}",
+            ": Ollama ≥ 0.31's rule, {} had {} free, under the projector + 1 GiB{}{by}",
             r.gpu,
             human(r.free.unwrap_or(r.available).bytes),
             r.bar
