@@ -177,6 +177,9 @@ pub(crate) struct GpuView {
     pub ollama_ps: Option<Q>,
     #[serde(default)]
     pub unattributed: Option<Q>,
+    /// An integrated GPU, left out of the row of all GPUs (addition, issue 22).
+    #[serde(default)]
+    pub integrated: bool,
 }
 
 /// `loads[].scheduler`: Ollama ≥ 0.30's decisions before llama-server started.
@@ -344,7 +347,31 @@ pub(crate) struct ProjectorGate {
     #[serde(default)]
     pub fit_target: Option<Q>,
     pub fit_target_set_by_user: bool,
+    /// `version`, `logged-target` or `assumed` (addition, issue 22).
+    #[serde(default)]
+    pub padding: Option<String>,
+    /// The rule that kept the projector on the CPU for lack of VRAM (addition, issue 22).
+    #[serde(default)]
+    pub rule: Option<ProjectorRule>,
     pub lines: Vec<u64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ProjectorRule {
+    /// `floor-10gib` or `projector-plus-1gib`.
+    pub kind: String,
+    /// `version` or `figures`.
+    pub by: String,
+    pub gpu: String,
+    pub available: Q,
+    #[serde(default)]
+    pub free: Option<Q>,
+    #[serde(default)]
+    pub bar: Option<Q>,
+    #[serde(default)]
+    pub unless_projector_over: Option<Q>,
+    pub line: u64,
 }
 
 #[derive(Deserialize)]
@@ -851,6 +878,26 @@ pub(crate) struct WhatIf {
     /// `whatif --explain` only (addition, issue 23).
     #[serde(default)]
     pub trace: Option<PlacementTrace>,
+    /// Ollama ≥ 0.31.2's padding of the fit margin for an offloaded projector, and its cost (addition, issue 22).
+    #[serde(default)]
+    pub projector_padding: Option<ProjectorPadding>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+pub(crate) struct ProjectorPadding {
+    pub padded_target: Q,
+    pub plain_target: Q,
+    pub evidence: String,
+    pub layers_padded: i64,
+    pub layers_plain: i64,
+    pub total_layers: i64,
+    pub gpus_padded: i64,
+    pub gpus_plain: i64,
+    pub moved: Q,
+    #[serde(default)]
+    pub agrees_with_log: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -1119,6 +1166,7 @@ const FINDING_CODES: &[&str] = &[
     "needless-split",
     "cpu-offload-with-free-vram",
     "projector-on-cpu",
+    "projector-headroom",
     "graph-charged-per-gpu",
     "projector-double-counted",
     "kv-mismatch",
@@ -1309,4 +1357,44 @@ fn the_scheduler_chain_and_the_four_views_follow_the_contract() {
     assert_eq!(all.ollama_prediction.map(|q| q.bytes), Some(p.total.bytes));
     assert!(all.ollama_ps.is_some() && all.driver.is_some() && all.buffers.is_some());
     assert!(load.gpus.iter().all(|g| !g.integrated));
+}
+
+/// `ollama ps` splits CPU from GPU, never one GPU from another: a pasted table's GPU share (`35%/65% CPU/GPU`)
+/// is the fifth view of the one GPU that holds the load, and of all GPUs together (the single-GPU load of
+/// `tests/projector_headroom.rs`, with a table in the shape of `docs/log-formats.md` §5.6 item 8 pasted after it).
+#[test]
+fn a_pasted_ollama_ps_split_is_the_view_of_the_one_gpu_holding_the_load() {
+    let log = format!(
+        "{}PS C:\\> ollama ps\nNAME          ID              SIZE     PROCESSOR          CONTEXT    UNTIL\ngemma3:27b    a418f5838eaf    20 GB    35%/65% CPU/GPU    8192       4 minutes from now\n",
+        crate::projector_headroom::PADDED
+    );
+    let out = run(
+        &["--format", "json", "--fail-on", "never", "-"],
+        log.as_bytes(),
+    );
+    let report: Report = serde_json::from_slice(&out.stdout).expect("the contract");
+    let load = &report.loads[0];
+    let row = &load.scheduler.as_ref().unwrap().ps_table[0];
+    assert_eq!(
+        (row.processor.as_str(), row.gpu_percent),
+        ("35%/65% CPU/GPU", Some(65))
+    );
+    let views = &load.gpu_views;
+    assert_eq!(views.len(), 2);
+    // 65 % of 20 GB, on CUDA0's row and on the row of all GPUs.
+    assert_eq!(
+        views[0].ollama_ps.as_ref().map(|q| q.bytes),
+        Some(13_000_000_000)
+    );
+    assert_eq!(
+        views[1].ollama_ps.as_ref().map(|q| q.bytes),
+        Some(13_000_000_000)
+    );
+    assert!(views[0].device.is_some() && views[1].device.is_none());
+    let text = crate::util::stdout(&run(&["--fail-on", "never", "-"], log.as_bytes()));
+    assert!(
+        text.lines()
+            .any(|l| l.trim_start().starts_with("CUDA0 ") && l.contains("12.11 GiB")),
+        "CUDA0's row of the four views: {text}"
+    );
 }

@@ -42,6 +42,7 @@ mod max_ctx;
 mod max_ctx_gguf;
 mod observed;
 mod peer_vectors;
+mod projector_headroom;
 mod properties;
 mod report_formats;
 mod serving;

@@ -26,6 +26,7 @@ mod needless_split;
 mod overestimate;
 mod partial_offload;
 mod projector_double_counted;
+mod projector_headroom;
 mod projector_on_cpu;
 mod ps_mismatch;
 mod rank_imbalance;
@@ -158,6 +159,7 @@ pub const REGISTRY: &[CheckDef] = &[
     needless_split::DEF,
     cpu_offload_with_free_vram::DEF,
     projector_on_cpu::DEF,
+    projector_headroom::DEF,
     graph_charged_per_gpu::DEF,
     projector_double_counted::DEF,
     kv_mismatch::DEF,

@@ -1,8 +1,11 @@
 //! `projector-on-cpu`: the vision projector runs on the CPU (`--no-mmproj-offload`, Ollama's `disabling
 //! multimodal projector offload`, clip's `CLIP using CPU backend`), with its size against the room left on the
-//! GPU that holds the model: images are then encoded on the CPU, many times slower.
+//! GPU that holds the model: images are then encoded on the CPU, many times slower. When Ollama's scheduler kept
+//! it there for lack of VRAM and the log shows the GPU's room only before the load, the rule that decided
+//! (0.30's flat floor, or the projector + 1 GiB of 0.31 and later) and what reaches it.
 
 use super::{finding, CheckDef, Context};
+use crate::model::scheduler::{ProjectorRule, ProjectorRuleKind, RuleEvidence, PROJECTOR_FLOOR};
 use crate::model::{human, Component, Finding, FindingCode, Part, Runtime, Severity};
 use crate::replay::llama_server;
 
@@ -83,6 +86,31 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
         Some((device.clone(), left))
     });
     let margin = llama_server::target(load);
+    let rule = load
+        .load
+        .scheduler
+        .as_ref()
+        .and_then(|s| s.projector.as_ref()?.rule.as_ref());
+    if let Some(r) = rule {
+        lines.push(r.line);
+        if room.is_none() {
+            let (severity, clause, hint) = by_rule(r, size, &load.load.gpus);
+            let message = format!(
+                "{what} runs on the CPU ({}) although {clause}; images are encoded on the CPU, many times slower",
+                signs.join("; ")
+            );
+            out.push(finding(
+                DEF.code,
+                severity,
+                message,
+                &hint,
+                lines,
+                None,
+                Some(Component::Projector),
+            ));
+            return;
+        }
+    }
     let (severity, message) = match (room, size) {
         (Some((device, left)), Some(p)) => {
             let spare = left.low - margin - p.high;
@@ -130,11 +158,18 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
             ),
         ),
     };
-    out.push(finding(
-        DEF.code,
-        severity,
-        message,
-        match cx.load.load.runtime {
+    // The room after the load is known: the rule that decided before it still says what reaches the decision.
+    let (message, ruled_hint) = match rule {
+        Some(r) => {
+            let (_, clause, hint) = by_rule(r, size, &load.load.gpus);
+            (
+                format!("{message}. Ollama kept it there because {clause}"),
+                Some(hint),
+            )
+        }
+        None => (message, None),
+    };
+    let generic = match cx.load.load.runtime {
             Runtime::OllamaFit
             | Runtime::OllamaEstimator
             | Runtime::OllamaEngine
@@ -147,9 +182,87 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
             Runtime::Vllm | Runtime::Sglang => {
                 "the serving engine loads the vision encoder with the model on its GPUs: no projector setting applies"
             }
-        },
+        };
+    out.push(finding(
+        DEF.code,
+        severity,
+        message,
+        ruled_hint.as_deref().unwrap_or(generic),
         lines,
         main.as_ref().map(|(d, _)| d),
         Some(Component::Projector),
     ));
+}
+
+/// Which of Ollama's rules kept the projector on the CPU for lack of VRAM, judged on the GPU's room before the
+/// load (`gpu memory`), by version (`docs/log-formats.md` §5.6 item 4): the severity, the clause that says so,
+/// and what reaches that rule.
+fn by_rule(
+    r: &ProjectorRule,
+    size: Option<crate::model::Quantity>,
+    gpus: &[crate::model::Gpu],
+) -> (Severity, String, String) {
+    let free = r
+        .free
+        .map(|f| format!(", {} free", human(f.bytes)))
+        .unwrap_or_default();
+    let room = format!(
+        "{} had {} available{free} before the load (gpu memory, line {})",
+        r.gpu,
+        human(r.available.bytes),
+        r.line
+    );
+    match r.kind {
+        ProjectorRuleKind::Floor10Gib => {
+            let why = match (r.by, r.unless_projector_over, size) {
+                (RuleEvidence::Version, _, _) => String::new(),
+                (RuleEvidence::Figures, Some(over), _) => format!(
+                    " (the log gives no version; the rule of 0.31 and later, the projector + 1 GiB against free memory, would keep it on the CPU here only for a projector over {})",
+                    human(over.bytes)
+                ),
+                (RuleEvidence::Figures, None, Some(p)) => format!(
+                    " (the log gives no version; the rule of 0.31 and later would have offloaded this {} projector)",
+                    human(p.bytes)
+                ),
+                (RuleEvidence::Figures, None, None) => " (the log gives no version)".to_string(),
+            };
+            (
+                Severity::Warning,
+                format!(
+                    "{room}: that is under the flat 10 GiB floor Ollama 0.30 required on every GPU for projector offload, whatever the projector's size{why}"
+                ),
+                {
+                    // The floor holds every GPU handed over: with only the GPUs above it visible, it passes.
+                    let above: Vec<String> = gpus
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, g)| g.available.is_some_and(|a| a.low >= PROJECTOR_FLOOR))
+                        .map(|(i, g)| g.name.clone().unwrap_or_else(|| format!("GPU {i}")))
+                        .collect();
+                    let hide = if above.is_empty() {
+                        String::new()
+                    } else {
+                        format!(
+                            "; or let Ollama see only {} (CUDA_VISIBLE_DEVICES, ROCR_VISIBLE_DEVICES), whose available memory is above the floor",
+                            above.join(", ")
+                        )
+                    };
+                    format!("the floor is fixed, no setting of Ollama 0.30 changes it: upgrade to Ollama 0.31 or later, which offloads the projector when every GPU has the projector + 1 GiB free (PR #16866; from 0.31.2 it also raises --fit's margin by that much while the projector is offloaded, see projector-headroom){hide}")
+                },
+            )
+        }
+        ProjectorRuleKind::ProjectorPlus1Gib => {
+            let bar = r
+                .bar
+                .map(|b| format!(" ({})", human(b.bytes)))
+                .unwrap_or_default();
+            (
+                Severity::Info,
+                format!(
+                    "{room}, less than the projector + 1 GiB{bar} Ollama 0.31 and later require free on every GPU"
+                ),
+                "Ollama offloads the projector when every GPU has the projector + 1 GiB free: freeing VRAM on the GPUs (another model, the desktop) keeps it on the GPU".to_string(),
+            )
+        }
+    }
 }

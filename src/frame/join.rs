@@ -317,9 +317,65 @@ pub enum Continuation {
     Glued,
 }
 
-/// True when a later line may be joined onto `record`: only Go slog records are continued.
+/// True when a later line may be joined onto `record`: only Go slog records are continued, with their framing
+/// or as a [`bare_message`].
 pub fn can_be_continued(record: &str) -> bool {
-    record.starts_with("time=") || record.starts_with("level=")
+    record.starts_with("time=") || record.starts_with("level=") || bare_message(record)
+}
+
+/// True when `record` is a Go slog message whose framing a paste dropped (`time=`, `level=`, `source=` and the
+/// quotes of `msg="…"`): a few lower-case words, then nothing but `key=value` pairs
+/// (`gpu memory id=0 library=ROCm available="7.5 GiB" free="7.9 GiB"`, `sample-logs/722-…:5`, the user's "key log
+/// entries" re-wrapped by hand). No llama.cpp line is one: their first word ends in `:` or holds `_`.
+pub fn bare_message(record: &str) -> bool {
+    let b = record.as_bytes();
+    if !b.first().is_some_and(u8::is_ascii_lowercase) {
+        return false;
+    }
+    // The words: lower-case letters, digits and `-`, single spaces between them; at most six of them.
+    let mut i = 0;
+    let mut words = 0;
+    loop {
+        let start = i;
+        while b
+            .get(i)
+            .is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
+        {
+            i += 1;
+        }
+        if i == start || b.get(i) != Some(&b' ') {
+            // A word that is no plain word (`n_ctx`, `load_tensors:`), or the end of the line: no pairs follow.
+            if b.get(i) == Some(&b'=') && words > 0 {
+                // The last "word" was the first key: step back to it.
+                i = start;
+                break;
+            }
+            return false;
+        }
+        words += 1;
+        i += 1;
+        if words > 6 {
+            return false;
+        }
+        if starts_with_pair(&record[i..]) {
+            break;
+        }
+    }
+    // Then pairs to the end, one space between.
+    let mut pairs = 0;
+    while i < b.len() {
+        let Some(end) = pair_end(b, i) else {
+            return false;
+        };
+        pairs += 1;
+        i = end;
+        match b.get(i) {
+            None => break,
+            Some(b' ') => i += 1,
+            Some(_) => return false,
+        }
+    }
+    pairs > 0
 }
 
 /// Decide whether `line` (prefixes already stripped; `indented` if it was) continues `previous`.
@@ -347,6 +403,38 @@ pub fn continuation(previous: &str, line: &str, indented: bool) -> Continuation 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `sample-logs/722-ollama-030-rocm-w7500-rewrapped-key-lines-projector-cpu.log:5-6`: a `gpu memory`
+    /// record pasted without its slog framing, its last two pairs wrapped onto the next line.
+    #[test]
+    fn a_bare_slog_message_is_continued_by_its_pairs() {
+        let bare = r#"gpu memory id=0 library=ROCm available="7.5 GiB" free="7.9 GiB""#;
+        assert!(bare_message(bare));
+        assert!(can_be_continued(bare));
+        assert_eq!(
+            continuation(bare, r#"minimum="457.0 MiB" overhead="0 B""#, false),
+            Continuation::WithSpace
+        );
+        // llama.cpp's lines, prose and a lone pair are none.
+        for line in [
+            "load_tensors: offloaded 33/33 layers to GPU",
+            "llama_context: n_ctx = 4096",
+            "clip_ctx: CLIP using CPU backend",
+            "common_memory_breakdown_print:",
+            "releasing nvml library",
+            r#"minimum="457.0 MiB" overhead="0 B""#,
+            "set a=b and go",
+            "gpu memory id=0 library=ROCm available=\"7.5",
+            "",
+        ] {
+            assert!(!bare_message(line), "{line}");
+        }
+        // Nothing that starts a record of its own joins it.
+        assert_eq!(
+            continuation(bare, "clip_ctx: CLIP using CPU backend", false),
+            Continuation::No
+        );
+    }
 
     #[test]
     fn rewrapped_offload_line_from_issue_9181() {

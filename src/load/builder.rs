@@ -140,6 +140,8 @@ pub struct LoadBuilder {
     pub projector_backend: Option<(Device, u64)>,
     /// Ollama kept the projector off the GPU, and why (`disabling multimodal projector offload`).
     pub projector_offload_disabled: Option<(Option<String>, u64)>,
+    /// A line of Ollama's llama-server wrapper was read while this load was open (`waiting for llama-server …`).
+    pub ollama_llama_server: bool,
     /// The model path from `loading model via llama-server` (Ollama ≥ 0.30 only prints it that way).
     pub model_path: Option<String>,
     /// llama.cpp read a model in this load (`llama_model_loader`): a weak sign of the llama engine.

@@ -7,14 +7,16 @@ use super::builder::LoadBuilder;
 
 impl LoadBuilder {
     /// The engine, from the strongest sign the log gives: `--ollama-engine` or the Ollama engine's own lines;
-    /// then llama-server, `ollama_llama_server`, `ollama runner --model` without `--ollama-engine`, llama.cpp
-    /// buffer lines; last, a `llama_model_loader` dump (which the server's vocab-only load prints too).
+    /// then llama-server, `ollama_llama_server`, `ollama runner --model` without `--ollama-engine`, Ollama's
+    /// projector decision for llama-server, llama.cpp buffer lines; last, a `llama_model_loader` dump (which the server's vocab-only load prints too).
     pub(super) fn engine(&self) -> Engine {
         let cmd = self.runner.as_ref().map(|(c, _)| c);
         if cmd.is_some_and(|c| c.ollama_engine) || self.ollama_engine_hint {
             Engine::Ollama
         } else if self.llama_engine_hint
             || cmd.is_some_and(|c| c.llama_server || c.ollama_runner)
+            // Ollama decides the projector's offload only for llama-server (0.30 and later).
+            || self.projector_offload_disabled.is_some()
             || (self.runner.is_some() && !self.ledger.is_empty())
             || self.model_loader_seen
         {

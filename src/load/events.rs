@@ -309,6 +309,7 @@ impl Assembler {
             | EventKind::ModelParam { .. }
             | EventKind::ModelLoader
             | EventKind::Known
+            | EventKind::OllamaLlamaServer
             | EventKind::Scheduler(_)
             | EventKind::FileSize(_)
             | EventKind::VocabOnly => unreachable!("handled above"),

@@ -4,7 +4,8 @@
 //! The signs, strongest first:
 //! - llama.cpp's `--fit` placed the layers when the log has its lines (`llama_params_fit…`), llama-server's
 //!   command line, Ollama's `loading model via llama-server`, a memory breakdown table or a dry run (only
-//!   llama.cpp prints them), or Ollama's version is 0.30 or later. Ollama ran
+//!   llama.cpp prints them), Ollama's `disabling multimodal projector offload` or `waiting for llama-server …`
+//!   (its llama-server wrapper), or Ollama's version is 0.30 or later. Ollama ran
 //!   it ([`Runtime::OllamaFit`]) when one of Ollama's own server lines is in the load (its version, the runner
 //!   command it starts, its GPU discovery, a load request, its estimate); otherwise it is llama.cpp on its own
 //!   ([`Runtime::LlamaCpp`]). llama.cpp never prints its own command line: a runner command is Ollama's.
@@ -37,6 +38,7 @@ impl LoadBuilder {
             || !self.estimator.is_empty()
             || !self.summary_estimate.is_empty()
             || self.projector_offload_disabled.is_some()
+            || self.ollama_llama_server
     }
 
     /// Who estimated and who placed the layers (see the module doc).
@@ -55,6 +57,9 @@ impl LoadBuilder {
             || !self.fit.is_empty()
             || !self.tables.is_empty()
             || self.dry_run.is_some()
+            // Only the scheduler of 0.30 and later decides the projector's offload for llama-server.
+            || self.projector_offload_disabled.is_some()
+            || self.ollama_llama_server
             || version.is_some_and(|v| v >= (0, 30, 0));
         if fit_placed {
             return if self.ollama_server_seen() {

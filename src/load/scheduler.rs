@@ -16,12 +16,14 @@
 //! with the load's own figures, into the [`Scheduler`] the later stages read.
 
 use crate::model::scheduler::{
-    Decision, DefaultContext, EnvSetting, Eviction, GpuChoice, Overwritten, ProjectorGate, PsRow,
-    Retry, Scheduler,
+    Decision, DefaultContext, EnvSetting, Eviction, GpuChoice, Overwritten, PaddingEvidence,
+    ProjectorGate, ProjectorRule, ProjectorRuleKind, PsRow, Retry, RuleEvidence, Scheduler,
+    PADDING_SINCE, PROJECTOR_FLOOR, PROJECTOR_RULE_SINCE,
 };
 use crate::model::{Load, Quantity, GIB, MIB};
 use crate::parse::event::SchedulerLine;
 
+use super::engine::parse_version;
 use super::prediction;
 
 /// The variables of `server config` that reach (or are known not to reach) the placement in this era
@@ -314,6 +316,21 @@ fn gpus_with_buffers(load: &Load) -> usize {
     devices.len()
 }
 
+/// The load has a GPU: discovery or `gpu memory` names one, or llama.cpp's tables or buffers use one (an
+/// excerpt without Ollama's GPU lines).
+fn has_gpu(load: &Load) -> bool {
+    !load.gpus.is_empty()
+        || load
+            .estimate
+            .as_ref()
+            .is_some_and(|e| e.per_device.iter().any(|d| d.device.is_gpu()))
+        || load
+            .actual
+            .buffers
+            .iter()
+            .any(|b| !b.host && b.device.is_gpu())
+}
+
 /// The projector gate of `docs/log-formats.md` §5.6 item 4: kept on the CPU (Ollama's line or
 /// `--no-mmproj-offload`), or offloaded, in which case Ollama raises the `--fit` margin to ⌈projector + 1 GiB⌉
 /// MiB unless the user set `LLAMA_ARG_FIT_TARGET`.
@@ -324,12 +341,13 @@ fn projector_gate(
 ) -> Option<ProjectorGate> {
     let s = &load.settings;
     let on_host = load.actual.projector_device.as_ref().map(|d| d.is_host());
+    let has_gpu = has_gpu(load);
     let offloaded = match (s.projector_offload, on_host) {
         // No GPU: nowhere to offload it, whatever the command says.
-        (Some(offloaded), _) => offloaded && !load.gpus.is_empty(),
+        (Some(offloaded), _) => offloaded && has_gpu,
         (None, Some(host)) => !host,
         // A projector without `--no-mmproj-offload` goes to a GPU, when there is one.
-        (None, None) if estimate.is_some() => !load.gpus.is_empty(),
+        (None, None) if estimate.is_some() => has_gpu,
         (None, None) => return None,
     };
     let mut lines: Vec<u64> = s.projector_offload_line.into_iter().collect();
@@ -337,9 +355,11 @@ fn projector_gate(
     lines.sort_unstable();
     lines.dedup();
     let size = estimate.map(|(q, _)| q);
+    let version = load.ollama_version.as_deref().and_then(parse_version);
+    let pads = version.is_none_or(|v| v >= PADDING_SINCE);
     let fit_target = match (offloaded, user_fit_target, s.fit_target, size) {
         (_, _, Some(logged), _) => Some(logged),
-        (true, false, None, Some(projector)) => {
+        (true, false, None, Some(projector)) if pads => {
             // ⌈(projector + 1 GiB) / MiB⌉ MiB, on each bound.
             let up = |bytes: i64| {
                 bytes
@@ -356,13 +376,98 @@ fn projector_gate(
         }
         _ => None,
     };
+    // The padding is Ollama's only when it computed the target (not the user, not the command line).
+    let padding = match (fit_target, s.fit_target, version) {
+        (Some(_), None, Some(_)) => Some(PaddingEvidence::Version),
+        (Some(padded), None, None) => {
+            // llama.cpp's fit printed a target at least the padded one (it may add its own reserve on top).
+            let logged = load.estimate.as_ref().and_then(|e| e.fit.as_ref()?.target);
+            Some(match logged {
+                Some(t) if t.high >= padded.low => PaddingEvidence::LoggedTarget,
+                Some(_) | None => PaddingEvidence::Assumed,
+            })
+        }
+        _ => None,
+    };
+    let rule = if offloaded || s.projector_offload_reason.as_deref() != Some("limited-vram") {
+        None
+    } else {
+        projector_rule(load, version, size)
+    };
     Some(ProjectorGate {
         offloaded,
         reason: s.projector_offload_reason.clone(),
         size,
         fit_target,
         fit_target_set_by_user: user_fit_target,
+        padding,
+        rule,
         lines,
+    })
+}
+
+/// Which rule kept the projector on the CPU for lack of VRAM (`docs/log-formats.md` §5.6 item 4): 0.30's flat
+/// floor (10 GiB available) or, from 0.31, the projector + 1 GiB against each GPU's free memory. Either keeps
+/// the projector on the CPU when *some* GPU is short (ollama#16599: a 3090 with 22.3 GiB and a 4060 with 6.5
+/// GiB available, projector on the CPU under 0.30.6), so the GPU with the least room is the one judged. By the
+/// version when the log gives it; else by what that GPU's figures rule out: 10 GiB or more available rules the
+/// floor out, free memory above the projector + 1 GiB rules the projector rule out; with neither the version
+/// nor the projector's size, the floor, and the size the projector rule would have needed.
+fn projector_rule(
+    load: &Load,
+    version: Option<(u32, u32, u32)>,
+    projector: Option<Quantity>,
+) -> Option<ProjectorRule> {
+    let gpu = load
+        .gpus
+        .iter()
+        .filter(|g| g.available.is_some())
+        .min_by_key(|g| g.available.map(|a| a.bytes))?;
+    let available = gpu.available?;
+    let free = gpu.free;
+    let room = free.unwrap_or(available);
+    let needed = projector.map(|p| Quantity::with_bounds(p.bytes + GIB, p.low + GIB, p.high + GIB));
+    let floor = Quantity::exact(PROJECTOR_FLOOR);
+    let (kind, by) = match version {
+        Some(v) if v < PROJECTOR_RULE_SINCE => {
+            (ProjectorRuleKind::Floor10Gib, RuleEvidence::Version)
+        }
+        Some(_) => (ProjectorRuleKind::ProjectorPlus1Gib, RuleEvidence::Version),
+        None if available.low >= PROJECTOR_FLOOR => {
+            (ProjectorRuleKind::ProjectorPlus1Gib, RuleEvidence::Figures)
+        }
+        None if available.high < PROJECTOR_FLOOR => {
+            (ProjectorRuleKind::Floor10Gib, RuleEvidence::Figures)
+        }
+        // Within rounding of the floor: the figures decide nothing.
+        None => return None,
+    };
+    let (bar, unless) = match kind {
+        ProjectorRuleKind::Floor10Gib => {
+            // The projector rule is ruled out only when the room is above it; say what it would have needed.
+            let unless = match (version, needed) {
+                (None, None) => Some(room.minus(Quantity::exact(GIB))),
+                (None, Some(n)) if room.low >= n.high => None,
+                // The projector rule could have decided it as well.
+                (None, Some(_)) => return None,
+                (Some(_), _) => None,
+            };
+            (Some(floor), unless)
+        }
+        ProjectorRuleKind::ProjectorPlus1Gib => (needed, None),
+    };
+    Some(ProjectorRule {
+        kind,
+        by,
+        gpu: gpu
+            .name
+            .clone()
+            .unwrap_or_else(|| format!("GPU {}", gpu.id)),
+        available,
+        free,
+        bar,
+        unless_projector_over: unless,
+        line: gpu.line,
     })
 }
 

@@ -105,6 +105,13 @@ impl Assembler {
                 None
             }
             EventKind::Known | EventKind::VocabOnly => None,
+            EventKind::OllamaLlamaServer => {
+                // A sign for the open load only: it neither opens nor extends one.
+                if let Some(b) = self.current.as_mut().filter(|b| b.phase < Phase::Ended) {
+                    b.ollama_llama_server = true;
+                }
+                None
+            }
             EventKind::Scheduler(decision) => {
                 self.scheduler_line(*decision, line);
                 None

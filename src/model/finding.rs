@@ -16,6 +16,7 @@ pub enum FindingCode {
     NeedlessSplit,
     CpuOffloadWithFreeVram,
     ProjectorOnCpu,
+    ProjectorHeadroom,
     GraphChargedPerGpu,
     ProjectorDoubleCounted,
     KvMismatch,
@@ -40,7 +41,7 @@ pub enum FindingCode {
 
 impl FindingCode {
     /// Every code with its word, in the order of the check registry.
-    pub const ALL: [(FindingCode, &'static str); 27] = [
+    pub const ALL: [(FindingCode, &'static str); 28] = [
         (FindingCode::LoadFailed, "load-failed"),
         (FindingCode::GpuUnused, "gpu-unused"),
         (FindingCode::IncompleteLoad, "incomplete-load"),
@@ -51,6 +52,7 @@ impl FindingCode {
             "cpu-offload-with-free-vram",
         ),
         (FindingCode::ProjectorOnCpu, "projector-on-cpu"),
+        (FindingCode::ProjectorHeadroom, "projector-headroom"),
         (FindingCode::GraphChargedPerGpu, "graph-charged-per-gpu"),
         (
             FindingCode::ProjectorDoubleCounted,
@@ -106,6 +108,7 @@ impl FindingCode {
             | FindingCode::NeedlessSplit
             | FindingCode::CpuOffloadWithFreeVram
             | FindingCode::ProjectorOnCpu
+            | FindingCode::ProjectorHeadroom
             | FindingCode::GraphChargedPerGpu
             | FindingCode::ProjectorDoubleCounted
             | FindingCode::KvMismatch

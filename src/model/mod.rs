@@ -65,5 +65,5 @@ pub use serving::{Count, Figure, RankFigures, Ratio, ServingFigures, StartFailur
 pub use snapshot::{normalize_bus_id, same_uuid, SmiFormat, SmiGpu, SmiProcess, Snapshot};
 pub use whatif::{
     BucketMove, EstimateReplay, EstimatorCharges, MeasuredReplay, PlacedGpu, Placement,
-    ReplayFigures, ReplayOutcome, ReplayVerdict, WhatIf,
+    ProjectorPadding, ReplayFigures, ReplayOutcome, ReplayVerdict, WhatIf,
 };

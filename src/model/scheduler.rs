@@ -211,7 +211,82 @@ pub struct ProjectorGate {
     pub fit_target: Option<Quantity>,
     /// The user set `LLAMA_ARG_FIT_TARGET` in the server's environment: Ollama does not pad it.
     pub fit_target_set_by_user: bool,
+    /// How the padding of [`Self::fit_target`] is known, when Ollama padded it (absent when it did not, or
+    /// when the target is the user's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub padding: Option<PaddingEvidence>,
+    /// Which of Ollama's rules kept the projector on the CPU for lack of VRAM (`reason=limited-vram`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rule: Option<ProjectorRule>,
     pub lines: Vec<u64>,
+}
+
+/// Ollama 0.31.2 and later raise `--fit`'s margin to ⌈projector + 1 GiB⌉ for an offloaded projector
+/// (`docs/log-formats.md` §5.6 item 4; ollama#17099); 0.30 and 0.31.0–0.31.1 do not.
+pub const PADDING_SINCE: (u32, u32, u32) = (0, 31, 2);
+
+/// Ollama 0.31 and later decide the projector's offload by its size plus 1 GiB (PR #16866); 0.30 by a flat
+/// floor of [`PROJECTOR_FLOOR`] available.
+pub const PROJECTOR_RULE_SINCE: (u32, u32, u32) = (0, 31, 0);
+
+/// 0.30's flat floor: no projector offload on a GPU with less available (ollama#16496).
+pub const PROJECTOR_FLOOR: i64 = 10 * super::GIB;
+
+/// How the padding of the fit target is known.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PaddingEvidence {
+    /// The log's Ollama version pads (≥ 0.31.2).
+    Version,
+    /// llama.cpp's fit printed the padded target.
+    LoggedTarget,
+    /// Neither the version nor the fit's target is in the log: the padding of ≥ 0.31.2 is assumed.
+    Assumed,
+}
+
+/// The rule that kept the projector on the CPU, by the version (or, without one, by what the GPU's figures
+/// rule out).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ProjectorRule {
+    pub kind: ProjectorRuleKind,
+    /// `version` (the log's Ollama version) or `figures` (the GPU's room rules the other rule out).
+    pub by: RuleEvidence,
+    /// The GPU with the least room, the one either rule stops at (its name, else `GPU <id>`) …
+    pub gpu: String,
+    /// … its `available=` (what 0.30's floor compares) …
+    pub available: Quantity,
+    /// … and its `free=` (what the projector rule compares), when printed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub free: Option<Quantity>,
+    /// The bar it was held to: 10 GiB, or the projector + 1 GiB when the projector's size is known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bar: Option<Quantity>,
+    /// Without the version or the projector's size: the projector rule would have kept it on the CPU only
+    /// for a projector larger than this (free − 1 GiB).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unless_projector_over: Option<Quantity>,
+    /// The `gpu memory` line.
+    pub line: u64,
+}
+
+/// Ollama's rules for keeping the projector on the CPU for lack of VRAM.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ProjectorRuleKind {
+    /// 0.30: less than 10 GiB available.
+    #[serde(rename = "floor-10gib")]
+    Floor10Gib,
+    /// 0.31 and later: some GPU has less free than the projector + 1 GiB.
+    #[serde(rename = "projector-plus-1gib")]
+    ProjectorPlus1Gib,
+}
+
+/// What a projector rule is known from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RuleEvidence {
+    Version,
+    Figures,
 }
 
 /// What Ollama retried a failed llama-server start with (`… retrying once`); the JSON has `reduce-context`,

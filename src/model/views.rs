@@ -31,10 +31,14 @@ pub struct GpuView {
     /// How the GPU was joined to the capture (`uuid`, `bus`, `index`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub driver_join: Option<&'static str>,
-    /// `ollama ps` (a pasted table or `/api/ps`): its share on GPUs, for all GPUs together.
+    /// `ollama ps` (a pasted table or `/api/ps`): its share on GPUs, for all GPUs together, and on the row of the
+    /// one GPU holding the load's GPU buffers when only one does (`ollama ps` never splits GPUs).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ollama_ps: Option<Quantity>,
     /// What the driver saw that the buffers do not explain (the capture's reading, see `observed`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unattributed: Option<Quantity>,
+    /// An integrated GPU (`type=iGPU`): its memory is the system's, so the row of all GPUs leaves it out.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub integrated: bool,
 }

@@ -204,6 +204,54 @@ pub struct WhatIf {
     /// `whatif --explain`: the estimator's placement decision by decision.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trace: Option<super::PlacementTrace>,
+    /// Ollama ≥ 0.31.2 with its projector offloaded: what padding `--fit`'s margin by the projector cost.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub projector_padding: Option<ProjectorPadding>,
+}
+
+/// What Ollama's padding of `--fit`'s margin for an offloaded projector (⌈projector + 1 GiB⌉ per GPU instead of
+/// llama.cpp's 1 GiB) cost: llama.cpp's fit replayed with the measured figures at both margins, the projector's
+/// own buffers counted on its GPU in both. Part of the JSON contract as `whatif.projector_padding` (an addition
+/// of schema_version 1).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ProjectorPadding {
+    /// The margin per GPU the fit kept: the one it printed (llama-server's own reserve for the projector
+    /// included), else Ollama's ⌈projector + 1 GiB⌉ (the projector's buffers then counted on its GPU).
+    pub padded_target: super::Quantity,
+    /// The same without Ollama's padding: the printed target less ⌈projector + 1 GiB⌉ − 1 GiB, else llama.cpp's
+    /// default 1 GiB.
+    pub plain_target: super::Quantity,
+    /// How the padding is known: `version`, `logged-target` or `assumed` (see `scheduler.projector.padding`).
+    pub evidence: super::scheduler::PaddingEvidence,
+    /// Layers on the GPUs, of `total_layers`, at each margin.
+    pub layers_padded: i64,
+    pub layers_plain: i64,
+    pub total_layers: i64,
+    /// GPUs holding layers at each margin.
+    pub gpus_padded: i64,
+    pub gpus_plain: i64,
+    /// The memory the plain margin would place on the GPUs beyond the padded one (layers' weights and KV).
+    pub moved: super::Quantity,
+    /// Whether the replay at the padded margin puts as many layers on the GPUs as the log's `offloaded N/M`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agrees_with_log: Option<bool>,
+}
+
+impl ProjectorPadding {
+    /// Layers the padding sent to the CPU.
+    pub fn layers_lost(&self) -> i64 {
+        (self.layers_plain - self.layers_padded).max(0)
+    }
+
+    /// GPUs the padding spread the model over beyond what the plain margin needs.
+    pub fn gpus_added(&self) -> i64 {
+        (self.gpus_padded - self.gpus_plain).max(0)
+    }
+
+    /// The padding cost nothing: the same layers on the same number of GPUs.
+    pub fn cost_nothing(&self) -> bool {
+        self.layers_lost() == 0 && self.gpus_added() == 0
+    }
 }
 
 /// What the replayed estimator charged where, when it reproduces the logged split: the graph per GPU (a fork

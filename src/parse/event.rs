@@ -366,6 +366,9 @@ pub enum EventKind {
     Scheduler(Box<SchedulerLine>),
     /// llama.cpp's `file size = X GiB`: the model file, the first term of Ollama's prediction.
     FileSize(Quantity),
+    /// A line of Ollama's llama-server wrapper (`llm/llama_server.go`, 0.30 and later) that carries no figure
+    /// (`waiting for llama-server …`): a sign that Ollama, not a user, started the llama-server of the open load.
+    OllamaLlamaServer,
     /// A line we recognise and deliberately do not use.
     Known,
 }

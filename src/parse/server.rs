@@ -152,6 +152,13 @@ pub const SPECS: &[EventSpec] = &[
         },
     },
     EventSpec {
+        kind: "ollama_llama_server",
+        required: &[],
+        optional: &[],
+        settable: &[],
+        build: |_| Ok(EventKind::OllamaLlamaServer),
+    },
+    EventSpec {
         kind: "known",
         required: &[],
         optional: &[],

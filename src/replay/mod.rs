@@ -199,5 +199,18 @@ fn replay_to(load: &Reconciled, asked: &Asked) -> Option<WhatIf> {
         hinge: replayed.as_ref().and_then(|r| r.hinge.clone()),
         charges: replayed.as_ref().and_then(|r| r.charges.clone()),
         trace: replayed.filter(|_| asked.explain).map(|r| r.trace),
+        projector_padding: match load.load.runtime {
+            // Only Ollama pads the margin, and only the log's own settings say what it cost.
+            Runtime::OllamaFit if *changes == Changes::default() => {
+                llama_server::projector_padding(load)
+            }
+            Runtime::OllamaFit
+            | Runtime::LlamaCpp
+            | Runtime::Vllm
+            | Runtime::Sglang
+            | Runtime::OllamaEstimator
+            | Runtime::OllamaEngine
+            | Runtime::Unknown => None,
+        },
     })
 }

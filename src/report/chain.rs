@@ -4,7 +4,9 @@
 //! from the stages' values; the formats only lay it out ([`super::document::Block::Steps`]).
 
 use super::document::{Step, Steps};
-use crate::model::scheduler::{GpuChoice, PredictionSource, Scheduler, SingleGpuTest};
+use crate::model::scheduler::{
+    GpuChoice, PaddingEvidence, PredictionSource, Scheduler, SingleGpuTest,
+};
 use crate::model::{human, Concluded, FitDecision, Quantity};
 
 /// The chain of a load Ollama's scheduler placed through llama-server; none for other runtimes.
@@ -17,7 +19,13 @@ pub fn chain(load: &Concluded) -> Option<Steps> {
     }
     items.push(prediction(s, l.settings.kv_cache_type.as_deref()));
     items.push(gpus(s, !l.gpus.is_empty()));
-    if let Some(step) = projector(s, l) {
+    if let Some(step) = integrated(l) {
+        items.push(step);
+    }
+    if let Some(step) = eviction(s) {
+        items.push(step);
+    }
+    if let Some(step) = projector(s, l, load.whatif.as_ref()) {
         items.push(step);
     }
     if let Some(step) = fit(load) {
@@ -107,6 +115,56 @@ fn prediction(s: &Scheduler, kv_type: Option<&str>) -> Step {
         text,
         lines: p.lines.iter().take(2).copied().collect(),
     }
+}
+
+/// Integrated GPUs (`inference compute … type=iGPU`): their "free" memory is the system's, and their buffers
+/// are system memory (`docs/log-formats.md` §5.6 item 1; ollama#16462).
+fn integrated(l: &crate::model::Load) -> Option<Step> {
+    let igpus: Vec<&crate::model::Gpu> = l.gpus.iter().filter(|g| g.integrated).collect();
+    if igpus.is_empty() {
+        return None;
+    }
+    let names: Vec<String> = igpus
+        .iter()
+        .map(|g| g.name.clone().unwrap_or_else(|| format!("GPU {}", g.id)))
+        .collect();
+    Some(Step {
+        label: "integrated GPU".to_string(),
+        text: format!(
+            "{} {} integrated (type=iGPU): {} free memory is the system's available memory, shared with the CPU, so the four views never count {} buffers as VRAM",
+            names.join(", "),
+            if igpus.len() == 1 { "is" } else { "are" },
+            if igpus.len() == 1 { "its" } else { "their" },
+            if igpus.len() == 1 { "its" } else { "their" },
+        ),
+        lines: igpus.iter().map(|g| g.line).collect(),
+    })
+}
+
+/// The eviction check: the same prediction against the free memory of every GPU together.
+fn eviction(s: &Scheduler) -> Option<Step> {
+    let e = s.eviction.as_ref()?;
+    let figures = match (e.predicted, e.available) {
+        (Some(p), Some(a)) => format!(
+            " (prediction {} against {} available)",
+            human(p.bytes),
+            human(a.bytes)
+        ),
+        (Some(p), None) => format!(" (prediction {})", human(p.bytes)),
+        (None, _) => String::new(),
+    };
+    let text = if e.evicting {
+        format!(
+            "the prediction exceeded the memory available{figures}: Ollama unloaded other models before this load, so the free memory llama-server measured includes what they held, and they reload on their next request"
+        )
+    } else {
+        format!("the prediction fits beside the models already loaded{figures}: none was unloaded; their memory is not free for this load")
+    };
+    Some(Step {
+        label: "eviction".to_string(),
+        text,
+        lines: vec![e.line],
+    })
 }
 
 fn rule_words(t: &SingleGpuTest) -> String {
@@ -208,44 +266,131 @@ fn gpus(s: &Scheduler, has_gpus: bool) -> Step {
     }
 }
 
-fn projector(s: &Scheduler, l: &crate::model::Load) -> Option<Step> {
+fn projector(
+    s: &Scheduler,
+    l: &crate::model::Load,
+    whatif: Option<&crate::model::WhatIf>,
+) -> Option<Step> {
     let gate = s.projector.as_ref()?;
     let size = gate
         .size
         .map(|q| format!(" ({})", human(q.bytes)))
         .unwrap_or_default();
+    let logged = l.estimate.as_ref().and_then(|e| e.fit.as_ref()?.target);
     let target = gate
         .fit_target
         .or(l.settings.fit_target)
-        .or(l.estimate.as_ref().and_then(|e| e.fit.as_ref()?.target))
+        .or(logged)
         .unwrap_or(Quantity::exact(crate::model::GIB));
-    let text = if gate.offloaded {
-        match (gate.fit_target_set_by_user, gate.size) {
-            (false, Some(p)) => format!(
-                "projector{size} offloaded to a GPU; --fit margin raised to ⌈projector + 1 GiB⌉ = {} per GPU ({} of it for the projector)",
+    let mut lines = gate.lines.clone();
+    let mut text = if gate.offloaded {
+        match (gate.fit_target_set_by_user, gate.size, gate.padding) {
+            (true, _, _) => format!(
+                "projector{size} offloaded to a GPU; --fit margin as LLAMA_ARG_FIT_TARGET sets it (Ollama does not pad a target the user set)"
+            ),
+            (false, Some(_), Some(evidence)) => format!(
+                "projector{size} offloaded to a GPU; Ollama raised the --fit margin to ⌈projector + 1 GiB⌉ = {} MiB ({}) per GPU, {} above llama.cpp's 1 GiB ({})",
+                target.bytes / crate::model::MIB,
                 human(target.bytes),
-                human(target.bytes.saturating_sub(crate::model::GIB).max(p.bytes))
+                human(target.bytes.saturating_sub(crate::model::GIB)),
+                match evidence {
+                    PaddingEvidence::Version => format!(
+                        "Ollama {} pads it",
+                        l.ollama_version.as_deref().unwrap_or("≥ 0.31.2")
+                    ),
+                    PaddingEvidence::LoggedTarget => "the fit's printed target shows it".to_string(),
+                    PaddingEvidence::Assumed =>
+                        "if this Ollama is 0.31.2 or later: the log gives neither the version nor the fit's target"
+                            .to_string(),
+                }
             ),
-            (true, _) => format!(
-                "projector{size} offloaded to a GPU; --fit margin as LLAMA_ARG_FIT_TARGET sets it"
+            (false, _, _) => format!(
+                "projector{size} offloaded to a GPU; --fit margin {} per GPU (Ollama pads it only from 0.31.2, by a projector size the log gives)",
+                human(target.bytes)
             ),
-            (false, None) => format!("projector offloaded to a GPU; --fit margin {}", human(target.bytes)),
         }
     } else {
-        format!(
-            "projector{size} kept on the CPU{}; --fit margin {} per device",
+        let mut text = format!(
+            "projector{size} kept on the CPU{}",
             gate.reason
                 .as_ref()
                 .map(|r| format!(" (reason={r})"))
                 .unwrap_or_default(),
+        );
+        if let Some(r) = &gate.rule {
+            lines.push(r.line);
+            text.push_str(&projector_rule_words(r));
+        }
+        text.push_str(&format!(
+            "; --fit margin {} per device",
             human(target.bytes)
-        )
+        ));
+        text
     };
+    if let (Some(t), true) = (logged, gate.offloaded && gate.padding.is_some()) {
+        if t.bytes > target.bytes {
+            text.push_str(&format!(
+                "; the fit printed {} (llama-server adds its own reserve for the projector)",
+                human(t.bytes)
+            ));
+        }
+    }
+    match whatif.and_then(|w| w.projector_padding.as_ref()) {
+        Some(p) if p.cost_nothing() => text.push_str(&format!(
+            "; the padding cost nothing: by the fit replayed with the measured sizes {} of {} layers are on the GPUs at either margin",
+            p.layers_padded, p.total_layers
+        )),
+        Some(p) => text.push_str(&format!(
+            "; the padding cost {} by the fit replayed with the measured sizes ({} of {} layers on {} GPU{} at {}, {} on {} at {})",
+            match (p.layers_lost(), p.gpus_added()) {
+                (0, g) => format!("{g} GPU{}", if g == 1 { "" } else { "s" }),
+                (n, _) => format!("{n} layer{}", if n == 1 { "" } else { "s" }),
+            },
+            p.layers_padded,
+            p.total_layers,
+            p.gpus_padded,
+            if p.gpus_padded == 1 { "" } else { "s" },
+            human(p.padded_target.bytes),
+            p.layers_plain,
+            p.gpus_plain,
+            human(p.plain_target.bytes)
+        )),
+        None if gate.offloaded && gate.padding.is_some() => text.push_str(
+            "; its cost in layers is not computed: the log has no buffers to replay the fit with",
+        ),
+        None => {}
+    }
+    lines.sort_unstable();
+    lines.dedup();
     Some(Step {
         label: "projector gate and fit target".to_string(),
         text,
-        lines: gate.lines.clone(),
+        lines,
     })
+}
+
+/// Which of Ollama's rules kept the projector on the CPU, with the GPU's room.
+fn projector_rule_words(r: &crate::model::scheduler::ProjectorRule) -> String {
+    use crate::model::scheduler::{ProjectorRuleKind, RuleEvidence};
+    let by = match r.by {
+        RuleEvidence::Version => "",
+        RuleEvidence::Figures => ", by the figures: the log gives no version",
+    };
+    match r.kind {
+        ProjectorRuleKind::Floor10Gib => format!(
+            ": Ollama 0.30's flat 10 GiB floor, {} had {} available{by}",
+            r.gpu,
+            human(r.available.bytes)
+        ),
+        ProjectorRuleKind::ProjectorPlus1Gib => format!(
+            ": Ollama ≥ 0.31's rule, {} had {} free, under the projector + 1 GiB{}{by}",
+            r.gpu,
+            human(r.free.unwrap_or(r.available).bytes),
+            r.bar
+                .map(|b| format!(" ({})", human(b.bytes)))
+                .unwrap_or_default()
+        ),
+    }
 }
 
 fn fit(load: &Concluded) -> Option<Step> {
@@ -320,6 +465,11 @@ fn outcome(s: &Scheduler, l: &crate::model::Load) -> Step {
         (Some(f), true) => parts.push(format!("failed: {f}")),
         _ if s.retries.is_empty() => parts.push("no retry".to_string()),
         _ => {}
+    }
+    if let Some(first) = s.runtime_oom_lines.first() {
+        parts.push(format!(
+            "a runtime out-of-memory made Ollama expire its loaded models to clear memory (line {first}): the next request reloads them"
+        ));
     }
     lines.extend(s.runtime_oom_lines.iter().copied());
     Step {

@@ -382,6 +382,9 @@ pub fn suggest(ev: &Evidence, out: &mut Vec<Suggestion>) {
     if has(findings, FindingCode::ComputeImbalance) {
         compute_imbalance(ev, launcher, out);
     }
+    if has(findings, FindingCode::ProjectorHeadroom) {
+        projector_headroom(ev, out);
+    }
 }
 
 /// One GPU's compute buffer is several times the others': a smaller micro-batch shrinks it, and when one GPU
@@ -447,6 +450,37 @@ pub(crate) fn experts_to_host(
         }
     }
     None
+}
+
+/// Ollama padded the margin for the offloaded projector: a target the user sets is not padded.
+fn projector_headroom(ev: &Evidence, out: &mut Vec<Suggestion>) {
+    let Some(p) = ev.whatif.and_then(|w| w.projector_padding.as_ref()) else {
+        return;
+    };
+    let Some(margin) = knob(ev, Knob::FitMargin) else {
+        return;
+    };
+    let gained = match (p.layers_lost(), p.gpus_added()) {
+        (0, _) => format!(
+            "the model on {} GPU{} instead of {}",
+            p.gpus_plain,
+            if p.gpus_plain == 1 { "" } else { "s" },
+            p.gpus_padded
+        ),
+        (_, _) => format!(
+            "{} of {} layers on the GPUs by the measured sizes (now {})",
+            p.layers_plain, p.total_layers, p.layers_padded
+        ),
+    };
+    out.push(Suggestion {
+        setting: margin.setting(crate::replay::fit::DEFAULT_FIT_TARGET / MIB),
+        effect: format!(
+            "Ollama no longer pads --fit's margin for the projector ({} free per GPU instead of {}, llama-server's own reserve for the projector kept): {gained}",
+            human(p.plain_target.bytes),
+            human(p.padded_target.bytes)
+        ),
+        because: vec![FindingCode::ProjectorHeadroom],
+    });
 }
 
 /// True when the KV cache is f16 (the default, or set so): a quantised type would shrink it.

@@ -14,11 +14,11 @@ use load_figures::{gpus, measured_compute, projector_on_gpu};
 pub use load_figures::{measured_shape, target, Gpu, Shape};
 
 use super::figures::Changes;
-use super::fit::{fit, FitContext, FitDevice, FitInput, FitOutcome, FitReason};
+use super::fit::{fit, FitContext, FitDevice, FitInput, FitOutcome, FitReason, DEFAULT_FIT_TARGET};
 use super::max_ctx::Judge;
 use crate::model::{
-    human, Device, EstimateReplay, FitDecision, MeasuredReplay, PlacedGpu, Placement, Reconciled,
-    ReplayFigures, ReplayOutcome, ReplayVerdict,
+    human, Device, EstimateReplay, FitDecision, MeasuredReplay, PlacedGpu, Placement,
+    ProjectorPadding, Quantity, Reconciled, ReplayFigures, ReplayOutcome, ReplayVerdict,
 };
 
 fn input(
@@ -308,6 +308,18 @@ pub fn fit_with(
     context: Option<i64>,
     target_override: Option<i64>,
 ) -> Option<FitOutcome> {
+    fit_counting(load, kv_percent, context, target_override, true)
+}
+
+/// [`fit_with`], the projector's buffers counted on its GPU or not (`count_projector`: not when the margin
+/// already holds llama.cpp's own reserve for it, as a target the fit printed does).
+fn fit_counting(
+    load: &Reconciled,
+    kv_percent: i64,
+    context: Option<i64>,
+    target_override: Option<i64>,
+    count_projector: bool,
+) -> Option<FitOutcome> {
     let mut shape = measured_shape(load)?;
     shape.layer_kv_scaling = shape.layer_kv_scaling * kv_percent / 100;
     shape.layer_kv_fixed = shape.layer_kv_fixed * kv_percent / 100;
@@ -317,7 +329,7 @@ pub fn fit_with(
     }
     let target = target_override.unwrap_or_else(|| target(load));
     let context = context.unwrap_or(shape.context);
-    let projector = projector_on_gpu(load);
+    let projector = projector_on_gpu(load).filter(|_| count_projector);
     Some(fit(&input(
         &shape,
         &set,
@@ -326,6 +338,54 @@ pub fn fit_with(
         load,
         projector.as_ref(),
     )))
+}
+
+/// What Ollama's padding of the margin for an offloaded projector cost (`docs/log-formats.md` §5.6 item 4): the
+/// fit with the measured figures at the padded margin and at the margin without Ollama's padding, ⌈projector +
+/// 1 GiB⌉ − 1 GiB less. llama-server reserves room for the projector by itself (its `[mtmd]` estimate raises the
+/// fit's target, §5.7), so Ollama's padding comes on top of that reserve: when the fit printed its target, both
+/// runs take the target as printed and as it would be without the padding, the reserve inside both; otherwise
+/// the projector's own buffers stand for the reserve, on its GPU in both runs, at Ollama's ⌈projector + 1 GiB⌉
+/// and at llama.cpp's default 1 GiB. `None` without an offloaded projector that Ollama padded for, or without
+/// the measured figures (a load cut before its buffers).
+pub fn projector_padding(load: &Reconciled) -> Option<ProjectorPadding> {
+    let gate = load.load.scheduler.as_ref()?.projector.as_ref()?;
+    let evidence = gate.padding.filter(|_| gate.offloaded)?;
+    let ollamas = gate.fit_target?.bytes;
+    let added = ollamas - DEFAULT_FIT_TARGET;
+    if added <= 0 {
+        return None;
+    }
+    let logged = load
+        .load
+        .estimate
+        .as_ref()
+        .and_then(|e| e.fit.as_ref()?.target)
+        .map(|q| q.bytes)
+        .filter(|&t| t >= ollamas);
+    let (padded, plain, count_projector) = match logged {
+        Some(t) => (t, t - added, false),
+        None => (ollamas, DEFAULT_FIT_TARGET, true),
+    };
+    let at_padded = fit_counting(load, 100, None, Some(padded), count_projector)?;
+    let at_plain = fit_counting(load, 100, None, Some(plain), count_projector)?;
+    let used = |o: &FitOutcome| o.devices.iter().map(|d| d.used).sum::<i64>();
+    Some(ProjectorPadding {
+        padded_target: Quantity::exact(padded),
+        plain_target: Quantity::exact(plain),
+        evidence,
+        layers_padded: at_padded.offloaded() as i64,
+        layers_plain: at_plain.offloaded() as i64,
+        total_layers: at_padded.layers.len() as i64,
+        gpus_padded: at_padded.used_devices() as i64,
+        gpus_plain: at_plain.used_devices() as i64,
+        moved: Quantity::exact((used(&at_plain) - used(&at_padded)).max(0)),
+        agrees_with_log: load
+            .load
+            .actual
+            .offloaded_layers
+            .map(|n| n == at_padded.offloaded() as i64),
+    })
 }
 
 /// The largest context (all slots) at which every layer fits on the GPUs the load had, by the measured

@@ -187,11 +187,14 @@ fn gpu_views(load: &Concluded) -> Option<Section> {
         ("unattributed", Align::Right),
     ]);
     for v in views {
-        let gpu = match (&v.device, &v.name, v.driver_join) {
+        let mut gpu = match (&v.device, &v.name, v.driver_join) {
             (None, _, _) => "all GPUs".to_string(),
             (Some(d), Some(n), Some(join)) => format!("{d} ({n}, by {join})"),
             (Some(d), _, _) => d.to_string(),
         };
+        if v.integrated {
+            gpu.push_str(" (iGPU: system memory, not in all GPUs)");
+        }
         table.push(vec![
             gpu,
             q(v.ollama_prediction),
@@ -212,7 +215,10 @@ fn gpu_views(load: &Concluded) -> Option<Section> {
             ("llama.cpp's plan", "the --fit plan's table".to_string()),
             ("buffers", "the buffers allocated".to_string()),
             ("driver", "memory in use in the driver's capture".to_string()),
-            ("ollama ps", "its size on GPUs, for all GPUs".to_string()),
+            (
+                "ollama ps",
+                "its size on GPUs (SIZE × the PROCESSOR's GPU share, or /api/ps size_vram): for all GPUs, and on the GPU row when one GPU holds the load (it never splits GPUs)".to_string(),
+            ),
         ],
     }];
     Some(Section {
