@@ -739,6 +739,7 @@ enum Component {
     Kv,
     Graph,
     Projector,
+    Draft,
 }
 
 #[derive(Deserialize)]
