@@ -82,7 +82,9 @@ fn components(load: &Load) -> Vec<ComponentRow> {
         }
     }
     let kv = pick(
-        sum_buffers(a, "KV/RS buffers on all devices", |b| is_kv(b) && !is_draft(b)),
+        sum_buffers(a, "KV/RS buffers on all devices", |b| {
+            is_kv(b) && !is_draft(b)
+        }),
         sum_breakdown(a, "context on all devices", |r| r.context, |_| true),
     );
     let mut graph = pick(
@@ -150,9 +152,7 @@ fn components(load: &Load) -> Vec<ComponentRow> {
     }
     // The speculative draft's own context: its GPU buffers against llama-server's `[spec]` estimate, which
     // covers the draft's KV and compute on the GPU (corpus 706: 32 + 130.02 = 162.02 MiB, its estimate).
-    let draft_actual = sum_buffers(a, "the draft context's GPU buffers", |b| {
-        is_draft(b) && !b.host
-    });
+    let draft_actual = sum_buffers(a, "draft GPU buffers", |b| is_draft(b) && !b.host);
     let draft_estimate = e.and_then(terms::draft);
     if draft_actual.value.is_some() || draft_estimate.is_some() {
         let est = draft_estimate.unwrap_or_else(|| Term {

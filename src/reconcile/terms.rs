@@ -274,7 +274,8 @@ pub fn projector(e: &Estimate) -> Option<Term> {
 pub fn draft(e: &Estimate) -> Option<Term> {
     e.draft_total.map(|total| Term {
         value: Some(total),
-        from: "llama-server's [spec] estimate of the draft's context (its KV and compute)".to_string(),
+        from: "llama-server's [spec] estimate of the draft's context (its KV and compute)"
+            .to_string(),
     })
 }
 

@@ -215,8 +215,9 @@ pub fn max_ctx(load: &Reconciled, changes: &Changes, only: Option<KvType>) -> Op
             .map_or(0, |c| c.size.bytes);
         if state > 0 {
             let slots = load.load.settings.parallel.unwrap_or(1).max(1);
+            let replayed = changes.parallel.unwrap_or(slots).max(1);
             lines.push(format!(
-                "recurrent state ({} for {slots} slot(s)) held apart from the KV: one per sequence, f32, it grows with the slots (-np), not with the context, and no KV type shrinks it",
+                "recurrent state ({} measured for {slots} slot(s), replayed for {replayed}) held apart from the KV: one per sequence, f32, it grows with the slots (-np), not with the context, and no KV type shrinks it",
                 crate::model::human(state)
             ));
         }
