@@ -766,6 +766,7 @@ enum Component {
     Kv,
     Graph,
     Projector,
+    Draft,
 }
 
 #[derive(Deserialize)]

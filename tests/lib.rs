@@ -37,6 +37,7 @@ mod kv_geometry;
 mod layout_replay;
 mod lifecycle;
 mod llama_cpp_alone;
+mod llama_cpp_devices;
 mod manners;
 mod max_ctx;
 mod max_ctx_gguf;

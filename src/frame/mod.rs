@@ -10,6 +10,12 @@
 //! see [`source_file`]) is one input but several logs. The framer says where each named file starts
 //! ([`Framed::FileStarts`], before the file's first line), and never joins a line onto a line of another
 //! file, so the stages after it can split the input where a file starts.
+//!
+//! A llama-server router (`--models-preset`, `--models-max`) forwards each child process's lines with the
+//! child's pid before them (`[34353] `, `docs/log-formats.md` §5.7). Each child loads its own model, and
+//! children may run (and print) at the same time: the framer says which process each line comes from
+//! ([`Framed::Process`], whenever it changes), and never joins the lines of two processes, so the stages
+//! after it keep one load per child, never one child's buffers in another's load.
 
 pub mod join;
 pub mod prefix;
@@ -40,6 +46,10 @@ pub struct Framer {
     file: Option<String>,
     /// A grep prefix was seen in this input: its `--` lines are grep's separators.
     grep: bool,
+    /// The router's child process the lines come from (`None`: the router itself), once a router's `[pid] `
+    /// prefix was seen in this input; `routed` says one was.
+    process: Option<String>,
+    routed: bool,
 }
 
 /// What the framer hands out, in input order.
@@ -50,6 +60,10 @@ pub enum Framed<'a> {
     /// The paste names a file other than the one its lines came from so far, at physical line `line` (a grep
     /// prefix or a header line, see [`source_file`]): the lines from here on are that file's.
     FileStarts { line: u64, name: &'a str },
+    /// The lines from physical line `line` on come from another process of a llama-server router: the child
+    /// whose pid is `pid`, or the router itself (`None`). Said only once a router's prefix was seen, and
+    /// each time the process changes.
+    Process { line: u64, pid: Option<&'a str> },
 }
 
 /// Where the pending record stands as a hard-wrap candidate. Its width is measured only when a line that
@@ -83,7 +97,7 @@ impl Framer {
     pub fn push(&mut self, number: u64, bytes: &[u8], mut emit: impl FnMut(u64, &str)) {
         self.feed(number, bytes, |framed| match framed {
             Framed::Line(n, text) => emit(n, text),
-            Framed::FileStarts { .. } => {}
+            Framed::FileStarts { .. } | Framed::Process { .. } => {}
         });
     }
 
@@ -105,6 +119,13 @@ impl Framer {
             }
         } else if self.grep && source_file::is_grep_separator(line) {
             line = "";
+        }
+        // Another process's line: in a router's log it never joins the held line; before any router prefix
+        // was seen, `[37] ` may still be the piece of a wrapped line (then it is no process).
+        let other_process =
+            (stripped.pid.is_some() || self.routed) && self.process.as_deref() != stripped.pid;
+        if other_process && self.routed {
+            self.start_process(number, stripped.pid, &mut emit);
         }
         if self.wrap_width > 0
             && text.len() > self.wrap_width
@@ -162,6 +183,9 @@ impl Framer {
                     return;
                 }
             }
+        }
+        if other_process && !self.routed {
+            self.start_process(number, stripped.pid, &mut emit);
         }
         if self.has_pending {
             self.has_pending = false;
@@ -243,7 +267,25 @@ impl Framer {
         let file = self.file.get_or_insert_with(String::new);
         file.clear();
         file.push_str(name);
+        // Another log: its router, if it has one, is another.
+        self.process = None;
+        self.routed = false;
         emit(Framed::FileStarts { line: number, name });
+    }
+
+    /// The lines from physical line `number` on come from the router's child `pid` (or the router itself):
+    /// the held line (the previous process's) is handed out first, and nothing learnt of its wrapping
+    /// carries over.
+    fn start_process(&mut self, number: u64, pid: Option<&str>, emit: &mut impl FnMut(Framed<'_>)) {
+        if self.has_pending {
+            self.has_pending = false;
+            emit(Framed::Line(self.pending_line, &self.pending));
+        }
+        self.wrap = Wrap::No;
+        self.wrap_width = 0;
+        self.routed = true;
+        self.process = pid.map(str::to_string);
+        emit(Framed::Process { line: number, pid });
     }
 
     /// Flush the last logical line at the end of the input.
@@ -545,6 +587,7 @@ mod tests {
             out.push(match framed {
                 Framed::Line(n, text) => format!("{n} {text}"),
                 Framed::FileStarts { line, name } => format!("file {line} {name}"),
+                Framed::Process { line, pid } => format!("process {line} {pid:?}"),
             })
         };
         for (i, line) in input.into_iter().enumerate() {
@@ -552,6 +595,40 @@ mod tests {
         }
         f.finish(|n, text| on(Framed::Line(n, text)));
         out
+    }
+
+    #[test]
+    fn a_router_says_which_child_each_line_comes_from() {
+        // A llama-server router's log (docs/log-formats.md §5.7: `[34353] ` before a child's lines; no corpus
+        // log shows router mode, so these are corpus 707's lines, `sample-logs/707-…`, behind two children's
+        // pids, interleaved, with the router's own line between).
+        let out = feed_all([
+            "srv   load_models: spawning server instance with name=gemma on port 8081",
+            "[34353] I load_tensors: offloaded 43/43 layers to GPU",
+            "[34353] I load_tensors:      Vulkan0 model buffer size =  2883.51 MiB",
+            "[34360] 0.00.078.516 I load_tensors:      Vulkan0 model buffer size =  1200.00 MiB",
+            "[34353] I llama_kv_cache:    Vulkan0 KV buffer size =   544.00 MiB",
+            "srv   load_models: instance gemma ready",
+        ]);
+        assert_eq!(
+            out,
+            [
+                "1 load_models: spawning server instance with name=gemma on port 8081",
+                "process 2 Some(\"34353\")",
+                "2 load_tensors: offloaded 43/43 layers to GPU",
+                "3 load_tensors:      Vulkan0 model buffer size =  2883.51 MiB",
+                "process 4 Some(\"34360\")",
+                "4 load_tensors:      Vulkan0 model buffer size =  1200.00 MiB",
+                "process 5 Some(\"34353\")",
+                "5 llama_kv_cache:    Vulkan0 KV buffer size =   544.00 MiB",
+                "process 6 None",
+                "6 load_models: instance gemma ready",
+            ]
+        );
+        // A log without a router says nothing of processes.
+        assert!(feed_all(CORPUS_703.lines())
+            .iter()
+            .all(|l| !l.starts_with("process")));
     }
 
     #[test]

@@ -16,7 +16,9 @@
 //! * llama.cpp's common logger (`docs/log-formats.md` §5.7), unless run with `--no-log-prefix`: the elapsed
 //!   time and a level letter, `0.00.078.516 I `, or the bare letter (`I load_tensors: …`, corpus 707; also
 //!   `W `, `E `, `D `). The bare letter goes only when a llama.cpp line follows it, so a sentence starting
-//!   with `I ` keeps it. Router mode (`--models-preset`) puts the child's pid before that (`[34353] `).
+//!   with `I ` keeps it. Router mode (`--models-preset`) puts the child's pid before that (`[34353] `): it
+//!   goes, and the pid is handed on ([`Stripped::pid`]) so the framer can tell one child's lines from
+//!   another's.
 //! * grep's `file.log:` / `file.log-` before a line of a paste of several files: it goes, and the file it
 //!   names is handed on ([`Stripped::file`], read by [`super::source_file::grep_prefix`]) so the framer can
 //!   tell where a new file starts.
@@ -154,6 +156,8 @@ pub struct Stripped<'a> {
     pub file: Option<&'a str>,
     /// The rank a vLLM or SGLang prefix named, when the line had one.
     pub rank: Option<Rank<'a>>,
+    /// The child process a llama-server router's `[pid] ` prefix named (`34353`), when the line had one.
+    pub pid: Option<&'a str>,
 }
 
 /// Remove ANSI escape sequences.
@@ -248,9 +252,13 @@ pub fn strip_prefixes(mut line: &str) -> (&str, Stripped<'_>) {
             if let Some(end) = memchr::memchr_iter(b']', b).find(|&i| b.get(i + 1) == Some(&b' ')) {
                 let inner = &line[1..end];
                 // `[33899] ` (a router's pid) or kubectl's `[pod/name/container] `.
-                if inner.bytes().all(|b| b.is_ascii_digit()) && !inner.is_empty()
-                    || inner.starts_with("pod/") && inner.matches('/').count() >= 2
-                {
+                if inner.bytes().all(|b| b.is_ascii_digit()) && !inner.is_empty() {
+                    // A router's child: its pid is handed on, each child being a load of its own.
+                    info.pid = info.pid.or(Some(inner));
+                    line = &line[end + 2..];
+                    continue;
+                }
+                if inner.starts_with("pod/") && inner.matches('/').count() >= 2 {
                     line = &line[end + 2..];
                     continue;
                 }

@@ -43,6 +43,9 @@ pub enum Read<'a> {
     /// Another file of a paste starts at physical line `line` (see [`super::Framed::FileStarts`]); the lines
     /// handed out after this are the file `name`'s.
     FileStarts { line: u64, name: &'a str },
+    /// The lines handed out after this come from another process of a llama-server router (see
+    /// [`super::Framed::Process`]): the child `pid`, or the router itself.
+    Process { line: u64, pid: Option<&'a str> },
     /// A followed stream has no more data for now (its reader said [`Quiet`] between two lines): the line
     /// held back for joining was handed out before this, and whatever is complete can be reported.
     Idle,
@@ -291,6 +294,7 @@ impl<'s, F: FnMut(Read<'_>) -> Wants> Lines<'s, F> {
             *wants = match framed {
                 Framed::Line(n, text) => on(Read::Line(n, text)),
                 Framed::FileStarts { line, name } => on(Read::FileStarts { line, name }),
+                Framed::Process { line, pid } => on(Read::Process { line, pid }),
             }
         });
     }
@@ -349,6 +353,7 @@ mod tests {
             Read::Idle => seen.push("idle".to_string()),
             Read::CutLine { .. } => seen.push("cut".to_string()),
             Read::FileStarts { .. } => seen.push("file".to_string()),
+            Read::Process { .. } => seen.push("process".to_string()),
         });
         assert_eq!(seen, ["line 1", "idle", "line 2"]);
     }

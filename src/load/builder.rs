@@ -157,6 +157,8 @@ pub struct LoadBuilder {
     pub working_set: Option<crate::model::WorkingSet>,
     pub notes: Vec<String>,
     pub actual_sources: Vec<&'static str>,
+    /// RPC devices the load's lines name, with their host and the first line naming them (`load::remote`).
+    pub remote: Vec<(Device, String, u64)>,
 }
 
 impl LoadBuilder {
@@ -327,6 +329,8 @@ impl LoadBuilder {
         };
         let mut settings = self.settings();
         let mut gpus = self.gpus();
+        let device_notes = self.device_notes(&gpus);
+        self.notes.extend(device_notes);
         let model = self.model();
         let mut estimate = self.estimate();
         let serving = (!self.serving.is_empty()).then(|| self.serving.figures());

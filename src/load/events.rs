@@ -110,6 +110,7 @@ impl Assembler {
                 } else {
                     component
                 };
+                b.note_remote(&Device::of_buffer(&buffer), None, line);
                 b.ledger.add(BufferLine {
                     component: &component,
                     buffer: &buffer,
@@ -184,6 +185,7 @@ impl Assembler {
                     _ => self.ongoing(line, done),
                 };
                 b.touch(line);
+                b.note_remote(&row.device, row.name.as_deref(), line);
                 b.add_breakdown(*row, line);
                 b.llama_engine_hint = true;
                 b.advance(Phase::RunnerOutput);
@@ -192,6 +194,11 @@ impl Assembler {
                 let b = self.ongoing(line, done);
                 b.touch(line);
                 b.fit_line_arrived();
+                if let crate::parse::event::FitLine::Initial { device, name, .. }
+                | crate::parse::event::FitLine::Result { device, name, .. } = &*fit
+                {
+                    b.note_remote(device, name.as_deref(), line);
+                }
                 b.fit.push(*fit, line);
                 b.llama_engine_hint = true;
                 b.advance(Phase::RunnerOutput);

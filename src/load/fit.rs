@@ -568,6 +568,7 @@ impl FitLedger {
             projector_total: cx.projector.as_ref().map(|p| p.0),
             projector_device: cx.projector.as_ref().map(|p| p.1.clone()),
             draft_total: cx.draft.map(|d| d.0),
+            draft_line: cx.draft.map(|d| d.1),
             fit: Some(self.summary(plan, cx)),
             per_device,
             form,

@@ -3,7 +3,8 @@
 //! A load opens at its first start line (the estimate, `starting llama server`/`starting runner`, `loading
 //! model`) and ends at `llama runner started in …`, a failure, a server restart, the next load's start, or where
 //! the stream moves on to another log (its clock jumps back, or a paste of several files names the next one:
-//! `frame::source_file`).
+//! `frame::source_file`). A llama-server router's children (`frame::Framed::Process`) are each assembled
+//! apart, so one child's lines never join another child's load, however they interleave.
 //! Lines of a load whose start the log does not show open a *partial* load. The server's GPU inventory
 //! (`inference compute`) and version are kept across loads until the server restarts. The tokenizer's
 //! vocab-only model load is not a load. Loads are handed out as soon as they are complete, so memory is
@@ -22,6 +23,7 @@ pub mod hyperparameters;
 mod lifecycle;
 pub mod model_file;
 mod prediction;
+mod remote;
 mod runtime;
 mod scheduler;
 mod server;
@@ -65,6 +67,12 @@ pub struct Assembler {
     current: Option<LoadBuilder>,
     /// Every GPU `inference compute` lines described, in order.
     discovered: Vec<crate::model::Gpu>,
+    /// The process of a llama-server router whose lines are being read: a child by its pid, or `None` (the
+    /// router itself, or a log without a router).
+    process: Option<String>,
+    /// The router's other processes, each with the assembly state it had when its lines stopped: its open
+    /// load, its devices, its version. Empty unless the log is a router's.
+    parked: Vec<Assembler>,
 }
 
 impl Assembler {
@@ -81,6 +89,49 @@ impl Assembler {
             pending_scheduler: scheduler::SchedulerLedger::default(),
             current: None,
             discovered: Vec::new(),
+            process: None,
+            parked: Vec::new(),
+        }
+    }
+
+    /// The lines from here on come from the router's child `pid` (or the router itself, `None`; see
+    /// `frame::Framed::Process`). Each child is a llama-server of its own, with its own devices and load:
+    /// the state of the process whose lines stop is parked, and the state of the one whose lines resume is
+    /// taken up again (a new one for a process not seen yet), so interleaved children never share a load.
+    pub fn switch_process(&mut self, pid: Option<&str>) {
+        if self.process.as_deref() == pid {
+            return;
+        }
+        let mut parked = std::mem::take(&mut self.parked);
+        let mut next = match parked.iter().position(|a| a.process.as_deref() == pid) {
+            Some(i) => parked.remove(i),
+            None => {
+                let mut fresh = Assembler::new(&self.path);
+                fresh.process = pid.map(str::to_string);
+                fresh
+            }
+        };
+        std::mem::swap(self, &mut next);
+        // `next` is now the process whose lines stopped; the GPUs discovered stay the input's.
+        let mut discovered = std::mem::take(&mut next.discovered);
+        discovered.append(&mut self.discovered);
+        self.discovered = discovered;
+        parked.push(next);
+        self.parked = parked;
+    }
+
+    /// Every process's open load, handed out in the order the loads started (this process's among them),
+    /// each ended by `end`.
+    fn finish_all(&mut self, end: LoadEnd, done: &mut impl FnMut(Load)) {
+        let mut open: Vec<LoadBuilder> = self
+            .parked
+            .iter_mut()
+            .filter_map(|a| a.current.take())
+            .chain(self.current.take())
+            .collect();
+        open.sort_by_key(|b| b.first_line);
+        for b in open {
+            done(b.finish(end));
         }
     }
 
@@ -95,6 +146,11 @@ impl Assembler {
         b.devices = std::mem::take(&mut self.pending_devices);
         b.runner_devices = std::mem::take(&mut self.pending_runner_devices);
         b.projector_offload_disabled = self.pending_projector_offload.take();
+        if let Some(pid) = &self.process {
+            b.notes.push(format!(
+                "the lines of the llama-server router's child process {pid} (`[{pid}] `): a load of its own, never merged with another child's"
+            ));
+        }
         if let Some((_, l)) = b.projector_offload_disabled {
             b.first_line = b.first_line.min(l);
         }
@@ -134,9 +190,10 @@ impl Assembler {
     /// End the open load at the boundary between two logs (`end` says which sign showed it), and forget the
     /// previous server's version and GPUs, as a server restart does.
     fn next_log(&mut self, end: LoadEnd, mut done: impl FnMut(Load)) {
-        if let Some(previous) = self.current.take() {
-            done(previous.finish(end));
-        }
+        self.finish_all(end, &mut done);
+        // Another log: a router's processes were that log's.
+        self.parked.clear();
+        self.process = None;
         self.forget_server();
         // `server config` comes before the `Listening` line that forgets the rest: only another log clears it.
         self.server_scheduler = scheduler::ServerScheduler::default();
@@ -177,22 +234,23 @@ impl Assembler {
     /// failure was read), instead of waiting for the next load's start. Lines that come later and would have
     /// been noted on it (a failure after the load completed) open a load of their own.
     pub fn hand_out_concluded(&mut self, mut done: impl FnMut(Load)) {
-        if self
-            .current
-            .as_ref()
-            .is_some_and(|b| b.phase == Phase::Ended || b.failure.is_some())
-        {
-            if let Some(b) = self.current.take() {
-                done(b.finish(LoadEnd::Concluded));
-            }
-        }
+        let concluded = |current: &mut Option<LoadBuilder>| {
+            current
+                .take_if(|b| b.phase == Phase::Ended || b.failure.is_some())
+                .map(|b| b.finish(LoadEnd::Concluded))
+        };
+        let mut loads: Vec<Load> = self
+            .parked
+            .iter_mut()
+            .filter_map(|a| concluded(&mut a.current))
+            .collect();
+        loads.extend(concluded(&mut self.current));
+        loads.into_iter().for_each(&mut done);
     }
 
-    /// End of input: hand out the last load.
+    /// End of input: hand out the last load (of every process of a router, in the order they started).
     pub fn finish(&mut self, mut done: impl FnMut(Load)) {
-        if let Some(b) = self.current.take() {
-            done(b.finish(LoadEnd::LogEnds));
-        }
+        self.finish_all(LoadEnd::LogEnds, &mut done);
     }
 }
 
@@ -204,6 +262,68 @@ pub(crate) fn event_of(line: &str) -> crate::parse::event::EventKind {
     match parser.parse_line(1, line) {
         crate::parse::LineOutcome::Event(event) => event.kind,
         other => panic!("not read ({other:?}): {line}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_routers_children_are_loads_of_their_own_however_their_lines_interleave() {
+        // Two children of a llama-server router (docs/log-formats.md §5.7; no corpus log shows router mode:
+        // corpus 707's lines, `sample-logs/707-…`, as two children would print them, framed).
+        let grammar = crate::grammar::load(None).expect("built-in grammar");
+        let mut parser = crate::parse::Parser::new(grammar).expect("parser");
+        let mut assembler = Assembler::new("router.log");
+        let mut loads = Vec::new();
+        let lines = [
+            (Some("34353"), "load_tensors: offloaded 43/43 layers to GPU"),
+            (
+                Some("34353"),
+                "load_tensors:      Vulkan0 model buffer size =  2883.51 MiB",
+            ),
+            (Some("34360"), "load_tensors: offloaded 33/33 layers to GPU"),
+            (
+                Some("34360"),
+                "load_tensors:      Vulkan0 model buffer size =  1200.00 MiB",
+            ),
+            (
+                Some("34353"),
+                "llama_kv_cache:    Vulkan0 KV buffer size =   544.00 MiB",
+            ),
+            (
+                None,
+                "load_tensors:      Vulkan0 model buffer size =   100.00 MiB",
+            ),
+            (
+                Some("34360"),
+                "llama_kv_cache:    Vulkan0 KV buffer size =    21.25 MiB",
+            ),
+        ];
+        for (i, (pid, line)) in lines.iter().enumerate() {
+            assembler.switch_process(*pid);
+            match parser.parse_line(i as u64 + 1, line) {
+                crate::parse::LineOutcome::Event(event) => {
+                    assembler.push(*event, |l| loads.push(l))
+                }
+                other => panic!("not read ({other:?}): {line}"),
+            }
+        }
+        assembler.finish(|l| loads.push(l));
+        let summary: Vec<(u64, Vec<u64>)> = loads
+            .iter()
+            .map(|l| {
+                (
+                    l.source.first_line,
+                    l.actual.buffers.iter().map(|b| b.line).collect(),
+                )
+            })
+            .collect();
+        // In the order they started: child 34353, child 34360, the router's own line.
+        assert_eq!(summary, [(1, vec![2, 5]), (3, vec![4, 7]), (6, vec![6])]);
+        assert!(loads[0].notes[0].contains("child process 34353"));
+        assert!(loads[1].notes[0].contains("child process 34360"));
     }
 }
 

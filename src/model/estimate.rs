@@ -182,6 +182,9 @@ pub struct Estimate {
     /// The speculative draft's context (`[spec] estimated memory usage of MTP context is X MiB`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub draft_total: Option<Quantity>,
+    /// The line of the `[spec]` estimate.
+    #[serde(skip)]
+    pub draft_line: Option<u64>,
     /// What `--fit` did (llama-server era).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fit: Option<FitSummary>,

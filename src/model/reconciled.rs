@@ -56,6 +56,9 @@ pub enum Component {
     Kv,
     Graph,
     Projector,
+    /// A speculative draft's own context (an MTP head or a draft model): its KV and compute buffers, against
+    /// llama-server's `[spec]` estimate; never the main context's KV or graph.
+    Draft,
 }
 
 impl Component {
@@ -66,6 +69,7 @@ impl Component {
             Component::Kv => "kv",
             Component::Graph => "graph",
             Component::Projector => "projector",
+            Component::Draft => "draft",
         }
     }
 }

@@ -12,10 +12,15 @@ pub const SPECS: &[EventSpec] = &[
     EventSpec {
         kind: "cuda_device",
         required: &["index", "name"],
-        optional: &["uuid", "library", "compute", "gfx", "vram"],
-        settable: &[("library", Words::List(&["Vulkan"]))],
+        optional: &[
+            "uuid", "library", "compute", "gfx", "vram", "vram_mb", "uma",
+        ],
+        settable: &[("library", Words::List(&["Vulkan", "SYCL"]))],
         build: |f| {
-            let total = f.opt_mib("vram");
+            // SYCL's table prints millions of bytes (`16225M`), the others whole MiB.
+            let total = f.opt_mib("vram").or_else(|| {
+                crate::model::Quantity::from_truncated(f.opt_int("vram_mb")?, 1_000_000)
+            });
             // Builds that print the device's VRAM name their library by the device's kind: a compute
             // capability is CUDA, a gfx architecture ROCm (older builds' lines are left as they were read).
             let library = f.opt_text("library").or_else(|| {
@@ -38,7 +43,8 @@ pub const SPECS: &[EventSpec] = &[
                 available: None,
                 free: None,
                 bus_id: None,
-                integrated: false,
+                // Vulkan's `uma: 1`: the device's memory is the host's (an integrated GPU).
+                integrated: f.get("uma") == Some("1"),
             }))
         },
     },

@@ -248,6 +248,11 @@ impl Pipeline {
                         assembler.another_file(|l| loads.push(l, captures, name));
                         break 'line;
                     }
+                    Read::Process { pid, .. } => {
+                        // A router's child (or the router): its loads are assembled apart.
+                        assembler.switch_process(pid);
+                        break 'line;
+                    }
                     Read::Idle => {
                         let captures = &summary.captures;
                         assembler.hand_out_concluded(|l| loads.push(l, captures, name));

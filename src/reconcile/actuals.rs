@@ -74,6 +74,11 @@ pub fn has_buffers(actual: &Actual) -> bool {
     !actual.buffers.is_empty()
 }
 
+/// A buffer of a speculative draft's own context (after `creating … draft context`, `load::events`).
+pub fn is_draft(b: &Buffer) -> bool {
+    b.component == "draft"
+}
+
 pub fn is_kv(b: &Buffer) -> bool {
     matches!(b.kind, BufferKind::Kv | BufferKind::Rs)
 }

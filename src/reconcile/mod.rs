@@ -5,6 +5,7 @@
 
 mod actuals;
 mod charges;
+mod host_weights;
 pub mod kv_check;
 pub mod observations;
 pub mod observed;
@@ -17,7 +18,7 @@ use crate::model::{
     Quantity, Reconciled,
 };
 
-use actuals::{has_buffers, is_kv, sum_breakdown, sum_buffers, Sum};
+use actuals::{has_buffers, is_draft, is_kv, sum_breakdown, sum_buffers, Sum};
 pub use charges::apply_estimator_charges;
 pub use observations::Observations;
 use terms::Term;
@@ -64,31 +65,36 @@ fn components(load: &Load) -> Vec<ComponentRow> {
 
     let weights_gpu = pick(
         sum_buffers(a, "GPU weight buffers", |b| {
-            b.kind == BufferKind::Model && !b.host && !b.projector
+            b.kind == BufferKind::Model && !b.host && !b.projector && !is_draft(b)
         }),
         sum_breakdown(a, "model on GPUs", |r| r.model, |r| r.device.is_gpu()),
     );
     let mut weights_host = pick(
         sum_buffers(a, "host weight buffers", |b| {
-            b.kind == BufferKind::Model && b.host && !b.projector
+            b.kind == BufferKind::Model && b.host && !b.projector && !is_draft(b)
         }),
         sum_breakdown(a, "model on the host", |r| r.model, |r| r.device.is_host()),
     );
     if weights_host.value.is_some() {
         weights_host.from.push_str(" (host memory, not VRAM)");
+        if let Some(words) = host_weights::by_design(load) {
+            weights_host.from.push_str(&words);
+        }
     }
     let kv = pick(
-        sum_buffers(a, "KV/RS buffers on all devices", is_kv),
+        sum_buffers(a, "KV/RS buffers on all devices", |b| {
+            is_kv(b) && !is_draft(b)
+        }),
         sum_breakdown(a, "context on all devices", |r| r.context, |_| true),
     );
     let mut graph = pick(
         sum_buffers(a, "GPU compute buffers", |b| {
-            b.kind == BufferKind::Compute && !b.host && !b.projector
+            b.kind == BufferKind::Compute && !b.host && !b.projector && !is_draft(b)
         }),
         sum_breakdown(a, "compute on GPUs", |r| r.compute, |r| r.device.is_gpu()),
     );
     let host_compute = sum_buffers(a, "host compute buffers", |b| {
-        b.kind == BufferKind::Compute && b.host && !b.projector
+        b.kind == BufferKind::Compute && b.host && !b.projector && !is_draft(b)
     });
     if let (Some(_), Some(h)) = (graph.value, host_compute.value) {
         graph.from.push_str(&format!(
@@ -143,6 +149,21 @@ fn components(load: &Load) -> Vec<ComponentRow> {
             Vec::new(),
         )),
         None => {}
+    }
+    // The speculative draft's own context: its GPU buffers against llama-server's `[spec]` estimate, which
+    // covers the draft's KV and compute on the GPU (corpus 706: 32 + 130.02 = 162.02 MiB, its estimate).
+    let draft_actual = sum_buffers(a, "draft GPU buffers", |b| is_draft(b) && !b.host);
+    let draft_estimate = e.and_then(terms::draft);
+    if draft_actual.value.is_some() || draft_estimate.is_some() {
+        let est = draft_estimate.unwrap_or_else(|| Term {
+            value: None,
+            from: "no [spec] estimate of the draft in the log".to_string(),
+        });
+        let lines = e
+            .and_then(|e| e.draft_line)
+            .into_iter()
+            .collect::<Vec<u64>>();
+        rows.push(row(Component::Draft, est, draft_actual, lines));
     }
     rows
 }

@@ -269,6 +269,16 @@ pub fn projector(e: &Estimate) -> Option<Term> {
     }
 }
 
+/// The speculative draft's context, as llama-server estimated it apart (`[spec] estimated memory usage of MTP
+/// context is X MiB`).
+pub fn draft(e: &Estimate) -> Option<Term> {
+    e.draft_total.map(|total| Term {
+        value: Some(total),
+        from: "llama-server's [spec] estimate of the draft's context (its KV and compute)"
+            .to_string(),
+    })
+}
+
 /// Host memory the estimate charges: what overflowed to the CPU in a partial offload.
 pub fn host(e: &Estimate) -> Term {
     if !is_single_line(e) {

@@ -200,7 +200,7 @@ pub fn max_ctx(load: &Reconciled, changes: &Changes, only: Option<KvType>) -> Op
     .collect();
     let per_layer = load.load.model.layout.is_some();
     let assumptions = if fit_era {
-        vec![
+        let mut lines = vec![
             "compute buffers held at their measured size (with flash attention they grow little with the context; without it the answer is optimistic)".to_string(),
             if per_layer {
                 "KV layer by layer from the model's layout (sliding-window layers stop at their window)".to_string()
@@ -208,7 +208,20 @@ pub fn max_ctx(load: &Reconciled, changes: &Changes, only: Option<KvType>) -> Op
                 "KV: the measured KV scaled with the context (caches sized below the context held fixed)".to_string()
             },
             "fits: llama.cpp --fit keeps every layer on these GPUs, each with its --fit margin".to_string(),
-        ]
+        ];
+        let state = load
+            .grid
+            .total(&[crate::model::Part::State])
+            .map_or(0, |c| c.size.bytes);
+        if state > 0 {
+            let slots = load.load.settings.parallel.unwrap_or(1).max(1);
+            let replayed = changes.parallel.unwrap_or(slots).max(1);
+            lines.push(format!(
+                "recurrent state ({} measured for {slots} slot(s), replayed for {replayed}) held apart from the KV: one per sequence, f32, it grows with the slots (-np), not with the context, and no KV type shrinks it",
+                crate::model::human(state)
+            ));
+        }
+        lines
     } else {
         vec![
             "the estimator's graph grows linearly with the context (an upper bound with flash attention)".to_string(),

@@ -26,6 +26,8 @@
 //! a `loads[]` element with `input` (the input's name) and `schema_version` beside its fields.
 //! Added with the model's layout (issue 14), optional: `model.gguf` (the GGUF file whose header was read),
 //! `settings.kv_unified`, `whatif.max_ctx` (`vramdiff whatif --max-ctx`).
+//! Added with llama.cpp on its own (issue 21): the component word `draft` in `components[]` (a speculative
+//! draft's context against its `[spec]` estimate), `gpus[].integrated` from Vulkan's `uma: 1`.
 
 use serde::Serialize;
 use serde_json::{json, Value};

@@ -15,8 +15,13 @@ pub struct Shape {
     pub layer_weights: i64,
     /// KV bytes of one layer that grow with the context, at `context`.
     pub layer_kv_scaling: i64,
-    /// KV bytes of one layer that do not (sliding-window caches, recurrent state).
+    /// KV bytes of one layer that do not (sliding-window caches).
     pub layer_kv_fixed: i64,
+    /// Recurrent state of one layer (`llama_memory_recurrent`'s RS buffers): one per sequence, f32 whatever the
+    /// KV cache type, so it grows with the slots (`-np`), never with the context or a KV type.
+    pub layer_state: i64,
+    /// The slots the recurrent state was measured for.
+    pub parallel: i64,
     /// The context (all slots) the KV was measured at.
     pub context: i64,
     pub from: Vec<String>,
@@ -86,11 +91,11 @@ impl Shape {
                 .sum();
             return total as i64 / n;
         }
-        self.layer_kv_fixed + scale(self.layer_kv_scaling, context, self.context)
+        self.layer_kv_fixed + self.layer_state + scale(self.layer_kv_scaling, context, self.context)
     }
 
     /// The same shape with another KV cache type: the layout's types, or the measured KV scaled by the bytes
-    /// per element (f16 2, q8_0 34/32, q4_0 18/32) against the load's type.
+    /// per element (f16 2, q8_0 34/32, q4_0 18/32) against the load's type. The recurrent state stays f32.
     pub fn with_kv_type(mut self, to: KvType, logged: KvType) -> Shape {
         if let Some(p) = &mut self.per_layer {
             p.geometry.type_k = to;
@@ -103,11 +108,17 @@ impl Shape {
         self
     }
 
-    /// The same shape with `parallel` slots (the layout's geometry; the averages do not depend on it).
+    /// The same shape with `parallel` slots: the layout's geometry, or the measured recurrent state (one per
+    /// sequence) scaled by the slots; the KV averages do not depend on them (the context is all slots').
     pub fn with_parallel(mut self, parallel: i64) -> Shape {
+        let parallel = parallel.max(1);
         if let Some(p) = &mut self.per_layer {
-            p.geometry.parallel = parallel.max(1) as u64;
+            p.geometry.parallel = parallel as u64;
         }
+        if self.parallel > 0 {
+            self.layer_state = scale(self.layer_state, parallel, self.parallel);
+        }
+        self.parallel = parallel;
         self
     }
 }
@@ -202,12 +213,23 @@ pub fn measured_shape(load: &Reconciled) -> Option<Shape> {
         human(gpu_weights)
     )];
     let context = load.load.settings.ctx_size.unwrap_or(0);
-    let (scaling, fixed) = kv_split(load);
+    let KvSplit {
+        scaling,
+        fixed,
+        state,
+    } = kv_split(load);
     if scaling + fixed > 0 {
         from.push(format!(
             "layer KV: KV buffers over {blocks} layers ({} grow with the context, {} do not)",
             human(scaling),
             human(fixed)
+        ));
+    }
+    let parallel = load.load.settings.parallel.unwrap_or(1).max(1);
+    if state > 0 {
+        from.push(format!(
+            "recurrent state: RS buffers {} over {blocks} layers, for {parallel} slot(s): one per sequence, f32; it grows with -np, not with the context or a KV type",
+            human(state)
         ));
     }
     let per_layer = layout_kv(load).filter(|p| p.layout.layers.len() as i64 == blocks);
@@ -219,32 +241,62 @@ pub fn measured_shape(load: &Reconciled) -> Option<Shape> {
         layer_weights: gpu_weights / offloaded,
         layer_kv_scaling: scaling / blocks.max(1),
         layer_kv_fixed: fixed / blocks.max(1),
+        layer_state: state / blocks.max(1),
+        parallel,
         context,
         from,
         per_layer,
     })
 }
 
-/// KV bytes on every device that grow with the context, and those that do not: the KV size lines say which
-/// cache is which (a cache sized for fewer cells than the context is a sliding window; recurrent state is
-/// fixed); without them every KV buffer is taken to grow, recurrent-state buffers not.
-fn kv_split(load: &Reconciled) -> (i64, i64) {
+/// The measured KV and recurrent state of a load, on every device, by how each grows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KvSplit {
+    /// KV that grows with the context.
+    pub scaling: i64,
+    /// KV that does not (sliding-window caches sized below the context).
+    pub fixed: i64,
+    /// Recurrent state: one per sequence, whatever the context.
+    pub state: i64,
+}
+
+/// The KV and recurrent-state buffers on every device, split by how they grow. The KV size lines say which
+/// cache is a sliding window (sized for fewer cells than the context); a KV buffer without a size line (the
+/// main KV of corpus 706 prints none, only the recurrent state does) grows with the context. The recurrent
+/// state is its own part: never KV, never scaled with the context.
+pub fn kv_split(load: &Reconciled) -> KvSplit {
     let a = &load.load.actual;
     let context = load.load.settings.ctx_size;
-    if !a.kv_caches.is_empty() {
-        let (mut scaling, mut fixed) = (0, 0);
-        for k in &a.kv_caches {
-            let grows = !k.recurrent && (context.is_none() || k.cells == context);
-            if grows {
-                scaling += k.size.bytes;
-            } else {
-                fixed += k.size.bytes;
-            }
-        }
-        return (scaling, fixed);
-    }
     let total = |part| load.grid.total(&[part]).map_or(0, |c| c.size.bytes);
-    (total(Part::Kv), total(Part::State))
+    let (kv, state) = (total(Part::Kv), total(Part::State));
+    let window: i64 = a
+        .kv_caches
+        .iter()
+        .filter(|k| !k.recurrent && context.is_some() && k.cells != context)
+        .map(|k| k.size.bytes)
+        .sum();
+    if kv + state > 0 {
+        let fixed = window.min(kv);
+        return KvSplit {
+            scaling: kv - fixed,
+            fixed,
+            state,
+        };
+    }
+    // No KV buffers (a load whose KV only the size lines give).
+    let sized = |recurrent: bool| -> i64 {
+        a.kv_caches
+            .iter()
+            .filter(|k| k.recurrent == recurrent)
+            .map(|k| k.size.bytes)
+            .sum()
+    };
+    let fixed = window;
+    KvSplit {
+        scaling: sized(false) - fixed,
+        fixed,
+        state: sized(true),
+    }
 }
 
 /// Measured compute buffer of one GPU (its own compute buffers, the projector's excepted).

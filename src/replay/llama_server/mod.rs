@@ -419,6 +419,8 @@ pub fn estimate(load: &Reconciled) -> Option<EstimateReplay> {
         layer_weights: weights / offload,
         layer_kv_scaling: kv / blocks.min(offload).max(1),
         layer_kv_fixed: 0,
+        layer_state: 0,
+        parallel: load.load.settings.parallel.unwrap_or(1).max(1),
         context,
         from: vec![format!(
             "layer weights and KV: the plan's GPU model and context columns over its {offload} GPU layers"
