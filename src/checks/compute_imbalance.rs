@@ -25,8 +25,11 @@ const RATIO: i64 = 3;
 /// … and by how much at least (a small buffer three times a tiny one is no imbalance).
 const FLOOR: i64 = 256 * MIB;
 
+/// A GPU's compute buffer in bytes, with the log lines it rests on.
+pub type GpuCompute = (Device, i64, Vec<u64>);
+
 /// Per GPU, its compute buffer and the lines it rests on, with what the figures are.
-pub fn compute_per_gpu(load: &Reconciled) -> Option<(Vec<(Device, i64, Vec<u64>)>, &'static str)> {
+pub fn compute_per_gpu(load: &Reconciled) -> Option<(Vec<GpuCompute>, &'static str)> {
     let gpus: Vec<&Device> = load
         .grid
         .devices()

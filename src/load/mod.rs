@@ -265,6 +265,23 @@ pub(crate) fn event_of(line: &str) -> crate::parse::event::EventKind {
     }
 }
 
+/// Loads assembled from real log lines (already framed, numbered from 1), for the unit tests of each concern.
+#[cfg(test)]
+pub(crate) fn loads_of(lines: &[&str]) -> Vec<Load> {
+    let grammar = crate::grammar::load(None).expect("built-in grammar");
+    let mut parser = crate::parse::Parser::new(grammar).expect("parser");
+    let mut assembler = Assembler::new("test.log");
+    let mut loads = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        match parser.parse_line(i as u64 + 1, line) {
+            crate::parse::LineOutcome::Event(event) => assembler.push(*event, |l| loads.push(l)),
+            other => panic!("line {} not read ({other:?}): {line}", i + 1),
+        }
+    }
+    assembler.finish(|l| loads.push(l));
+    loads
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -325,21 +342,4 @@ mod tests {
         assert!(loads[0].notes[0].contains("child process 34353"));
         assert!(loads[1].notes[0].contains("child process 34360"));
     }
-}
-
-/// Loads assembled from real log lines (already framed, numbered from 1), for the unit tests of each concern.
-#[cfg(test)]
-pub(crate) fn loads_of(lines: &[&str]) -> Vec<Load> {
-    let grammar = crate::grammar::load(None).expect("built-in grammar");
-    let mut parser = crate::parse::Parser::new(grammar).expect("parser");
-    let mut assembler = Assembler::new("test.log");
-    let mut loads = Vec::new();
-    for (i, line) in lines.iter().enumerate() {
-        match parser.parse_line(i as u64 + 1, line) {
-            crate::parse::LineOutcome::Event(event) => assembler.push(*event, |l| loads.push(l)),
-            other => panic!("line {} not read ({other:?}): {line}", i + 1),
-        }
-    }
-    assembler.finish(|l| loads.push(l));
-    loads
 }
