@@ -105,7 +105,11 @@ fn every_sample_has_exactly_the_findings_its_evidence_supports() {
     // ps-mismatch, whose premise (`/api/ps` read when the load completed) no log holds: tests/follow.rs has it,
     // context-reduced, whose premise (Ollama's own retry) no corpus log shows: tests/founding_chain.rs has it,
     // and projector-headroom, whose premise (Ollama ≥ 0.31.2 with its projector offloaded and the buffers printed)
-    // no corpus log shows: tests/projector_headroom.rs has it, on lines built from the shapes of real ones.
+    // no corpus log shows: tests/projector_headroom.rs has it, on lines built from the shapes of real ones,
+    // and working-set-exceeded, whose premise (a Metal load past recommendedMaxWorkingSetSize) no corpus log
+    // shows: tests/llama_cpp_alone.rs has it, on lines built from the shapes of real ones (samples 008, 201),
+    // and compute-imbalance, whose premise (one GPU's compute buffer three times the others' and 256 MiB
+    // more) no corpus log shows: tests/llama_cpp_alone.rs has it, on real lines with one buffer changed.
     for def in vramdiff::checks::REGISTRY {
         assert!(
             fired.contains(def.code.as_str())
@@ -113,7 +117,9 @@ fn every_sample_has_exactly_the_findings_its_evidence_supports() {
                     "unattributed-memory",
                     "ps-mismatch",
                     "context-reduced",
-                    "projector-headroom"
+                    "projector-headroom",
+                    "working-set-exceeded",
+                    "compute-imbalance"
                 ]
                 .contains(&def.code.as_str()),
             "{} has no positive case",

@@ -432,6 +432,15 @@ fn the_707_load_is_read_whole_with_both_kv_caches_and_it_fits() {
     assert_eq!(fit.outcome, FitDecision::NoChange);
     assert_eq!(fit.projected.unwrap().low, 3635 * MIB);
     assert_eq!(fit.free[0].free.low, 5150 * MIB);
+    // The projection names no device; the load has one GPU, so it is Vulkan0's estimate, and it matches.
+    assert_eq!(device_estimate(load, "Vulkan0"), Some(3635 * MIB));
+    let row = load
+        .reconciled
+        .devices
+        .iter()
+        .find(|d| d.device.to_string() == "Vulkan0")
+        .unwrap();
+    assert_eq!(row.comparison.verdict, vramdiff::model::Verdict::Match);
     // Every layer is on the GPU: the 2208 MiB in CPU_Mapped is no partial offload.
     assert!(findings_of(load, "partial-offload").is_empty());
     assert_eq!(codes(load), ["incomplete-load", "host-not-vram"]);

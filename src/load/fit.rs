@@ -419,6 +419,22 @@ impl FitLedger {
         }
     }
 
+    /// The one GPU of the load, when exactly one is known: llama.cpp's inventory lists a single GPU, or (no
+    /// inventory printed) the load's buffers are on a single GPU.
+    fn sole_gpu(&self, cx: &FitContext) -> Option<Device> {
+        let listed: Vec<&Device> = cx
+            .inventory
+            .iter()
+            .map(|d| &d.device)
+            .filter(|d| d.is_gpu())
+            .collect();
+        match (listed.as_slice(), cx.buffer_gpus.as_slice()) {
+            ([only], _) => Some((*only).clone()),
+            ([], [only]) => Some(only.clone()),
+            _ => None,
+        }
+    }
+
     /// The estimate the fit gives, or `None` when it printed nothing to estimate from.
     pub fn estimate(&self, cx: &FitContext) -> Option<Estimate> {
         if self.is_empty() {
@@ -475,6 +491,16 @@ impl FitLedger {
                     total: Some(r.used),
                     layers: r.layers,
                     ..DeviceEstimate::new(r.device.clone())
+                });
+            }
+            // `projected to use N MiB of device memory` names no device: it is the sum over the GPUs the fit
+            // measured, so it is one GPU's estimate only when the load has exactly one GPU.
+            if let (true, Some((used, _, false, _)), Some(gpu)) =
+                (self.results.is_empty(), self.projection, self.sole_gpu(cx))
+            {
+                per_device.push(DeviceEstimate {
+                    total: Some(used),
+                    ..DeviceEstimate::new(gpu)
                 });
             }
         }
