@@ -573,16 +573,7 @@ fn sglang_no_kv(out: &mut Out, s: &ServingFigures) {
         .filter(|t| *t < 0)
         .map(|t| format!(" (the profiled pool is {t} tokens)"))
         .unwrap_or_default();
-    let (graph_bs, from) = match s.graph_max_bs {
-        Some(c) => (
-            (c.value / 2).max(1).to_string(),
-            format!("half of the {} set", c.value),
-        ),
-        None => (
-            "N".to_string(),
-            "N below the build's default (the log does not print it)".to_string(),
-        ),
-    };
+    let (graph_bs, from) = halved_graph_batch(s);
     out.push(
         Knob::GraphBatch,
         graph_bs,
@@ -748,16 +739,7 @@ fn cut_before_graphs(out: &mut Out, s: &ServingFigures, engine: Engine) {
                 .workspace
                 .map(|w| format!(" and the {} attention workspace", human(w.size.bytes)))
                 .unwrap_or_default();
-            let (bs, from) = match s.graph_max_bs {
-                Some(c) => (
-                    (c.value / 2).max(1).to_string(),
-                    format!("half of the {} set", c.value),
-                ),
-                None => (
-                    "N".to_string(),
-                    "N below the build's default (the log does not print it)".to_string(),
-                ),
-            };
+            let (bs, from) = halved_graph_batch(s);
             out.push(
                 Knob::GraphBatch,
                 bs,
@@ -810,4 +792,19 @@ fn util_advisory(out: &mut Out, s: &ServingFigures) {
         ),
         &[],
     );
+}
+
+/// SGLang's `--cuda-graph-max-bs` halved, and where the figure comes from: `N` with what it must do when the log
+/// does not print the setting.
+fn halved_graph_batch(s: &ServingFigures) -> (String, String) {
+    match s.graph_max_bs {
+        Some(c) => (
+            (c.value / 2).max(1).to_string(),
+            format!("half of the {} set", c.value),
+        ),
+        None => (
+            "N".to_string(),
+            "N below the build's default (the log does not print it)".to_string(),
+        ),
+    }
 }
