@@ -5,7 +5,7 @@
 //! The text and Markdown layouts put the loads first and the inputs last, so each load's part goes straight to
 //! the output; JSONL is one line per load. The JSON document sorts `inputs` before `loads`, and an input's
 //! summary is known only at its end, so each load's element is rendered at once and spooled (in memory up to
-//! [`IN_MEMORY`] bytes, then in a temporary file) until the inputs are written. What the end of the report
+//! `IN_MEMORY` bytes, then in a temporary file) until the inputs are written. What the end of the report
 //! needs of the loads is kept as small aggregates: how many were read from each input, the worst severity
 //! found. HTML (charts drawn per load, evidence quoted) and JUnit (a suite per input) need the whole
 //! analysis: [`Streamed::new`] returns `None` for them.
