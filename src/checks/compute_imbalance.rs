@@ -10,8 +10,7 @@ use super::{finding, CheckDef, Context};
 use crate::model::grid::Part;
 use crate::model::knobs::{self, Knob};
 use crate::model::{
-    human, Device, Finding, FindingCode, FitDecision, Reconciled, Runtime, Severity, TablePhase,
-    MIB,
+    human, Device, Finding, FindingCode, FitDecision, Reconciled, Severity, TablePhase, MIB,
 };
 
 pub const DEF: CheckDef = CheckDef {
@@ -30,12 +29,7 @@ pub type GpuCompute = (Device, i64, Vec<u64>);
 
 /// Per GPU, its compute buffer and the lines it rests on, with what the figures are.
 pub fn compute_per_gpu(load: &Reconciled) -> Option<(Vec<GpuCompute>, &'static str)> {
-    let gpus: Vec<&Device> = load
-        .grid
-        .devices()
-        .into_iter()
-        .filter(|d| d.is_gpu())
-        .collect();
+    let gpus: Vec<&Device> = load.grid.gpus();
     let buffers: Vec<(Device, i64, Vec<u64>)> = gpus
         .iter()
         .filter_map(|d| {
@@ -86,15 +80,10 @@ pub fn compute_per_gpu(load: &Reconciled) -> Option<(Vec<GpuCompute>, &'static s
 }
 
 fn check(cx: &Context, out: &mut Vec<Finding>) {
-    match cx.load.load.runtime {
-        Runtime::LlamaCpp | Runtime::OllamaFit => {}
-        // Ollama's estimator charges the graph per GPU by its own figures (graph-charged-per-gpu judges that);
-        // vLLM and SGLang shard every layer over their ranks (rank-imbalance); unknown: no knob reaches it.
-        Runtime::OllamaEngine
-        | Runtime::OllamaEstimator
-        | Runtime::Vllm
-        | Runtime::Sglang
-        | Runtime::Unknown => return,
+    // Ollama's estimator charges the graph per GPU by its own figures (graph-charged-per-gpu judges that);
+    // vLLM and SGLang shard every layer over their ranks (rank-imbalance); unknown: no knob reaches it.
+    if !cx.load.load.runtime.llama_cpp_places_layers() {
+        return;
     }
     let Some((mut per_gpu, source)) = compute_per_gpu(cx.load) else {
         return;

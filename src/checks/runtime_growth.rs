@@ -9,7 +9,7 @@
 
 use super::{finding, CheckDef, Context};
 use crate::model::knobs::{self, Knob};
-use crate::model::{human, Device, Finding, FindingCode, Runtime, Severity, TablePhase, MIB};
+use crate::model::{human, Device, Finding, FindingCode, Severity, TablePhase, MIB};
 
 pub const DEF: CheckDef = CheckDef {
     code: FindingCode::RuntimeGrowth,
@@ -52,14 +52,9 @@ impl Growth {
 
 fn check(cx: &Context, out: &mut Vec<Finding>) {
     let load = &cx.load.load;
-    match load.runtime {
-        Runtime::LlamaCpp | Runtime::OllamaFit => {}
-        // Only llama.cpp prints a plan and an exit table of the same load.
-        Runtime::OllamaEstimator
-        | Runtime::OllamaEngine
-        | Runtime::Vllm
-        | Runtime::Sglang
-        | Runtime::Unknown => return,
+    // Only llama.cpp prints a plan and an exit table of the same load.
+    if !load.runtime.llama_cpp_places_layers() {
+        return;
     }
     let has_plan = load
         .lifecycle

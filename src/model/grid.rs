@@ -98,6 +98,11 @@ impl Grid {
         devices
     }
 
+    /// The GPUs holding buffers, in display order.
+    pub fn gpus(&self) -> Vec<&Device> {
+        self.devices().into_iter().filter(|d| d.is_gpu()).collect()
+    }
+
     /// The GPUs holding the model's own weights (the projector's excepted).
     pub fn gpus_with_weights(&self) -> Vec<&Device> {
         self.cells

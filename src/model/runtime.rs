@@ -98,6 +98,19 @@ impl Runtime {
         }
     }
 
+    /// llama.cpp placed the layers (its `--fit`, standalone or started by Ollama ≥ 0.30): the load has a
+    /// `--fit` plan, an exit table, llama.cpp's compute buffers per device and its by-design host weights.
+    pub fn llama_cpp_places_layers(self) -> bool {
+        match self {
+            Runtime::LlamaCpp | Runtime::OllamaFit => true,
+            Runtime::OllamaEstimator
+            | Runtime::OllamaEngine
+            | Runtime::Vllm
+            | Runtime::Sglang
+            | Runtime::Unknown => false,
+        }
+    }
+
     /// vLLM or SGLang: a serving engine that sizes its KV cache from a memory budget per rank, whose figures
     /// are read by `load::serving` rather than from buffer lines.
     pub fn is_serving_engine(self) -> bool {

@@ -5,7 +5,7 @@
 //! None of it is a partial offload. The rule is read from the log, never from the model's name: every layer
 //! offloaded (`offloaded N/N layers`) and weight buffers in host memory.
 
-use crate::model::{human, BufferKind, FitStopCause, Load, Runtime};
+use crate::model::{human, BufferKind, FitStopCause, Load};
 
 use super::actuals::is_draft;
 
@@ -14,13 +14,8 @@ use super::actuals::is_draft;
 pub fn by_design(load: &Load) -> Option<String> {
     // Said where llama.cpp placed the layers (the llama-server era, §5.7); the older eras' reports already
     // say host memory is not VRAM (`host-not-vram`) and are left as they were.
-    match load.runtime {
-        Runtime::LlamaCpp | Runtime::OllamaFit => {}
-        Runtime::OllamaEstimator
-        | Runtime::OllamaEngine
-        | Runtime::Vllm
-        | Runtime::Sglang
-        | Runtime::Unknown => return None,
+    if !load.runtime.llama_cpp_places_layers() {
+        return None;
     }
     let a = &load.actual;
     let (done, total) = (a.offloaded_layers?, a.total_layers?);

@@ -51,12 +51,7 @@ pub fn one_gpu_holds_it(load: &Reconciled) -> Option<(Device, i64, i64)> {
     if matches!((a.offloaded_layers, a.total_layers), (Some(o), Some(t)) if o < t) {
         return None;
     }
-    let gpus: Vec<&Device> = load
-        .grid
-        .devices()
-        .into_iter()
-        .filter(|d| d.is_gpu())
-        .collect();
+    let gpus: Vec<&Device> = load.grid.gpus();
     let with_weights = load.grid.gpus_with_weights().len();
     let need = if with_weights >= 2 {
         let held = load

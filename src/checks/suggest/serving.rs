@@ -573,23 +573,14 @@ fn sglang_no_kv(out: &mut Out, s: &ServingFigures) {
         .filter(|t| *t < 0)
         .map(|t| format!(" (the profiled pool is {t} tokens)"))
         .unwrap_or_default();
-    let (graph_bs, from) = halved_graph_batch(s);
+    let (graph_bs, from) = halved_or_n(s.graph_max_bs);
     out.push(
         Knob::GraphBatch,
         graph_bs,
         format!("{from}: the CUDA graphs' reserve beside the pool shrinks, and with it the share the pool cannot have{short}"),
         because,
     );
-    let (chunk, from) = match s.batched_tokens {
-        Some(c) => (
-            (c.value / 2).max(1).to_string(),
-            format!("half of the {} set", c.value),
-        ),
-        None => (
-            "N".to_string(),
-            "N below the build's default (the log does not print it)".to_string(),
-        ),
-    };
+    let (chunk, from) = halved_or_n(s.batched_tokens);
     out.push(
         Knob::Batch,
         chunk,
@@ -626,10 +617,7 @@ fn out_of_memory(
                 because,
             ),
             Engine::Sglang => {
-                let (bs, from) = match s.graph_max_bs {
-                    Some(c) => ((c.value / 2).max(1).to_string(), format!("half of the {} set", c.value)),
-                    None => ("N".to_string(), "N below the build's default (the log does not print it)".to_string()),
-                };
+                let (bs, from) = halved_or_n(s.graph_max_bs);
                 out.push(
                     Knob::GraphBatch,
                     bs,
@@ -739,7 +727,7 @@ fn cut_before_graphs(out: &mut Out, s: &ServingFigures, engine: Engine) {
                 .workspace
                 .map(|w| format!(" and the {} attention workspace", human(w.size.bytes)))
                 .unwrap_or_default();
-            let (bs, from) = halved_graph_batch(s);
+            let (bs, from) = halved_or_n(s.graph_max_bs);
             out.push(
                 Knob::GraphBatch,
                 bs,
@@ -794,10 +782,10 @@ fn util_advisory(out: &mut Out, s: &ServingFigures) {
     );
 }
 
-/// SGLang's `--cuda-graph-max-bs` halved, and where the figure comes from: `N` with what it must do when the log
-/// does not print the setting.
-fn halved_graph_batch(s: &ServingFigures) -> (String, String) {
-    match s.graph_max_bs {
+/// A setting halved, and where the figure comes from: `N` with what it must do when the log does not print
+/// the setting (SGLang's `--cuda-graph-max-bs`, `--chunked-prefill-size`).
+fn halved_or_n(setting: Option<crate::model::Count>) -> (String, String) {
+    match setting {
         Some(c) => (
             (c.value / 2).max(1).to_string(),
             format!("half of the {} set", c.value),
