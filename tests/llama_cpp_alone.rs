@@ -221,6 +221,55 @@ fn the_mtp_run_of_706_is_short_by_77_mib_of_what_the_fit_saw_and_np_1_is_the_lev
 }
 
 #[test]
+fn the_command_line_above_706_gives_its_batch_and_starts_the_load() {
+    // 706:1 is the wrapper's `argv: llama-server … --batch-size 2048 …`: the user's own command, so the load
+    // starts there (not "in the middle"), takes -b 2048, and is still llama.cpp on its own, not Ollama's.
+    let load = load_of("706");
+    let l = &load.reconciled.load;
+    assert_eq!(l.settings.batch_size, Some(2048));
+    assert_eq!(l.settings.ubatch_size, Some(512));
+    assert_eq!(l.runtime, vramdiff::model::Runtime::LlamaCpp);
+    assert_eq!(l.source.first_line, 1);
+    assert_eq!(
+        l.model.path.as_deref(),
+        Some("<drive>/models/chat/qwen3.8-27b-ud-q5km.gguf")
+    );
+    // n_parallel was left to auto: the command has no -np, so it stays "auto = 4".
+    assert_eq!(l.settings.parallel_auto, Some(true));
+}
+
+#[test]
+fn a_command_line_without_a_model_is_no_load_and_each_run_is_its_own() {
+    // Two runs pasted one after the other, each under its command (the framing of 706's lines), with a
+    // `--help` between them: two loads, each with its own context; the help is none.
+    let run = |ctx: &str| {
+        format!(
+            "$ ./build/bin/llama-server -m /models/qwen.gguf -c {ctx} -ngl 99 -np 1\n\
+             0.00.165.102 I srv  llama_server: n_parallel is set to auto, using n_parallel = 4 and kv_unified = true\n\
+             0.01.561.990 I load_tensors:      Vulkan0 model buffer size = 17913.46 MiB\n"
+        )
+    };
+    let log = format!("{}$ llama-server --help\n{}", run("8192"), run("32768"));
+    let loads = loads_of_text("command-lines", &log);
+    let ctx: Vec<Option<i64>> = loads
+        .iter()
+        .map(|c| c.reconciled.load.settings.ctx_size)
+        .collect();
+    assert_eq!(ctx, [Some(8192), Some(32768)]);
+    for c in &loads {
+        let s = &c.reconciled.load.settings;
+        assert_eq!(
+            (s.gpu_layers, s.parallel, s.parallel_auto),
+            (Some(99), Some(1), None)
+        );
+        assert_eq!(
+            c.reconciled.load.runtime,
+            vramdiff::model::Runtime::LlamaCpp
+        );
+    }
+}
+
+#[test]
 fn the_fit_of_708_needs_no_change_and_the_card_has_its_size_and_library() {
     let load = load_of("708");
     let l = &load.reconciled.load;

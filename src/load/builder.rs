@@ -90,7 +90,11 @@ pub struct LoadBuilder {
     pub gpu_memory: Vec<(GpuInfo, u64)>,
     pub ollama_engine_hint: bool,
     pub llama_engine_hint: bool,
+    /// The command Ollama logged when it started the runner (one of Ollama's own lines).
     pub runner: Option<(RunnerCommand, u64)>,
+    /// A llama.cpp program's own command line, pasted with the log or logged by a wrapper: the user's
+    /// settings, no sign of Ollama.
+    pub command_line: Option<(RunnerCommand, u64)>,
     pub loading_model: Option<(Option<i64>, Option<i64>, u64)>,
     /// The Ollama engine's `load request`s (`fit`, `alloc`, `commit`).
     pub requests: RequestLedger,
@@ -188,6 +192,11 @@ impl LoadBuilder {
         }
     }
 
+    /// The command that started the runner and its line: Ollama's, else the user's own llama.cpp command.
+    pub fn command(&self) -> Option<&(RunnerCommand, u64)> {
+        self.runner.as_ref().or(self.command_line.as_ref())
+    }
+
     /// The runner has reported allocations (buffers, layer counts) or finished.
     pub fn allocated(&self) -> bool {
         !self.ledger.is_empty() || self.seen_offloaded || self.phase == Phase::Ended
@@ -252,8 +261,7 @@ impl LoadBuilder {
     fn model(&self) -> ModelRef {
         let hyperparameters = hyperparameters(&self.model_params);
         let path = self
-            .runner
-            .as_ref()
+            .command()
             .and_then(|(c, _)| c.model.clone())
             .or(self.model_path.clone());
         let blob = path.as_deref().and_then(|p| {

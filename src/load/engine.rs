@@ -10,7 +10,7 @@ impl LoadBuilder {
     /// then llama-server, `ollama_llama_server`, `ollama runner --model` without `--ollama-engine`, Ollama's
     /// projector decision for llama-server, llama.cpp buffer lines; last, a `llama_model_loader` dump (which the server's vocab-only load prints too).
     pub(super) fn engine(&self) -> Engine {
-        let cmd = self.runner.as_ref().map(|(c, _)| c);
+        let cmd = self.command().map(|(c, _)| c);
         if cmd.is_some_and(|c| c.ollama_engine) || self.ollama_engine_hint {
             Engine::Ollama
         } else if self.llama_engine_hint

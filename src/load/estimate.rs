@@ -150,14 +150,9 @@ impl LoadBuilder {
     pub(super) fn fit_context(&self) -> FitContext {
         let settings_offload = self.projector_offload_disabled.is_none()
             && self
-                .runner
-                .as_ref()
+                .command()
                 .is_none_or(|(c, _)| c.projector_offload != Some(false));
-        let main_gpu = self
-            .runner
-            .as_ref()
-            .and_then(|(c, _)| c.main_gpu)
-            .unwrap_or(0);
+        let main_gpu = self.command().and_then(|(c, _)| c.main_gpu).unwrap_or(0);
         let gpu_name = self
             .runner_devices
             .iter()
@@ -174,7 +169,7 @@ impl LoadBuilder {
         };
         FitContext {
             blocks: self.model_count("n_layer"),
-            gpu_layers: self.runner.as_ref().and_then(|(c, _)| c.gpu_layers),
+            gpu_layers: self.command().and_then(|(c, _)| c.gpu_layers),
             projector: self.projector_estimate.map(|(q, l)| (q, device, l)),
             draft: self.draft_estimate,
             draft_device: self

@@ -45,6 +45,23 @@ impl Assembler {
                 b.started_cleanly = true;
                 b.advance(Phase::RunnerStarted);
             }
+            EventKind::CommandLine(cmd) if cmd.model.is_none() => {
+                // `llama-server --help`, `--version`, `--list-devices`: no model, so no load.
+            }
+            EventKind::CommandLine(cmd) => {
+                // A new command starts a new run, unless the open load has printed nothing of its own yet.
+                let attach = matches!(&self.current, Some(b) if b.phase < Phase::RunnerOutput && b.command().is_none());
+                let b = if attach {
+                    self.current.as_mut().expect("checked")
+                } else {
+                    self.open(line, true, done)
+                };
+                b.touch(line);
+                b.llama_engine_hint = true;
+                b.command_line = Some((*cmd, line));
+                b.started_cleanly = true;
+                b.advance(Phase::RunnerStarted);
+            }
             EventKind::LoadingModel {
                 layers,
                 requested,

@@ -8,7 +8,9 @@
 //!   (its llama-server wrapper), or Ollama's version is 0.30 or later. Ollama ran
 //!   it ([`Runtime::OllamaFit`]) when one of Ollama's own server lines is in the load (its version, the runner
 //!   command it starts, its GPU discovery, a load request, its estimate); otherwise it is llama.cpp on its own
-//!   ([`Runtime::LlamaCpp`]). llama.cpp never prints its own command line: a runner command is Ollama's.
+//!   ([`Runtime::LlamaCpp`]). llama.cpp never prints its own command line: a runner command Ollama logged is
+//!   Ollama's, while one pasted with the log (`$ llama-server -m …`, a wrapper's `argv:`) is the user's own
+//!   and says nothing of Ollama.
 //! - Otherwise Ollama's scheduler placed the layers when its estimate, memory summary, load requests, version,
 //!   runner command or `loading model` line is there: from `load request`s (`fit`, `alloc`, `commit`) its
 //!   engine measured the layout ([`Runtime::OllamaEngine`]), else its estimator computed it
@@ -51,7 +53,7 @@ impl LoadBuilder {
             return Runtime::Vllm;
         }
         let version = self.version.as_deref().and_then(parse_version);
-        let cmd = self.runner.as_ref().map(|(c, _)| c);
+        let cmd = self.command().map(|(c, _)| c);
         let fit_placed = cmd.is_some_and(|c| c.llama_server)
             || self.model_path.is_some()
             || !self.fit.is_empty()

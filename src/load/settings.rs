@@ -7,11 +7,11 @@ use super::builder::LoadBuilder;
 
 impl LoadBuilder {
     /// The load's settings, each from the most direct source that gives it: Ollama's `load request` (what
-    /// the runner was asked for), the runner's command line, then what llama.cpp printed when it created
-    /// the context.
+    /// the runner was asked for), the runner's command line (Ollama's, or the user's own llama.cpp command),
+    /// then what llama.cpp printed when it created the context.
     pub(super) fn settings(&self) -> Settings {
         let request = self.commit_request();
-        let cmd = self.runner.as_ref().map(|(c, _)| c);
+        let cmd = self.command().map(|(c, _)| c);
         let context = &self.context;
         let flash = request
             .and_then(|r| r.flash_attention)
@@ -34,8 +34,7 @@ impl LoadBuilder {
             },
             projector_offload_reason: disabled.and_then(|(r, _)| r.clone()),
             projector_offload_line: disabled.map(|(_, l)| *l).or(self
-                .runner
-                .as_ref()
+                .command()
                 .filter(|(c, _)| c.projector_offload.is_some())
                 .map(|(_, l)| *l)),
             split_mode: cmd.and_then(|c| c.split_mode.clone()),

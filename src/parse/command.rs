@@ -1,9 +1,11 @@
 //! The runner's command line: the flags that decide memory, as Ollama's runner (`ollama runner`,
-//! `ollama_llama_server`) and upstream llama-server (Ollama ≥ 0.30) spell them.
+//! `ollama_llama_server`) and upstream llama.cpp (`llama-server`, `llama-cli` …) spell them.
 //!
 //! Ollama logs the command it starts (`msg="starting llama server" cmd="…"`, `msg="starting runner"`,
-//! `msg="starting llama-server"`); this module is the one place that knows those flag names, so the rest of
-//! vramdiff sees settings, not argv.
+//! `msg="starting llama-server"`): [`runner_command`]. llama.cpp never prints its own command line, but users
+//! paste it above their log and wrappers log it (`$ ./llama-server -m … -c 8192`, `argv: llama-server …`):
+//! [`shell_command`]. This module is the one place that knows those flag names, so the rest of vramdiff sees
+//! settings, not argv.
 
 use super::event::RunnerCommand;
 use super::fields::Fields;
@@ -15,11 +17,15 @@ fn apply(c: &mut RunnerCommand, flag: &str, value: Option<&str>) -> bool {
     let text = || value.map(str::to_string);
     match flag {
         "--model" | "-m" => c.model = text(),
-        "--ctx-size" | "-c" => c.ctx_size = int(),
+        // A Hugging Face repository llama.cpp downloads the model from: the model, unless `-m` names it.
+        "--hf-repo" | "-hf" | "-hfr" => c.model = c.model.take().or_else(text),
+        // 0 (`-c 0`) is llama.cpp's "the model's training context": no figure.
+        "--ctx-size" | "-c" => c.ctx_size = int().filter(|&n| n > 0),
         "--batch-size" | "-b" => c.batch_size = int(),
         "--ubatch-size" | "-ub" => c.ubatch_size = int(),
-        "--parallel" | "-np" => c.parallel = int(),
-        "--n-gpu-layers" | "-ngl" | "--gpu-layers" => c.gpu_layers = int(),
+        // -1 is llama.cpp's "auto" for both (`n_parallel is set to auto`, `--fit` places the layers).
+        "--parallel" | "-np" => c.parallel = int().filter(|&n| n > 0),
+        "--n-gpu-layers" | "-ngl" | "--gpu-layers" => c.gpu_layers = int().filter(|&n| n >= 0),
         "--tensor-split" | "-ts" => {
             c.tensor_split = value
                 .map(|v| v.replace('/', ","))
@@ -74,6 +80,9 @@ fn switch(c: &mut RunnerCommand, flag: &str) {
 const VALUED: &[&str] = &[
     "--model",
     "-m",
+    "--hf-repo",
+    "-hf",
+    "-hfr",
     "--ctx-size",
     "-c",
     "--batch-size",
@@ -134,27 +143,7 @@ pub fn runner_command(cmd: &str, fields: &Fields) -> RunnerCommand {
         cut: fields.get("closed").is_none() && fields.get("cmd").is_some(),
         ..RunnerCommand::default()
     };
-    let mut i = 0;
-    while i < words.len() {
-        let word = words[i];
-        let (flag, inline) = match word.split_once('=') {
-            Some((f, v)) if f.starts_with("--") => (f, Some(v)),
-            _ => (word, None),
-        };
-        if let Some(v) = inline {
-            apply(&mut c, flag, Some(v));
-            i += 1;
-            continue;
-        }
-        let next = words.get(i + 1).copied();
-        if VALUED.contains(&flag) || flag == "--flash-attn" || flag == "-fa" {
-            let consumed = apply(&mut c, flag, next);
-            i += if consumed { 2 } else { 1 };
-        } else {
-            switch(&mut c, flag);
-            i += 1;
-        }
-    }
+    read_flags(&mut c, &words);
     let program = words.first().copied().unwrap_or("");
     if program.contains("llama-server") {
         c.llama_server = true;
@@ -163,6 +152,77 @@ pub fn runner_command(cmd: &str, fields: &Fields) -> RunnerCommand {
         c.ollama_runner = true;
     }
     c
+}
+
+/// A llama.cpp program's own command line as a shell would split it (`llama-server -m "my model.gguf" -c
+/// 8192`): words split at blanks outside quotes, the quotes removed, backslashes kept (Windows paths). The
+/// program is upstream llama.cpp, whichever of its tools it is, so the command counts as llama-server's.
+pub fn shell_command(cmd: &str) -> RunnerCommand {
+    let words = shell_words(cmd);
+    let words: Vec<&str> = words.iter().map(String::as_str).collect();
+    let mut c = RunnerCommand {
+        llama_server: true,
+        ..RunnerCommand::default()
+    };
+    read_flags(&mut c, &words);
+    c
+}
+
+/// Words split at blanks outside single or double quotes, the quotes removed.
+fn shell_words(cmd: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut quote: Option<char> = None;
+    let mut started = false;
+    for ch in cmd.chars() {
+        match (quote, ch) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), c) => word.push(c),
+            (None, '"' | '\'') => {
+                quote = Some(ch);
+                started = true;
+            }
+            (None, c) if c.is_whitespace() => {
+                if started {
+                    words.push(std::mem::take(&mut word));
+                    started = false;
+                }
+            }
+            (None, c) => {
+                word.push(c);
+                started = true;
+            }
+        }
+    }
+    if started {
+        words.push(word);
+    }
+    words
+}
+
+/// Every flag of `words` that decides memory, into `c` (`--flag value`, `--flag=value` and switches).
+fn read_flags(c: &mut RunnerCommand, words: &[&str]) {
+    let mut i = 0;
+    while i < words.len() {
+        let word = words[i];
+        let (flag, inline) = match word.split_once('=') {
+            Some((f, v)) if f.starts_with("--") => (f, Some(v)),
+            _ => (word, None),
+        };
+        if let Some(v) = inline {
+            apply(c, flag, Some(v));
+            i += 1;
+            continue;
+        }
+        let next = words.get(i + 1).copied();
+        if VALUED.contains(&flag) || flag == "--flash-attn" || flag == "-fa" {
+            let consumed = apply(c, flag, next);
+            i += if consumed { 2 } else { 1 };
+        } else {
+            switch(c, flag);
+            i += 1;
+        }
+    }
 }
 
 #[cfg(test)]
@@ -247,5 +307,58 @@ mod tests {
         fields.push("closed", "\"");
         let c = runner_command("/usr/bin/ollama runner --port 1", &fields);
         assert!(!c.cut && c.is_discovery());
+    }
+
+    #[test]
+    fn a_pasted_llama_server_command_as_a_shell_splits_it() {
+        // corpus 706:1, the command a benchmark wrapper logged above llama-server's output.
+        let c = shell_command("llama-server --host 127.0.0.1 --port 42651 --model <drive>/models/chat/qwen3.8-27b-ud-q5km.gguf --ctx-size 8192 --threads 10 --batch-size 2048 --ubatch-size 512 --jinja --reasoning-format deepseek -lv 4 --spec-type draft-mtp --spec-draft-n-max 2");
+        assert!(c.llama_server && !c.ollama_runner && !c.cut);
+        assert_eq!(
+            c.model.as_deref(),
+            Some("<drive>/models/chat/qwen3.8-27b-ud-q5km.gguf")
+        );
+        assert_eq!(
+            (c.ctx_size, c.batch_size, c.ubatch_size),
+            (Some(8192), Some(2048), Some(512))
+        );
+        assert_eq!(c.speculative.as_deref(), Some("draft-mtp"));
+        assert_eq!(
+            (c.parallel, c.gpu_layers),
+            (None, None),
+            "neither -np nor -ngl given"
+        );
+    }
+
+    #[test]
+    fn a_windows_command_keeps_its_backslashes_and_its_quoted_path() {
+        // corpus 044:1 (Windows; no Go quoting to undo), then a path with a blank in quotes.
+        let c = shell_command(
+            r"<drive>\runtime\llama.cpp\win\llama-server.exe --host 127.0.0.1 --port 52804 --model <drive>\models\chat\qwen3.5-9b-ud-q4kxl.gguf --ctx-size 8192",
+        );
+        assert_eq!(
+            c.model.as_deref(),
+            Some(r"<drive>\models\chat\qwen3.5-9b-ud-q4kxl.gguf")
+        );
+        let c = shell_command(
+            r#".\llama-server.exe -m "C:\My Models\gemma.gguf" -ngl 99 -c 16384 -np 1 -ctk q8_0"#,
+        );
+        assert_eq!(c.model.as_deref(), Some(r"C:\My Models\gemma.gguf"));
+        assert_eq!(
+            (c.gpu_layers, c.ctx_size, c.parallel),
+            (Some(99), Some(16384), Some(1))
+        );
+        assert_eq!(c.kv_cache_type.as_deref(), Some("q8_0"));
+    }
+
+    #[test]
+    fn llama_cpp_auto_values_state_no_figure() {
+        // `-c 0` is the model's training context, `-np -1` and `-ngl -1` are llama.cpp's "auto".
+        let c = shell_command("llama-server -hf ggml-org/gemma-3-1b-it-GGUF -c 0 -np -1 -ngl -1");
+        assert_eq!((c.ctx_size, c.parallel, c.gpu_layers), (None, None, None));
+        assert_eq!(c.model.as_deref(), Some("ggml-org/gemma-3-1b-it-GGUF"));
+        // `-m` names the file even after `-hf`.
+        let c = shell_command("llama-cli -hf org/repo -m /models/x.gguf");
+        assert_eq!(c.model.as_deref(), Some("/models/x.gguf"));
     }
 }

@@ -261,6 +261,9 @@ pub enum EventKind {
     Estimate(Box<EstimateLine>),
     /// `starting llama server` / `starting runner` / `starting llama-server`.
     RunnerStart(Box<RunnerCommand>),
+    /// A llama.cpp program's own command line, pasted with its log or logged by a wrapper (`$ llama-server -m
+    /// … -c 8192`): the settings the user chose, and no sign of Ollama.
+    CommandLine(Box<RunnerCommand>),
     /// `loading model "model layers"=N requested=N` (v0.11.5+) or `loading model via llama-server model=…`
     /// (v0.30+): a load's layout phase begins.
     LoadingModel {

@@ -1,6 +1,8 @@
 //! The event kinds of llama.cpp's own lines, under every prefix it has used (`grammars/40-llama-cpp.toml`):
-//! buffers, devices, the KV cache, model and context parameters, the projector.
+//! buffers, devices, the KV cache, model and context parameters, the projector, and the command line a user
+//! pasted above them.
 
+use super::command::shell_command;
 use super::event::{ContextParam, EventKind, GpuInfo, KvSizeLine, ParamValue};
 use super::fields::BuildError;
 use super::kind::{EventSpec, Words};
@@ -9,6 +11,17 @@ use super::words::buffer_kind;
 use crate::model::{Device, Quantity};
 
 pub const SPECS: &[EventSpec] = &[
+    EventSpec {
+        kind: "command_line",
+        required: &["cmd"],
+        optional: &[],
+        settable: &[],
+        build: |f| {
+            Ok(EventKind::CommandLine(Box::new(shell_command(
+                f.need("cmd")?,
+            ))))
+        },
+    },
     EventSpec {
         kind: "cuda_device",
         required: &["index", "name"],

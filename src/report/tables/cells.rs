@@ -77,20 +77,23 @@ pub fn finding_refs(f: &crate::model::Finding) -> String {
     refs.join(", ")
 }
 
-/// The model's name for a title: its architecture, else the start of its blob hash.
+/// The model's name for a title: its architecture, else the start of its blob hash, else its GGUF file's name
+/// (a llama.cpp command line's `-m …/model.gguf`; a redacting paste's `[model.gguf]` loses its brackets). A
+/// path cut short, or one that names no `.gguf`, names nothing.
 pub fn model_name(load: &Concluded) -> String {
-    load.reconciled
-        .load
-        .model
+    let model = &load.reconciled.load.model;
+    model
         .architecture
         .clone()
+        .or_else(|| model.blob.as_ref().map(|b| b.chars().take(19).collect()))
         .or_else(|| {
-            load.reconciled
-                .load
-                .model
-                .blob
-                .as_ref()
-                .map(|b| b.chars().take(19).collect())
+            model
+                .path
+                .as_deref()
+                .and_then(|p| p.rsplit(['/', '\\']).next())
+                .map(|name| name.trim_matches(['[', ']', '<', '>']))
+                .filter(|name| name.len() > 5 && name.to_ascii_lowercase().ends_with(".gguf"))
+                .map(str::to_string)
         })
         .unwrap_or_else(|| "model unknown".to_string())
 }
