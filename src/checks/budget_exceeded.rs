@@ -6,7 +6,7 @@
 
 use super::serving_figures::{rank_name, serving, setting, size};
 use super::{finding, CheckDef, Context};
-use crate::model::{Finding, FindingCode, Knob, Ordering3, Runtime, Severity};
+use crate::model::{Finding, FindingCode, Knob, Ordering3, Placer, ServingEngine, Severity};
 
 pub const DEF: CheckDef = CheckDef {
     code: FindingCode::BudgetExceeded,
@@ -17,14 +17,12 @@ pub const DEF: CheckDef = CheckDef {
 fn check(cx: &Context, out: &mut Vec<Finding>) {
     let Some(s) = serving(cx) else { return };
     // SGLang's static pool holds weights and KV only: the graphs and activations use the rest by design.
-    match cx.load.load.runtime {
-        Runtime::Vllm => {}
-        Runtime::Sglang
-        | Runtime::OllamaEstimator
-        | Runtime::OllamaEngine
-        | Runtime::OllamaFit
-        | Runtime::LlamaCpp
-        | Runtime::Unknown => return,
+    match cx.load.load.runtime.placer() {
+        Placer::ServingEngine(ServingEngine::Vllm) => {}
+        Placer::ServingEngine(ServingEngine::Sglang)
+        | Placer::OllamaScheduler
+        | Placer::LlamaFit(_)
+        | Placer::Unknown => return,
     }
     for r in &s.ranks {
         let Some(budget) = r.budget else { continue };

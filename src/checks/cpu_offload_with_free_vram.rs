@@ -3,7 +3,7 @@
 //! which `num_ctx` every layer would fit. Decided by the placement replay.
 
 use super::{finding, CheckDef, Context};
-use crate::model::{human, Component, Finding, FindingCode, Runtime, Severity};
+use crate::model::{human, Component, Finding, FindingCode, Launcher, Placer, Severity};
 use crate::replay::llama_server;
 
 pub const DEF: CheckDef = CheckDef {
@@ -67,18 +67,18 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
                 total - offloaded,
                 human(m.margin.max(0))
             ),
-            match load.load.runtime {
-                Runtime::OllamaFit | Runtime::LlamaCpp => {
+            match load.load.runtime.placer() {
+                Placer::LlamaFit(_) => {
                     "the --fit margin or the context took the room (see suggestions)"
                 }
-                Runtime::OllamaEstimator | Runtime::OllamaEngine => {
+                Placer::OllamaScheduler => {
                     "set num_gpu to the number of layers that fit (see suggestions); the estimate reserved more than the runner uses"
                 }
-                Runtime::Unknown => {
+                Placer::Unknown => {
                     "the estimate reserved more than the runner uses: ask for that many layers on the GPUs"
                 }
                 // vLLM and SGLang keep every layer on their GPUs (no layer count to offload): not reached.
-                Runtime::Vllm | Runtime::Sglang => {
+                Placer::ServingEngine(_) => {
                     "the serving engine keeps every layer on its GPUs: split over more ranks (-tp) instead"
                 }
             },
@@ -91,14 +91,10 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
     // Only llama.cpp's `--fit` shrinks the layers on the GPUs to the context asked for. Ollama's num_ctx is
     // per slot; llama.cpp's --ctx-size is all slots'.
     let parallel = load.load.settings.parallel.unwrap_or(1).max(1);
-    let (at_most, per, hint) = match load.load.runtime {
-        Runtime::OllamaFit => ("num_ctx", parallel, "lower num_ctx (or OLLAMA_CONTEXT_LENGTH), or quantise the KV cache with OLLAMA_KV_CACHE_TYPE=q8_0 (see suggestions)"),
-        Runtime::LlamaCpp => ("--ctx-size", 1, "lower --ctx-size, or quantise the KV cache with --cache-type-k q8_0 --cache-type-v q8_0 (see suggestions)"),
-        Runtime::OllamaEstimator
-        | Runtime::OllamaEngine
-        | Runtime::Vllm
-        | Runtime::Sglang
-        | Runtime::Unknown => return,
+    let (at_most, per, hint) = match load.load.runtime.placer() {
+        Placer::LlamaFit(Launcher::Ollama) => ("num_ctx", parallel, "lower num_ctx (or OLLAMA_CONTEXT_LENGTH), or quantise the KV cache with OLLAMA_KV_CACHE_TYPE=q8_0 (see suggestions)"),
+        Placer::LlamaFit(Launcher::User) => ("--ctx-size", 1, "lower --ctx-size, or quantise the KV cache with --cache-type-k q8_0 --cache-type-v q8_0 (see suggestions)"),
+        Placer::OllamaScheduler | Placer::ServingEngine(_) | Placer::Unknown => return,
     };
     // The GPUs were full: the context decided. At which context would every layer fit?
     let (Some(ctx), Some(fits)) = (

@@ -3,7 +3,9 @@
 //! goes on unfitted: when the user's settings were projected beyond free memory, an out-of-memory is coming.
 
 use super::{finding, CheckDef, Context};
-use crate::model::{human, Finding, FindingCode, FitDecision, FitStopCause, Runtime, Severity};
+use crate::model::{
+    human, Finding, FindingCode, FitDecision, FitStopCause, Launcher, Placer, Severity,
+};
 
 pub const DEF: CheckDef = CheckDef {
     code: FindingCode::FitAborted,
@@ -52,30 +54,23 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
     } else {
         Severity::Warning
     };
-    let hint = match (load.load.runtime, stop.cause) {
-        (Runtime::LlamaCpp, FitStopCause::GpuLayersSetByUser) => {
+    let hint = match (load.load.runtime.placer(), stop.cause) {
+        (Placer::LlamaFit(Launcher::User), FitStopCause::GpuLayersSetByUser) => {
             "drop --n-gpu-layers (-ngl) so --fit can place the layers, or lower --ctx-size"
         }
-        (Runtime::LlamaCpp, FitStopCause::TensorSplitSetByUser) => {
+        (Placer::LlamaFit(Launcher::User), FitStopCause::TensorSplitSetByUser) => {
             "drop --tensor-split (-ts) so --fit can place the layers, or lower --ctx-size"
         }
-        (Runtime::LlamaCpp, FitStopCause::OverridesSetByUser) => {
+        (Placer::LlamaFit(Launcher::User), FitStopCause::OverridesSetByUser) => {
             "drop the tensor overrides (-ot, --n-cpu-moe) so --fit can place the layers, or lower --ctx-size"
         }
-        (Runtime::LlamaCpp, FitStopCause::SplitModeTensor | FitStopCause::Error) => {
+        (Placer::LlamaFit(Launcher::User), FitStopCause::SplitModeTensor | FitStopCause::Error) => {
             "use --split-mode layer (or none) so --fit can place the layers, or lower --ctx-size"
         }
-        (Runtime::OllamaFit, _) => {
+        (Placer::LlamaFit(Launcher::Ollama), _) => {
             "unset num_gpu so llama.cpp's --fit can place the layers, or lower num_ctx"
         }
-        (
-            Runtime::OllamaEstimator
-            | Runtime::OllamaEngine
-            | Runtime::Vllm
-            | Runtime::Sglang
-            | Runtime::Unknown,
-            _,
-        ) => {
+        (Placer::OllamaScheduler | Placer::ServingEngine(_) | Placer::Unknown, _) => {
             "let the fit place the layers, or lower the context"
         }
     };

@@ -5,7 +5,9 @@
 
 use super::serving_figures::{floor2, rank_name, serving, setting, size};
 use super::{finding, CheckDef, Context};
-use crate::model::{Finding, FindingCode, Knob, Ordering3, Runtime, Severity, StartFailure};
+use crate::model::{
+    Finding, FindingCode, Knob, Ordering3, Placer, ServingEngine, Severity, StartFailure,
+};
 
 pub const DEF: CheckDef = CheckDef {
     code: FindingCode::ForeignMemory,
@@ -16,14 +18,12 @@ pub const DEF: CheckDef = CheckDef {
 fn check(cx: &Context, out: &mut Vec<Finding>) {
     let Some(s) = serving(cx) else { return };
     // SGLang sizes its pool from the memory available, not from the total: no such premise.
-    match cx.load.load.runtime {
-        Runtime::Vllm => {}
-        Runtime::Sglang
-        | Runtime::OllamaEstimator
-        | Runtime::OllamaEngine
-        | Runtime::OllamaFit
-        | Runtime::LlamaCpp
-        | Runtime::Unknown => return,
+    match cx.load.load.runtime.placer() {
+        Placer::ServingEngine(ServingEngine::Vllm) => {}
+        Placer::ServingEngine(ServingEngine::Sglang)
+        | Placer::OllamaScheduler
+        | Placer::LlamaFit(_)
+        | Placer::Unknown => return,
     }
     let refused = s.failure == Some(StartFailure::FreeBelowBudget);
     for r in &s.ranks {

@@ -1,7 +1,7 @@
 //! `incomplete-load`: the log starts or ends in the middle of the load, so some figures are missing.
 
 use super::{finding, CheckDef, Context};
-use crate::model::{Finding, FindingCode, PartialReason, Runtime, Severity};
+use crate::model::{Finding, FindingCode, PartialReason, Placer, ServingEngine, Severity};
 
 pub const DEF: CheckDef = CheckDef {
     code: FindingCode::IncompleteLoad,
@@ -34,14 +34,10 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
                 .collect::<Vec<_>>()
                 .join("; ")
         ),
-        match cx.load.load.runtime {
-            Runtime::Vllm => "capture the whole log from the engine's start (`vllm serve`, `non-default args`) to `init engine … took`, every rank's lines, to reconcile every component",
-            Runtime::Sglang => "capture the whole log from `server_args=ServerArgs(` to `The server is fired up and ready to roll!`, every rank's lines, to reconcile every component",
-            Runtime::OllamaEstimator
-            | Runtime::OllamaEngine
-            | Runtime::OllamaFit
-            | Runtime::LlamaCpp
-            | Runtime::Unknown => "capture the whole log from the load request to \"llama runner started\" to reconcile every component",
+        match cx.load.load.runtime.placer() {
+            Placer::ServingEngine(ServingEngine::Vllm) => "capture the whole log from the engine's start (`vllm serve`, `non-default args`) to `init engine … took`, every rank's lines, to reconcile every component",
+            Placer::ServingEngine(ServingEngine::Sglang) => "capture the whole log from `server_args=ServerArgs(` to `The server is fired up and ready to roll!`, every rank's lines, to reconcile every component",
+            Placer::OllamaScheduler | Placer::LlamaFit(_) | Placer::Unknown => "capture the whole log from the load request to \"llama runner started\" to reconcile every component",
         },
         vec![s.first_line, s.last_line],
         None,

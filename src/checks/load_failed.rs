@@ -1,7 +1,9 @@
 //! `load-failed`: the runner crashed or reported an allocation failure; what was read before is still shown.
 
 use super::{finding, CheckDef, Context};
-use crate::model::{FailedPart, Finding, FindingCode, RetryKind, Runtime, Severity};
+use crate::model::{
+    FailedPart, Finding, FindingCode, Launcher, Placer, RetryKind, Runtime, ServingEngine, Severity,
+};
 
 pub const DEF: CheckDef = CheckDef {
     code: FindingCode::LoadFailed,
@@ -79,13 +81,13 @@ fn retry_words(r: &crate::model::scheduler::Retry) -> String {
 
 /// What to change after an out-of-memory failure, in the runtime's knobs.
 fn oom_hint(runtime: Runtime) -> &'static str {
-    match runtime {
-        Runtime::OllamaFit => "out of memory: lower num_ctx, quantise the KV cache (OLLAMA_KV_CACHE_TYPE=q8_0), or raise LLAMA_ARG_FIT_TARGET so --fit leaves more room",
-        Runtime::LlamaCpp => "out of memory: lower --ctx-size, quantise the KV cache (--cache-type-k q8_0 --cache-type-v q8_0), or raise --fit-target so --fit leaves more room",
-        Runtime::OllamaEstimator | Runtime::OllamaEngine => "out of memory: lower num_ctx or num_gpu, or reserve room with OLLAMA_GPU_OVERHEAD",
-        Runtime::Vllm => "out of memory: lower --gpu-memory-utilization if another process shares the GPU, else --max-model-len, --max-num-seqs or --enforce-eager (see the findings for the figures)",
-        Runtime::Sglang => "out of memory: lower --mem-fraction-static, --cuda-graph-max-bs or --context-length (see the findings for the figures)",
-        Runtime::Unknown => "out of memory: lower the context or the layers on the GPU, or leave more memory free",
+    match runtime.placer() {
+        Placer::LlamaFit(Launcher::Ollama) => "out of memory: lower num_ctx, quantise the KV cache (OLLAMA_KV_CACHE_TYPE=q8_0), or raise LLAMA_ARG_FIT_TARGET so --fit leaves more room",
+        Placer::LlamaFit(Launcher::User) => "out of memory: lower --ctx-size, quantise the KV cache (--cache-type-k q8_0 --cache-type-v q8_0), or raise --fit-target so --fit leaves more room",
+        Placer::OllamaScheduler => "out of memory: lower num_ctx or num_gpu, or reserve room with OLLAMA_GPU_OVERHEAD",
+        Placer::ServingEngine(ServingEngine::Vllm) => "out of memory: lower --gpu-memory-utilization if another process shares the GPU, else --max-model-len, --max-num-seqs or --enforce-eager (see the findings for the figures)",
+        Placer::ServingEngine(ServingEngine::Sglang) => "out of memory: lower --mem-fraction-static, --cuda-graph-max-bs or --context-length (see the findings for the figures)",
+        Placer::Unknown => "out of memory: lower the context or the layers on the GPU, or leave more memory free",
     }
 }
 

@@ -6,8 +6,8 @@
 use super::{finding, CheckDef, Context};
 use crate::model::scheduler::GpuChoice;
 use crate::model::{
-    human, Component, Finding, FindingCode, FitDecision, MeasuredReplay, Quantity, ReplayOutcome,
-    Runtime, Severity,
+    human, Component, Finding, FindingCode, FitDecision, Launcher, MeasuredReplay, Placer,
+    Quantity, ReplayOutcome, Severity,
 };
 
 pub const DEF: CheckDef = CheckDef {
@@ -71,18 +71,18 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
             lines.extend(&r.lines);
         }
     }
-    let (message, hint) = match load.load.runtime {
-        Runtime::OllamaFit => (
+    let (message, hint) = match load.load.runtime.placer() {
+        Placer::LlamaFit(Launcher::Ollama) => (
             fit_message(cx, m, used, &holds),
             "pin the model to that GPU: CUDA_VISIBLE_DEVICES, or main_gpu, which Ollama passes to llama-server as --split-mode none --main-gpu (see suggestions)",
         ),
-        Runtime::LlamaCpp => (
+        Placer::LlamaFit(Launcher::User) => (
             fit_message(cx, m, used, &holds),
             "pin the model to that GPU: --device, or --split-mode none --main-gpu (see suggestions)",
         ),
         // vLLM and SGLang shard every layer over their ranks (no split by layers to judge): never replayed.
-        Runtime::Vllm | Runtime::Sglang => return,
-        Runtime::OllamaEstimator | Runtime::OllamaEngine | Runtime::Unknown => {
+        Placer::ServingEngine(_) => return,
+        Placer::OllamaScheduler | Placer::Unknown => {
             let split: Vec<String> = load
                 .load.estimate
                 .as_ref()

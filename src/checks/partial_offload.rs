@@ -9,7 +9,7 @@
 //! the GPUs.
 
 use super::{finding, CheckDef, Context};
-use crate::model::{human, Component, Finding, FindingCode, Runtime, Severity};
+use crate::model::{human, Component, Finding, FindingCode, Placer, Severity};
 
 pub const DEF: CheckDef = CheckDef {
     code: FindingCode::PartialOffload,
@@ -19,13 +19,11 @@ pub const DEF: CheckDef = CheckDef {
 
 fn check(cx: &Context, out: &mut Vec<Finding>) {
     let load = cx.load;
-    match load.load.runtime {
-        Runtime::LlamaCpp | Runtime::OllamaFit | Runtime::Unknown => {}
+    match load.load.runtime.placer() {
+        Placer::LlamaFit(_) | Placer::Unknown => {}
         // Ollama's estimator decides layers by its own figures (cpu-offload-with-free-vram judges those); vLLM
         // and SGLang place no layers on the host by a fit.
-        Runtime::OllamaEstimator | Runtime::OllamaEngine | Runtime::Vllm | Runtime::Sglang => {
-            return
-        }
+        Placer::OllamaScheduler | Placer::ServingEngine(_) => return,
     }
     let host = cx
         .component(Component::WeightsHost)
@@ -104,15 +102,11 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
             human(host.low),
             human(gpu.low)
         ),
-        match load.load.runtime {
-            Runtime::LlamaCpp | Runtime::OllamaFit => {
+        match load.load.runtime.placer() {
+            Placer::LlamaFit(_) => {
                 "fewer layers fit than the model has: lower the context or the parallel slots, quantise the KV cache, or keep a MoE model's experts on the CPU and the rest on the GPU (-ot / --n-cpu-moe)"
             }
-            Runtime::OllamaEstimator
-            | Runtime::OllamaEngine
-            | Runtime::Vllm
-            | Runtime::Sglang
-            | Runtime::Unknown => {
+            Placer::OllamaScheduler | Placer::ServingEngine(_) | Placer::Unknown => {
                 "fewer layers fit than the model has: a smaller context, fewer parallel slots or a quantised KV cache leave room for more of them"
             }
         },

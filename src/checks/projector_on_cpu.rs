@@ -6,7 +6,7 @@
 
 use super::{finding, CheckDef, Context};
 use crate::model::scheduler::{ProjectorRule, ProjectorRuleKind, RuleEvidence, PROJECTOR_FLOOR};
-use crate::model::{human, Component, Finding, FindingCode, Part, Runtime, Severity};
+use crate::model::{human, Component, Finding, FindingCode, Launcher, Part, Placer, Severity};
 use crate::replay::llama_server;
 
 pub const DEF: CheckDef = CheckDef {
@@ -169,17 +169,14 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
         }
         None => (message, None),
     };
-    let generic = match cx.load.load.runtime {
-            Runtime::OllamaFit
-            | Runtime::OllamaEstimator
-            | Runtime::OllamaEngine
-            | Runtime::Unknown => {
+    let generic = match cx.load.load.runtime.placer() {
+            Placer::LlamaFit(Launcher::Ollama) | Placer::OllamaScheduler | Placer::Unknown => {
                 "Ollama ≥ 0.30 decides before the load from free VRAM (0.30 kept the projector off GPUs under a 10 GiB floor; later builds compare with the projector's size plus headroom): freeing VRAM on the GPU (see suggestions) or a newer Ollama keeps it on the GPU"
             }
-            Runtime::LlamaCpp => {
+            Placer::LlamaFit(Launcher::User) => {
                 "llama-server keeps the projector on the GPU unless it is started with --no-mmproj-offload: drop that flag where the GPU has room for it"
             }
-            Runtime::Vllm | Runtime::Sglang => {
+            Placer::ServingEngine(_) => {
                 "the serving engine loads the vision encoder with the model on its GPUs: no projector setting applies"
             }
         };

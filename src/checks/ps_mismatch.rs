@@ -6,7 +6,7 @@
 //! their rounding) times its GPU share (`docs/log-formats.md` §5.6 item 8).
 
 use super::{finding, size, CheckDef, Context};
-use crate::model::{Finding, FindingCode, Quantity, Runtime, Severity};
+use crate::model::{Finding, FindingCode, Launcher, Placer, Quantity, Runtime, Severity};
 
 pub const DEF: CheckDef = CheckDef {
     code: FindingCode::PsMismatch,
@@ -69,13 +69,11 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
 
 /// What the gap means for the runtime that placed the load.
 fn hint(runtime: Runtime) -> &'static str {
-    match runtime {
-        Runtime::OllamaFit => "Ollama ≥ 0.30 sums llama-server's buffer lines for `ollama ps` and says \"100% GPU\" when every layer is offloaded, host buffers included; the figure places nothing (llama-server's --fit does): judge VRAM by nvidia-smi or the buffers, and leave OLLAMA_GPU_OVERHEAD alone, it does not reach --fit",
-        Runtime::OllamaEstimator
-        | Runtime::OllamaEngine
-        | Runtime::LlamaCpp
-        | Runtime::Vllm
-        | Runtime::Sglang
-        | Runtime::Unknown => "Ollama schedules and evicts by its own figure: when it says more than the card holds, models are unloaded or split that would fit; compare `ollama ps` with nvidia-smi before tuning OLLAMA_GPU_OVERHEAD or num_gpu",
+    match runtime.placer() {
+        Placer::LlamaFit(Launcher::Ollama) => "Ollama ≥ 0.30 sums llama-server's buffer lines for `ollama ps` and says \"100% GPU\" when every layer is offloaded, host buffers included; the figure places nothing (llama-server's --fit does): judge VRAM by nvidia-smi or the buffers, and leave OLLAMA_GPU_OVERHEAD alone, it does not reach --fit",
+        Placer::OllamaScheduler
+        | Placer::LlamaFit(Launcher::User)
+        | Placer::ServingEngine(_)
+        | Placer::Unknown => "Ollama schedules and evicts by its own figure: when it says more than the card holds, models are unloaded or split that would fit; compare `ollama ps` with nvidia-smi before tuning OLLAMA_GPU_OVERHEAD or num_gpu",
     }
 }

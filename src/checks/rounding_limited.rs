@@ -2,7 +2,7 @@
 //! one decimal: `6.8 GiB` is ±51 MiB), so no conclusion is possible.
 
 use super::{finding, CheckDef, Context};
-use crate::model::{human, Finding, FindingCode, Runtime, Severity, Verdict};
+use crate::model::{human, Finding, FindingCode, Placer, ServingEngine, Severity, Verdict};
 
 pub const DEF: CheckDef = CheckDef {
     code: FindingCode::RoundingLimited,
@@ -53,17 +53,17 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
         DEF.code,
         Severity::Info,
         format!("inside the printed rounding, no conclusion: {}", gaps.join("; ")),
-        match cx.load.load.runtime {
-            Runtime::OllamaFit | Runtime::LlamaCpp => {
+        match cx.load.load.runtime.placer() {
+            Placer::LlamaFit(_) => {
                 "llama-server prints its tables and fit lines in whole MiB, truncated (1530 is [1530, 1531) MiB): a gap that small is no gap"
             }
-            Runtime::Vllm => {
+            Placer::ServingEngine(ServingEngine::Vllm) => {
                 "vLLM prints GiB with two decimals (±0.005 GiB): a gap that small is no gap"
             }
-            Runtime::Sglang => {
+            Placer::ServingEngine(ServingEngine::Sglang) => {
                 "SGLang prints GB (GiB) with two decimals (±0.005 GiB): a gap that small is no gap"
             }
-            Runtime::OllamaEstimator | Runtime::OllamaEngine | Runtime::Unknown => {
+            Placer::OllamaScheduler | Placer::Unknown => {
                 "Ollama prints one decimal (±51 MiB on GiB figures); run the server with OLLAMA_DEBUG=1 or read the runner's MiB lines for finer figures"
             }
         },

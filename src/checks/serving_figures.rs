@@ -3,7 +3,9 @@
 
 use super::Context;
 use crate::model::knobs::{self, Knob};
-use crate::model::{human, Quantity, RankFigures, Runtime, ServingFigures, StartFailure};
+use crate::model::{
+    human, Placer, Quantity, RankFigures, ServingEngine, ServingFigures, StartFailure,
+};
 
 /// The load's vLLM or SGLang figures, when it is such a load.
 pub fn serving<'a>(cx: &Context<'a>) -> Option<&'a ServingFigures> {
@@ -36,14 +38,10 @@ pub fn failure_hint(cx: &Context) -> Option<String> {
     let cause = s.failure?;
     let set = |knob, value: &str| setting(cx, knob, value).unwrap_or_default();
     // (SGLang's, vLLM's): a torch out-of-memory alone names neither engine.
-    let (sglang, vllm) = match cx.load.load.runtime {
-        Runtime::Sglang => (true, false),
-        Runtime::Vllm => (false, true),
-        Runtime::OllamaEstimator
-        | Runtime::OllamaEngine
-        | Runtime::OllamaFit
-        | Runtime::LlamaCpp
-        | Runtime::Unknown => (false, false),
+    let (sglang, vllm) = match cx.load.load.runtime.placer() {
+        Placer::ServingEngine(ServingEngine::Sglang) => (true, false),
+        Placer::ServingEngine(ServingEngine::Vllm) => (false, true),
+        Placer::OllamaScheduler | Placer::LlamaFit(_) | Placer::Unknown => (false, false),
     };
     Some(match cause {
         StartFailure::Crashed => {

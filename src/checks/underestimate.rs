@@ -3,7 +3,9 @@
 
 use super::load_failed::is_out_of_memory;
 use super::{finding, size, CheckDef, Context};
-use crate::model::{Finding, FindingCode, Runtime, Severity, Verdict};
+use crate::model::{
+    Finding, FindingCode, Launcher, Placer, Runtime, ServingEngine, Severity, Verdict,
+};
 
 pub const DEF: CheckDef = CheckDef {
     code: FindingCode::Underestimate,
@@ -13,13 +15,13 @@ pub const DEF: CheckDef = CheckDef {
 
 /// The hint in the runtime's knobs: `OLLAMA_GPU_OVERHEAD` does not reach `--fit`; its margin does.
 fn hint(runtime: Runtime) -> &'static str {
-    match runtime {
-        Runtime::OllamaEstimator | Runtime::OllamaEngine => "reserve the gap with OLLAMA_GPU_OVERHEAD, or lower num_ctx / num_batch so the estimate keeps a margin",
-        Runtime::OllamaFit => "the --fit plan missed memory the runner allocated: raise the margin with LLAMA_ARG_FIT_TARGET (MiB per GPU) or lower num_ctx so --fit keeps room",
-        Runtime::LlamaCpp => "the --fit plan missed memory the runner allocated: raise the margin with --fit-target (MiB per GPU) or lower --ctx-size so --fit keeps room",
-        Runtime::Vllm => "the engine used more than its profile planned: lower --gpu-memory-utilization or pin --kv-cache-memory so the plan keeps room",
-        Runtime::Sglang => "the engine used more than its pool planned: lower --mem-fraction-static or --cuda-graph-max-bs",
-        Runtime::Unknown => "the log does not say which runtime placed the layers: leave more free memory than the estimate, or lower the context",
+    match runtime.placer() {
+        Placer::OllamaScheduler => "reserve the gap with OLLAMA_GPU_OVERHEAD, or lower num_ctx / num_batch so the estimate keeps a margin",
+        Placer::LlamaFit(Launcher::Ollama) => "the --fit plan missed memory the runner allocated: raise the margin with LLAMA_ARG_FIT_TARGET (MiB per GPU) or lower num_ctx so --fit keeps room",
+        Placer::LlamaFit(Launcher::User) => "the --fit plan missed memory the runner allocated: raise the margin with --fit-target (MiB per GPU) or lower --ctx-size so --fit keeps room",
+        Placer::ServingEngine(ServingEngine::Vllm) => "the engine used more than its profile planned: lower --gpu-memory-utilization or pin --kv-cache-memory so the plan keeps room",
+        Placer::ServingEngine(ServingEngine::Sglang) => "the engine used more than its pool planned: lower --mem-fraction-static or --cuda-graph-max-bs",
+        Placer::Unknown => "the log does not say which runtime placed the layers: leave more free memory than the estimate, or lower the context",
     }
 }
 

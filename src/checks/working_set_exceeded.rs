@@ -11,7 +11,9 @@ use super::{finding, CheckDef, Context};
 use crate::model::grid::Part;
 use crate::model::knobs::{self, Knob};
 use crate::model::kv_geometry::kv_type;
-use crate::model::{human, Device, Finding, FindingCode, KvType, Quantity, Runtime, Severity, MIB};
+use crate::model::{
+    human, Device, Finding, FindingCode, KvType, Launcher, Placer, Quantity, Severity, MIB,
+};
 
 pub const DEF: CheckDef = CheckDef {
     code: FindingCode::WorkingSetExceeded,
@@ -133,11 +135,12 @@ fn levers(cx: &Context, metal: &[&Device], excess: i64) -> String {
     ) {
         let fits = ((ctx as i128 * (kv - short) as i128 / kv as i128) as i64) / 256 * 256;
         // Ollama's num_ctx is one slot's; llama.cpp's --ctx-size is all slots'.
-        let value = match runtime {
-            Runtime::OllamaEstimator | Runtime::OllamaEngine | Runtime::OllamaFit => {
+        // Ollama's num_ctx is per slot (it starts the runner with num_ctx × parallel), in steps of 256.
+        let value = match runtime.placer() {
+            Placer::OllamaScheduler | Placer::LlamaFit(Launcher::Ollama) => {
                 fits / parallel / 256 * 256
             }
-            Runtime::LlamaCpp | Runtime::Vllm | Runtime::Sglang | Runtime::Unknown => fits,
+            Placer::LlamaFit(Launcher::User) | Placer::ServingEngine(_) | Placer::Unknown => fits,
         };
         if value >= 256 && fits < ctx {
             out.push(format!(
@@ -181,16 +184,14 @@ fn levers(cx: &Context, metal: &[&Device], excess: i64) -> String {
             ));
         }
     }
-    let fit = match runtime {
-        Runtime::LlamaCpp => {
+    let fit = match runtime.placer() {
+        Placer::LlamaFit(Launcher::User) => {
             "; --fit on (the default in recent builds, unless -ngl is set) sizes the load against Metal's free working set"
         }
-        Runtime::OllamaEstimator
-        | Runtime::OllamaEngine
-        | Runtime::OllamaFit
-        | Runtime::Vllm
-        | Runtime::Sglang
-        | Runtime::Unknown => "",
+        Placer::OllamaScheduler
+        | Placer::LlamaFit(Launcher::Ollama)
+        | Placer::ServingEngine(_)
+        | Placer::Unknown => "",
     };
     let amount = if excess > 0 {
         format!("free at least {}", human(excess.max(MIB)))

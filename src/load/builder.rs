@@ -7,8 +7,8 @@
 //! file holds what was seen and assembles the load.
 
 use crate::model::{
-    Actual, Backend, BreakdownRow, BufferKind, Device, KvCache, Load, LoadEnd, LoadSource,
-    ModelRef, PartialReason, Quantity, RejectedGpu, Runtime,
+    Actual, Backend, BreakdownRow, BufferKind, Device, KvCache, Launcher, Load, LoadEnd,
+    LoadSource, ModelRef, PartialReason, Placer, Quantity, RejectedGpu,
 };
 use crate::parse::event::ParamValue;
 use crate::parse::event::{
@@ -325,15 +325,10 @@ impl LoadBuilder {
                 crate::model::human(metal.total.map_or(0, |t| t.low))
             ));
         }
-        let lifecycle = match runtime {
-            crate::model::Runtime::LlamaCpp | crate::model::Runtime::OllamaFit => {
-                self.lifecycle(&self.fit_context())
-            }
-            crate::model::Runtime::OllamaEstimator
-            | crate::model::Runtime::OllamaEngine
-            | crate::model::Runtime::Vllm
-            | crate::model::Runtime::Sglang
-            | crate::model::Runtime::Unknown => crate::model::Lifecycle::default(),
+        let lifecycle = if runtime.llama_cpp_places_layers() {
+            self.lifecycle(&self.fit_context())
+        } else {
+            crate::model::Lifecycle::default()
         };
         let mut settings = self.settings();
         let mut gpus = self.gpus();
@@ -488,14 +483,15 @@ impl LoadBuilder {
             lifecycle,
             shared_pools,
         };
-        load.scheduler = match load.runtime {
-            Runtime::OllamaFit => Some(scheduler.resolve(&load, projector_estimate)),
-            Runtime::OllamaEstimator
-            | Runtime::OllamaEngine
-            | Runtime::LlamaCpp
-            | Runtime::Vllm
-            | Runtime::Sglang
-            | Runtime::Unknown => None,
+        // Only Ollama ≥ 0.30's scheduler prints its decisions before llama-server starts.
+        load.scheduler = match load.runtime.placer() {
+            Placer::LlamaFit(Launcher::Ollama) => {
+                Some(scheduler.resolve(&load, projector_estimate))
+            }
+            Placer::LlamaFit(Launcher::User)
+            | Placer::OllamaScheduler
+            | Placer::ServingEngine(_)
+            | Placer::Unknown => None,
         };
         load
     }

@@ -59,7 +59,7 @@ pub use quantity::{human, Ordering3, Quantity, GIB, KIB, MIB, TIB};
 pub use reconciled::{
     Comparison, Component, ComponentRow, DeviceRow, EstimatePart, Reconciled, Verdict,
 };
-pub use runtime::{Era, Runtime};
+pub use runtime::{Era, Launcher, Placer, Runtime, ServingEngine};
 pub use scheduler::{RetryKind, Scheduler};
 pub use serving::{Count, Figure, RankFigures, Ratio, ServingFigures, StartFailure};
 pub use snapshot::{normalize_bus_id, same_uuid, SmiFormat, SmiGpu, SmiProcess, Snapshot};

@@ -1,7 +1,12 @@
 //! Who estimated a load's memory and who placed its layers: the runtime. It is decided once per load, from
-//! the evidence its lines give (`load::runtime`), and every stage whose rules differ per runtime `match`es on
-//! it without a catch-all arm, so a new runtime makes the compiler list every place that must decide (the
-//! list is in `docs/architecture.md`, "Places that decide per runtime").
+//! the evidence its lines give (`load::runtime`).
+//!
+//! Most rules differ not per runtime but per kind of placer: Ollama's scheduler, llama.cpp's `--fit` (started
+//! by Ollama or by the user), a serving engine's per-rank budget (vLLM, SGLang). So [`Runtime::placer`] is the
+//! one place that sorts runtimes into a [`Placer`], and the stages `match` on the placer without a catch-all
+//! arm: a new runtime of a known kind is one arm here and a knob table (`super::knobs`); a new kind of placer
+//! makes the compiler list every place that must decide (the list is in `docs/architecture.md`, "Places that
+//! decide per runtime").
 //!
 //! What each runtime's knobs are called, what they become for the placer and whether they reach it is data:
 //! [`super::knobs`].
@@ -33,6 +38,35 @@ pub enum Runtime {
     /// The log does not say who placed the layers (an excerpt of buffer lines only).
     #[default]
     Unknown,
+}
+
+/// The kind of placer behind a load: what decides which rules, hints and knobs apply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Placer {
+    /// Ollama's scheduler placed the layers by its estimator's or its engine's figures (`num_gpu`,
+    /// `OLLAMA_*`).
+    OllamaScheduler,
+    /// llama.cpp's `--fit` placed the layers, in a llama-server (or llama-cli) that `Launcher` started.
+    LlamaFit(Launcher),
+    /// A serving engine sized its KV cache from a memory budget per rank and keeps every layer on its GPUs.
+    ServingEngine(ServingEngine),
+    /// The log does not say who placed the layers: no knob is known to reach anything.
+    Unknown,
+}
+
+/// Who starts llama-server with the settings: Ollama (≥ 0.30, from its options and variables, `num_ctx`,
+/// `LLAMA_ARG_*`) or the user (its own flags, `-c`, `--fit-target`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Launcher {
+    Ollama,
+    User,
+}
+
+/// Which serving engine: their figures and flags differ (`docs/log-formats.md` §8).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ServingEngine {
+    Vllm,
+    Sglang,
 }
 
 /// The JSON contract's name for who placed the layers (`loads[].era`, schema version 1): `ollama` for
@@ -98,29 +132,34 @@ impl Runtime {
         }
     }
 
+    /// Which kind of placer decided the load's memory (see the module doc): the one `match` that sorts
+    /// runtimes, which every stage reads instead of naming runtimes.
+    pub fn placer(self) -> Placer {
+        match self {
+            Runtime::OllamaEstimator | Runtime::OllamaEngine => Placer::OllamaScheduler,
+            Runtime::OllamaFit => Placer::LlamaFit(Launcher::Ollama),
+            Runtime::LlamaCpp => Placer::LlamaFit(Launcher::User),
+            Runtime::Vllm => Placer::ServingEngine(ServingEngine::Vllm),
+            Runtime::Sglang => Placer::ServingEngine(ServingEngine::Sglang),
+            Runtime::Unknown => Placer::Unknown,
+        }
+    }
+
     /// llama.cpp placed the layers (its `--fit`, standalone or started by Ollama ≥ 0.30): the load has a
     /// `--fit` plan, an exit table, llama.cpp's compute buffers per device and its by-design host weights.
     pub fn llama_cpp_places_layers(self) -> bool {
-        match self {
-            Runtime::LlamaCpp | Runtime::OllamaFit => true,
-            Runtime::OllamaEstimator
-            | Runtime::OllamaEngine
-            | Runtime::Vllm
-            | Runtime::Sglang
-            | Runtime::Unknown => false,
+        match self.placer() {
+            Placer::LlamaFit(_) => true,
+            Placer::OllamaScheduler | Placer::ServingEngine(_) | Placer::Unknown => false,
         }
     }
 
     /// vLLM or SGLang: a serving engine that sizes its KV cache from a memory budget per rank, whose figures
     /// are read by `load::serving` rather than from buffer lines.
     pub fn is_serving_engine(self) -> bool {
-        match self {
-            Runtime::Vllm | Runtime::Sglang => true,
-            Runtime::OllamaEstimator
-            | Runtime::OllamaEngine
-            | Runtime::OllamaFit
-            | Runtime::LlamaCpp
-            | Runtime::Unknown => false,
+        match self.placer() {
+            Placer::ServingEngine(_) => true,
+            Placer::OllamaScheduler | Placer::LlamaFit(_) | Placer::Unknown => false,
         }
     }
 

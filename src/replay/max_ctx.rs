@@ -20,7 +20,7 @@
 
 use super::figures::Changes;
 use super::{margin, replay};
-use crate::model::{KvType, MaxContext, MaxContextRow, Reconciled, ReplayOutcome, Runtime, WhatIf};
+use crate::model::{KvType, MaxContext, MaxContextRow, Reconciled, ReplayOutcome, WhatIf};
 
 /// llama.cpp's KV padding, and the search step per slot.
 pub const STEP: i64 = 256;
@@ -30,14 +30,7 @@ const DEFAULT_CAP: i64 = 1 << 20;
 
 /// llama.cpp's `--fit` placed the layers (its replay decides), else Ollama's scheduler's (or none named).
 fn placed_by_fit(load: &Reconciled) -> bool {
-    match load.load.runtime {
-        Runtime::OllamaFit | Runtime::LlamaCpp => true,
-        Runtime::OllamaEstimator
-        | Runtime::OllamaEngine
-        | Runtime::Vllm
-        | Runtime::Sglang
-        | Runtime::Unknown => false,
-    }
+    load.load.runtime.llama_cpp_places_layers()
 }
 
 /// Which replay decides "fits".

@@ -13,8 +13,8 @@ pub mod ollama;
 pub mod placement;
 
 use crate::model::{
-    human, Device, MeasuredReplay, Placement, Quantity, Reconciled, ReplayOutcome, ReplayVerdict,
-    Runtime, WhatIf,
+    human, Device, Launcher, MeasuredReplay, Placement, Placer, Quantity, Reconciled,
+    ReplayOutcome, ReplayVerdict, WhatIf,
 };
 pub use families::Family;
 pub use figures::Changes;
@@ -161,8 +161,8 @@ pub fn replay_asked(load: &Reconciled, asked: &Asked) -> Option<WhatIf> {
 fn replay_to(load: &Reconciled, asked: &Asked) -> Option<WhatIf> {
     let changes = &asked.changes;
     let mut replayed = None;
-    let (estimate, measured) = match load.load.runtime {
-        Runtime::OllamaFit | Runtime::LlamaCpp => {
+    let (estimate, measured) = match load.load.runtime.placer() {
+        Placer::LlamaFit(_) => {
             if *changes != Changes::default() {
                 // The plan's figures are the log's; what-if changes replay the fit with the measured ones.
                 (None, llama_server::changed(load, changes))
@@ -172,10 +172,10 @@ fn replay_to(load: &Reconciled, asked: &Asked) -> Option<WhatIf> {
         }
         // vLLM and SGLang shard every layer over their ranks: no layer placement to replay (their own
         // figures are judged by the checks, `checks::suggest::serving`).
-        Runtime::Vllm | Runtime::Sglang => (None, None),
+        Placer::ServingEngine(_) => (None, None),
         // Ollama's scheduler, replayed by its own rules; without a placer named, by the estimate's rules
         // when the log printed an estimate (the replay needs its figures and says nothing otherwise).
-        Runtime::OllamaEstimator | Runtime::OllamaEngine | Runtime::Unknown => {
+        Placer::OllamaScheduler | Placer::Unknown => {
             replayed = ollama::replay(load, changes);
             (
                 replayed.as_ref().map(|r| r.estimate.clone()),
@@ -199,18 +199,15 @@ fn replay_to(load: &Reconciled, asked: &Asked) -> Option<WhatIf> {
         hinge: replayed.as_ref().and_then(|r| r.hinge.clone()),
         charges: replayed.as_ref().and_then(|r| r.charges.clone()),
         trace: replayed.filter(|_| asked.explain).map(|r| r.trace),
-        projector_padding: match load.load.runtime {
+        projector_padding: match load.load.runtime.placer() {
             // Only Ollama pads the margin, and only the log's own settings say what it cost.
-            Runtime::OllamaFit if *changes == Changes::default() => {
+            Placer::LlamaFit(Launcher::Ollama) if *changes == Changes::default() => {
                 llama_server::projector_padding(load)
             }
-            Runtime::OllamaFit
-            | Runtime::LlamaCpp
-            | Runtime::Vllm
-            | Runtime::Sglang
-            | Runtime::OllamaEstimator
-            | Runtime::OllamaEngine
-            | Runtime::Unknown => None,
+            Placer::LlamaFit(_)
+            | Placer::ServingEngine(_)
+            | Placer::OllamaScheduler
+            | Placer::Unknown => None,
         },
     })
 }

@@ -6,27 +6,15 @@
 use super::{has, knob, round_up, visible_devices, Evidence};
 use crate::model::kv_geometry::kv_type;
 use crate::model::{
-    human, Device, FindingCode, Knob, KvType, Reconciled, Runtime, Spelling, Suggestion, Verdict,
-    MIB,
+    human, Device, FindingCode, Knob, KvType, Launcher, Placer, Reconciled, Runtime, Spelling,
+    Suggestion, Verdict, MIB,
 };
 use crate::replay::llama_server;
 
-/// Who starts llama-server with the settings: Ollama (≥ 0.30, from its options and variables) or the user.
-#[derive(Clone, Copy)]
-enum Launcher {
-    Ollama,
-    User,
-}
-
 fn launcher(runtime: Runtime) -> Option<Launcher> {
-    match runtime {
-        Runtime::OllamaFit => Some(Launcher::Ollama),
-        Runtime::LlamaCpp => Some(Launcher::User),
-        Runtime::OllamaEstimator
-        | Runtime::OllamaEngine
-        | Runtime::Vllm
-        | Runtime::Sglang
-        | Runtime::Unknown => None,
+    match runtime.placer() {
+        Placer::LlamaFit(launcher) => Some(launcher),
+        Placer::OllamaScheduler | Placer::ServingEngine(_) | Placer::Unknown => None,
     }
 }
 

@@ -9,7 +9,7 @@ mod ollama;
 mod serving;
 
 use crate::model::knobs::{self, Knob, KnobEntry};
-use crate::model::{Device, Finding, FindingCode, Reconciled, Runtime, Suggestion, WhatIf, MIB};
+use crate::model::{Device, Finding, FindingCode, Placer, Reconciled, Suggestion, WhatIf, MIB};
 
 fn has(findings: &[Finding], code: FindingCode) -> bool {
     findings.iter().any(|f| f.code == code)
@@ -121,13 +121,12 @@ fn knob(evidence: &Evidence, knob: Knob) -> Option<&'static KnobEntry> {
 /// Settings to try for a load, from its findings and replay, in its runtime's knobs.
 pub fn suggest(evidence: &Evidence) -> Vec<Suggestion> {
     let mut out = Vec::new();
-    match evidence.load.load.runtime {
-        Runtime::OllamaEstimator | Runtime::OllamaEngine => ollama::suggest(evidence, &mut out),
-        Runtime::OllamaFit | Runtime::LlamaCpp => fit::suggest(evidence, &mut out),
-        Runtime::Vllm => serving::suggest(evidence, serving::Engine::Vllm, &mut out),
-        Runtime::Sglang => serving::suggest(evidence, serving::Engine::Sglang, &mut out),
+    match evidence.load.load.runtime.placer() {
+        Placer::OllamaScheduler => ollama::suggest(evidence, &mut out),
+        Placer::LlamaFit(_) => fit::suggest(evidence, &mut out),
+        Placer::ServingEngine(engine) => serving::suggest(evidence, engine, &mut out),
         // No knob is known to reach a placer the log does not name.
-        Runtime::Unknown => {}
+        Placer::Unknown => {}
     }
     out
 }

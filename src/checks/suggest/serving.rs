@@ -11,16 +11,12 @@
 
 use super::{has, knob, Evidence};
 use crate::model::{
-    human, FindingCode, Knob, Ordering3, Quantity, RankFigures, ServingFigures, StartFailure,
-    Suggestion,
+    human, FindingCode, Knob, Ordering3, Quantity, RankFigures, ServingEngine, ServingFigures,
+    StartFailure, Suggestion,
 };
 
-/// Which engine's figures: the caller's `match` on the runtime says.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Engine {
-    Vllm,
-    Sglang,
-}
+/// Which engine's figures: the load's placer says (`crate::model::Placer::ServingEngine`).
+type Engine = ServingEngine;
 
 /// vLLM's default `--gpu-memory-utilization` (every version).
 const VLLM_DEFAULT_UTILIZATION: f64 = 0.9;
