@@ -4,9 +4,9 @@
 //! non-torch memory: V0 and vLLM before 0.21 capture the graphs outside the budget). Information while the
 //! GPU keeps room past the budget; a warning when the figures pass the GPU's total.
 
-use super::serving_figures::{rank_name, serving, setting, size};
+use super::serving_figures::{budget_of_whole_gpu, rank_name, setting, size};
 use super::{finding, CheckDef, Context};
-use crate::model::{Finding, FindingCode, Knob, Ordering3, Placer, ServingEngine, Severity};
+use crate::model::{Finding, FindingCode, Knob, Ordering3, Severity};
 
 pub const DEF: CheckDef = CheckDef {
     code: FindingCode::BudgetExceeded,
@@ -15,15 +15,9 @@ pub const DEF: CheckDef = CheckDef {
 };
 
 fn check(cx: &Context, out: &mut Vec<Finding>) {
-    let Some(s) = serving(cx) else { return };
-    // SGLang's static pool holds weights and KV only: the graphs and activations use the rest by design.
-    match cx.load.load.runtime.placer() {
-        Placer::ServingEngine(ServingEngine::Vllm) => {}
-        Placer::ServingEngine(ServingEngine::Sglang)
-        | Placer::OllamaScheduler
-        | Placer::LlamaFit(_)
-        | Placer::Unknown => return,
-    }
+    let Some(s) = budget_of_whole_gpu(cx) else {
+        return;
+    };
     for r in &s.ranks {
         let Some(budget) = r.budget else { continue };
         let observed = cx

@@ -3,11 +3,9 @@
 //! of the whole GPU, not of the free memory, so the engine refuses to start (or, in the advisory, ran beside
 //! it). Names what the other process held and the utilization that fits beside it.
 
-use super::serving_figures::{floor2, rank_name, serving, setting, size};
+use super::serving_figures::{budget_of_whole_gpu, floor2, rank_name, setting, size};
 use super::{finding, CheckDef, Context};
-use crate::model::{
-    Finding, FindingCode, Knob, Ordering3, Placer, ServingEngine, Severity, StartFailure,
-};
+use crate::model::{Finding, FindingCode, Knob, Ordering3, Severity, StartFailure};
 
 pub const DEF: CheckDef = CheckDef {
     code: FindingCode::ForeignMemory,
@@ -16,15 +14,9 @@ pub const DEF: CheckDef = CheckDef {
 };
 
 fn check(cx: &Context, out: &mut Vec<Finding>) {
-    let Some(s) = serving(cx) else { return };
-    // SGLang sizes its pool from the memory available, not from the total: no such premise.
-    match cx.load.load.runtime.placer() {
-        Placer::ServingEngine(ServingEngine::Vllm) => {}
-        Placer::ServingEngine(ServingEngine::Sglang)
-        | Placer::OllamaScheduler
-        | Placer::LlamaFit(_)
-        | Placer::Unknown => return,
-    }
+    let Some(s) = budget_of_whole_gpu(cx) else {
+        return;
+    };
     let refused = s.failure == Some(StartFailure::FreeBelowBudget);
     for r in &s.ranks {
         let (Some(free), Some(total), Some(budget)) = (r.free_at_start, r.total, r.budget) else {

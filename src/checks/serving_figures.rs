@@ -12,6 +12,20 @@ pub fn serving<'a>(cx: &Context<'a>) -> Option<&'a ServingFigures> {
     cx.load.load.serving.as_ref()
 }
 
+/// The serving figures when the engine's budget is a share of the whole GPU that holds everything it
+/// allocates (vLLM: total × `--gpu-memory-utilization`). SGLang's static pool is sized from the memory
+/// available and holds only weights and KV, so no check built on that premise applies to it.
+pub fn budget_of_whole_gpu<'a>(cx: &Context<'a>) -> Option<&'a ServingFigures> {
+    let s = serving(cx)?;
+    match cx.load.load.runtime.placer() {
+        Placer::ServingEngine(ServingEngine::Vllm) => Some(s),
+        Placer::ServingEngine(ServingEngine::Sglang)
+        | Placer::OllamaScheduler
+        | Placer::LlamaFit(_)
+        | Placer::Unknown => None,
+    }
+}
+
 /// `rank TP1 (GPU1)`.
 pub fn rank_name(r: &RankFigures) -> String {
     format!("rank {} ({})", r.rank, r.device)
