@@ -207,6 +207,29 @@ fn block_name(i: i64) -> String {
 /// Place every block and the last-layer bucket on `b.gpus` (in the estimator's order) by `rules`, deciding at
 /// `point`. `max_layers` is `num_gpu` when set (≥ 0).
 pub fn place_by(rules: &Rules, b: &Bounded, max_layers: Option<i64>, point: Point) -> Traced {
+    place(rules, b, max_layers, point, true)
+}
+
+/// [`place_by`] without the trace's words: the same placement, allocations, margins, refusals and steps
+/// (stage, device, margin), each step's `text` empty. A replay tries 21 rounding points for every candidate
+/// family and the scheduler's GPU sets, and keeps one trace: writing every step's figures for the others was
+/// a third of a run's instructions on a log of many loads (`docs/performance.md`).
+pub fn place_quietly(rules: &Rules, b: &Bounded, max_layers: Option<i64>, point: Point) -> Traced {
+    place(rules, b, max_layers, point, false)
+}
+
+/// [`place_by`], with the steps' words written when `words` is true.
+fn place(rules: &Rules, b: &Bounded, max_layers: Option<i64>, point: Point, words: bool) -> Traced {
+    // A step's text, formatted only when the trace's words are wanted.
+    macro_rules! say {
+        ($($arg:tt)*) => {
+            if words {
+                format!($($arg)*)
+            } else {
+                String::new()
+            }
+        };
+    }
     let f = b.nominal();
     let n = f.blocks;
     let count = b.gpus.len();
@@ -267,7 +290,7 @@ pub fn place_by(rules: &Rules, b: &Bounded, max_layers: Option<i64>, point: Poin
             steps.push(TraceStep {
                 stage: TraceStage::Entry,
                 device: Some(device.clone()),
-                text: format!(
+                text: say!(
                     "{device} qualifies: free {} > needed {} (graph {} + minimum {} + 2 × held-back layer {}{})",
                     human(free.nominal),
                     human(need.nominal),
@@ -285,7 +308,7 @@ pub fn place_by(rules: &Rules, b: &Bounded, max_layers: Option<i64>, point: Poin
             steps.push(TraceStep {
                 stage: TraceStage::PreCharge,
                 device: Some(device.clone()),
-                text: format!(
+                text: say!(
                     "{device} pre-charged {} (minimum {} + held-back layer {}{}); graph charged while placing: {}",
                     human(alloc[i].nominal),
                     human(floor.nominal),
@@ -303,7 +326,7 @@ pub fn place_by(rules: &Rules, b: &Bounded, max_layers: Option<i64>, point: Poin
             steps.push(TraceStep {
                 stage: TraceStage::Entry,
                 device: Some(device.clone()),
-                text: format!(
+                text: say!(
                     "{device} rejected by the entry filter: free {} ≤ needed {} (graph {} + minimum {} + 2 × held-back layer {}{}); it gets 0 layers",
                     human(free.nominal),
                     human(need.nominal),
@@ -340,7 +363,7 @@ pub fn place_by(rules: &Rules, b: &Bounded, max_layers: Option<i64>, point: Poin
             steps.push(TraceStep {
                 stage: TraceStage::Blocks,
                 device: Some(device.clone()),
-                text: format!(
+                text: say!(
                     "{} → {} ({} block{}) on {device}: charged {} → {} (+ graph {} = {} of {} free)",
                     block_name(r.first),
                     block_name(r.last),
@@ -406,7 +429,7 @@ pub fn place_by(rules: &Rules, b: &Bounded, max_layers: Option<i64>, point: Poin
             steps.push(TraceStep {
                 stage: TraceStage::Refused,
                 device: Some(device.clone()),
-                text: format!(
+                text: say!(
                     "{device} refuses {} ({}): charged {} + graph {} + block > free {}; {device} leaves the list",
                     block_name(i),
                     human(c.nominal),
@@ -436,7 +459,7 @@ pub fn place_by(rules: &Rules, b: &Bounded, max_layers: Option<i64>, point: Poin
         steps.push(TraceStep {
             stage: TraceStage::Unplaced,
             device: None,
-            text: format!(
+            text: say!(
                 "{} block{} found no GPU ({}{}): left to the CPU",
                 unplaced.len(),
                 if unplaced.len() == 1 { "" } else { "s" },
@@ -454,7 +477,7 @@ pub fn place_by(rules: &Rules, b: &Bounded, max_layers: Option<i64>, point: Poin
     let bucket = b.span(|f| f.output);
     let allowed = max_layers.is_none_or(|m| placed < m);
     let with_output = bucket.nominal.saturating_sub(b.output_weights.nominal);
-    let bucket_parts = if b.output_weights.nominal > 0 && with_output > 0 {
+    let bucket_parts = if words && b.output_weights.nominal > 0 && with_output > 0 {
         format!(
             " (output {} + projector weights and graph {})",
             human(b.output_weights.nominal),
@@ -484,7 +507,7 @@ pub fn place_by(rules: &Rules, b: &Bounded, max_layers: Option<i64>, point: Poin
             steps.push(TraceStep {
                 stage: TraceStage::LastLayer,
                 device: Some(device.clone()),
-                text: format!(
+                text: say!(
                     "last-layer bucket {}{} offered to {device}: charged {} + graph {} + bucket = {} {} free {} → {}",
                     human(bucket.nominal),
                     bucket_parts,
@@ -522,7 +545,7 @@ pub fn place_by(rules: &Rules, b: &Bounded, max_layers: Option<i64>, point: Poin
         steps.push(TraceStep {
             stage: TraceStage::LastLayer,
             device: None,
-            text: format!(
+            text: say!(
                 "the last-layer bucket {} is on no GPU: {} of {} layers placed, so this GPU set does not hold the model (a fit needs BlockCount + 1)",
                 human(bucket.nominal),
                 placed,
@@ -559,7 +582,7 @@ pub fn place_by(rules: &Rules, b: &Bounded, max_layers: Option<i64>, point: Poin
         steps.push(TraceStep {
             stage: TraceStage::Graph,
             device: Some(device.clone()),
-            text: format!(
+            text: say!(
                 "{device} charged its graph {} → allocation {} ({} layer{})",
                 human(graph.nominal),
                 human(alloc[g].nominal),
@@ -573,7 +596,7 @@ pub fn place_by(rules: &Rules, b: &Bounded, max_layers: Option<i64>, point: Poin
     steps.push(TraceStep {
         stage: TraceStage::Total,
         device: None,
-        text: format!(
+        text: say!(
             "{} of {} layers on GPUs; allocations [{}], Σ {} (memory.required.partial) + overflow {} = {} (memory.required.full)",
             placed,
             n + 1,

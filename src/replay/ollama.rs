@@ -4,7 +4,7 @@
 //! placement is traced decision by decision for `whatif --explain`. What-if changes then replay with that
 //! family's rules.
 
-use super::estimator::{place_by, Bounded, Point, Span, Traced};
+use super::estimator::{place_by, place_quietly, Bounded, Point, Span, Traced};
 use super::families::{candidates, Evidence, Family, Rules};
 use super::figures::{self, Changes, End};
 use super::placement::{schedule, Scheduler};
@@ -150,20 +150,18 @@ fn run(load: &Reconciled, family: Family, why: String) -> Option<Run> {
     let rules = family.rules();
     let b = bounded(load, &Changes::default(), rules)?;
     let limit = max_layers(load);
-    let runs: Vec<(Point, Traced, Agreement)> = Point::search()
+    // Every point is tried without the trace's words (the same decisions); the one kept is placed again with them.
+    let runs: Vec<(Point, Agreement)> = Point::search()
         .into_iter()
-        .map(|p| {
-            let t = place_by(rules, &b, limit, p);
-            let a = compare(load, &t);
-            (p, t, a)
-        })
+        .map(|p| (p, compare(load, &place_quietly(rules, &b, limit, p))))
         .collect();
     let best = runs
         .iter()
-        .position(|r| r.2.all_ok())
-        .or_else(|| runs.iter().position(|r| r.2.split_ok()))
+        .position(|r| r.1.all_ok())
+        .or_else(|| runs.iter().position(|r| r.1.split_ok()))
         .unwrap_or(0);
-    let (point, traced, agreement) = runs.into_iter().nth(best)?;
+    let (point, agreement) = runs.into_iter().nth(best)?;
+    let traced = place_by(rules, &b, limit, point);
     Some(Run {
         family,
         why,
@@ -265,7 +263,7 @@ fn scheduler_steps(rules: &Rules, b: &Bounded, limit: Option<i64>, point: Point)
     sets.into_iter()
         .map(|set| {
             let names: Vec<String> = set.iter().map(|&i| b.gpus[i].0.to_string()).collect();
-            let t = place_by(rules, &b.on(&set), limit, point);
+            let t = place_quietly(rules, &b.on(&set), limit, point);
             let p = &t.placement;
             let why = match hinge(&t) {
                 Some((what, _)) if !p.fully_offloaded() => format!(": {what}"),
