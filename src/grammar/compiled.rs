@@ -10,9 +10,13 @@ use regex_automata::{meta, PatternID};
 use super::raw::{RawExample, RawRule};
 use super::GrammarError;
 
-/// Each rule's lazy DFA cache (the regex crate's default is 2 MiB per regex, ~15 MB over a grammar whose rules
-/// a long log all reach). A rule's regex only runs on the rare lines holding its anchors.
-const LAZY_DFA_CACHE: usize = 256 << 10;
+/// Each rule's lazy DFA cache, forward and reverse (the regex crate's default is 2 MiB per regex). A rule's
+/// regex only runs on the rare lines holding its anchors, and on the mix input the instructions spent in the
+/// rule regexes are the same with 16 KiB as with 256 KiB (callgrind, `docs/performance.md`), while a log that
+/// reaches many rules kept up to 256 KiB of states for each (~10 MB of peak memory on the mix). A regex whose
+/// NFA needs more than this for a handful of states runs without the lazy DFA (the backtracker and the PikeVM,
+/// same matches); the long-lines input, where the DFA matters most, reads as fast as with 256 KiB.
+const LAZY_DFA_CACHE: usize = 16 << 10;
 
 /// A rule's regex: `regex::Regex`'s engine (`regex_automata::meta`, same syntax, same matches, Unicode and
 /// UTF-8 as there) built without the one-pass DFA that `regex::Regex` builds for every regex with a capture

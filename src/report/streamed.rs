@@ -19,8 +19,9 @@ use super::document::{render_part, Markup};
 use super::{color, json, outline, Charts, Format, Writer};
 use crate::model::{Concluded, InputSummary, Severity};
 
-/// Rendered JSON kept in memory before it goes to a temporary file.
-const IN_MEMORY: usize = 2 << 20;
+/// Rendered JSON kept in memory before it goes to a temporary file: a report of a few loads never touches the
+/// disk, and a long one holds at most this much (with the vector's doubling, twice this) of its loads' JSON.
+const IN_MEMORY: usize = 256 << 10;
 
 /// The main report, written as the loads come.
 pub struct Streamed<'w> {
