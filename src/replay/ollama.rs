@@ -150,17 +150,23 @@ fn run(load: &Reconciled, family: Family, why: String) -> Option<Run> {
     let rules = family.rules();
     let b = bounded(load, &Changes::default(), rules)?;
     let limit = max_layers(load);
-    // Every point is tried without the trace's words (the same decisions); the one kept is placed again with them.
-    let runs: Vec<(Point, Agreement)> = Point::search()
-        .into_iter()
-        .map(|p| (p, compare(load, &place_quietly(rules, &b, limit, p))))
-        .collect();
-    let best = runs
-        .iter()
-        .position(|r| r.1.all_ok())
-        .or_else(|| runs.iter().position(|r| r.1.split_ok()))
-        .unwrap_or(0);
-    let (point, agreement) = runs.into_iter().nth(best)?;
+    // The first point (in the search's order) that reproduces everything, else the first that reproduces the
+    // split, else the printed figures: the points after the first that reproduces everything cannot change
+    // the choice and are not tried. They are tried without the trace's words (the same decisions); the one
+    // kept is placed again with them.
+    let (mut first, mut first_split, mut all) = (None, None, None);
+    for p in Point::search() {
+        let a = compare(load, &place_quietly(rules, &b, limit, p));
+        if a.all_ok() {
+            all = Some((p, a));
+            break;
+        }
+        if first_split.is_none() && a.split_ok() {
+            first_split = Some((p, a));
+        }
+        first.get_or_insert((p, a));
+    }
+    let (point, agreement) = all.or(first_split).or(first)?;
     let traced = place_by(rules, &b, limit, point);
     Some(Run {
         family,
