@@ -11,11 +11,12 @@
 //! its own exact check on the lines it is given; [`Hits::certain`] lets it skip that check when a literal was
 //! found whole. To keep the scan fast, a literal that contains another one is dropped before the searcher is
 //! built (the shorter one finds every line the longer one would): the built-in grammar and memory words come
-//! down to 56 literals for the SIMD searcher (Teddy, from the `aho-corasick` crate) plus `MiB`, `GiB` and
+//! down to about 170 literals for the SIMD searcher (Teddy, from the `aho-corasick` crate) plus `MiB`, `GiB` and
 //! ` MB`, which are found by `memchr` on their rare byte because a 3-byte literal would shorten Teddy's
-//! fingerprint for all the others. More than 128 literals are split over several Teddy searchers (one takes
-//! at most 128). Where Teddy is unavailable (no SSSE3/AVX2 or NEON) a plain Aho-Corasick automaton gives the
-//! same answer, several times slower.
+//! fingerprint for all the others. The literals are split over several Teddy searchers of at most
+//! [`TEDDY_KEYS`] each (one takes at most 128, and fewer keys each costs less in all). Where Teddy is
+//! unavailable (no SSSE3/AVX2 or NEON) a plain Aho-Corasick automaton gives the same answer, several times
+//! slower.
 
 use aho_corasick::packed;
 use aho_corasick::AhoCorasick;
@@ -49,15 +50,20 @@ pub struct LineFilter {
 enum Searcher {
     /// No literals at all: nothing ever matches.
     Empty,
-    /// Teddy searchers over consecutive slices of the keys (Teddy takes at most [`TEDDY_KEYS`] keys), each
-    /// with the index of its first key.
+    /// Teddy searchers over consecutive slices of the keys (at most [`TEDDY_KEYS`] keys each), each with the
+    /// index of its first key.
     Teddy(Vec<(packed::Searcher, usize)>),
     Automaton(AhoCorasick),
 }
 
-/// The most keys one Teddy searcher takes; more keys are split over several searchers of equal share, each
-/// still vectorised (one scalar automaton over them all would make every read several times slower).
-const TEDDY_KEYS: usize = 128;
+/// The most keys one Teddy searcher is given; more keys are split over several searchers of equal share (in
+/// sorted order, so keys with alike starts share one), each still vectorised (one scalar automaton over them
+/// all would make every read several times slower). One searcher takes up to 128, but Teddy puts its keys in
+/// 16 buckets (the Fat AVX2 searcher) and compares every key of a bucket wherever the bucket's fingerprint of
+/// their first bytes matches: with ~80 keys to a searcher, log text matches a fingerprint every few bytes.
+/// Searchers of at most 48 keys (three for the skim of the built-in grammar, four for the parser's) cost
+/// less in all than two of 71 and 83: 5–7 % less CPU on the bench inputs (`docs/performance.md`).
+const TEDDY_KEYS: usize = 48;
 
 /// Keys shorter than this would shorten Teddy's fingerprint for every key (it uses the first
 /// `min(4, shortest key)` bytes), which costs more than finding them separately.
@@ -183,14 +189,20 @@ impl LineFilterBuilder {
         } else {
             let parts = long.len().div_ceil(TEDDY_KEYS);
             let share = long.len().div_ceil(parts);
+            // The Fat searcher (AVX2: 16 buckets, twice the Slim one's) for so few keys, where the CPU has it.
+            let teddy = |keys: &[&[u8]], fat: Option<bool>| {
+                packed::Config::new()
+                    .heuristic_pattern_limits(false)
+                    .only_teddy_fat(fat)
+                    .builder()
+                    .extend(keys.iter())
+                    .build()
+            };
             long.chunks(share)
                 .enumerate()
                 .map(|(i, keys)| {
-                    packed::Config::new()
-                        .heuristic_pattern_limits(false)
-                        .builder()
-                        .extend(keys.iter())
-                        .build()
+                    teddy(keys, Some(true))
+                        .or_else(|| teddy(keys, None))
                         .map(|s| (s, i * share))
                 })
                 .collect::<Option<Vec<_>>>()
@@ -397,7 +409,7 @@ mod tests {
         let filter = LineFilterBuilder::new().add(A, &literals).build();
         if cfg!(target_arch = "x86_64") && std::arch::is_x86_feature_detected!("ssse3") {
             assert!(filter.is_vectorised());
-            assert_eq!(filter.long_parts(), 3);
+            assert_eq!(filter.long_parts(), 300usize.div_ceil(TEDDY_KEYS));
         }
         for literal in &literals {
             let line = format!("noise before {literal} and after");

@@ -41,8 +41,8 @@ pub const COVERING_LITERALS: [&str; 1] = ["msg="];
 
 /// The literal search that picks candidate lines out of a read buffer (see the module doc).
 ///
-/// The file names are searched apart from the other literals: their 32 spellings would take the main search
-/// past the 128 keys the SIMD searcher (Teddy) takes, and a small Teddy of their own is cheap.
+/// The file names are searched apart from the other literals: their 32 spellings (`.log`, `.LOG` …) start
+/// alike, which would crowd the main search's Teddy buckets, and a small Teddy of their own is cheap.
 #[derive(Debug, Clone)]
 pub struct Skim {
     filter: LineFilter,

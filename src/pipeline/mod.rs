@@ -371,8 +371,8 @@ fn not_a_log(summary: &mut InputSummary, first_nul: Option<u64>) {
 mod tests {
     use super::*;
 
-    /// The built-in grammar's skim is Teddy's: more anchors than Teddy takes (128 keys, after dropping those
-    /// containing another) would make every read several times slower.
+    /// The built-in grammar's skim is Teddy's: a search that fell back to the scalar automaton (no Teddy for
+    /// its keys) would make every read several times slower.
     #[test]
     #[cfg(target_arch = "x86_64")]
     fn the_skim_of_the_built_in_grammar_is_vectorised() {
