@@ -81,8 +81,8 @@ fn random_bytes_and_an_elf_are_named_as_binary_and_the_other_inputs_are_read() {
     let elf = dir.join("vramdiff-elf");
     let binary = std::fs::read(env!("CARGO_BIN_EXE_vramdiff")).unwrap();
     // The ELF header and the dynamic symbols: the read-only data after them holds the embedded grammar's
-    // example lines, real log lines, and starts within the first 100 KB since the binary is linked with
-    // packed relative relocations (`build.rs`), no longer after 7 MB of relocation entries.
+    // example lines, real log lines, and starts within the first 100 KB of the test build since the binary is
+    // linked with packed relative relocations (`build.rs`), no longer after 7 MB of relocation entries.
     std::fs::write(&elf, &binary[..binary.len().min(8 * 1024)]).unwrap();
     let out = run(&["--format", "json", s(&random), s(&elf), FOUNDING], b"");
     no_panic(&out);
