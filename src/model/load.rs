@@ -125,6 +125,19 @@ pub struct ModelRef {
     pub gguf: Option<String>,
 }
 
+impl ModelRef {
+    /// The GGUF file the path names (`-m …/qwen3-8b.gguf` → `qwen3-8b.gguf`; a redacting paste's
+    /// `[model.gguf]` loses its brackets): `None` for a path cut short or one naming no `.gguf` (an Ollama
+    /// blob, a Hugging Face repository).
+    pub fn file_name(&self) -> Option<&str> {
+        self.path
+            .as_deref()
+            .and_then(|p| p.rsplit(['/', '\\']).next())
+            .map(|name| name.trim_matches(['[', ']', '<', '>']))
+            .filter(|name| name.len() > 5 && name.to_ascii_lowercase().ends_with(".gguf"))
+    }
+}
+
 /// Runner settings, from whichever line of the era carries them.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Settings {

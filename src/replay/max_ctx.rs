@@ -28,11 +28,6 @@ pub const STEP: i64 = 256;
 /// Per-slot cap when the log gives no trained context.
 const DEFAULT_CAP: i64 = 1 << 20;
 
-/// llama.cpp's `--fit` placed the layers (its replay decides), else Ollama's scheduler's (or none named).
-fn placed_by_fit(load: &Reconciled) -> bool {
-    load.load.runtime.llama_cpp_places_layers()
-}
-
 /// Which replay decides "fits".
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Judge {
@@ -106,7 +101,7 @@ pub fn fits_at(
     kv_type: KvType,
     judge: Judge,
 ) -> Option<(bool, i64)> {
-    let measured = judge == Judge::Measured || placed_by_fit(load);
+    let measured = judge == Judge::Measured || load.load.runtime.llama_cpp_places_layers();
     verdict(&replay_at(load, changes, num_ctx, kv_type)?, measured)
 }
 
@@ -173,7 +168,7 @@ pub fn max_ctx(load: &Reconciled, changes: &Changes, only: Option<KvType>) -> Op
         kv_type: None,
         ..changes.clone()
     };
-    let fit_era = placed_by_fit(load);
+    let fit_era = load.load.runtime.llama_cpp_places_layers();
     let types: Vec<KvType> = only.map_or_else(|| KvType::ALL.to_vec(), |t| vec![t]);
     let (cap, cap_from) = cap(load);
     let rows: Vec<MaxContextRow> = types

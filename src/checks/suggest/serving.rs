@@ -15,9 +15,6 @@ use crate::model::{
     StartFailure, Suggestion,
 };
 
-/// Which engine's figures: the load's placer says (`crate::model::Placer::ServingEngine`).
-type Engine = ServingEngine;
-
 /// vLLM's default `--gpu-memory-utilization` (every version).
 const VLLM_DEFAULT_UTILIZATION: f64 = 0.9;
 
@@ -72,7 +69,7 @@ impl Out<'_> {
 }
 
 /// Settings to try for a vLLM or SGLang start, from its findings and figures.
-pub fn suggest(ev: &Evidence, engine: Engine, list: &mut Vec<Suggestion>) {
+pub fn suggest(ev: &Evidence, engine: ServingEngine, list: &mut Vec<Suggestion>) {
     let Some(s) = ev.load.load.serving.as_ref() else {
         return;
     };
@@ -117,7 +114,7 @@ fn ranks_of<'a>(ev: &Evidence, s: &'a ServingFigures, code: FindingCode) -> Vec<
 }
 
 /// The longest request that fits, and 8-bit KV (and SGLang: a slightly larger pool).
-fn kv_too_small(out: &mut Out, s: &ServingFigures, engine: Engine) {
+fn kv_too_small(out: &mut Out, s: &ServingFigures, engine: ServingEngine) {
     let (len, tokens, refused) = match (s.failure, s.max_len, s.kv_tokens) {
         (Some(StartFailure::MaxLenOverKv { len, tokens }), _, _) => (len, tokens, true),
         (_, Some(len), Some(tokens)) if len.value > tokens.value && tokens.value > 0 => {
@@ -140,8 +137,8 @@ fn kv_too_small(out: &mut Out, s: &ServingFigures, engine: Engine) {
     );
     if s.kv_cache_fp8 != Some(true) {
         let dtype = match engine {
-            Engine::Vllm => "fp8",
-            Engine::Sglang => "fp8_e5m2",
+            ServingEngine::Vllm => "fp8",
+            ServingEngine::Sglang => "fp8_e5m2",
         };
         let doubled = tokens.saturating_mul(2);
         let verdict = if doubled >= len {
@@ -163,7 +160,7 @@ fn kv_too_small(out: &mut Out, s: &ServingFigures, engine: Engine) {
             because,
         );
     }
-    if engine == Engine::Sglang {
+    if engine == ServingEngine::Sglang {
         sglang_larger_pool(out, s, because);
     }
 }
@@ -422,14 +419,14 @@ fn budget_exceeded(out: &mut Out, s: &ServingFigures) {
 }
 
 /// What a failed start's cause asks for (the causes other findings answer are left to them).
-fn start_failed(out: &mut Out, s: &ServingFigures, engine: Engine) {
+fn start_failed(out: &mut Out, s: &ServingFigures, engine: ServingEngine) {
     let because = &[FindingCode::LoadFailed];
     let Some(cause) = s.failure else { return };
     match cause {
         StartFailure::NoKvMemory if s.ranks.iter().any(|r| r.graph_estimate.is_some()) => {}
         StartFailure::NoKvMemory => match engine {
-            Engine::Vllm => vllm_no_kv(out, s),
-            Engine::Sglang => sglang_no_kv(out, s),
+            ServingEngine::Vllm => vllm_no_kv(out, s),
+            ServingEngine::Sglang => sglang_no_kv(out, s),
         },
         StartFailure::Crashed => {
             let Some(r) = s
@@ -589,7 +586,7 @@ fn sglang_no_kv(out: &mut Out, s: &ServingFigures) {
 fn out_of_memory(
     out: &mut Out,
     s: &ServingFigures,
-    engine: Engine,
+    engine: ServingEngine,
     tried: Option<Quantity>,
     total: Option<Quantity>,
     free: Option<Quantity>,
@@ -603,7 +600,7 @@ fn out_of_memory(
     };
     if during_capture {
         match engine {
-            Engine::Vllm => out.push(
+            ServingEngine::Vllm => out.push(
                 Knob::Eager,
                 "",
                 format!(
@@ -612,7 +609,7 @@ fn out_of_memory(
                 ),
                 because,
             ),
-            Engine::Sglang => {
+            ServingEngine::Sglang => {
                 let (bs, from) = halved_or_n(s.graph_max_bs);
                 out.push(
                     Knob::GraphBatch,
@@ -636,8 +633,8 @@ fn out_of_memory(
         return;
     }
     let what = match engine {
-        Engine::Vllm => "the budget",
-        Engine::Sglang => "the static pool",
+        ServingEngine::Vllm => "the budget",
+        ServingEngine::Sglang => "the static pool",
     };
     out.push(
         Knob::MemoryFraction,
@@ -653,13 +650,13 @@ fn out_of_memory(
 }
 
 /// A start whose log ends before the CUDA graphs were captured: what to change if the capture runs out.
-fn cut_before_graphs(out: &mut Out, s: &ServingFigures, engine: Engine) {
+fn cut_before_graphs(out: &mut Out, s: &ServingFigures, engine: ServingEngine) {
     if s.failure.is_some() || s.ranks.iter().any(|r| r.graph_actual.is_some()) {
         return;
     }
     let because = &[FindingCode::IncompleteLoad];
     match engine {
-        Engine::Vllm => {
+        ServingEngine::Vllm => {
             // V0 captures its graphs outside the budget, after the blocks are sized: the log ends in it.
             if !s.v0 || !s.ranks.iter().any(|r| r.capture_began.is_some()) {
                 return;
@@ -707,7 +704,7 @@ fn cut_before_graphs(out: &mut Out, s: &ServingFigures, engine: Engine) {
                 because,
             );
         }
-        Engine::Sglang => {
+        ServingEngine::Sglang => {
             let Some((r, left)) = s
                 .ranks
                 .iter()

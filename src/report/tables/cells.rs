@@ -78,22 +78,13 @@ pub fn finding_refs(f: &crate::model::Finding) -> String {
 }
 
 /// The model's name for a title: its architecture, else the start of its blob hash, else its GGUF file's name
-/// (a llama.cpp command line's `-m …/model.gguf`; a redacting paste's `[model.gguf]` loses its brackets). A
-/// path cut short, or one that names no `.gguf`, names nothing.
+/// (a llama.cpp command line's `-m …/model.gguf`).
 pub fn model_name(load: &Concluded) -> String {
     let model = &load.reconciled.load.model;
     model
         .architecture
         .clone()
         .or_else(|| model.blob.as_ref().map(|b| b.chars().take(19).collect()))
-        .or_else(|| {
-            model
-                .path
-                .as_deref()
-                .and_then(|p| p.rsplit(['/', '\\']).next())
-                .map(|name| name.trim_matches(['[', ']', '<', '>']))
-                .filter(|name| name.len() > 5 && name.to_ascii_lowercase().ends_with(".gguf"))
-                .map(str::to_string)
-        })
+        .or_else(|| model.file_name().map(str::to_string))
         .unwrap_or_else(|| "model unknown".to_string())
 }
