@@ -12,6 +12,7 @@ use vramdiff::commands::{self, Terminal};
 
 fn main() -> ExitCode {
     let args = Args::parse();
+    bound_polars_threads(&args);
     let mut stdout = std::io::stdout().lock();
     let outcome = commands::run(
         &args,
@@ -36,4 +37,19 @@ fn main() -> ExitCode {
         eprintln!("vramdiff: {message}");
     }
     ExitCode::from(outcome.code)
+}
+
+/// `batch --threads N` bounds every thread pool of the run, polars' own included: polars sizes its pool (for
+/// writing and summarising the tables) from `POLARS_MAX_THREADS` when it first starts, else from the cores,
+/// so without this `--threads 1` would still write the tables on every core. Set here, before any thread
+/// exists (setting the environment while another thread reads it is not safe); a value the user set is kept.
+fn bound_polars_threads(args: &Args) {
+    #[cfg(feature = "batch")]
+    if let Some(vramdiff::cli::Command::Batch(batch)) = &args.command {
+        if batch.threads > 0 && std::env::var_os("POLARS_MAX_THREADS").is_none() {
+            std::env::set_var("POLARS_MAX_THREADS", batch.threads.to_string());
+        }
+    }
+    #[cfg(not(feature = "batch"))]
+    let _ = args;
 }

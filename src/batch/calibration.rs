@@ -13,9 +13,10 @@ use crate::report::md_escape;
 /// Below this many loads a factor is shown but called indicative.
 pub const MIN_LOADS: u32 = 5;
 
-/// The calibration table: component × compute capability → loads, factor (median ratio), p10, p90.
-pub fn table(components: &DataFrame) -> PolarsResult<DataFrame> {
-    let stats = ratio_stats(components, &["compute"])?;
+/// The calibration table: component × compute capability → loads, factor (median ratio), p10, p90; from the
+/// [`rated`](super::summary::rated) component rows.
+pub fn table(rated: &DataFrame) -> PolarsResult<DataFrame> {
+    let stats = ratio_stats(rated, &["compute"])?;
     stats
         .lazy()
         .select([

@@ -245,7 +245,7 @@ mod tests {
             ..LoadRow::default()
         };
         let df =
-            crate::batch::tables::loads_frame(&[row("gemma3"), row(&"x".repeat(300))]).unwrap();
+            crate::batch::tables::loads_frame(&[&row("gemma3"), &row(&"x".repeat(300))]).unwrap();
         let dir =
             std::env::temp_dir().join(format!("vramdiff-dataset-long-{}", std::process::id()));
         let by: PartitionBy = "model".parse().unwrap();

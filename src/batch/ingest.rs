@@ -127,16 +127,13 @@ fn analyze_file(path: &str, pipeline: &mut Pipeline) -> FileResult {
     result
 }
 
-/// Analyse every file on `threads` threads (0: all cores), calling `progress` after each file.
+/// Analyse every file on the threads of `pool`, calling `progress` after each file.
 pub fn analyze_all(
     files: &[String],
     options: &Options,
-    threads: usize,
+    pool: &rayon::ThreadPool,
     progress: &(dyn Fn(u64) + Sync),
 ) -> anyhow::Result<Vec<FileResult>> {
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()?;
     // The grammar is compiled once and cloned per worker.
     let pipeline = Pipeline::new(options)?;
     let done = AtomicU64::new(0);

@@ -23,6 +23,7 @@ use crate::model::Severity;
 use crate::pipeline::Options;
 use gate::MaxError;
 use ingest::FileResult;
+use rows::{ComponentRecord, LoadRow};
 
 /// What the command line asked for, resolved (`commands::resolve`).
 #[derive(Debug, Clone, Default)]
@@ -65,6 +66,10 @@ pub struct BatchOutcome {
 }
 
 /// Run a batch; `progress` is called with the number of files done.
+///
+/// The files are analysed on `options.threads` threads; what follows (the tables, the charts, the summary)
+/// is spread over the same threads where the parts do not depend on each other, so a second thread also
+/// shortens the part of the run after the last file.
 pub fn run(
     options: &BatchOptions,
     progress: &(dyn Fn(u64) + Sync),
@@ -77,89 +82,88 @@ pub fn run(
         .map(|f| f.path)
         .collect();
     files_found(files.len() as u64);
-    let results: Vec<FileResult> =
-        ingest::analyze_all(&files, &options.analysis, options.threads, progress)?;
-    let load_rows: Vec<_> = results
-        .iter()
-        .flat_map(|r| r.loads.iter().cloned())
-        .collect();
-    let component_rows: Vec<_> = results
-        .iter()
-        .flat_map(|r| r.components.iter().cloned())
-        .collect();
-    let mut loads = tables::loads_frame(&load_rows)?;
-    let mut components = tables::components_frame(&component_rows)?;
-    let mut summary = summary::render(&results, &components, &problems)?;
-    let mut calibration = calibration::table(&components)?;
-    summary.push_str(&calibration::render(&calibration));
-    let mut regressions = Vec::new();
-    if let Some(path) = &options.baseline {
-        let base = tables::read_parquet(path)
-            .map_err(|e| anyhow::anyhow!("cannot read the baseline {}: {e}", path.display()))?;
-        let changes = baseline::compare(&loads, base)?;
-        summary.push_str(&baseline::render(&changes));
-        for c in changes.iter().filter(|c| !c.regressions.is_empty()) {
-            regressions.push(format!("{}: {}: {}", c.at, c.key, c.regressions.join("; ")));
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(options.threads)
+        .build()?;
+    let results: Vec<FileResult> = ingest::analyze_all(&files, &options.analysis, &pool, progress)?;
+    pool.install(|| conclude(options, &results, &problems))
+}
+
+/// Everything after the files are analysed: tables, summary, gate, and the files written.
+fn conclude(
+    options: &BatchOptions,
+    results: &[FileResult],
+    problems: &[String],
+) -> anyhow::Result<BatchOutcome> {
+    let load_rows: Vec<&LoadRow> = results.iter().flat_map(|r| &r.loads).collect();
+    let component_rows: Vec<&ComponentRecord> =
+        results.iter().flat_map(|r| &r.components).collect();
+    let (loads, components) = rayon::join(
+        || tables::loads_frame(&load_rows),
+        || tables::components_frame(&component_rows),
+    );
+    let (loads, components) = (loads?, components?);
+    let out_dir = match &options.out {
+        Some(dir) => {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", dir.display()))?;
+            Some(dir.as_path())
         }
-    }
-    let mut offenders = gate::offenders(&results, options.fail_on, &options.max_errors);
-    if options.fail_on_regression {
-        offenders.extend(regressions.iter().map(|r| format!("regression: {r}")));
-    }
-    if !offenders.is_empty() {
-        summary.push_str("## CI gate: failed\n\n");
-        for o in &offenders {
-            summary.push_str(&format!("- {}\n", crate::report::md_escape(o)));
+        None => None,
+    };
+    // `-K-of-N` in every name a sharded run writes: shards sharing a folder never overwrite each other.
+    let suffix = options.shard.map(|s| s.suffix()).unwrap_or_default();
+    let named = |name: &str| format!("{name}{suffix}");
+    // The charts and the two big tables are written beside the summary, each on a thread of its own when
+    // there is one; every result is taken in the same order whatever the threads did first.
+    let mut charts = None;
+    let mut loads_written = None;
+    let mut components_written = None;
+    let mut summarised = None;
+    rayon::scope(|s| {
+        if options.html.is_some() || out_dir.is_some() {
+            s.spawn(|_| charts = Some(charts::all(results)));
         }
-        summary.push('\n');
-    }
+        if let Some(dir) = out_dir {
+            // Polars frames share their columns: these clones copy no cell.
+            let (loads, components) = (loads.clone(), components.clone());
+            s.spawn(|_| loads_written = Some(write_table(dir, "loads", loads, options)));
+            s.spawn(|_| {
+                components_written = Some(write_table(dir, "components", components, options))
+            });
+        }
+        summarised = Some(summarise(options, results, problems, &loads, &components));
+    });
+    let Summarised {
+        summary,
+        mut calibration,
+        regressions,
+        offenders,
+    } = summarised.expect("the scope ran it")?;
+    let charts = charts.transpose()?.unwrap_or_default();
     let mut written = Vec::new();
     if let Some(path) = &options.junit {
-        let xml = crate::report::junit::write(&junit::suites(&results, options.fail_on));
+        let xml = crate::report::junit::write(&junit::suites(results, options.fail_on));
         std::fs::write(path, xml)
             .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
         written.push(path.display().to_string());
     }
     if let Some(path) = &options.html {
-        let page = crate::report::html_page::summary_page(&summary, &charts::all(&results)?);
+        let page = crate::report::html_page::summary_page(&summary, &charts);
         std::fs::write(path, page)
             .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
         written.push(path.display().to_string());
     }
-    if let Some(dir) = &options.out {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", dir.display()))?;
-        let formats = tables::Formats {
-            jsonl: options.jsonl,
-        };
-        // `-K-of-N` in every name a sharded run writes: shards sharing a folder never overwrite each other.
-        let suffix = options.shard.map(|s| s.suffix()).unwrap_or_default();
-        let named = |name: &str| format!("{name}{suffix}");
-        if let Some(by) = &options.partition_by {
-            written.extend(dataset::write(dir, "loads", &loads, by, options.shard)?);
-            written.extend(dataset::write(
-                dir,
-                "components",
-                &components,
-                by,
-                options.shard,
-            )?);
-        } else {
-            written.extend(tables::write(dir, &named("loads"), &mut loads, formats)?);
-            written.extend(tables::write(
-                dir,
-                &named("components"),
-                &mut components,
-                formats,
-            )?);
-        }
+    if let Some(dir) = out_dir {
+        written.extend(loads_written.expect("spawned with the folder")?);
+        written.extend(components_written.expect("spawned with the folder")?);
         written.extend(tables::write(
             dir,
             &named("calibration"),
             &mut calibration,
             tables::Formats::default(),
         )?);
-        for chart in charts::all(&results)? {
+        for chart in &charts {
             // Fixed names (charts.rs), never from log text.
             let file_name = match chart.file_name.rsplit_once('.') {
                 Some((stem, ext)) => format!("{}.{ext}", named(stem)),
@@ -182,4 +186,77 @@ pub fn run(
         offenders,
         regressions,
     })
+}
+
+/// The summary (with calibration, baseline and gate sections), the calibration table, and why the gate
+/// fails.
+struct Summarised {
+    summary: String,
+    calibration: polars::prelude::DataFrame,
+    regressions: Vec<String>,
+    offenders: Vec<String>,
+}
+
+fn summarise(
+    options: &BatchOptions,
+    results: &[FileResult],
+    problems: &[String],
+    loads: &polars::prelude::DataFrame,
+    components: &polars::prelude::DataFrame,
+) -> anyhow::Result<Summarised> {
+    let rated = summary::rated(components)?;
+    let (summary, calibration) = rayon::join(
+        || summary::render(results, &rated, problems),
+        || calibration::table(&rated),
+    );
+    let (mut summary, calibration) = (summary?, calibration?);
+    summary.push_str(&calibration::render(&calibration));
+    let mut regressions = Vec::new();
+    if let Some(path) = &options.baseline {
+        let base = tables::read_parquet(path)
+            .map_err(|e| anyhow::anyhow!("cannot read the baseline {}: {e}", path.display()))?;
+        let changes = baseline::compare(loads, base)?;
+        summary.push_str(&baseline::render(&changes));
+        for c in changes.iter().filter(|c| !c.regressions.is_empty()) {
+            regressions.push(format!("{}: {}: {}", c.at, c.key, c.regressions.join("; ")));
+        }
+    }
+    let mut offenders = gate::offenders(results, options.fail_on, &options.max_errors);
+    if options.fail_on_regression {
+        offenders.extend(regressions.iter().map(|r| format!("regression: {r}")));
+    }
+    if !offenders.is_empty() {
+        summary.push_str("## CI gate: failed\n\n");
+        for o in &offenders {
+            summary.push_str(&format!("- {}\n", crate::report::md_escape(o)));
+        }
+        summary.push('\n');
+    }
+    Ok(Summarised {
+        summary,
+        calibration,
+        regressions,
+        offenders,
+    })
+}
+
+/// Write the big table `table` (`loads`, `components`) into `dir`: a Hive-partitioned dataset named after
+/// it with `--partition-by` (the shard is in its files' names), else single files in the formats asked for,
+/// named after it and the shard.
+fn write_table(
+    dir: &std::path::Path,
+    table: &str,
+    mut frame: polars::prelude::DataFrame,
+    options: &BatchOptions,
+) -> anyhow::Result<Vec<String>> {
+    match &options.partition_by {
+        Some(by) => dataset::write(dir, table, &frame, by, options.shard),
+        None => {
+            let suffix = options.shard.map(|s| s.suffix()).unwrap_or_default();
+            let formats = tables::Formats {
+                jsonl: options.jsonl,
+            };
+            tables::write(dir, &format!("{table}{suffix}"), &mut frame, formats)
+        }
+    }
 }

@@ -6,18 +6,16 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use polars::prelude::*;
+use rayon::prelude::*;
 
 use super::ingest::FileResult;
 use super::rows::ComponentRecord;
 use crate::model::human;
 use crate::report::md_escape;
 
-/// Ratio statistics of component rows grouped by `by` (plus the component name), sorted by the keys.
-pub fn ratio_stats(components: &DataFrame, by: &[&str]) -> PolarsResult<DataFrame> {
-    let mut keys: Vec<Expr> = vec![col("name")];
-    keys.extend(by.iter().map(|k| col(*k)));
-    let mut sort_keys: Vec<PlSmallStr> = vec!["name".into()];
-    sort_keys.extend(by.iter().map(|k| PlSmallStr::from(*k)));
+/// The rows of the `components` table that the ratio statistics read: components (not devices) with a ratio.
+/// Filtered once for all of [`ratio_stats`]'s groupings.
+pub fn rated(components: &DataFrame) -> PolarsResult<DataFrame> {
     components
         .clone()
         .lazy()
@@ -26,6 +24,18 @@ pub fn ratio_stats(components: &DataFrame, by: &[&str]) -> PolarsResult<DataFram
                 .eq(lit("component"))
                 .and(col("ratio").is_not_null()),
         )
+        .collect()
+}
+
+/// Ratio statistics of the [`rated`] rows grouped by `by` (plus the component name), sorted by the keys.
+pub fn ratio_stats(rated: &DataFrame, by: &[&str]) -> PolarsResult<DataFrame> {
+    let mut keys: Vec<Expr> = vec![col("name")];
+    keys.extend(by.iter().map(|k| col(*k)));
+    let mut sort_keys: Vec<PlSmallStr> = vec!["name".into()];
+    sort_keys.extend(by.iter().map(|k| PlSmallStr::from(*k)));
+    rated
+        .clone()
+        .lazy()
         .group_by(keys)
         .agg([
             col("ratio").count().alias("loads"),
@@ -119,12 +129,29 @@ pub fn stats_table(out: &mut String, df: &DataFrame, by: &[&str]) {
     out.push('\n');
 }
 
-/// The whole summary.
+/// The groupings of the summary's ratio tables after the overall one, with their titles.
+const GROUPINGS: [(&str, &str); 5] = [
+    ("model", "by model family"),
+    ("gpu_name", "by GPU"),
+    ("compute", "by compute capability"),
+    ("engine", "by engine"),
+    ("era", "by Ollama era"),
+];
+
+/// The whole summary, from the files' results and the [`rated`] component rows. The ratio tables are
+/// computed in parallel (on the calling rayon pool's threads), each independent of the others.
 pub fn render(
     results: &[FileResult],
-    components: &DataFrame,
+    rated: &DataFrame,
     problems: &[String],
 ) -> PolarsResult<String> {
+    let groupings: Vec<&[&str]> = std::iter::once(&[][..])
+        .chain(GROUPINGS.iter().map(|(by, _)| std::slice::from_ref(by)))
+        .collect();
+    let stats = groupings
+        .par_iter()
+        .map(|by| ratio_stats(rated, by))
+        .collect::<PolarsResult<Vec<DataFrame>>>()?;
     let mut out = String::from("# vramdiff batch summary\n\n");
     let files = results.len();
     let failed: Vec<&FileResult> = results
@@ -155,16 +182,10 @@ pub fn render(
         out,
         "## Actual / estimated, per component\n\nA ratio below 1 means the estimate was too high. `worst` is the ratio farthest from 1.\n"
     );
-    stats_table(&mut out, &ratio_stats(components, &[])?, &[]);
-    for (by, title) in [
-        ("model", "by model family"),
-        ("gpu_name", "by GPU"),
-        ("compute", "by compute capability"),
-        ("engine", "by engine"),
-        ("era", "by Ollama era"),
-    ] {
+    stats_table(&mut out, &stats[0], &[]);
+    for ((by, title), stats) in GROUPINGS.iter().zip(&stats[1..]) {
         let _ = writeln!(out, "### {title}\n");
-        stats_table(&mut out, &ratio_stats(components, &[by])?, &[by]);
+        stats_table(&mut out, stats, &[by]);
     }
     let mut counts: BTreeMap<(&str, &str), usize> = BTreeMap::new();
     for r in results {

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use polars::prelude::*;
 
-use super::rows::{ComponentRecord, LoadRow, COMPONENTS};
+use super::rows::{ComponentFigures, ComponentRecord, LoadRow, COMPONENTS};
 
 /// A named column from a vector (the element type picks the polars type).
 macro_rules! column {
@@ -16,57 +16,52 @@ macro_rules! column {
     };
 }
 
-/// The `loads` table.
-pub fn loads_frame(rows: &[LoadRow]) -> PolarsResult<DataFrame> {
-    let s = |f: &dyn Fn(&LoadRow) -> String| rows.iter().map(f).collect::<Vec<String>>();
-    let os = |f: &dyn Fn(&LoadRow) -> Option<String>| {
-        rows.iter().map(f).collect::<Vec<Option<String>>>()
+/// The `loads` table, from the rows of every file in order (borrowed: polars copies the text into its own
+/// buffers, so no cell is cloned on the way).
+pub fn loads_frame<'r>(rows: &[&'r LoadRow]) -> PolarsResult<DataFrame> {
+    let s = |f: &dyn Fn(&LoadRow) -> &str| rows.iter().map(|r| f(r)).collect::<Vec<&str>>();
+    let os = |f: &dyn Fn(&LoadRow) -> Option<&str>| {
+        rows.iter().map(|r| f(r)).collect::<Vec<Option<&str>>>()
     };
-    let i = |f: &dyn Fn(&LoadRow) -> Option<i64>| rows.iter().map(f).collect::<Vec<Option<i64>>>();
-    let b = |f: &dyn Fn(&LoadRow) -> bool| rows.iter().map(f).collect::<Vec<bool>>();
+    let i = |f: &dyn Fn(&LoadRow) -> Option<i64>| {
+        rows.iter().map(|r| f(r)).collect::<Vec<Option<i64>>>()
+    };
+    let n = |f: &dyn Fn(&LoadRow) -> i64| rows.iter().map(|r| f(r)).collect::<Vec<i64>>();
+    let b = |f: &dyn Fn(&LoadRow) -> bool| rows.iter().map(|r| f(r)).collect::<Vec<bool>>();
     let mut columns = vec![
-        column!("file", s(&|r| r.file.clone())),
-        column!("load", rows.iter().map(|r| r.load).collect::<Vec<i64>>()),
-        column!(
-            "first_line",
-            rows.iter().map(|r| r.first_line).collect::<Vec<i64>>()
-        ),
-        column!(
-            "last_line",
-            rows.iter().map(|r| r.last_line).collect::<Vec<i64>>()
-        ),
-        column!("key", s(&|r| r.key.clone())),
+        column!("file", s(&|r| &r.file)),
+        column!("load", n(&|r| r.load)),
+        column!("first_line", n(&|r| r.first_line)),
+        column!("last_line", n(&|r| r.last_line)),
+        column!("key", s(&|r| &r.key)),
         column!("partial", b(&|r| r.partial)),
         column!("failed", b(&|r| r.failed)),
-        column!("model", os(&|r| r.model.clone())),
-        column!("blob", os(&|r| r.blob.clone())),
-        column!("engine", s(&|r| r.engine.clone())),
-        column!("ollama_version", os(&|r| r.ollama_version.clone())),
-        column!("era", s(&|r| r.era.clone())),
-        column!("runtime", s(&|r| r.runtime.clone())),
-        column!("runtime_version", os(&|r| r.runtime_version.clone())),
-        column!("library", os(&|r| r.library.clone())),
-        column!(
-            "gpu_count",
-            rows.iter().map(|r| r.gpu_count).collect::<Vec<i64>>()
-        ),
-        column!("gpu_names", s(&|r| r.gpu_names.clone())),
-        column!("compute", s(&|r| r.compute.clone())),
+        column!("model", os(&|r| r.model.as_deref())),
+        column!("blob", os(&|r| r.blob.as_deref())),
+        column!("engine", s(&|r| &r.engine)),
+        column!("ollama_version", os(&|r| r.ollama_version.as_deref())),
+        column!("era", s(&|r| &r.era)),
+        column!("runtime", s(&|r| &r.runtime)),
+        column!("runtime_version", os(&|r| r.runtime_version.as_deref())),
+        column!("library", os(&|r| r.library.as_deref())),
+        column!("gpu_count", n(&|r| r.gpu_count)),
+        column!("gpu_names", s(&|r| &r.gpu_names)),
+        column!("compute", s(&|r| &r.compute)),
         column!("ctx", i(&|r| r.ctx)),
         column!("batch", i(&|r| r.batch)),
         column!("parallel", i(&|r| r.parallel)),
         column!("gpu_layers", i(&|r| r.gpu_layers)),
-        column!("kv_cache_type", os(&|r| r.kv_cache_type.clone())),
+        column!("kv_cache_type", os(&|r| r.kv_cache_type.as_deref())),
         column!(
             "flash_attention",
             rows.iter()
                 .map(|r| r.flash_attention)
                 .collect::<Vec<Option<bool>>>(),
         ),
-        column!("estimate_form", os(&|r| r.estimate_form.clone())),
+        column!("estimate_form", os(&|r| r.estimate_form.as_deref())),
         column!("layers_model", i(&|r| r.layers_model)),
         column!("layers_offload", i(&|r| r.layers_offload)),
-        column!("layers_split", os(&|r| r.layers_split.clone())),
+        column!("layers_split", os(&|r| r.layers_split.as_deref())),
         column!("memory_required_full", i(&|r| r.est_required_full)),
         column!("memory_required_partial", i(&|r| r.est_required_partial)),
         column!("memory_required_kv", i(&|r| r.est_kv)),
@@ -84,16 +79,28 @@ pub fn loads_frame(rows: &[LoadRow]) -> PolarsResult<DataFrame> {
     ];
     for (k, c) in COMPONENTS.iter().enumerate() {
         let name = c.as_str();
-        let fig = |r: &LoadRow| r.components.get(k).cloned().unwrap_or_default();
-        columns.push(column!(format!("est_{name}"), i(&|r| fig(r).estimated)));
-        columns.push(column!(format!("act_{name}"), i(&|r| fig(r).actual)));
-        columns.push(column!(format!("delta_{name}"), i(&|r| fig(r).delta)));
-        columns.push(column!(format!("verdict_{name}"), s(&|r| fig(r).verdict)));
+        let fig = |r: &'r LoadRow| figures(r, k);
+        columns.push(column!(
+            format!("est_{name}"),
+            rows.iter().map(|r| fig(r).estimated).collect::<Vec<_>>()
+        ));
+        columns.push(column!(
+            format!("act_{name}"),
+            rows.iter().map(|r| fig(r).actual).collect::<Vec<_>>()
+        ));
+        columns.push(column!(
+            format!("delta_{name}"),
+            rows.iter().map(|r| fig(r).delta).collect::<Vec<_>>()
+        ));
+        columns.push(column!(
+            format!("verdict_{name}"),
+            rows.iter()
+                .map(|r| fig(r).verdict.as_str())
+                .collect::<Vec<&str>>()
+        ));
         columns.push(column!(
             format!("ratio_{name}"),
-            rows.iter()
-                .map(|r| fig(r).ratio)
-                .collect::<Vec<Option<f64>>>(),
+            rows.iter().map(|r| fig(r).ratio).collect::<Vec<_>>()
         ));
     }
     columns.extend([
@@ -101,29 +108,41 @@ pub fn loads_frame(rows: &[LoadRow]) -> PolarsResult<DataFrame> {
         column!("observed_unattributed", i(&|r| r.observed_unattributed)),
         column!("replay_gpus", i(&|r| r.replay_gpus)),
         column!("replay_margin", i(&|r| r.replay_margin)),
-        column!("findings", s(&|r| r.findings.clone())),
-        column!("max_severity", os(&|r| r.max_severity.clone())),
+        column!("findings", s(&|r| &r.findings)),
+        column!("max_severity", os(&|r| r.max_severity.as_deref())),
     ]);
     DataFrame::new(rows.len(), columns)
 }
 
-/// The `components` table (long form).
-pub fn components_frame(rows: &[ComponentRecord]) -> PolarsResult<DataFrame> {
-    let s = |f: &dyn Fn(&ComponentRecord) -> String| rows.iter().map(f).collect::<Vec<String>>();
-    let i = |f: &dyn Fn(&ComponentRecord) -> Option<i64>| {
-        rows.iter().map(f).collect::<Vec<Option<i64>>>()
+/// Load `r`'s figures of component `k` (of [`COMPONENTS`]); a row without them reads as the empty figures (no
+/// values, no verdict).
+fn figures(r: &LoadRow, k: usize) -> &ComponentFigures {
+    static NONE: ComponentFigures = ComponentFigures {
+        estimated: None,
+        actual: None,
+        delta: None,
+        verdict: String::new(),
+        ratio: None,
     };
+    r.components.get(k).unwrap_or(&NONE)
+}
+
+/// The `components` table (long form), from the records of every file in order (borrowed, as for
+/// [`loads_frame`]).
+pub fn components_frame(rows: &[&ComponentRecord]) -> PolarsResult<DataFrame> {
+    let s = |f: &dyn Fn(&ComponentRecord) -> &str| rows.iter().map(|r| f(r)).collect::<Vec<&str>>();
+    let i = |f: &dyn Fn(&ComponentRecord) -> Option<i64>| {
+        rows.iter().map(|r| f(r)).collect::<Vec<Option<i64>>>()
+    };
+    let n = |f: &dyn Fn(&ComponentRecord) -> i64| rows.iter().map(|r| f(r)).collect::<Vec<i64>>();
     DataFrame::new(
         rows.len(),
         vec![
-            column!("file", s(&|r| r.file.clone())),
-            column!("load", rows.iter().map(|r| r.load).collect::<Vec<i64>>()),
-            column!(
-                "first_line",
-                rows.iter().map(|r| r.first_line).collect::<Vec<i64>>()
-            ),
-            column!("kind", s(&|r| r.kind.to_string())),
-            column!("name", s(&|r| r.name.clone())),
+            column!("file", s(&|r| &r.file)),
+            column!("load", n(&|r| r.load)),
+            column!("first_line", n(&|r| r.first_line)),
+            column!("kind", s(&|r| r.kind)),
+            column!("name", s(&|r| &r.name)),
             column!("estimated", i(&|r| r.estimated)),
             column!("estimated_low", i(&|r| r.estimated_low)),
             column!("estimated_high", i(&|r| r.estimated_high)),
@@ -131,7 +150,7 @@ pub fn components_frame(rows: &[ComponentRecord]) -> PolarsResult<DataFrame> {
             column!("actual_low", i(&|r| r.actual_low)),
             column!("actual_high", i(&|r| r.actual_high)),
             column!("delta", i(&|r| r.delta)),
-            column!("verdict", s(&|r| r.verdict.clone())),
+            column!("verdict", s(&|r| &r.verdict)),
             column!(
                 "ratio",
                 rows.iter().map(|r| r.ratio).collect::<Vec<Option<f64>>>()
@@ -139,14 +158,14 @@ pub fn components_frame(rows: &[ComponentRecord]) -> PolarsResult<DataFrame> {
             column!(
                 "model",
                 rows.iter()
-                    .map(|r| r.model.clone())
-                    .collect::<Vec<Option<String>>>()
+                    .map(|r| r.model.as_deref())
+                    .collect::<Vec<Option<&str>>>()
             ),
-            column!("engine", s(&|r| r.engine.clone())),
-            column!("era", s(&|r| r.era.clone())),
-            column!("runtime", s(&|r| r.runtime.clone())),
-            column!("gpu_name", s(&|r| r.gpu_name.clone())),
-            column!("compute", s(&|r| r.compute.clone())),
+            column!("engine", s(&|r| &r.engine)),
+            column!("era", s(&|r| &r.era)),
+            column!("runtime", s(&|r| &r.runtime)),
+            column!("gpu_name", s(&|r| &r.gpu_name)),
+            column!("compute", s(&|r| &r.compute)),
         ],
     )
 }
@@ -157,31 +176,53 @@ pub struct Formats {
     pub jsonl: bool,
 }
 
-/// Write `name.parquet` and `name.csv` (and `name.jsonl` on request) into `dir`; returns the paths written.
+/// Write `name.parquet` and `name.csv` (and `name.jsonl` on request) into `dir`, each file on a thread of the
+/// calling rayon pool when it has one free; returns the paths written, in that order.
+///
+/// The Parquet file carries each column chunk's minimum, maximum and null count (what readers prune row
+/// groups with), not its distinct count, which would cost a hash of every value.
 pub fn write(
     dir: &Path,
     name: &str,
     df: &mut DataFrame,
     formats: Formats,
 ) -> anyhow::Result<Vec<String>> {
-    let mut written = Vec::new();
     let parquet = dir.join(format!("{name}.parquet"));
-    ParquetWriter::new(File::create(&parquet)?)
-        .with_statistics(StatisticsOptions::full())
-        .finish(df)?;
-    written.push(parquet.display().to_string());
     let csv = dir.join(format!("{name}.csv"));
-    CsvWriter::new(File::create(&csv)?)
-        .include_header(true)
-        .finish(df)?;
-    written.push(csv.display().to_string());
-    if formats.jsonl {
-        let jsonl = dir.join(format!("{name}.jsonl"));
-        JsonWriter::new(File::create(&jsonl)?)
-            .with_json_format(JsonFormat::JsonLines)
-            .finish(df)?;
-        written.push(jsonl.display().to_string());
-    }
+    let jsonl = formats.jsonl.then(|| dir.join(format!("{name}.jsonl")));
+    // Frames share their columns: the clones copy no cell.
+    let (mut for_parquet, mut for_jsonl) = (df.clone(), df.clone());
+    let ((wrote_parquet, wrote_csv), wrote_jsonl) = rayon::join(
+        || {
+            rayon::join(
+                || -> anyhow::Result<()> {
+                    ParquetWriter::new(File::create(&parquet)?)
+                        .with_statistics(StatisticsOptions::default())
+                        .finish(&mut for_parquet)?;
+                    Ok(())
+                },
+                || -> anyhow::Result<()> {
+                    CsvWriter::new(File::create(&csv)?)
+                        .include_header(true)
+                        .finish(df)?;
+                    Ok(())
+                },
+            )
+        },
+        || -> anyhow::Result<()> {
+            if let Some(jsonl) = &jsonl {
+                JsonWriter::new(File::create(jsonl)?)
+                    .with_json_format(JsonFormat::JsonLines)
+                    .finish(&mut for_jsonl)?;
+            }
+            Ok(())
+        },
+    );
+    wrote_parquet?;
+    wrote_csv?;
+    wrote_jsonl?;
+    let mut written = vec![parquet.display().to_string(), csv.display().to_string()];
+    written.extend(jsonl.map(|p| p.display().to_string()));
     Ok(written)
 }
 
