@@ -14,7 +14,7 @@ use crate::report::md_escape;
 pub const MIN_LOADS: u32 = 5;
 
 /// The calibration table: component × compute capability → loads, factor (median ratio), p10, p90; from the
-/// [`rated`](super::summary::rated) component rows.
+/// [rated](super::summary::is_rated) component rows.
 pub fn table(rated: &DataFrame) -> PolarsResult<DataFrame> {
     let stats = ratio_stats(rated, &["compute"])?;
     stats

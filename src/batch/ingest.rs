@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, PoisonError};
 
 use rayon::prelude::*;
 
@@ -134,20 +135,27 @@ pub fn analyze_all(
     pool: &rayon::ThreadPool,
     progress: &(dyn Fn(u64) + Sync),
 ) -> anyhow::Result<Vec<FileResult>> {
-    // The grammar is compiled once and cloned per worker.
+    // The grammar is compiled once and cloned per worker thread, each clone used by its thread alone (the lock
+    // is never contended). The files are handed out one at a time: a thread that finishes early takes the
+    // next file, rather than waiting for another thread's share of the list.
     let pipeline = Pipeline::new(options)?;
+    let pipelines: Vec<Mutex<Pipeline>> = (0..pool.current_num_threads())
+        .map(|_| Mutex::new(pipeline.clone()))
+        .collect();
     let done = AtomicU64::new(0);
     let results = pool.install(|| {
         files
             .par_iter()
-            .map_init(
-                || pipeline.clone(),
-                |pipeline, path| {
-                    let r = analyze_file(path, pipeline);
-                    progress(done.fetch_add(1, Ordering::Relaxed) + 1);
-                    r
-                },
-            )
+            .with_max_len(1)
+            .map(|path| {
+                let thread = rayon::current_thread_index().unwrap_or(0);
+                let mut pipeline = pipelines[thread % pipelines.len()]
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner);
+                let r = analyze_file(path, &mut pipeline);
+                progress(done.fetch_add(1, Ordering::Relaxed) + 1);
+                r
+            })
             .collect()
     });
     Ok(results)

@@ -13,21 +13,14 @@ use super::rows::ComponentRecord;
 use crate::model::human;
 use crate::report::md_escape;
 
-/// The rows of the `components` table that the ratio statistics read: components (not devices) with a ratio.
-/// Filtered once for all of [`ratio_stats`]'s groupings.
-pub fn rated(components: &DataFrame) -> PolarsResult<DataFrame> {
-    components
-        .clone()
-        .lazy()
-        .filter(
-            col("kind")
-                .eq(lit("component"))
-                .and(col("ratio").is_not_null()),
-        )
-        .collect()
+/// True for the rows of the `components` table that the ratio statistics read: components (not devices) with
+/// a ratio. The frame of these rows ([`super::tables::components_frame`] of them) is built once for all of
+/// [`ratio_stats`]'s groupings.
+pub fn is_rated(row: &ComponentRecord) -> bool {
+    row.kind == "component" && row.ratio.is_some()
 }
 
-/// Ratio statistics of the [`rated`] rows grouped by `by` (plus the component name), sorted by the keys.
+/// Ratio statistics of the [rated](is_rated) rows grouped by `by` (plus the component name), sorted by the keys.
 pub fn ratio_stats(rated: &DataFrame, by: &[&str]) -> PolarsResult<DataFrame> {
     let mut keys: Vec<Expr> = vec![col("name")];
     keys.extend(by.iter().map(|k| col(*k)));
@@ -138,7 +131,7 @@ const GROUPINGS: [(&str, &str); 5] = [
     ("era", "by Ollama era"),
 ];
 
-/// The whole summary, from the files' results and the [`rated`] component rows. The ratio tables are
+/// The whole summary, from the files' results and the [rated](is_rated) component rows. The ratio tables are
 /// computed in parallel (on the calling rayon pool's threads), each independent of the others.
 pub fn render(
     results: &[FileResult],

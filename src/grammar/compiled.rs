@@ -4,8 +4,11 @@
 //! over the line, which rules can possibly match (`Grammar::candidates`). Applying the rules is the parse
 //! stage's job.
 
+use std::sync::{Arc, OnceLock};
+
 use aho_corasick::{AhoCorasick, MatchKind};
-use regex_automata::{meta, PatternID};
+use regex_automata::meta;
+use regex_syntax::hir::{Hir, HirKind};
 
 use super::raw::{RawExample, RawRule};
 use super::GrammarError;
@@ -23,31 +26,63 @@ const LAZY_DFA_CACHE: usize = 16 << 10;
 /// group: ~0.4 MB each with the grammar's literals and Unicode classes, 20 MB of every run's memory before its
 /// first line (heaptrack). The captures of the rare matching line are found by the bounded backtracker or
 /// the PikeVM instead.
+///
+/// The pattern is parsed when the rule is loaded (a syntax error is the grammar's error, and the capture
+/// names are known); the matcher may be built then ([`RuleRegex::new`]) or on the first line that reaches
+/// the rule ([`RuleRegex::on_first_use`]): building every rule's NFAs was most of a run's start-up (~25 ms,
+/// `docs/performance.md`), and a log reaches few rules. Clones share the one matcher, built once.
 #[derive(Debug, Clone)]
-pub struct RuleRegex(meta::Regex);
+pub struct RuleRegex(Arc<LazyRegex>);
+
+#[derive(Debug)]
+struct LazyRegex {
+    pattern: String,
+    /// The named groups, in the pattern's order.
+    names: Vec<String>,
+    /// `None` once building failed (only a pattern past the engine's size limits, which [`RuleRegex::new`]
+    /// reports): such a regex matches nothing.
+    built: OnceLock<Option<meta::Regex>>,
+}
 
 impl RuleRegex {
+    /// Parse and build the regex now: every error is reported here.
     pub fn new(pattern: &str) -> Result<RuleRegex, String> {
-        meta::Regex::builder()
-            .configure(
-                meta::Config::new()
-                    .onepass(false)
-                    .hybrid_cache_capacity(LAZY_DFA_CACHE),
-            )
-            .build(pattern)
-            .map(RuleRegex)
-            .map_err(|e| e.to_string())
+        let regex = Self::on_first_use(pattern)?;
+        let built = build(pattern)?;
+        let _ = regex.0.built.set(Some(built));
+        Ok(regex)
+    }
+
+    /// Parse the regex now (its syntax errors are reported here) and build its matcher on first use.
+    pub fn on_first_use(pattern: &str) -> Result<RuleRegex, String> {
+        let hir = regex_automata::util::syntax::parse(pattern).map_err(|e| e.to_string())?;
+        let mut names = Vec::new();
+        capture_names(&hir, &mut names);
+        names.sort_by_key(|(index, _)| *index);
+        Ok(RuleRegex(Arc::new(LazyRegex {
+            pattern: pattern.to_string(),
+            names: names.into_iter().map(|(_, name)| name).collect(),
+            built: OnceLock::new(),
+        })))
+    }
+
+    fn built(&self) -> Option<&meta::Regex> {
+        self.0
+            .built
+            .get_or_init(|| build(&self.0.pattern).ok())
+            .as_ref()
     }
 
     /// The named groups, in the pattern's order.
     pub fn capture_names(&self) -> impl Iterator<Item = &str> {
-        self.0.group_info().pattern_names(PatternID::ZERO).flatten()
+        self.0.names.iter().map(String::as_str)
     }
 
     /// On a match, each named group that took part with its text, in the pattern's order.
     pub fn named_captures<'l>(&self, line: &'l str) -> Option<Vec<(&str, &'l str)>> {
-        let mut caps = self.0.create_captures();
-        self.0.captures(line, &mut caps);
+        let regex = self.built()?;
+        let mut caps = regex.create_captures();
+        regex.captures(line, &mut caps);
         if !caps.is_match() {
             return None;
         }
@@ -59,7 +94,37 @@ impl RuleRegex {
     }
 
     pub fn is_match(&self, line: &str) -> bool {
-        self.0.is_match(line)
+        self.built().is_some_and(|regex| regex.is_match(line))
+    }
+}
+
+fn build(pattern: &str) -> Result<meta::Regex, String> {
+    meta::Regex::builder()
+        .configure(
+            meta::Config::new()
+                .onepass(false)
+                .hybrid_cache_capacity(LAZY_DFA_CACHE),
+        )
+        .build(pattern)
+        .map_err(|e| e.to_string())
+}
+
+/// Every named capture group of `hir` with its group index (the order `regex` numbers them in).
+fn capture_names(hir: &Hir, out: &mut Vec<(u32, String)>) {
+    match hir.kind() {
+        HirKind::Capture(capture) => {
+            if let Some(name) = &capture.name {
+                out.push((capture.index, name.to_string()));
+            }
+            capture_names(&capture.sub, out);
+        }
+        HirKind::Repetition(repetition) => capture_names(&repetition.sub, out),
+        HirKind::Concat(subs) | HirKind::Alternation(subs) => {
+            for sub in subs {
+                capture_names(sub, out);
+            }
+        }
+        HirKind::Empty | HirKind::Literal(_) | HirKind::Class(_) | HirKind::Look(_) => {}
     }
 }
 
@@ -80,7 +145,9 @@ pub struct Rule {
 }
 
 impl Rule {
-    pub(super) fn compile(raw: RawRule, file: &str) -> Result<Rule, GrammarError> {
+    /// Check a rule as read from a grammar file and compile it; `build_now` builds its regex's matcher now
+    /// (every error reported here) rather than on first use (syntax errors only).
+    pub(super) fn compile(raw: RawRule, file: &str, build_now: bool) -> Result<Rule, GrammarError> {
         let err = |what: String| GrammarError::Rule {
             file: file.to_string(),
             id: raw.id.clone(),
@@ -95,8 +162,12 @@ impl Rule {
         if raw.examples.is_empty() {
             return Err(err("needs at least one example line".into()));
         }
-        let regex =
-            RuleRegex::new(&raw.regex).map_err(|e| err(format!("regex does not compile: {e}")))?;
+        let regex = if build_now {
+            RuleRegex::new(&raw.regex)
+        } else {
+            RuleRegex::on_first_use(&raw.regex)
+        };
+        let regex = regex.map_err(|e| err(format!("regex does not compile: {e}")))?;
         Ok(Rule {
             id: raw.id,
             event: raw.event,
@@ -174,6 +245,44 @@ fn rule_anchors(rule: &Rule) -> impl Iterator<Item = &str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every built-in rule's regex, built on first use in a run, builds, and the capture names read from its
+    /// syntax before it is built are the built matcher's.
+    #[test]
+    fn every_built_in_rule_regex_builds_with_the_names_read_before() {
+        let grammar = super::super::load(None).unwrap();
+        assert!(grammar.rules.len() > 100);
+        for rule in &grammar.rules {
+            let built = build(&rule.regex.0.pattern).unwrap_or_else(|e| panic!("{}: {e}", rule.id));
+            let names: Vec<&str> = built
+                .group_info()
+                .pattern_names(regex_automata::PatternID::ZERO)
+                .flatten()
+                .collect();
+            assert_eq!(
+                rule.regex.capture_names().collect::<Vec<_>>(),
+                names,
+                "{}",
+                rule.id
+            );
+            assert!(
+                rule.regex.0.built.get().is_none(),
+                "{} built at load",
+                rule.id
+            );
+        }
+    }
+
+    /// A pattern past the engine's size limits: a syntax error neither way, an error when built now, and a
+    /// regex matching nothing (never a panic) when built on first use.
+    #[test]
+    fn a_regex_too_big_to_build_is_an_error_now_and_no_match_later() {
+        let pattern = r"\w{1000}\w{1000}\w{1000}\w{1000}";
+        assert!(RuleRegex::new(pattern).is_err());
+        let lazy = RuleRegex::on_first_use(pattern).unwrap();
+        assert!(!lazy.is_match("word"));
+        assert_eq!(lazy.named_captures("word"), None);
+    }
 
     /// The same matches and groups as `regex::Regex` on the same pattern.
     #[test]

@@ -37,7 +37,10 @@ pub enum GrammarError {
     Prefilter(String),
 }
 
-/// A grammar file's name, its text, and where it came from (`built-in` or a path).
+/// The origin of the grammar files built into the binary.
+const BUILTIN_ORIGIN: &str = "built-in";
+
+/// A grammar file's name, its text, and where it came from ([`BUILTIN_ORIGIN`] or a path).
 struct Source {
     name: String,
     text: String,
@@ -55,7 +58,7 @@ fn builtin_sources() -> Vec<Source> {
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default(),
             text: String::from_utf8_lossy(f.contents()).into_owned(),
-            origin: "built-in".to_string(),
+            origin: BUILTIN_ORIGIN.to_string(),
         })
         .collect()
 }
@@ -115,8 +118,11 @@ pub fn load(override_dir: Option<&Path>) -> Result<Grammar, GrammarError> {
                 ),
             });
         }
+        // The built-in rules' regexes are built on first use (the tests build every one); a file of the
+        // user's is built whole now, so that every error in it is said before a log is read.
+        let build_now = source.origin != BUILTIN_ORIGIN;
         for raw_rule in raw.rules {
-            let rule = Rule::compile(raw_rule, &source.name)?;
+            let rule = Rule::compile(raw_rule, &source.name, build_now)?;
             if let Some(prev) = rules.iter().find(|r| r.id == rule.id) {
                 return Err(GrammarError::DuplicateId {
                     id: rule.id.clone(),
