@@ -32,6 +32,7 @@
 use serde::Serialize;
 use serde_json::{json, Value};
 
+use super::json_nested::NestedPretty;
 use crate::model::{Analysis, Concluded, InputSummary};
 
 /// The contract version; bump only for a breaking change.
@@ -156,18 +157,12 @@ fn pretty_array<T: Serialize>(
     Ok(())
 }
 
-/// `value` pretty-printed as if nested `depth` levels deep. JSON text has no raw newline inside a string,
-/// so indenting every line is exact.
+/// `value` pretty-printed as if nested `depth` levels deep.
 fn pretty_at(out: &mut Vec<u8>, value: &Value, depth: usize) -> serde_json::Result<()> {
-    let text = serde_json::to_vec_pretty(value)?;
-    for (i, line) in text.split(|&b| b == b'\n').enumerate() {
-        if i > 0 {
-            out.push(b'\n');
-            indent(out, depth);
-        }
-        out.extend_from_slice(line);
-    }
-    Ok(())
+    value.serialize(&mut serde_json::Serializer::with_formatter(
+        out,
+        NestedPretty::at(depth),
+    ))
 }
 
 fn indent(out: &mut Vec<u8>, depth: usize) {

@@ -16,6 +16,7 @@ pub mod html_page;
 pub mod inspect;
 pub mod issue;
 pub mod json;
+mod json_nested;
 pub mod junit;
 pub mod markdown;
 pub mod outline;
