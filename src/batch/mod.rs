@@ -86,7 +86,10 @@ pub fn run(
         .num_threads(options.threads)
         .build()?;
     let results: Vec<FileResult> = ingest::analyze_all(&files, &options.analysis, &pool, progress)?;
-    let outcome = pool.install(|| conclude(options, &results, &problems));
+    // Polars runs its operations in parallel only on its own pool's threads (on any other thread, one after
+    // the other): the tables are written and summarised there, which `--threads` bounds too (`main.rs`).
+    let outcome =
+        polars_core::runtime::THREAD_POOL.install(|| conclude(options, &results, &problems));
     // Every row, finding and summary of every file, freed one small allocation at a time (~20 ms for 2,000
     // logs, `docs/performance.md`): on a thread of its own, so that the caller does not wait for it.
     std::thread::spawn(move || drop(results));
