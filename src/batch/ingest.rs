@@ -128,13 +128,16 @@ fn analyze_file(path: &str, pipeline: &mut Pipeline) -> FileResult {
     result
 }
 
-/// Analyse every file on the threads of `pool`, calling `progress` after each file.
+/// Analyse every file on `threads` threads (0: all cores), calling `progress` after each file.
 pub fn analyze_all(
     files: &[String],
     options: &Options,
-    pool: &rayon::ThreadPool,
+    threads: usize,
     progress: &(dyn Fn(u64) + Sync),
 ) -> anyhow::Result<Vec<FileResult>> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()?;
     // The grammar is compiled once and cloned per worker thread, each clone used by its thread alone (the lock
     // is never contended). The files are handed out one at a time: a thread that finishes early takes the
     // next file, rather than waiting for another thread's share of the list.

@@ -68,8 +68,8 @@ pub struct BatchOutcome {
 /// Run a batch; `progress` is called with the number of files done.
 ///
 /// The files are analysed on `options.threads` threads; what follows (the tables, the charts, the summary)
-/// is spread over the same threads where the parts do not depend on each other, so a second thread also
-/// shortens the part of the run after the last file.
+/// runs on polars' pool, its parts beside each other where they do not depend on each other, so a second
+/// thread also shortens the part of the run after the last file.
 pub fn run(
     options: &BatchOptions,
     progress: &(dyn Fn(u64) + Sync),
@@ -82,10 +82,8 @@ pub fn run(
         .map(|f| f.path)
         .collect();
     files_found(files.len() as u64);
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(options.threads)
-        .build()?;
-    let results: Vec<FileResult> = ingest::analyze_all(&files, &options.analysis, &pool, progress)?;
+    let results: Vec<FileResult> =
+        ingest::analyze_all(&files, &options.analysis, options.threads, progress)?;
     // Polars runs its operations in parallel only on its own pool's threads (on any other thread, one after
     // the other): the tables are written and summarised there, which `--threads` bounds too (`main.rs`).
     let outcome =
@@ -136,8 +134,7 @@ fn conclude(
     let mut charts = None;
     let mut loads_written = None;
     let mut components_written = None;
-    let mut summarised = None;
-    rayon::scope(|s| {
+    let summarised = rayon::scope(|s| {
         if options.html.is_some() || out_dir.is_some() {
             s.spawn(|_| charts = Some(charts::all(results)));
         }
@@ -149,14 +146,14 @@ fn conclude(
                 components_written = Some(write_table(dir, "components", components, options))
             });
         }
-        summarised = Some(summarise(options, results, problems, &loads, &rated));
+        summarise(options, results, problems, &loads, &rated)
     });
     let Summarised {
         summary,
         mut calibration,
         regressions,
         offenders,
-    } = summarised.expect("the scope ran it")?;
+    } = summarised?;
     let charts = charts.transpose()?.unwrap_or_default();
     let mut written = Vec::new();
     if let Some(path) = &options.junit {

@@ -22,9 +22,20 @@ impl NestedPretty {
         }
     }
 
+    fn value_written(&mut self) -> io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
+
     fn new_line<W: ?Sized + Write>(&self, writer: &mut W, first: bool) -> io::Result<()> {
         writer.write_all(if first { b"\n" } else { b",\n" })?;
         indent(writer, self.depth)
+    }
+
+    fn open<W: ?Sized + Write>(&mut self, writer: &mut W, bracket: &[u8]) -> io::Result<()> {
+        self.depth += 1;
+        self.has_value = false;
+        writer.write_all(bracket)
     }
 
     fn close<W: ?Sized + Write>(&mut self, writer: &mut W, bracket: &[u8]) -> io::Result<()> {
@@ -50,9 +61,7 @@ fn indent<W: ?Sized + Write>(writer: &mut W, depth: usize) -> io::Result<()> {
 
 impl Formatter for NestedPretty {
     fn begin_array<W: ?Sized + Write>(&mut self, writer: &mut W) -> io::Result<()> {
-        self.depth += 1;
-        self.has_value = false;
-        writer.write_all(b"[")
+        self.open(writer, b"[")
     }
 
     fn end_array<W: ?Sized + Write>(&mut self, writer: &mut W) -> io::Result<()> {
@@ -68,14 +77,11 @@ impl Formatter for NestedPretty {
     }
 
     fn end_array_value<W: ?Sized + Write>(&mut self, _writer: &mut W) -> io::Result<()> {
-        self.has_value = true;
-        Ok(())
+        self.value_written()
     }
 
     fn begin_object<W: ?Sized + Write>(&mut self, writer: &mut W) -> io::Result<()> {
-        self.depth += 1;
-        self.has_value = false;
-        writer.write_all(b"{")
+        self.open(writer, b"{")
     }
 
     fn end_object<W: ?Sized + Write>(&mut self, writer: &mut W) -> io::Result<()> {
@@ -95,8 +101,7 @@ impl Formatter for NestedPretty {
     }
 
     fn end_object_value<W: ?Sized + Write>(&mut self, _writer: &mut W) -> io::Result<()> {
-        self.has_value = true;
-        Ok(())
+        self.value_written()
     }
 }
 
