@@ -280,9 +280,15 @@ fn results_do_not_depend_on_the_thread_count() {
         ],
         b"",
     );
+    // Every file, the Parquet ones too: the tables, charts and summary are written beside each other on the
+    // threads there are (src/batch/mod.rs), each from the same rows in the same order.
     for f in [
         "loads.csv",
+        "loads.parquet",
         "components.csv",
+        "components.parquet",
+        "calibration.csv",
+        "calibration.parquet",
         "summary.md",
         "estimated-vs-actual.png",
     ] {
