@@ -18,7 +18,7 @@ macro_rules! column {
 
 /// The `loads` table, from the rows of every file in order (borrowed: polars copies the text into its own
 /// buffers, so no cell is cloned on the way).
-pub fn loads_frame<'r>(rows: &[&'r LoadRow]) -> PolarsResult<DataFrame> {
+pub fn loads_frame(rows: &[&LoadRow]) -> PolarsResult<DataFrame> {
     let s = |f: &dyn Fn(&LoadRow) -> &str| rows.iter().map(|r| f(r)).collect::<Vec<&str>>();
     let os = |f: &dyn Fn(&LoadRow) -> Option<&str>| {
         rows.iter().map(|r| f(r)).collect::<Vec<Option<&str>>>()
@@ -79,28 +79,31 @@ pub fn loads_frame<'r>(rows: &[&'r LoadRow]) -> PolarsResult<DataFrame> {
     ];
     for (k, c) in COMPONENTS.iter().enumerate() {
         let name = c.as_str();
-        let fig = |r: &'r LoadRow| figures(r, k);
         columns.push(column!(
             format!("est_{name}"),
-            rows.iter().map(|r| fig(r).estimated).collect::<Vec<_>>()
+            rows.iter()
+                .map(|r| figures(r, k).estimated)
+                .collect::<Vec<_>>()
         ));
         columns.push(column!(
             format!("act_{name}"),
-            rows.iter().map(|r| fig(r).actual).collect::<Vec<_>>()
+            rows.iter()
+                .map(|r| figures(r, k).actual)
+                .collect::<Vec<_>>()
         ));
         columns.push(column!(
             format!("delta_{name}"),
-            rows.iter().map(|r| fig(r).delta).collect::<Vec<_>>()
+            rows.iter().map(|r| figures(r, k).delta).collect::<Vec<_>>()
         ));
         columns.push(column!(
             format!("verdict_{name}"),
             rows.iter()
-                .map(|r| fig(r).verdict.as_str())
+                .map(|r| figures(r, k).verdict.as_str())
                 .collect::<Vec<&str>>()
         ));
         columns.push(column!(
             format!("ratio_{name}"),
-            rows.iter().map(|r| fig(r).ratio).collect::<Vec<_>>()
+            rows.iter().map(|r| figures(r, k).ratio).collect::<Vec<_>>()
         ));
     }
     columns.extend([
