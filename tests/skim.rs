@@ -1,7 +1,8 @@
 //! The skim (`frame::skim`: only the lines holding a literal some stage needs are framed, the others counted)
 //! gives what framing every line gives: the same summary (lines, warnings, unrecognised lines kept, captures)
 //! and the same loads, on every sample, on the samples interleaved with journald noise, and with read buffers
-//! cut anywhere (a buffer boundary inside a record, a capture, a hard wrap).
+//! cut anywhere (a buffer boundary inside a record, a capture, a hard wrap). Skimming and framing on a thread
+//! of their own (`Pipeline::read_ahead`, `src/pipeline/read_ahead.rs`) gives the same again.
 
 use std::io::BufReader;
 
@@ -9,7 +10,14 @@ use vramdiff::pipeline::{Options, Pipeline};
 
 use crate::util::{root, sample_names};
 
-fn pipelines() -> (Pipeline, Pipeline) {
+/// The skimmed pipeline, the one framing every line, and the skimmed one reading ahead on a thread.
+struct Pipelines {
+    skimmed: Pipeline,
+    every: Pipeline,
+    ahead: Pipeline,
+}
+
+fn pipelines() -> Pipelines {
     let options = Options {
         keep_unrecognized: true,
         ..Options::default()
@@ -17,16 +25,27 @@ fn pipelines() -> (Pipeline, Pipeline) {
     let skimmed = Pipeline::new(&options).unwrap();
     let mut every = skimmed.clone();
     every.frame_every_line();
-    (skimmed, every)
+    let mut ahead = skimmed.clone();
+    ahead.read_ahead();
+    Pipelines {
+        skimmed,
+        every,
+        ahead,
+    }
 }
 
-/// Both reports of `bytes`, read through buffers of `capacity` bytes.
-fn both(pipelines: &mut (Pipeline, Pipeline), bytes: &[u8], capacity: usize) -> (String, String) {
-    let run = |p: &mut Pipeline| {
-        let reader = BufReader::with_capacity(capacity, bytes);
-        format!("{:#?}", p.run("input.log", reader, &mut []))
-    };
-    (run(&mut pipelines.0), run(&mut pipelines.1))
+fn report(p: &mut Pipeline, bytes: &[u8], capacity: usize) -> String {
+    let reader = BufReader::with_capacity(capacity, bytes);
+    format!("{:#?}", p.run("input.log", reader, &mut []))
+}
+
+/// The skimmed and the every-line reports of `bytes`, read through buffers of `capacity` bytes, once the
+/// report read ahead on a thread was found the same as the skimmed one.
+fn both(pipelines: &mut Pipelines, bytes: &[u8], capacity: usize) -> (String, String) {
+    let skimmed = report(&mut pipelines.skimmed, bytes, capacity);
+    let ahead = report(&mut pipelines.ahead, bytes, capacity);
+    assert!(ahead == skimmed, "read ahead, buffers of {capacity} bytes");
+    (skimmed, report(&mut pipelines.every, bytes, capacity))
 }
 
 /// Journald noise of the kinds `benches/gen.py` writes (access lines, slog chatter, dots, kernel, free text)
@@ -142,4 +161,51 @@ fn records_without_anchors_still_move_the_clock_and_take_continuations() {
         let (skimmed, every) = both(&mut pipelines, log.as_bytes(), capacity);
         assert!(skimmed == every, "buffers of {capacity} bytes");
     }
+}
+
+/// Every sample one after another between noise, eight times over, over 4 MiB: read ahead, the lines go over in
+/// many batches (cut inside captures, records and wraps), and the report is the one read on one thread.
+#[test]
+fn reading_ahead_in_many_batches_changes_nothing() {
+    let mut once = String::new();
+    for name in sample_names() {
+        let bytes = std::fs::read(root().join("sample-logs").join(&name)).unwrap();
+        once.push_str(&interleave(&String::from_utf8_lossy(&bytes), 2));
+    }
+    let log = once.repeat(8);
+    assert!(log.len() > 4 << 20, "{}", log.len());
+    let mut pipelines = pipelines();
+    let skimmed = report(&mut pipelines.skimmed, log.as_bytes(), 256 * 1024);
+    let ahead = report(&mut pipelines.ahead, log.as_bytes(), 256 * 1024);
+    assert!(ahead == skimmed);
+    assert!(skimmed.matches("reconciled:").count() > 50);
+}
+
+/// A reader that fails by panicking (a bug, never a read error) brings the panic back to the caller of a
+/// pipeline that reads ahead, with its message, rather than hanging or losing it.
+#[test]
+fn a_panic_while_reading_ahead_reaches_the_caller() {
+    struct Panicking(usize);
+    impl std::io::Read for Panicking {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            self.0 += 1;
+            assert!(self.0 < 3, "the reader broke");
+            let line = b"Nov 30 06:05:00 gpuhost kernel: noise line\n";
+            let n = line.len().min(buf.len());
+            buf[..n].copy_from_slice(&line[..n]);
+            Ok(n)
+        }
+    }
+    let mut pipelines = pipelines();
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        pipelines
+            .ahead
+            .run("input.log", BufReader::new(Panicking(0)), &mut [])
+    }));
+    let panic = outcome.expect_err("the panic is raised again");
+    let message = panic
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| panic.downcast_ref::<&str>().copied());
+    assert_eq!(message, Some("the reader broke"));
 }
