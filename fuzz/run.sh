@@ -24,7 +24,7 @@ cd "$(dirname "$0")"
 seconds="${1:-60}"
 shift || true
 targets=("$@")
-all=(frame parse_line values smi ledger pipeline gguf ps diff)
+all=(frame parse_line values smi ledger pipeline read_ahead gguf ps diff)
 if [ ${#targets[@]} -eq 0 ]; then
   targets=("${all[@]}")
 fi
@@ -52,7 +52,7 @@ seed() {
   rm -rf "$dir"
   mkdir -p "$dir"
   case "$1" in
-    frame | pipeline | ledger)
+    frame | pipeline | read_ahead | ledger)
       logs | while read -r f; do head -c 32768 "$f" > "$dir/$(basename "$f")"; done
       ;;
     diff)

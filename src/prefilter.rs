@@ -224,33 +224,50 @@ impl LineFilter {
     /// Which groups' literals may (and which certainly do) occur in `line`.
     pub fn scan(&self, line: &[u8]) -> Hits {
         let mut hits = Hits::default();
-        let mut at = 0;
-        // Resume one byte after each hit rather than after its end, so keys that overlap a hit are seen too
-        // (two keys never start at the same position unless one is a prefix of the other, and then the longer
-        // one was dropped). Stop as soon as every group is possible.
-        while at < line.len() && hits.possible != self.all {
-            let hit = match &self.searcher {
-                Searcher::Empty => None,
-                Searcher::Teddy(parts) => parts
-                    .iter()
-                    .filter_map(|(s, first)| {
-                        s.find_in(line, aho_corasick::Span::from(at..line.len()))
+        // Each part of the searcher goes over the line once, on its own: the groups found are the same in
+        // any order, and a part is never searched again over bytes it has passed.
+        match &self.searcher {
+            Searcher::Empty => {}
+            Searcher::Teddy(parts) => {
+                for (searcher, first) in parts {
+                    self.scan_part(line, &mut hits, |span| {
+                        searcher
+                            .find_in(line, span)
                             .map(|m| (first + m.pattern().as_usize(), m.start()))
-                    })
-                    .min_by_key(|&(_, start)| start),
-                Searcher::Automaton(a) => a
-                    .find(aho_corasick::Input::new(line).span(at..line.len()))
-                    .map(|m| (m.pattern().as_usize(), m.start())),
-            };
-            let Some((key, start)) = hit else { break };
-            hits.possible |= self.key_groups[key].possible;
-            hits.certain |= self.key_groups[key].certain;
-            at = start + 1;
+                    });
+                }
+            }
+            Searcher::Automaton(automaton) => self.scan_part(line, &mut hits, |span| {
+                automaton
+                    .find(aho_corasick::Input::new(line).span(span))
+                    .map(|m| (m.pattern().as_usize(), m.start()))
+            }),
         }
         if hits.possible != self.all {
             self.short.scan(line, &mut hits);
         }
         hits
+    }
+
+    /// Add the groups of every key one searcher finds in `line` (`find` gives the leftmost key in a span and
+    /// where it starts), until every group is possible. The search resumes one byte after each hit rather
+    /// than after its end, so keys that overlap a hit are seen too (two keys never start at the same position
+    /// unless one is a prefix of the other, and then the longer one was dropped).
+    fn scan_part(
+        &self,
+        line: &[u8],
+        hits: &mut Hits,
+        mut find: impl FnMut(aho_corasick::Span) -> Option<(usize, usize)>,
+    ) {
+        let mut at = 0;
+        while at < line.len() && hits.possible != self.all {
+            let Some((key, start)) = find(aho_corasick::Span::from(at..line.len())) else {
+                break;
+            };
+            hits.possible |= self.key_groups[key].possible;
+            hits.certain |= self.key_groups[key].certain;
+            at = start + 1;
+        }
     }
 
     /// A search of a whole block (a read buffer holding many lines) for the next position where any key

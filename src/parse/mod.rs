@@ -39,7 +39,7 @@ use std::sync::Arc;
 use aho_corasick::AhoCorasick;
 
 use crate::grammar::Grammar;
-use crate::prefilter::{Groups, LineFilter, LineFilterBuilder};
+use crate::prefilter::{Groups, Hits, LineFilter, LineFilterBuilder};
 pub use event::{Event, EventKind};
 use kind::EventSpec;
 
@@ -79,8 +79,9 @@ pub enum LineOutcome {
 #[derive(Clone)]
 pub struct Parser {
     grammar: Grammar,
-    /// The literal prefilter over every anchor and memory word (see [`ANCHOR`]).
-    filter: LineFilter,
+    /// The literal prefilter over every anchor and memory word (see [`ANCHOR`]); shared with a thread that
+    /// scans lines ahead of the parser ([`Parser::line_filter`]).
+    filter: Arc<LineFilter>,
     memory_words: AhoCorasick,
     candidates: Vec<usize>,
     /// Rule ids, shared with the events that cite them.
@@ -128,7 +129,8 @@ impl Parser {
                     .flat_map(|r| r.anchors.iter().map(String::as_str)),
             )
             .add(MEMORY_WORD, MEMORY_WORDS.iter().copied())
-            .build();
+            .build()
+            .into();
         Ok(Parser {
             grammar,
             filter,
@@ -166,6 +168,18 @@ impl Parser {
     /// as [`Parser::parse_line`]'s (a test holds this on every sample and grammar example).
     pub fn read_line(&mut self, number: u64, line: &str) -> LineOutcome {
         let hits = self.filter.scan(line.as_bytes());
+        self.read_scanned_line(number, line, hits)
+    }
+
+    /// The literal prefilter [`Parser::read_line`] scans each line with, for a thread that scans the lines
+    /// before they reach the parser ([`Parser::read_scanned_line`]).
+    pub fn line_filter(&self) -> Arc<LineFilter> {
+        Arc::clone(&self.filter)
+    }
+
+    /// [`Parser::read_line`] for a line already scanned: `hits` must be what [`Parser::line_filter`] found in
+    /// it.
+    pub fn read_scanned_line(&mut self, number: u64, line: &str, hits: Hits) -> LineOutcome {
         if hits.possible & (ANCHOR | MEMORY_WORD) == 0 {
             return LineOutcome::Unrecognized { memory_like: false };
         }

@@ -30,6 +30,7 @@ use crate::model::{
 };
 use crate::parse::clock::Clock;
 use crate::parse::{LineOutcome, Parser};
+use crate::prefilter::Hits;
 use crate::reconcile::observations::Moment;
 use crate::replay::{replay, replay_asked, Asked, Changes};
 use crate::smi::file::{cut_line_warning, file_item};
@@ -245,7 +246,9 @@ impl Pipeline {
         let mut clock = Clock::new();
         let parser = &mut self.parser;
         let keep_unrecognized = self.keep_unrecognized;
-        let mut on_read = |read: Read<'_>| {
+        let line_filter = parser.line_filter();
+        // `hits`: what the parser's literal scan found in a line, when a reading thread scanned it already.
+        let mut on_read = |read: Read<'_>, hits: Option<Hits>| {
             'line: {
                 let (number, text) = match read {
                     Read::Line(number, text) => (number, text),
@@ -295,7 +298,11 @@ impl Pipeline {
                         });
                     }
                 };
-                match parser.read_line(number, text) {
+                let outcome = match hits {
+                    Some(hits) => parser.read_scanned_line(number, text, hits),
+                    None => parser.read_line(number, text),
+                };
+                match outcome {
                     LineOutcome::Event(event) => {
                         summary.recognized_lines += 1;
                         let captures = &summary.captures;
@@ -326,12 +333,14 @@ impl Pipeline {
             }
         };
         let facts = match &self.skim {
-            Some(skim) if self.read_ahead => read_skimmed_lines_ahead(reader, skim, |read| {
-                on_read(read);
-            }),
-            Some(skim) => read_skimmed_lines(reader, skim, on_read),
+            Some(skim) if self.read_ahead => {
+                read_skimmed_lines_ahead(reader, skim, &line_filter, |read, hits| {
+                    on_read(read, hits);
+                })
+            }
+            Some(skim) => read_skimmed_lines(reader, skim, |read| on_read(read, None)),
             None => read_logical_lines(reader, |read| {
-                on_read(read);
+                on_read(read, None);
             }),
         };
         summary.discovered_gpus = assembler.discovered().to_vec();

@@ -1,8 +1,8 @@
-//! Reading an input on a thread of its own: the read buffers, the skim and the framing on one core, the
-//! parsing, the loads and the report on another, where a machine has two.
+//! Reading an input on a thread of its own: the read buffers, the skim, the framing and the parser's literal
+//! scan of each line on one core, the parsing, the loads and the report on another, where a machine has two.
 //!
-//! Skimming and framing are about half of a run's CPU time on a long log (`docs/performance.md`), and they
-//! need nothing from the stages after them but one answer: whether the next line must be framed whatever it
+//! Those are about half of a run's CPU time on a long log (`docs/performance.md`), and they need nothing from
+//! the stages after them but one answer: whether the next line must be framed whatever it
 //! holds, because a GPU capture pasted in the log is open ([`Wants`]). That answer comes from the capture
 //! scanner alone (`Pipeline::stream`), and the scanner's state depends only on the lines it is fed, so the
 //! framing thread keeps a scanner of its own fed the same lines, and knows the answer without waiting for the
@@ -15,6 +15,7 @@ use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 
 use crate::frame::read::{read_skimmed_lines, Read, StreamFacts, Wants};
 use crate::frame::skim::Skim;
+use crate::prefilter::{Hits, LineFilter};
 use crate::smi::SmiScanner;
 
 /// A batch is handed over once it holds this much line text (or [`BATCH_ITEMS`] items): large enough that the
@@ -31,12 +32,14 @@ const IN_FLIGHT: usize = 4;
 /// ordinary batches need.
 const KEPT_CAPACITY: usize = 4 * BATCH_BYTES;
 
-/// One thing the reader handed out, its text (if any) as a range of the batch's text.
+/// One thing the reader handed out, its text (if any) as a range of the batch's text; a line with what the
+/// parser's literal scan found in it.
 #[derive(Debug, Clone, Copy)]
 enum Item {
     Line {
         number: u64,
         text: (usize, usize),
+        hits: Hits,
     },
     CutLine {
         line: u64,
@@ -61,12 +64,13 @@ struct Batch {
 }
 
 impl Batch {
-    /// Keep `read`, copying its text.
-    fn push(&mut self, read: &Read<'_>) {
+    /// Keep `read`, copying its text, and what `scan` finds in it if it is a line.
+    fn push(&mut self, read: &Read<'_>, scan: &LineFilter) {
         let item = match *read {
             Read::Line(number, text) => Item::Line {
                 number,
                 text: self.keep(text),
+                hits: scan.scan(text.as_bytes()),
             },
             Read::CutLine { line, skipped } => Item::CutLine { line, skipped },
             Read::FileStarts { line, name } => Item::FileStarts {
@@ -92,26 +96,34 @@ impl Batch {
         self.text.len() >= BATCH_BYTES || self.items.len() >= BATCH_ITEMS
     }
 
-    /// Hand every item to `on`, in order.
-    fn replay(&self, on: &mut impl FnMut(Read<'_>)) {
+    /// Hand every item to `on`, in order (with the scan's hits for a line, nothing for anything else).
+    fn replay(&self, on: &mut impl FnMut(Read<'_>, Option<Hits>)) {
         let text = |(start, end): (usize, usize)| &self.text[start..end];
         for item in &self.items {
-            on(match *item {
+            let (read, hits) = match *item {
                 Item::Line {
                     number,
                     text: range,
-                } => Read::Line(number, text(range)),
-                Item::CutLine { line, skipped } => Read::CutLine { line, skipped },
-                Item::FileStarts { line, name } => Read::FileStarts {
-                    line,
-                    name: text(name),
-                },
-                Item::Process { line, pid } => Read::Process {
-                    line,
-                    pid: pid.map(text),
-                },
-                Item::Idle => Read::Idle,
-            });
+                    hits,
+                } => (Read::Line(number, text(range)), Some(hits)),
+                Item::CutLine { line, skipped } => (Read::CutLine { line, skipped }, None),
+                Item::FileStarts { line, name } => (
+                    Read::FileStarts {
+                        line,
+                        name: text(name),
+                    },
+                    None,
+                ),
+                Item::Process { line, pid } => (
+                    Read::Process {
+                        line,
+                        pid: pid.map(text),
+                    },
+                    None,
+                ),
+                Item::Idle => (Read::Idle, None),
+            };
+            on(read, hits);
         }
     }
 
@@ -127,13 +139,14 @@ impl Batch {
 }
 
 /// Read `reader` like [`read_skimmed_lines`], on a thread of its own, handing `on` the same items in the same
-/// order on the calling thread. `on` needs no answer: what it would answer is the answer of a capture scanner
-/// fed the same lines, which the reading thread keeps itself (see the module doc). A panic on the reading
-/// thread is raised again on the calling one.
+/// order on the calling thread, each line with what `scan` finds in it. `on` needs no answer: what it would
+/// answer is the answer of a capture scanner fed the same lines, which the reading thread keeps itself (see
+/// the module doc). A panic on the reading thread is raised again on the calling one.
 pub fn read_skimmed_lines_ahead(
     reader: impl BufRead + Send,
     skim: &Skim,
-    mut on: impl FnMut(Read<'_>),
+    scan: &LineFilter,
+    mut on: impl FnMut(Read<'_>, Option<Hits>),
 ) -> StreamFacts {
     let (full, framed) = sync_channel::<Batch>(IN_FLIGHT);
     let (recycle, recycled) = sync_channel::<Batch>(IN_FLIGHT + 2);
@@ -141,7 +154,7 @@ pub fn read_skimmed_lines_ahead(
         let reading = std::thread::Builder::new()
             .name("vramdiff-read".to_string())
             .spawn_scoped(scope, move || {
-                frame_in_batches(reader, skim, &full, &recycled)
+                frame_in_batches(reader, skim, scan, &full, &recycled)
             })
             .expect("spawning the reading thread");
         for batch in framed {
@@ -162,6 +175,7 @@ pub fn read_skimmed_lines_ahead(
 fn frame_in_batches(
     reader: impl BufRead,
     skim: &Skim,
+    scan: &LineFilter,
     full: &SyncSender<Batch>,
     recycled: &Receiver<Batch>,
 ) -> StreamFacts {
@@ -173,7 +187,7 @@ fn frame_in_batches(
         if let Read::Line(number, text) = read {
             scanner.feed(number, text, &mut |_| {});
         }
-        batch.push(&read);
+        batch.push(&read, scan);
         if batch.is_full() {
             let next = recycled.try_recv().unwrap_or_default();
             // The consumer is gone only when it panicked; its panic is the one reported.
