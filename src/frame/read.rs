@@ -35,6 +35,7 @@ pub struct StreamFacts {
 }
 
 /// What a stream reader hands out as it goes, in input order.
+#[derive(Debug)]
 pub enum Read<'a> {
     /// A logical line (prefixes stripped, re-wrapped lines joined) and the physical line it starts on.
     Line(u64, &'a str),

@@ -1,16 +1,22 @@
-//! Reading an input on a thread of its own: the read buffers, the skim, the framing and the parser's literal
-//! scan of each line on one core, the parsing, the loads and the report on another, where a machine has two.
+//! Reading an input on a thread of its own: the read buffers, the skim and the framing on one core, the
+//! parsing, the loads and the report on another, where a machine has two.
 //!
-//! Those are about half of a run's CPU time on a long log (`docs/performance.md`), and they need nothing from
-//! the stages after them but one answer: whether the next line must be framed whatever it
-//! holds, because a GPU capture pasted in the log is open ([`Wants`]). That answer comes from the capture
+//! Skimming and framing are about half of a run's CPU time on a long log (`docs/performance.md`), and they need
+//! nothing from the stages after them but one answer: whether the next line must be framed whatever it holds,
+//! because a GPU capture pasted in the log is open ([`Wants`]). That answer comes from the capture
 //! scanner alone (`Pipeline::stream`), and the scanner's state depends only on the lines it is fed, so the
 //! framing thread keeps a scanner of its own fed the same lines, and knows the answer without waiting for the
 //! parser. The lines go over in batches, in order, through a channel of a few batches: the consumer sees what
 //! [`read_skimmed_lines`] would hand it, the same lines in the same order, so the output is the same bytes
 //! (tests/skim.rs compares the two on every sample log), and memory stays bounded however long the input.
+//!
+//! The parser's literal scan of each framed line (`Parser::read_scanned_line`) runs on whichever thread has
+//! time for it, decided batch by batch: on the reading thread while the parser has batches waiting (a log of
+//! many loads, where parsing and reporting are the larger half), else on the parser's (a long log of few
+//! loads, where the skim is). The scan's answer is the same on either thread.
 
 use std::io::BufRead;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 
 use crate::frame::read::{read_skimmed_lines, Read, StreamFacts, Wants};
@@ -28,18 +34,22 @@ const BATCH_ITEMS: usize = 1024;
 /// Batches framed but not yet read by the consumer; the framing thread waits when this many are queued.
 const IN_FLIGHT: usize = 4;
 
+/// The reading thread scans the lines of its next batch itself when at least this many batches wait for the
+/// parser (the one just sent among them): the parser is the slower of the two.
+const BACKLOG: usize = 2;
+
 /// A batch whose text grew past this (one very long line) is not kept for reuse: memory goes back to what
 /// ordinary batches need.
 const KEPT_CAPACITY: usize = 4 * BATCH_BYTES;
 
 /// One thing the reader handed out, its text (if any) as a range of the batch's text; a line with what the
-/// parser's literal scan found in it.
+/// parser's literal scan found in it, if the reading thread scanned it.
 #[derive(Debug, Clone, Copy)]
 enum Item {
     Line {
         number: u64,
         text: (usize, usize),
-        hits: Hits,
+        hits: Option<Hits>,
     },
     CutLine {
         line: u64,
@@ -61,16 +71,18 @@ enum Item {
 struct Batch {
     text: String,
     items: Vec<Item>,
+    /// Scan the lines of this batch here (see the module doc).
+    scanned: bool,
 }
 
 impl Batch {
-    /// Keep `read`, copying its text, and what `scan` finds in it if it is a line.
+    /// Keep `read`, copying its text, and what `scan` finds in it if it is a line of a batch scanned here.
     fn push(&mut self, read: &Read<'_>, scan: &LineFilter) {
         let item = match *read {
             Read::Line(number, text) => Item::Line {
                 number,
                 text: self.keep(text),
-                hits: scan.scan(text.as_bytes()),
+                hits: self.scanned.then(|| scan.scan(text.as_bytes())),
             },
             Read::CutLine { line, skipped } => Item::CutLine { line, skipped },
             Read::FileStarts { line, name } => Item::FileStarts {
@@ -96,7 +108,7 @@ impl Batch {
         self.text.len() >= BATCH_BYTES || self.items.len() >= BATCH_ITEMS
     }
 
-    /// Hand every item to `on`, in order (with the scan's hits for a line, nothing for anything else).
+    /// Hand every item to `on`, in order (with the scan's hits for a line scanned here, else nothing).
     fn replay(&self, on: &mut impl FnMut(Read<'_>, Option<Hits>)) {
         let text = |(start, end): (usize, usize)| &self.text[start..end];
         for item in &self.items {
@@ -105,7 +117,7 @@ impl Batch {
                     number,
                     text: range,
                     hits,
-                } => (Read::Line(number, text(range)), Some(hits)),
+                } => (Read::Line(number, text(range)), hits),
                 Item::CutLine { line, skipped } => (Read::CutLine { line, skipped }, None),
                 Item::FileStarts { line, name } => (
                     Read::FileStarts {
@@ -139,7 +151,8 @@ impl Batch {
 }
 
 /// Read `reader` like [`read_skimmed_lines`], on a thread of its own, handing `on` the same items in the same
-/// order on the calling thread, each line with what `scan` finds in it. `on` needs no answer: what it would
+/// order on the calling thread, a line with what `scan` finds in it if the reading thread had the time to scan
+/// it (see the module doc). `on` needs no answer: what it would
 /// answer is the answer of a capture scanner fed the same lines, which the reading thread keeps itself (see
 /// the module doc). A panic on the reading thread is raised again on the calling one.
 pub fn read_skimmed_lines_ahead(
@@ -150,14 +163,20 @@ pub fn read_skimmed_lines_ahead(
 ) -> StreamFacts {
     let (full, framed) = sync_channel::<Batch>(IN_FLIGHT);
     let (recycle, recycled) = sync_channel::<Batch>(IN_FLIGHT + 2);
+    let waiting = AtomicUsize::new(0);
+    let sending = Sending {
+        full,
+        waiting: &waiting,
+    };
     std::thread::scope(|scope| {
         let reading = std::thread::Builder::new()
             .name("vramdiff-read".to_string())
             .spawn_scoped(scope, move || {
-                frame_in_batches(reader, skim, scan, &full, &recycled)
+                frame_in_batches(reader, skim, scan, &sending, &recycled)
             })
             .expect("spawning the reading thread");
         for batch in framed {
+            waiting.fetch_sub(1, Ordering::Relaxed);
             batch.replay(&mut on);
             if let Some(batch) = batch.recycled() {
                 // The reading thread may be gone already, or have enough batches: this one is dropped.
@@ -171,12 +190,28 @@ pub fn read_skimmed_lines_ahead(
     })
 }
 
+/// The sending end of the channel of batches, counting the batches sent and not yet taken.
+struct Sending<'a> {
+    full: SyncSender<Batch>,
+    waiting: &'a AtomicUsize,
+}
+
+impl Sending<'_> {
+    /// Send `batch`; true when the parser has a backlog ([`BACKLOG`]) with it.
+    fn send(&self, batch: Batch) -> bool {
+        let waiting = self.waiting.fetch_add(1, Ordering::Relaxed) + 1;
+        // The consumer is gone only when it panicked; its panic is the one reported.
+        let _ = self.full.send(batch);
+        waiting >= BACKLOG
+    }
+}
+
 /// The reading thread: frame `reader` into batches and send each one full, then the last one.
 fn frame_in_batches(
     reader: impl BufRead,
     skim: &Skim,
     scan: &LineFilter,
-    full: &SyncSender<Batch>,
+    sending: &Sending<'_>,
     recycled: &Receiver<Batch>,
 ) -> StreamFacts {
     let mut scanner = SmiScanner::in_log();
@@ -190,8 +225,8 @@ fn frame_in_batches(
         batch.push(&read, scan);
         if batch.is_full() {
             let next = recycled.try_recv().unwrap_or_default();
-            // The consumer is gone only when it panicked; its panic is the one reported.
-            let _ = full.send(std::mem::replace(&mut batch, next));
+            let backlog = sending.send(std::mem::replace(&mut batch, next));
+            batch.scanned = backlog;
         }
         if scanner.is_quiet() {
             Wants::Candidates
@@ -200,7 +235,62 @@ fn frame_in_batches(
         }
     });
     if !batch.items.is_empty() {
-        let _ = full.send(batch);
+        sending.send(batch);
     }
     facts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::prefilter::LineFilterBuilder;
+
+    /// What a batch hands back: every item as kept, in order, and the scan's hits on its lines only when
+    /// the batch was scanned on the reading thread (the same hits the parser's thread would find).
+    #[test]
+    fn a_batch_hands_back_what_it_kept_with_hits_when_scanned_here() {
+        let scan = LineFilterBuilder::new().add(1, ["buffer size ="]).build();
+        let line = "load_tensors: CUDA0 model buffer size =  4403.49 MiB";
+        let reads = [
+            Read::Line(3, line),
+            Read::CutLine {
+                line: 4,
+                skipped: 10,
+            },
+            Read::FileStarts {
+                line: 5,
+                name: "a.log",
+            },
+            Read::Process {
+                line: 6,
+                pid: Some("34353"),
+            },
+            Read::Process { line: 7, pid: None },
+            Read::Line(8, "plain"),
+            Read::Idle,
+        ];
+        for scanned in [false, true] {
+            let mut batch = Batch {
+                scanned,
+                ..Batch::default()
+            };
+            for read in &reads {
+                batch.push(read, &scan);
+            }
+            let mut seen = Vec::new();
+            batch.replay(&mut |read, hits| seen.push((format!("{read:?}"), hits)));
+            let expected: Vec<(String, Option<Hits>)> = reads
+                .iter()
+                .map(|read| {
+                    let hits = match read {
+                        Read::Line(_, text) if scanned => Some(scan.scan(text.as_bytes())),
+                        _ => None,
+                    };
+                    (format!("{read:?}"), hits)
+                })
+                .collect();
+            assert_eq!(seen, expected, "scanned here: {scanned}");
+            assert_eq!(seen[0].1.map(|h| h.possible), scanned.then_some(1));
+        }
+    }
 }
