@@ -194,7 +194,7 @@ impl Pipeline {
     }
 
     /// Skim and frame each input on a thread of its own, beside the parsing and the later stages (see
-    /// [`read_ahead`]): the same result in less wall time where a second core is free. Not for a followed
+    /// `src/pipeline/read_ahead.rs`): the same result in less wall time where a second core is free. Not for a followed
     /// input, whose lines are reported as they come, nor for `batch`, whose threads each read files already.
     pub fn read_ahead(&mut self) {
         self.read_ahead = true;

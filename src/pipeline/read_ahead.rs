@@ -5,8 +5,8 @@
 //! nothing from the stages after them but one answer: whether the next line must be framed whatever it holds,
 //! because a GPU capture pasted in the log is open ([`Wants`]). That answer comes from the capture
 //! scanner alone (`Pipeline::stream`), and the scanner's state depends only on the lines it is fed, so the
-//! framing thread keeps a scanner of its own fed the same lines, and knows the answer without waiting for the
-//! parser. The lines go over in batches, in order, through a channel of a few batches: the consumer sees what
+//! framing thread keeps a scanner of its own fed the same lines ([`Mirror`]), and knows the answer without
+//! waiting for the parser. The lines go over in batches, in order, through a channel of a few batches: the consumer sees what
 //! [`read_skimmed_lines`] would hand it, the same lines in the same order, so the output is the same bytes
 //! (tests/skim.rs compares the two on every sample log), and memory stays bounded however long the input.
 //!
@@ -152,29 +152,36 @@ impl Batch {
 
 /// Read `reader` like [`read_skimmed_lines`], on a thread of its own, handing `on` the same items in the same
 /// order on the calling thread, a line with what `scan` finds in it if the reading thread had the time to scan
-/// it (see the module doc). `on` needs no answer: what it would
-/// answer is the answer of a capture scanner fed the same lines, which the reading thread keeps itself (see
-/// the module doc). A panic on the reading thread is raised again on the calling one.
-pub fn read_skimmed_lines_ahead(
-    reader: impl BufRead + Send,
+/// it (see the module doc). `on` needs no answer: the reading thread answers for it with a capture scanner of
+/// its own ([`Mirror`]). A panic on the reading thread is raised again on the calling one. Where no thread can
+/// be started (a process limit), the input is read on the calling thread, the same way.
+pub fn read_skimmed_lines_ahead<R: BufRead + Send>(
+    reader: R,
     skim: &Skim,
     scan: &LineFilter,
     mut on: impl FnMut(Read<'_>, Option<Hits>),
 ) -> StreamFacts {
     let (full, framed) = sync_channel::<Batch>(IN_FLIGHT);
     let (recycle, recycled) = sync_channel::<Batch>(IN_FLIGHT + 2);
+    // The reader goes to the thread once it has started, so that it is still here if it cannot start.
+    let (hand_over, handed) = sync_channel::<R>(1);
     let waiting = AtomicUsize::new(0);
     let sending = Sending {
         full,
         waiting: &waiting,
     };
     std::thread::scope(|scope| {
-        let reading = std::thread::Builder::new()
+        let started = std::thread::Builder::new()
             .name("vramdiff-read".to_string())
             .spawn_scoped(scope, move || {
-                frame_in_batches(reader, skim, scan, &sending, &recycled)
-            })
-            .expect("spawning the reading thread");
+                let reader = handed.recv().ok()?;
+                Some(frame_in_batches(reader, skim, scan, &sending, &recycled))
+            });
+        let Ok(reading) = started else {
+            return read_on_this_thread(reader, skim, on);
+        };
+        // The thread is waiting for it: the channel has room for it.
+        let _ = hand_over.send(reader);
         for batch in framed {
             waiting.fetch_sub(1, Ordering::Relaxed);
             batch.replay(&mut on);
@@ -184,10 +191,48 @@ pub fn read_skimmed_lines_ahead(
             }
         }
         match reading.join() {
-            Ok(facts) => facts,
+            Ok(facts) => facts.unwrap_or_default(),
             Err(panic) => std::panic::resume_unwind(panic),
         }
     })
+}
+
+/// Read `reader` on the calling thread, answering for `on` as the reading thread would (where no thread can be
+/// started).
+fn read_on_this_thread(
+    reader: impl BufRead,
+    skim: &Skim,
+    mut on: impl FnMut(Read<'_>, Option<Hits>),
+) -> StreamFacts {
+    let mut mirror = Mirror::default();
+    read_skimmed_lines(reader, skim, |read| {
+        let wants = mirror.wants_after(&read);
+        on(read, None);
+        wants
+    })
+}
+
+/// What the consumer of [`read_skimmed_lines`] would answer after each item, known without it: the pipeline's
+/// answer is its capture scanner's (`Pipeline::stream` feeds that scanner every line, and asks for the next
+/// line whatever it holds while a capture is open), and a scanner fed the same lines is in the same state.
+/// What this one finds is the pipeline's to report, not this one's.
+#[derive(Default)]
+struct Mirror {
+    scanner: Option<SmiScanner>,
+}
+
+impl Mirror {
+    fn wants_after(&mut self, read: &Read<'_>) -> Wants {
+        let scanner = self.scanner.get_or_insert_with(SmiScanner::in_log);
+        if let Read::Line(number, text) = *read {
+            scanner.feed(number, text, &mut |_| {});
+        }
+        if scanner.is_quiet() {
+            Wants::Candidates
+        } else {
+            Wants::NextLine
+        }
+    }
 }
 
 /// The sending end of the channel of batches, counting the batches sent and not yet taken.
@@ -214,25 +259,17 @@ fn frame_in_batches(
     sending: &Sending<'_>,
     recycled: &Receiver<Batch>,
 ) -> StreamFacts {
-    let mut scanner = SmiScanner::in_log();
+    let mut mirror = Mirror::default();
     let mut batch = Batch::default();
     let facts = read_skimmed_lines(reader, skim, |read| {
-        // The same lines as the pipeline's own scanner (`Pipeline::stream` feeds it every line), so the
-        // same state; what it emits is the pipeline's to report.
-        if let Read::Line(number, text) = read {
-            scanner.feed(number, text, &mut |_| {});
-        }
+        let wants = mirror.wants_after(&read);
         batch.push(&read, scan);
         if batch.is_full() {
             let next = recycled.try_recv().unwrap_or_default();
             let backlog = sending.send(std::mem::replace(&mut batch, next));
             batch.scanned = backlog;
         }
-        if scanner.is_quiet() {
-            Wants::Candidates
-        } else {
-            Wants::NextLine
-        }
+        wants
     });
     if !batch.items.is_empty() {
         sending.send(batch);
@@ -243,7 +280,42 @@ fn frame_in_batches(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pipeline::{Options, Pipeline};
     use crate::prefilter::LineFilterBuilder;
+
+    /// Where no thread can be started, the input is read on the calling thread and hands out the same items
+    /// in the same order as the reading thread: here on a log with an nvidia-smi table pasted between noise
+    /// (while the table is open every line is handed out, which only the mirrored scanner knows).
+    #[test]
+    fn reading_on_this_thread_hands_out_what_the_reading_thread_does() {
+        let sample = |name: &str| {
+            let path = format!("{}/sample-logs/{name}", env!("CARGO_MANIFEST_DIR"));
+            std::fs::read_to_string(path).unwrap()
+        };
+        let table = sample("038-nvidia-smi-table-2gpu-rtx3060-a2000.nvidia-smi.txt");
+        let noise = "Nov 30 06:05:00 gpuhost kernel: noise line\n".repeat(3000);
+        let log = format!(
+            "{noise}{}{noise}Mon Nov 30 06:05:00 2025\n{table}{noise}",
+            sample("founding-k80-gemma3-12b.log")
+        );
+        let pipeline = Pipeline::new(&Options::default()).unwrap();
+        let skim = pipeline.skim.as_ref().unwrap();
+        let scan = pipeline.parser.line_filter();
+        let mut ahead = Vec::new();
+        let ahead_facts = read_skimmed_lines_ahead(log.as_bytes(), skim, &scan, |read, _| {
+            ahead.push(format!("{read:?}"))
+        });
+        let mut here = Vec::new();
+        let here_facts = read_on_this_thread(log.as_bytes(), skim, |read, hits| {
+            assert!(hits.is_none());
+            here.push(format!("{read:?}"))
+        });
+        assert_eq!(ahead, here);
+        assert_eq!(format!("{ahead_facts:?}"), format!("{here_facts:?}"));
+        let table_lines = table.lines().count();
+        assert!(here.len() > table_lines, "{} items", here.len());
+        assert!(here.iter().any(|read| read.contains("NVIDIA-SMI")));
+    }
 
     /// What a batch hands back: every item as kept, in order, and the scan's hits on its lines only when
     /// the batch was scanned on the reading thread (the same hits the parser's thread would find).
