@@ -304,6 +304,29 @@ fn results_do_not_depend_on_the_thread_count() {
     let _ = std::fs::remove_dir_all(&two);
 }
 
+/// One file and two threads: the file is read ahead on a thread of its own (src/batch/ingest.rs), and the
+/// tables are the ones one thread writes.
+#[test]
+fn one_file_read_ahead_gives_the_tables_of_one_thread() {
+    let one = scratch("one-file-t1");
+    let two = scratch("one-file-t2");
+    let file = "sample-logs/032-journald-catalan-2x-quadro-newengine-fit.log";
+    for (threads, out) in [("1", &one), ("2", &two)] {
+        run(
+            &["batch", file, "--threads", threads, "--out", text(out)],
+            b"",
+        );
+    }
+    for f in ["loads.csv", "components.csv", "summary.md"] {
+        let table = std::fs::read(one.join(f)).unwrap();
+        assert_eq!(table, std::fs::read(two.join(f)).unwrap(), "{f}");
+    }
+    let loads = std::fs::read_to_string(one.join("loads.csv")).unwrap();
+    assert!(loads.lines().count() > 1, "{loads}");
+    let _ = std::fs::remove_dir_all(&one);
+    let _ = std::fs::remove_dir_all(&two);
+}
+
 /// vLLM and SGLang loads go through batch like any other: the `runtime` and `runtime_version` columns name the
 /// engine and its version (Ollama's loads keep theirs), the component rows carry the runtime too.
 #[test]

@@ -141,7 +141,12 @@ pub fn analyze_all(
     // The grammar is compiled once and cloned per worker thread, each clone used by its thread alone (the lock
     // is never contended). The files are handed out one at a time: a thread that finishes early takes the
     // next file, rather than waiting for another thread's share of the list.
-    let pipeline = Pipeline::new(options)?;
+    let mut pipeline = Pipeline::new(options)?;
+    // Fewer files than threads (one long journald dump): each file is read on a thread of its own beside its
+    // parser, so the cores a file per thread would leave idle are used (the same results).
+    if files.len() < pool.current_num_threads() {
+        pipeline.read_ahead();
+    }
     let pipelines: Vec<Mutex<Pipeline>> = (0..pool.current_num_threads())
         .map(|_| Mutex::new(pipeline.clone()))
         .collect();
