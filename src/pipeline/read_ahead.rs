@@ -204,7 +204,7 @@ fn read_on_this_thread(
     skim: &Skim,
     mut on: impl FnMut(Read<'_>, Option<Hits>),
 ) -> StreamFacts {
-    let mut mirror = Mirror::default();
+    let mut mirror = Mirror::new();
     read_skimmed_lines(reader, skim, |read| {
         let wants = mirror.wants_after(&read);
         on(read, None);
@@ -216,18 +216,22 @@ fn read_on_this_thread(
 /// answer is its capture scanner's (`Pipeline::stream` feeds that scanner every line, and asks for the next
 /// line whatever it holds while a capture is open), and a scanner fed the same lines is in the same state.
 /// What this one finds is the pipeline's to report, not this one's.
-#[derive(Default)]
 struct Mirror {
-    scanner: Option<SmiScanner>,
+    scanner: SmiScanner,
 }
 
 impl Mirror {
-    fn wants_after(&mut self, read: &Read<'_>) -> Wants {
-        let scanner = self.scanner.get_or_insert_with(SmiScanner::in_log);
-        if let Read::Line(number, text) = *read {
-            scanner.feed(number, text, &mut |_| {});
+    fn new() -> Mirror {
+        Mirror {
+            scanner: SmiScanner::in_log(),
         }
-        if scanner.is_quiet() {
+    }
+
+    fn wants_after(&mut self, read: &Read<'_>) -> Wants {
+        if let Read::Line(number, text) = *read {
+            self.scanner.feed(number, text, &mut |_| {});
+        }
+        if self.scanner.is_quiet() {
             Wants::Candidates
         } else {
             Wants::NextLine
@@ -259,7 +263,7 @@ fn frame_in_batches(
     sending: &Sending<'_>,
     recycled: &Receiver<Batch>,
 ) -> StreamFacts {
-    let mut mirror = Mirror::default();
+    let mut mirror = Mirror::new();
     let mut batch = Batch::default();
     let facts = read_skimmed_lines(reader, skim, |read| {
         let wants = mirror.wants_after(&read);
