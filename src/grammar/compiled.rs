@@ -1,8 +1,8 @@
 //! Validated, compiled rules and the matcher that applies them to a line.
 //!
 //! Every rule names literal anchors; one Aho-Corasick automaton over all anchors finds, in a single pass
-//! over the line, which rules can possibly match (`Grammar::candidates`). Applying the rules is the parse
-//! stage's job.
+//! over the line, which rules can possibly match (`Grammar::candidates`; a DFA of the same anchors for long
+//! lines). Applying the rules is the parse stage's job.
 
 use std::sync::{Arc, OnceLock};
 
@@ -250,9 +250,7 @@ impl Grammar {
             out.dedup();
         }
     }
-}
 
-impl Grammar {
     /// The automaton to search a line of `len` bytes with: the DFA for a long line ([`DFA_LINE_BYTES`]), the
     /// one built at load for the others. Both find the same anchors. If the DFA cannot be built (too many
     /// states), the one built at load serves on.
