@@ -711,6 +711,25 @@ struct Breakdown {
 }
 
 #[derive(Deserialize)]
+#[serde(rename_all = "kebab-case")]
+enum FailureCause {
+    Unstated,
+    NotMemory,
+    OutOfMemory,
+    HostMemory,
+    AllocationLimit,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FailedAllocation {
+    #[serde(default)]
+    device: Option<String>,
+    size: Q,
+    line: u64,
+}
+
+#[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Actual {
     buffers: Vec<Buffer>,
@@ -731,6 +750,12 @@ struct Actual {
     /// Added with issue 21: the part a failure line names, with its line.
     #[serde(default)]
     failed_part: Option<(String, u64)>,
+    /// Added with issue 35: why the load failed, read from every failure line.
+    #[serde(default)]
+    failure_cause: Option<FailureCause>,
+    /// Added with issue 35: the allocation a failure line names, its size and device.
+    #[serde(default)]
+    failed_allocation: Option<FailedAllocation>,
     /// Added with issue 21: Metal's budget and what the process allocated against it.
     #[serde(default)]
     working_set: Option<WorkingSet>,

@@ -15,6 +15,7 @@ mod diff;
 mod docs;
 mod doctor;
 mod estimator_families;
+mod failures;
 mod findings;
 #[cfg(feature = "batch")]
 mod fleet;

@@ -363,7 +363,7 @@ fn a_failed_load_names_what_failed_and_a_host_kill_is_host_memory() {
         f["message"]
             .as_str()
             .unwrap()
-            .contains("what failed: the KV cache (line 4)"),
+            .contains("what failed: the KV cache of 8.00 GiB on CUDA0 (line 4)"),
         "{f}"
     );
     // The kernel killed the process for a cgroup's limit: host memory, not VRAM.

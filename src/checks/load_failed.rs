@@ -1,8 +1,12 @@
 //! `load-failed`: the runner crashed or reported an allocation failure; what was read before is still shown.
+//! The finding names the failure's cause as every failure line of the load read together gives it
+//! ([`FailureCause`]): the hint for one allocation over the driver's limit is a smaller buffer, for a crash that
+//! is not memory no memory setting at all. The settings with their computed effect are `suggest::failure`'s.
 
 use super::{finding, CheckDef, Context};
 use crate::model::{
-    FailedPart, Finding, FindingCode, Launcher, Placer, RetryKind, Runtime, ServingEngine, Severity,
+    human, FailedPart, FailureCause, Finding, FindingCode, Launcher, Placer, RetryKind, Runtime,
+    ServingEngine, Severity,
 };
 
 pub const DEF: CheckDef = CheckDef {
@@ -21,7 +25,7 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
         .strip_prefix("line ")
         .and_then(|r| r.split(':').next())
         .and_then(|n| n.parse().ok());
-    let oom = is_out_of_memory(failure);
+    let cause = cause_of(cx.load);
     // Ollama ≥ 0.30 may retry once after this failure (`… retrying once`): say what it tried.
     let retry = cx.load.load.scheduler.as_ref().and_then(|s| {
         s.retries
@@ -30,30 +34,90 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
     });
     let retried = retry.map(retry_words).unwrap_or_default();
     let part = a.failed_part;
-    let named = part
-        .map(|(p, l)| format!("; what failed: {} (line {l})", p.words()))
+    let allocation = a
+        .failed_allocation
+        .as_ref()
+        .map(|al| {
+            format!(
+                " of {}{}",
+                human(al.size.bytes),
+                al.device
+                    .as_ref()
+                    .map(|d| format!(" on {d}"))
+                    .unwrap_or_default()
+            )
+        })
         .unwrap_or_default();
+    let named = part
+        .map(|(p, l)| format!("; what failed: {}{allocation} (line {l})", p.words()))
+        .unwrap_or_default();
+    let why = match cause {
+        FailureCause::Unstated | FailureCause::OutOfMemory => String::new(),
+        FailureCause::NotMemory | FailureCause::HostMemory | FailureCause::AllocationLimit => {
+            format!("; cause: {}", cause.words())
+        }
+    };
     let mut lines: Vec<u64> = line.into_iter().collect();
     lines.extend(part.map(|(_, l)| l));
+    lines.extend(a.failed_allocation.as_ref().map(|al| al.line));
     lines.extend(retry.map(|r| r.line));
+    lines.sort_unstable();
+    lines.dedup();
     let serving_hint = super::serving_figures::failure_hint(cx);
+    let host_killed = part.is_some_and(|(p, _)| p == FailedPart::HostKilled);
     out.push(finding(
         DEF.code,
         Severity::Error,
-        format!("the load failed: {failure}{named}{retried}"),
-        if part.is_some_and(|(p, _)| p == FailedPart::HostKilled) {
+        format!("the load failed: {failure}{named}{why}{retried}"),
+        if host_killed || cause == FailureCause::HostMemory {
             "host memory, not VRAM: the kernel's OOM killer or a cgroup limit ended the process; raise the service's or container's memory limit (MemoryMax=, --memory), keep the weights memory-mapped, or load less at once"
         } else if let Some(hint) = serving_hint.as_deref() {
             hint
-        } else if oom {
-            oom_hint(cx.load.load.runtime)
         } else {
-            "read the runner's last lines before the failure; the figures above are what it allocated"
+            match cause {
+                FailureCause::OutOfMemory => oom_hint(cx.load.load.runtime),
+                FailureCause::AllocationLimit => limit_hint(cx.load.load.runtime),
+                FailureCause::NotMemory => "not memory: the runtime crashed with every allocation before it done (a signal, an exception, an assertion); no memory setting helps: read the lines before the crash, update the runtime, or report it with them",
+                FailureCause::Unstated | FailureCause::HostMemory => {
+                    "read the runner's last lines before the failure; the figures above are what it allocated"
+                }
+            }
         },
         lines,
         None,
         None,
     ));
+}
+
+/// The load's failure cause: what its failure lines said together, else what its message says. A crash is
+/// called not memory only after the compute buffers were allocated (the last allocation of a load): a crash
+/// before them may be an allocation that failed without saying so.
+pub fn cause_of(load: &crate::model::Reconciled) -> FailureCause {
+    let a = &load.load.actual;
+    let cause = a.failure_cause.unwrap_or_else(|| {
+        if a.failure.as_deref().is_some_and(is_out_of_memory) {
+            FailureCause::OutOfMemory
+        } else {
+            FailureCause::Unstated
+        }
+    });
+    let allocated = a
+        .buffers
+        .iter()
+        .any(|b| b.kind == crate::model::BufferKind::Compute && !b.host);
+    match cause {
+        FailureCause::NotMemory if !allocated => FailureCause::Unstated,
+        other => other,
+    }
+}
+
+/// What to change when one allocation passed the driver's single-allocation limit, in the runtime's knobs.
+fn limit_hint(runtime: Runtime) -> &'static str {
+    match runtime.placer() {
+        Placer::LlamaFit(Launcher::Ollama) | Placer::OllamaScheduler => "one buffer over the driver's single-allocation limit (about 4 GiB on many Vulkan drivers), with memory still free: a smaller num_batch or num_ctx makes the compute buffer smaller; more memory does not help",
+        Placer::LlamaFit(Launcher::User) => "one buffer over the driver's single-allocation limit (about 4 GiB on many Vulkan drivers), with memory still free: a smaller micro-batch (-ub) or context (-c) makes the compute buffer smaller, or a backend without the cap (ROCm/HIP, CUDA); more memory does not help",
+        Placer::ServingEngine(_) | Placer::Unknown => "one buffer over the driver's single-allocation limit, with memory still free: a smaller batch or context makes the buffer smaller; more memory does not help",
+    }
 }
 
 /// What Ollama tried after the failure, in words: each kind says its own retry, with the context figures when

@@ -157,6 +157,12 @@ pub struct LoadBuilder {
     pub failure_oom: bool,
     /// The part a failure line named (the first such line).
     pub failed_part: Option<(crate::model::FailedPart, u64)>,
+    /// Why the load failed, merged over every failure line (`FailureCause::merge`).
+    pub failure_cause: Option<crate::model::FailureCause>,
+    /// The first allocation a failure line names with its size; its device from a line that names one.
+    pub failed_allocation: Option<crate::model::FailedAllocation>,
+    /// A line only llama.cpp's own programs print (`common_init_from_params`, `main: error:`): no Ollama runner.
+    pub llama_cpp_tool: bool,
     /// Metal's budget (`recommendedMaxWorkingSetSize`) and what the process allocated against it.
     pub working_set: Option<crate::model::WorkingSet>,
     pub notes: Vec<String>,
@@ -443,6 +449,23 @@ impl LoadBuilder {
                 line: *line,
             })
             .collect();
+        let failed_allocation =
+            self.failed_allocation.take().map(|mut a| {
+                // `on device 0` names a position: the device is the load's GPU there (`CUDA0`, `ROCm0`).
+                if let Some(position) = a
+                    .device
+                    .as_ref()
+                    .filter(|d| d.is_unknown_gpu())
+                    .and_then(Device::position)
+                {
+                    if let Some(known) = buffers.iter().map(|b| &b.device).find(|d| {
+                        d.is_gpu() && !d.is_unknown_gpu() && d.position() == Some(position)
+                    }) {
+                        a.device = Some(known.clone());
+                    }
+                }
+                a
+            });
         let projector_device = self.projector_backend.as_ref().map(|(d, _)| d.clone());
         let scheduler = std::mem::take(&mut self.scheduler);
         let projector_estimate = self.projector_estimate;
@@ -474,6 +497,8 @@ impl LoadBuilder {
                 projector_device_line: self.projector_backend.as_ref().map(|(_, l)| *l),
                 kv_caches,
                 failed_part: self.failed_part.filter(|_| failed),
+                failure_cause: self.failure_cause.filter(|_| failed),
+                failed_allocation: failed_allocation.filter(|_| failed),
                 working_set: self.working_set,
             },
             serving,

@@ -317,12 +317,9 @@ impl Assembler {
                     b.advance(Phase::Ended);
                 }
             }
-            EventKind::LoadFailed {
-                message,
-                out_of_memory,
-            } => {
-                let part = crate::model::FailedPart::named_in(&message);
-                self.failure_event(message, out_of_memory, part, line, done)
+            EventKind::LoadFailed(failure) => {
+                let part = crate::model::FailedPart::named_in(&failure.message);
+                self.failure_event(*failure, part, line, done)
             }
             EventKind::ServerStart { .. }
             | EventKind::InferenceCompute(_)
@@ -340,37 +337,60 @@ impl Assembler {
         }
     }
 
-    /// A failure line: the load's failure (the first, unless a later line is the out-of-memory that explains
-    /// it), and the part it names (the first line that names one).
+    /// A failure line: the load's failure (the first, unless a later line explains it better: the
+    /// out-of-memory after a crash, the allocation limit after an out-of-memory), the part it names (the first
+    /// line that names one), its cause merged with the others', and the allocation it names.
     fn failure_event(
         &mut self,
-        message: String,
-        out_of_memory: bool,
+        failure: crate::parse::FailureLine,
         part: Option<crate::model::FailedPart>,
         line: u64,
         done: &mut impl FnMut(Load),
     ) {
-        match self.current.as_mut() {
+        let b = match self.current.as_mut() {
             Some(b) if b.phase == Phase::Ended => {
-                b.notes
-                    .push(format!("line {line}: after the load completed: {message}"));
+                b.notes.push(format!(
+                    "line {line}: after the load completed: {}",
+                    failure.message
+                ));
+                return;
             }
             Some(b) => {
                 b.touch(line);
-                if b.failed_part.is_none() {
-                    b.failed_part = part.map(|p| (p, line));
-                }
-                if b.failure.is_none() || out_of_memory && !b.failure_oom {
-                    b.failure = Some((message, line));
-                    b.failure_oom = out_of_memory;
-                }
+                b
             }
-            None => {
-                let b = self.open(line, false, done);
-                b.failed_part = part.map(|p| (p, line));
-                b.failure = Some((message, line));
-                b.failure_oom = out_of_memory;
+            None => self.open(line, false, done),
+        };
+        if b.failed_part.is_none() {
+            b.failed_part = part.map(|p| (p, line));
+        }
+        let limit = failure.cause == crate::model::FailureCause::AllocationLimit;
+        let was_limit = b.failure_cause == Some(crate::model::FailureCause::AllocationLimit);
+        if b.failure.is_none() || failure.out_of_memory && !b.failure_oom || limit && !was_limit {
+            b.failure = Some((failure.message.clone(), line));
+            b.failure_oom = failure.out_of_memory;
+        }
+        b.failure_cause = Some(match b.failure_cause {
+            Some(c) => c.merge(failure.cause),
+            None => failure.cause,
+        });
+        b.llama_cpp_tool |= failure.standalone;
+        match (&mut b.failed_allocation, failure.size) {
+            (None, Some(size)) => {
+                b.failed_allocation = Some(crate::model::FailedAllocation {
+                    device: failure.device,
+                    size,
+                    line,
+                });
             }
+            // A later line of the same allocation names its device (`ggml_gallocr_reserve_n: failed to allocate
+            // Vulkan0 buffer of size N` after the driver's `allocation of size N failed`).
+            (Some(a), size)
+                if a.device.is_none() && size.is_none_or(|s| s.bytes == a.size.bytes) =>
+            {
+                a.device = failure.device;
+            }
+            (Some(_), _) | (None, None) => {}
         }
     }
 }

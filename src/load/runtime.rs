@@ -10,7 +10,9 @@
 //!   command it starts, its GPU discovery, a load request, its estimate); otherwise it is llama.cpp on its own
 //!   ([`Runtime::LlamaCpp`]). llama.cpp never prints its own command line: a runner command Ollama logged is
 //!   Ollama's, while one pasted with the log (`$ llama-server -m …`, a wrapper's `argv:`) is the user's own
-//!   and says nothing of Ollama.
+//!   and says nothing of Ollama. A failure line only llama.cpp's own programs print (`common_init_from_params`,
+//!   `main: error: unable to load model`; Ollama's runner never links `common`) makes a fragment of failure
+//!   lines llama.cpp's as well.
 //! - Otherwise Ollama's scheduler placed the layers when its estimate, memory summary, load requests, version,
 //!   runner command or `loading model` line is there: from `load request`s (`fit`, `alloc`, `commit`) its
 //!   engine measured the layout ([`Runtime::OllamaEngine`]), else its estimator computed it
@@ -62,6 +64,8 @@ impl LoadBuilder {
             // Only the scheduler of 0.30 and later decides the projector's offload for llama-server.
             || self.projector_offload_disabled.is_some()
             || self.ollama_llama_server
+            // A failure line only llama.cpp's own programs print (`common_init_from_params`, `main: error:`).
+            || self.llama_cpp_tool
             || version.is_some_and(|v| v >= (0, 30, 0));
         if fit_placed {
             return if self.ollama_server_seen() {

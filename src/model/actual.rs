@@ -114,6 +114,13 @@ pub struct Actual {
     /// OOM killer / a cgroup limit), with its line.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub failed_part: Option<(FailedPart, u64)>,
+    /// Why the load failed, read from every failure line of the load (`FailureCause::merge`): device memory
+    /// exhausted, one allocation over the driver's limit, the host's OOM killer, or not memory at all.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure_cause: Option<FailureCause>,
+    /// The allocation a failure line names with its size (and device, where printed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failed_allocation: Option<FailedAllocation>,
     /// Metal's budget for the process and what it allocated against it (Apple GPUs only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub working_set: Option<WorkingSet>,
@@ -141,10 +148,16 @@ pub struct WorkingSet {
 pub enum FailedPart {
     /// `failed to allocate buffer for kv cache`.
     KvCache,
-    /// A compute buffer (`sched_reserve`, `failed to allocate compute buffers`).
+    /// A compute buffer (`sched_reserve`, `failed to allocate compute buffers`, `compute pp buffers`).
     Compute,
     /// The model's weights (`load_tensors`, a model buffer).
     Weights,
+    /// The vision projector (`clip_…`, `mtmd`, `mmproj`).
+    Projector,
+    /// A speculative draft model's own context (`[spec]`, `draft`).
+    DraftContext,
+    /// A buffer in host memory (`ggml_backend_cpu_buffer_type_alloc_buffer`, a `CPU` or `_Host` buffer).
+    HostBuffer,
     /// The host: the kernel's OOM killer or a cgroup limit (`Memory cgroup out of memory: Killed process`,
     /// systemd's `oom-kill`, `MemoryMax=`): host memory, never VRAM.
     HostKilled,
@@ -161,12 +174,22 @@ impl FailedPart {
             || m.contains("memorymax")
         {
             Some(FailedPart::HostKilled)
+        } else if m.contains("draft") || m.contains("[spec]") {
+            Some(FailedPart::DraftContext)
+        } else if m.contains("clip_") || m.contains("mtmd") || m.contains("mmproj") {
+            Some(FailedPart::Projector)
         } else if m.contains("kv cache") || m.contains("kv_cache") {
             Some(FailedPart::KvCache)
-        } else if m.contains("compute buffer") || m.contains("sched_reserve") {
+        } else if (m.contains("compute") && m.contains("buffer")) || m.contains("sched_reserve") {
             Some(FailedPart::Compute)
         } else if m.contains("model buffer") || m.contains("load_tensors") {
             Some(FailedPart::Weights)
+        } else if m.contains("ggml_backend_cpu_buffer")
+            || m.contains("cpu buffer")
+            || m.contains("_host buffer")
+            || m.contains("host buffer")
+        {
+            Some(FailedPart::HostBuffer)
         } else {
             None
         }
@@ -178,9 +201,72 @@ impl FailedPart {
             FailedPart::KvCache => "the KV cache",
             FailedPart::Compute => "a compute buffer",
             FailedPart::Weights => "the model's weights",
+            FailedPart::Projector => "the vision projector",
+            FailedPart::DraftContext => "the draft model's context",
+            FailedPart::HostBuffer => "a buffer in host memory",
             FailedPart::HostKilled => {
                 "the process, killed for host memory (the kernel's OOM killer or a cgroup limit)"
             }
         }
     }
+}
+
+/// Why a load failed, as its failure lines say (`docs/findings.md`, "load-failed": the failure causes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FailureCause {
+    /// The runtime failed without saying why (`error loading model`, `unable to load model`).
+    Unstated,
+    /// Not memory: a crash (a signal, a hardware exception, an assertion) with no allocation failing before it.
+    NotMemory,
+    /// Device (or host buffer) memory exhausted: `cudaMalloc failed: out of memory`, `failed to allocate`.
+    OutOfMemory,
+    /// The host ended the process for memory: the kernel's OOM killer or a cgroup limit.
+    HostMemory,
+    /// One allocation larger than the driver allows in a single buffer (Vulkan's `maxMemoryAllocationSize`,
+    /// about 4 GiB on many drivers), however much memory is free.
+    AllocationLimit,
+}
+
+impl FailureCause {
+    /// The stronger of two readings of one load's failure lines: a line that names the allocation limit or the
+    /// host's OOM killer explains an `out of memory` beside it, and any allocation failure explains a crash
+    /// that follows it (an abort after a failed allocation is that allocation's failure).
+    pub fn merge(self, other: FailureCause) -> FailureCause {
+        self.max(other)
+    }
+
+    /// True when memory is the cause (a memory knob can help).
+    pub fn is_memory(self) -> bool {
+        match self {
+            FailureCause::OutOfMemory
+            | FailureCause::HostMemory
+            | FailureCause::AllocationLimit => true,
+            FailureCause::Unstated | FailureCause::NotMemory => false,
+        }
+    }
+
+    /// In words.
+    pub fn words(self) -> &'static str {
+        match self {
+            FailureCause::Unstated => "the log does not say why",
+            FailureCause::NotMemory => {
+                "not memory: the runtime crashed with no allocation failing before it"
+            }
+            FailureCause::OutOfMemory => "out of memory",
+            FailureCause::HostMemory => "host memory (the kernel's OOM killer or a cgroup limit)",
+            FailureCause::AllocationLimit => {
+                "one allocation over the driver's single-allocation limit, not a lack of memory"
+            }
+        }
+    }
+}
+
+/// The allocation a failure line names: how much was asked, on which device.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FailedAllocation {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device: Option<Device>,
+    pub size: Quantity,
+    pub line: u64,
 }

@@ -127,6 +127,17 @@ impl Device {
         matches!(self, Device::Host)
     }
 
+    /// True for a GPU whose backend the log did not say (`GPU0`).
+    pub fn is_unknown_gpu(&self) -> bool {
+        matches!(
+            self,
+            Device::Gpu {
+                backend: Backend::Unknown,
+                ..
+            }
+        )
+    }
+
     /// True for a GPU (Metal included).
     pub fn is_gpu(&self) -> bool {
         !self.is_host()

@@ -27,7 +27,10 @@ pub mod snapshot;
 pub mod views;
 pub mod whatif;
 
-pub use actual::{Actual, BreakdownRow, Buffer, BufferKind, FailedPart, KvCache, WorkingSet};
+pub use actual::{
+    Actual, BreakdownRow, Buffer, BufferKind, FailedAllocation, FailedPart, FailureCause, KvCache,
+    WorkingSet,
+};
 pub use analysis::{Analysis, InputRole, InputSummary, InputWarning, UnrecognizedLine};
 pub use concluded::Concluded;
 pub use device::{Backend, Device};

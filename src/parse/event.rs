@@ -357,10 +357,7 @@ pub enum EventKind {
     /// `llama runner started in N seconds` / `llama-server started`.
     RunnerStarted,
     /// An allocation failure or a crashed runner.
-    LoadFailed {
-        message: String,
-        out_of_memory: bool,
-    },
+    LoadFailed(Box<FailureLine>),
     /// The model header (`architecture=gemma3`).
     ModelHeader { architecture: Option<String> },
     /// A vLLM or SGLang memory line, with its rank (`parse::serving`).
@@ -518,4 +515,19 @@ pub enum SchedulerLine {
     PsHeader,
     /// A row of a pasted `ollama ps` table.
     PsRow(PsTableRow),
+}
+
+/// One failure line: its message, why it says the load failed, and the allocation it names.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FailureLine {
+    pub message: String,
+    pub out_of_memory: bool,
+    pub cause: crate::model::FailureCause,
+    /// The allocation's size (`failed to allocate Vulkan0 buffer of size 4757131264`, `allocating 7577.60 MiB`).
+    pub size: Option<Quantity>,
+    /// The device it was asked of (`Vulkan0`; `on device 0` with the backend its function names).
+    pub device: Option<crate::model::Device>,
+    /// The line is printed only by llama.cpp's own programs (`common_init_from_params`, `main: error: unable to
+    /// load model`), never by Ollama's runner: llama.cpp ran on its own.
+    pub standalone: bool,
 }

@@ -40,7 +40,7 @@ use aho_corasick::AhoCorasick;
 
 use crate::grammar::Grammar;
 use crate::prefilter::{Groups, Hits, LineFilter, LineFilterBuilder};
-pub use event::{Event, EventKind};
+pub use event::{Event, EventKind, FailureLine};
 use kind::EventSpec;
 
 /// Prefilter groups, one bit each: a rule anchor may occur in the line, or (only) a memory word. One SIMD scan

@@ -3,11 +3,11 @@
 //! its builder.
 
 use super::command::runner_command;
-use super::event::{EventKind, GpuInfo, LoadRequest, RequestOperation};
+use super::event::{EventKind, FailureLine, GpuInfo, LoadRequest, RequestOperation};
 use super::fields::{BuildError, Fields};
 use super::kind::{EventSpec, Words};
 use super::values::{parse_go_struct, parse_gpu_layers, parse_int};
-use crate::model::{normalize_bus_id, RejectionCause};
+use crate::model::{normalize_bus_id, Backend, Device, FailureCause, Quantity, RejectionCause};
 
 /// The fields a discovery line (`inference compute`, `gpu memory`) may carry besides its `id`.
 const GPU_FIELDS: &[&str] = &[
@@ -136,8 +136,20 @@ pub const SPECS: &[EventSpec] = &[
     EventSpec {
         kind: "load_failed",
         required: &[],
-        optional: &["message", "rest"],
-        settable: &[],
+        optional: &[
+            "message",
+            "rest",
+            "bytes",
+            "size",
+            "device",
+            "index",
+            "cause",
+            "standalone",
+        ],
+        settable: &[
+            ("cause", Words::Check(|w| cause_named(w).is_some())),
+            ("standalone", Words::BOOL),
+        ],
         build: load_failed,
     },
     EventSpec {
@@ -212,10 +224,92 @@ fn load_failed(f: &Fields) -> Result<EventKind, BuildError> {
         return Ok(EventKind::Known);
     }
     let lower = message.to_ascii_lowercase();
-    Ok(EventKind::LoadFailed {
+    let cause = match f.get("cause") {
+        Some(word) => cause_named(word).ok_or_else(|| format!("unknown failure cause '{word}'"))?,
+        None => cause_in(&lower),
+    };
+    let size = f
+        .opt_int("bytes")
+        .map(Quantity::exact)
+        .or_else(|| f.opt_size("size"));
+    let device = f.opt_text("device").map(|d| Device::named(&d)).or_else(|| {
+        // `on device 0`: the backend is the load's (a ROCm build prints CUDA's function names), read in `load`.
+        let index = u32::try_from(f.opt_int("index")?).ok()?;
+        Some(Device::gpu(Backend::Unknown, index))
+    });
+    Ok(EventKind::LoadFailed(Box::new(FailureLine {
         out_of_memory: lower.contains("out of memory") || lower.contains("cudamalloc failed"),
         message,
+        cause,
+        size,
+        device,
+        standalone: f.get("standalone") == Some("true"),
+    })))
+}
+
+/// A failure cause as a grammar's `set` spells it.
+fn cause_named(word: &str) -> Option<FailureCause> {
+    Some(match word {
+        "unstated" => FailureCause::Unstated,
+        "not-memory" => FailureCause::NotMemory,
+        "out-of-memory" => FailureCause::OutOfMemory,
+        "host-memory" => FailureCause::HostMemory,
+        "allocation-limit" => FailureCause::AllocationLimit,
+        _ => return None,
     })
+}
+
+/// Why a failure message says the load failed, by its words (`docs/log-formats.md` §5.7): the driver's
+/// single-allocation limit, the host's OOM killer, an allocation failure, a crash, or nothing said.
+pub(crate) fn cause_in(lower: &str) -> FailureCause {
+    let any = |words: &[&str]| words.iter().any(|w| lower.contains(w));
+    if any(&[
+        "allocation limit",
+        "maxmemoryallocationsize",
+        "max buffer length",
+        "maxbufferlength",
+    ]) {
+        FailureCause::AllocationLimit
+    } else if any(&[
+        "killed process",
+        "oom-kill",
+        "oom_kill",
+        "oom killer",
+        "memorymax",
+    ]) {
+        FailureCause::HostMemory
+    } else if any(&[
+        "out of memory",
+        "cudamalloc failed",
+        "hipmalloc failed",
+        "failed to allocate",
+        "insufficient memory",
+        "erroroutofdevicememory",
+        "unable to allocate",
+        "not enough memory",
+    ]) {
+        FailureCause::OutOfMemory
+    } else if any(&[
+        "sigsegv",
+        "sigabrt",
+        "sigbus",
+        "sigill",
+        "signal arrived",
+        "signal: aborted",
+        "signal: segmentation",
+        "hardware exception",
+        "memory access fault",
+        "illegal memory access",
+        "illegal instruction",
+        "segmentation fault",
+        "core dumped",
+        "ggml_assert",
+        "exception",
+    ]) {
+        FailureCause::NotMemory
+    } else {
+        FailureCause::Unstated
+    }
 }
 
 /// A `load request` struct, by Ollama's Go field names.

@@ -2,8 +2,10 @@
 //! the effect the replay or the measured figures predict — in the knobs that reach the placer of the load's
 //! runtime, never one it ignores (`OLLAMA_GPU_OVERHEAD` does not reach llama.cpp's `--fit`). A setting is
 //! named only through the runtime's knob table ([`crate::model::knobs`]). One module per family of placers:
-//! `ollama` (Ollama's scheduler), `fit` (llama.cpp's `--fit`), `serving` (vLLM's and SGLang's budgets).
+//! `ollama` (Ollama's scheduler), `fit` (llama.cpp's `--fit`), `serving` (vLLM's and SGLang's budgets), and
+//! `failure` (a failed load of Ollama or llama.cpp, by what failed and why).
 
+mod failure;
 mod fit;
 mod ollama;
 mod serving;
@@ -122,8 +124,14 @@ fn knob(evidence: &Evidence, knob: Knob) -> Option<&'static KnobEntry> {
 pub fn suggest(evidence: &Evidence) -> Vec<Suggestion> {
     let mut out = Vec::new();
     match evidence.load.load.runtime.placer() {
-        Placer::OllamaScheduler => ollama::suggest(evidence, &mut out),
-        Placer::LlamaFit(_) => fit::suggest(evidence, &mut out),
+        Placer::OllamaScheduler => {
+            ollama::suggest(evidence, &mut out);
+            failure::suggest(evidence, &mut out);
+        }
+        Placer::LlamaFit(_) => {
+            failure::suggest(evidence, &mut out);
+            fit::suggest(evidence, &mut out);
+        }
         Placer::ServingEngine(engine) => serving::suggest(evidence, engine, &mut out),
         // No knob is known to reach a placer the log does not name.
         Placer::Unknown => {}

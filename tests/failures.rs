@@ -1,0 +1,139 @@
+//! Failed loads through the real binary: the failure's cause read from every failure line, what failed with its
+//! size and device, and the suggestions in the runtime's own knobs with their computed effect — none for a
+//! failure that is not memory, and never an Ollama knob for llama.cpp on its own (issue 35).
+
+use serde_json::Value;
+
+use crate::util::{run, stdout};
+
+const LIMIT_SAMPLE: &str =
+    "sample-logs/1003-llama-server-vulkan-strixhalo-uma-lmstudio-model-compute-4gib-alloc-limit.log";
+
+fn report_of(args: &[&str], stdin: &[u8]) -> Value {
+    let mut all = vec!["--format", "json", "--fail-on", "never"];
+    all.extend(args);
+    let out = run(&all, stdin);
+    assert_eq!(out.status.code(), Some(0), "{}", crate::util::stderr(&out));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn settings(load: &Value) -> Vec<String> {
+    load["suggestions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["setting"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn effect<'a>(load: &'a Value, setting: &str) -> &'a str {
+    load["suggestions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["setting"] == setting)
+        .and_then(|s| s["effect"].as_str())
+        .unwrap_or_else(|| panic!("no {setting} in {:?}", settings(load)))
+}
+
+fn failed(load: &Value) -> &Value {
+    load["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "load-failed")
+        .expect("load-failed")
+}
+
+/// No knob of Ollama, and no GPU selection, in a llama.cpp load's suggestions.
+fn assert_llama_cpp_knobs_only(load: &Value) {
+    for s in settings(load) {
+        assert!(
+            !s.contains("OLLAMA") && !s.starts_with("num_") && !s.contains("CUDA_VISIBLE"),
+            "{s}"
+        );
+    }
+}
+
+#[test]
+fn a_compute_buffer_over_the_vulkan_allocation_limit_asks_for_a_smaller_micro_batch() {
+    let r = report_of(&[LIMIT_SAMPLE], b"");
+    let load = &r["loads"][0];
+    // Only failure lines and two buffers: still llama.cpp on its own (common_init_from_params, main: error).
+    assert_eq!(load["era"], "llama-server");
+    assert_eq!(load["actual"]["failure_cause"], "allocation-limit");
+    assert_eq!(load["actual"]["failed_allocation"]["device"], "Vulkan0");
+    assert_eq!(
+        load["actual"]["failed_allocation"]["size"]["bytes"],
+        4_757_131_264i64
+    );
+    let f = failed(load);
+    let message = f["message"].as_str().unwrap();
+    assert!(
+        message.contains("a compute buffer of 4.43 GiB on Vulkan0"),
+        "{message}"
+    );
+    assert!(message.contains("not a lack of memory"), "{message}");
+    assert!(f["hint"].as_str().unwrap().contains("-ub"));
+    // Ranked: the micro-batch first (4,757,131,264 × 256/512 = 2.22 GiB, under 4 GiB), then the context.
+    let all = settings(load);
+    assert_eq!(all[0], "-ub 256", "{all:?}");
+    assert!(effect(load, "-ub 256").contains("about 2.22 GiB"));
+    assert!(all.iter().any(|s| s.starts_with("--ctx-size ")), "{all:?}");
+    assert_llama_cpp_knobs_only(load);
+}
+
+/// The KV cache's allocation failing on CUDA, as llama.cpp words it (`docs/log-formats.md` §6.3; the figure is
+/// the doc's illustration), in a fragment with llama.cpp's own last words.
+const KV_FAILURE: &str = "\
+ggml_backend_cuda_buffer_type_alloc_buffer: allocating 7577.60 MiB on device 0: cudaMalloc failed: out of memory
+llama_init_from_model: failed to allocate buffer for kv cache
+common_init_from_params: failed to create context with model 'models/qwen.gguf'
+main: error: unable to load model
+";
+
+#[test]
+fn a_kv_cache_that_does_not_fit_asks_for_a_quantised_cache_with_its_size() {
+    let r = report_of(&["-"], KV_FAILURE.as_bytes());
+    let load = &r["loads"][0];
+    assert_eq!(load["era"], "llama-server");
+    assert_eq!(load["actual"]["failure_cause"], "out-of-memory");
+    assert_eq!(load["actual"]["failed_part"][0], "kv-cache");
+    let message = failed(load)["message"].as_str().unwrap();
+    assert!(
+        message.contains("the KV cache of 7.40 GiB on GPU0"),
+        "{message}"
+    );
+    // 7577.60 MiB × 34/64 (q8_0's 34 bytes per 32 elements) = 3.93 GiB.
+    let kv = effect(load, "--cache-type-k q8_0 --cache-type-v q8_0");
+    assert!(kv.contains("7.40 GiB → about 3.93 GiB"), "{kv}");
+    assert_llama_cpp_knobs_only(load);
+}
+
+#[test]
+fn a_crash_after_every_buffer_was_allocated_gets_no_memory_knob() {
+    // Real buffer lines (sample 703, a grep of Ollama 0.3's runner), then the runner's crash header.
+    let log = "\
+llm_load_tensors: offloaded 28/28 layers to GPU
+sched_reserve:      CUDA0 compute buffer size =   104.27 MiB
+sched_reserve:  CUDA_Host compute buffer size =    12.01 MiB
+SIGSEGV: segmentation violation
+";
+    let r = report_of(&["-"], log.as_bytes());
+    let load = &r["loads"][0];
+    assert_eq!(load["actual"]["failure_cause"], "not-memory");
+    let f = failed(load);
+    assert!(f["hint"]
+        .as_str()
+        .unwrap()
+        .contains("no memory setting helps"));
+    assert!(settings(load).is_empty(), "{:?}", settings(load));
+}
+
+#[test]
+fn the_text_report_names_the_cause_and_the_computed_micro_batch() {
+    let out = run(&[LIMIT_SAMPLE, "--fail-on", "never"], b"");
+    let text = stdout(&out);
+    assert!(text.contains("-ub 256"), "{text}");
+    assert!(text.contains("single-allocation limit"), "{text}");
+}
