@@ -113,15 +113,20 @@ fn micro_batch(
     let (ub, printed) = ubatch(load);
     let (entry, current) = match (knob(ev, Knob::Ubatch), knob(ev, Knob::Batch)) {
         (Some(u), _) => (u, ub),
-        (None, Some(b)) => (b, load.load.settings.batch_size.unwrap_or(ub)),
+        (None, Some(b)) => (
+            b,
+            load.load
+                .settings
+                .batch_size
+                .filter(|&b| b > 0)
+                .unwrap_or(ub),
+        ),
         (None, None) => return,
     };
-    let Some(new) = smaller_power_of_two(current, |n| {
-        size / current * n + size % current * n / current < limit
-    }) else {
+    let Some(new) = smaller_power_of_two(current, |n| scaled(size, n, current) < limit) else {
         return;
     };
-    let shrunk = size / current * new + size % current * new / current;
+    let shrunk = scaled(size, new, current);
     out.push(Suggestion {
         setting: entry.setting(new),
         effect: format!(
@@ -132,6 +137,12 @@ fn micro_batch(
         ),
         because: because.to_vec(),
     });
+}
+
+/// `size × new / current` without overflow (`current` > 0).
+fn scaled(size: i64, new: i64, current: i64) -> i64 {
+    i64::try_from(i128::from(size) * i128::from(new) / i128::from(current.max(1)))
+        .unwrap_or(i64::MAX)
 }
 
 /// The largest power of two below `current` (at least 32) for which `fits` holds.
@@ -242,8 +253,8 @@ fn kv_settings(ev: &Evidence, because: &[FindingCode], out: &mut Vec<Suggestion>
                 effect: format!(
                     "the KV cache grows with the context: {} → about {} at {new} tokens instead of {per_slot} ({} less)",
                     human(kv),
-                    human(kv / per_slot * new),
-                    human(kv - kv / per_slot * new)
+                    human(scaled(kv, new, per_slot)),
+                    human(kv - scaled(kv, new, per_slot))
                 ),
                 because: because.to_vec(),
             });
@@ -253,7 +264,15 @@ fn kv_settings(ev: &Evidence, because: &[FindingCode], out: &mut Vec<Suggestion>
 
 #[cfg(test)]
 mod tests {
-    use super::smaller_power_of_two;
+    use super::{scaled, smaller_power_of_two};
+
+    #[test]
+    fn scaling_a_figure_never_overflows() {
+        assert_eq!(scaled(4_757_131_264, 256, 512), 2_378_565_632);
+        // A hostile batch of 2^40 tokens and a buffer near i64::MAX: no overflow, no panic.
+        assert_eq!(scaled(i64::MAX, 1 << 39, 1 << 40), i64::MAX / 2);
+        assert_eq!(scaled(10, 1, 0), 10);
+    }
 
     #[test]
     fn the_largest_power_of_two_under_the_limit() {
