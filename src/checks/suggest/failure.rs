@@ -8,8 +8,8 @@
 use super::{has, knob, Evidence};
 use crate::checks::load_failed::cause_of;
 use crate::model::{
-    human, Device, FailedPart, FailureCause, FindingCode, Knob, KvType, Part, Placer, Reconciled,
-    Suggestion, GIB,
+    human, Backend, Device, FailedPart, FailureCause, FindingCode, Knob, KvType, Part, Placer,
+    Reconciled, Suggestion, GIB,
 };
 
 /// The largest single allocation many Vulkan drivers allow (`maxMemoryAllocationSize`): llama.cpp does not
@@ -38,7 +38,7 @@ pub fn suggest(ev: &Evidence, out: &mut Vec<Suggestion>) {
     }
 }
 
-/// The failed allocation's size and device, else the largest compute buffer's when the failure named one.
+/// The failed allocation's size and device, when a failure line printed them.
 fn failed_size(load: &Reconciled) -> Option<(i64, Option<Device>)> {
     let a = &load.load.actual;
     a.failed_allocation
@@ -78,23 +78,20 @@ fn allocation_limit(ev: &Evidence, out: &mut Vec<Suggestion>) {
     let because = vec![FindingCode::LoadFailed];
     micro_batch(ev, size, limit, &on, &limit_words, &because, out);
     // A shorter context: the KV cache shrinks in proportion, the compute buffer's attention scores with it.
-    if let (Some(ctx), Some(context)) = (load.load.settings.ctx_size, knob(ev, Knob::Context)) {
-        let per_slot = ctx / load.load.settings.parallel.unwrap_or(1).max(1);
-        let new = round_context(per_slot / 2);
-        if new >= 1024 && new < per_slot {
-            let kv = kv_bytes(load);
-            out.push(Suggestion {
-                setting: context.setting(new),
-                effect: format!(
-                    "at {new} tokens instead of {per_slot}, the {} buffer{on} shrinks by its attention scores, which grow with the context (at most in proportion, to {}; the rest does not shrink){}; the context is shorter",
-                    human(size),
-                    human(size / 2),
-                    kv.map(|k| format!(", and the KV cache {} → about {}", human(k), human(k / 2)))
-                        .unwrap_or_default()
-                ),
-                because,
-            });
-        }
+    if let (Some((per_slot, new)), Some(context)) = (halved_context(load), knob(ev, Knob::Context))
+    {
+        let kv = kv_bytes(load);
+        out.push(Suggestion {
+            setting: context.setting(new),
+            effect: format!(
+                "at {new} tokens instead of {per_slot}, the {} buffer{on} shrinks by its attention scores, which grow with the context (at most in proportion, to {}; the rest does not shrink){}; the context is shorter",
+                human(size),
+                human(size / 2),
+                kv.map(|k| format!(", and the KV cache {} → about {}", human(k), human(k / 2)))
+                    .unwrap_or_default()
+            ),
+            because,
+        });
     }
 }
 
@@ -157,13 +154,22 @@ fn smaller_power_of_two(current: i64, fits: impl Fn(i64) -> bool) -> Option<i64>
     None
 }
 
-/// A context as one would type it: a multiple of 1,024 tokens, rounded down.
-fn round_context(tokens: i64) -> i64 {
-    tokens / 1024 * 1024
+/// The load's context per slot and half of it as one would type it (a multiple of 1,024 tokens, at least
+/// 1,024), when the log printed the context.
+fn halved_context(load: &Reconciled) -> Option<(i64, i64)> {
+    let per_slot = load.load.settings.ctx_size? / load.load.settings.parallel.unwrap_or(1).max(1);
+    let new = per_slot / 2 / 1024 * 1024;
+    (new >= 1024 && new < per_slot).then_some((per_slot, new))
 }
 
 fn is_vulkan(d: &Device) -> bool {
-    d.to_string().starts_with("Vulkan")
+    matches!(
+        d,
+        Device::Gpu {
+            backend: Backend::Vulkan,
+            ..
+        }
+    )
 }
 
 /// The KV cache's bytes on the GPUs (its buffers), else the caches' summary lines, else none.
@@ -232,7 +238,11 @@ fn kv_settings(ev: &Evidence, because: &[FindingCode], out: &mut Vec<Suggestion>
     };
     let logged = crate::replay::figures::logged_kv_type(load);
     if let (KvType::F16, Some(kv_type)) = (logged, knob(ev, Knob::KvCacheType)) {
-        let q8 = kv / 64 * 34;
+        let q8 = scaled(
+            kv,
+            KvType::Q8_0.bytes(32) as i64,
+            KvType::F16.bytes(32) as i64,
+        );
         out.push(Suggestion {
             setting: kv_type.setting("q8_0"),
             effect: format!(
@@ -244,21 +254,18 @@ fn kv_settings(ev: &Evidence, because: &[FindingCode], out: &mut Vec<Suggestion>
             because: because.to_vec(),
         });
     }
-    if let (Some(ctx), Some(context)) = (load.load.settings.ctx_size, knob(ev, Knob::Context)) {
-        let per_slot = ctx / load.load.settings.parallel.unwrap_or(1).max(1);
-        let new = round_context(per_slot / 2);
-        if new >= 1024 && new < per_slot {
-            out.push(Suggestion {
-                setting: context.setting(new),
-                effect: format!(
-                    "the KV cache grows with the context: {} → about {} at {new} tokens instead of {per_slot} ({} less)",
-                    human(kv),
-                    human(scaled(kv, new, per_slot)),
-                    human(kv - scaled(kv, new, per_slot))
-                ),
-                because: because.to_vec(),
-            });
-        }
+    if let (Some((per_slot, new)), Some(context)) = (halved_context(load), knob(ev, Knob::Context))
+    {
+        out.push(Suggestion {
+            setting: context.setting(new),
+            effect: format!(
+                "the KV cache grows with the context: {} → about {} at {new} tokens instead of {per_slot} ({} less)",
+                human(kv),
+                human(scaled(kv, new, per_slot)),
+                human(kv - scaled(kv, new, per_slot))
+            ),
+            because: because.to_vec(),
+        });
     }
 }
 
