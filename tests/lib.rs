@@ -50,4 +50,5 @@ mod report_formats;
 mod serving;
 mod skim;
 mod smi;
+mod spills;
 mod streamed_report;

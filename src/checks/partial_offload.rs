@@ -4,6 +4,13 @@
 //! suggestions (`suggest/fit.rs`) name the smallest change that brings them back: one slot instead of several
 //! (each has its own recurrent state), a smaller fit target, a quantised KV cache, a smaller context.
 //!
+//! Ollama's estimator (`Placer::OllamaScheduler`) decides the layers by its own figures, printed on its estimate
+//! line (`docs/log-formats.md` §2): when it places fewer layers than the model has and the measured sizes do
+//! not say they would have fit (that is `cpu-offload-with-free-vram`), the layers are on the host because the
+//! estimate for this context had no room for them. The finding names the estimate's figures — what the whole
+//! model needs, the KV cache for the context, the graph with a partial offload, what was available — and the
+//! suggestions (`suggest/ollama.rs`) the context and the KV cache type that bring the layers back.
+//!
 //! Weights that stay on the host by design (input and per-layer token embeddings with every layer offloaded)
 //! are not a partial offload: without layer counts, the check fires only when the host holds more weights than
 //! the GPUs.
@@ -21,9 +28,9 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
     let load = cx.load;
     match load.load.runtime.placer() {
         Placer::LlamaFit(_) | Placer::Unknown => {}
-        // Ollama's estimator decides layers by its own figures (cpu-offload-with-free-vram judges those); vLLM
-        // and SGLang place no layers on the host by a fit.
-        Placer::OllamaScheduler | Placer::ServingEngine(_) => return,
+        Placer::OllamaScheduler => return by_ollama_estimate(cx, out),
+        // vLLM and SGLang place no layers on the host.
+        Placer::ServingEngine(_) => return,
     }
     let host = cx
         .component(Component::WeightsHost)
@@ -113,5 +120,113 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
         lines,
         None,
         Some(Component::WeightsHost),
+    ));
+}
+
+/// Ollama's estimator left layers on the host because, by its own figures for this context, they did not fit.
+fn by_ollama_estimate(cx: &Context, out: &mut Vec<Finding>) {
+    let load = cx.load;
+    let Some(e) = load
+        .load
+        .estimate
+        .as_ref()
+        .filter(|e| e.form.is_offload_line())
+    else {
+        return;
+    };
+    let (Some(offloaded), Some(total)) = (
+        load.load.actual.offloaded_layers.or(e.layers.offload),
+        load.load.actual.total_layers.or(e.layers.model),
+    ) else {
+        return;
+    };
+    // The user fixed the layers (`num_gpu`, the estimate's `layers.requested`): the estimate did not choose
+    // them. The runner's `--n-gpu-layers` is the estimate's own answer, not a request.
+    let user_fixed = e.layers.requested.is_some_and(|n| n >= 0);
+    if offloaded >= total || user_fixed {
+        return;
+    }
+    // By the measured sizes more layers would have fit: the estimate is wrong, not the context, and
+    // `cpu-offload-with-free-vram` says so (its premise, `cpu_offload_with_free_vram.rs`).
+    let measured_weights = cx
+        .component(Component::WeightsGpu)
+        .and_then(|r| r.actual)
+        .is_some_and(|a| a.bytes > 0);
+    let measured_more = cx
+        .whatif
+        .and_then(|w| w.measured.as_ref())
+        .is_some_and(|m| m.placement.offloaded > offloaded);
+    if measured_weights && measured_more {
+        return;
+    }
+    let available = e
+        .available
+        .iter()
+        .fold(None, |sum: Option<crate::model::Quantity>, q| {
+            Some(sum.map_or(*q, |s| s.plus(*q)))
+        });
+    let Some(available) = available else {
+        return;
+    };
+    let mut parts = Vec::new();
+    if let Some(kv) = e.kv {
+        parts.push(format!(
+            "a KV cache of {} for this context",
+            human(kv.bytes)
+        ));
+    }
+    let graph = e.graph_partial.or(e.graph_full);
+    if let Some(g) = graph {
+        parts.push(format!(
+            "a graph of {} with part of the model on the GPU",
+            human(g.bytes)
+        ));
+    }
+    let needs = match (e.required_full, parts.is_empty()) {
+        (Some(full), false) => format!(
+            "{} for the whole model ({})",
+            human(full.bytes),
+            parts.join(", ")
+        ),
+        (Some(full), true) => format!("{} for the whole model", human(full.bytes)),
+        (None, _) => parts.join(", "),
+    };
+    let mut why = String::new();
+    if graph.is_some_and(|g| g.low > available.high) {
+        why.push_str("; the graph alone is more than is available, so not one layer fits");
+    }
+    let weights = crate::reconcile::terms::block_weights(e)
+        .map(|(w, _)| w)
+        .zip(e.weights_nonrepeating)
+        .map(|(w, out)| w.plus(out));
+    let weights_exceed = weights.filter(|w| w.low > available.high);
+    if let Some(w) = weights_exceed {
+        why.push_str(&format!(
+            "; the weights alone, {}, are more than is available, so some layers stay on the host at any context",
+            human(w.bytes)
+        ));
+    }
+    let gpus = e.available.len();
+    out.push(finding(
+        DEF.code,
+        Severity::Warning,
+        format!(
+            "{} left in host memory by Ollama's estimate: it needs {needs} against {} available on {}{why}",
+            if offloaded <= 0 {
+                format!("all {total} layers")
+            } else {
+                format!("{} of {total} layers", total - offloaded)
+            },
+            human(available.bytes),
+            if gpus == 1 { "the GPU".to_string() } else { format!("{gpus} GPUs") },
+        ),
+        if weights_exceed.is_some() {
+            "a smaller context or a quantised KV cache free room for some layers (the suggestions say how many, when they help); every layer on the GPU needs a smaller quantisation of the model or more GPU memory"
+        } else {
+            "the context sets the KV cache and the graph: a smaller context or a quantised KV cache bring the layers back (see the suggestions); reserving more per GPU or forcing the layers would not"
+        },
+        cx.estimate_lines(),
+        None,
+        None,
     ));
 }

@@ -375,6 +375,7 @@ fn whatif_changes(args: &WhatifArgs) -> Changes {
         gpus: args.gpus.clone(),
         gpu_count: args.gpu_count,
         ctx: args.ctx,
+        context_scale: None,
         parallel: args.parallel,
         gpu_overhead: args.gpu_overhead,
         graph_multiplier: args.graph_multiplier,

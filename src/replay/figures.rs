@@ -20,6 +20,9 @@ pub struct Changes {
     pub gpu_count: Option<usize>,
     /// Context per slot (`num_ctx`).
     pub ctx: Option<i64>,
+    /// The load's context × numerator / denominator, for a log that does not print its context (an estimate
+    /// line without `num_ctx` or `KvSize`): the KV cache and the graph scale by it as by a new context.
+    pub context_scale: Option<(i64, i64)>,
     pub parallel: Option<i64>,
     /// `OLLAMA_GPU_OVERHEAD` in bytes.
     pub gpu_overhead: Option<i64>,
@@ -47,6 +50,9 @@ impl Changes {
         if let Some(c) = self.ctx {
             out.push(format!("ctx {c}"));
         }
+        if let Some((num, den)) = self.context_scale {
+            out.push(format!("context × {num}/{den}"));
+        }
         if let Some(p) = self.parallel {
             out.push(format!("parallel {p}"));
         }
@@ -68,16 +74,29 @@ impl Changes {
         out
     }
 
-    /// How much the context changes the KV cache (and, approximately, the graph): new total / logged total.
-    fn context_factor(&self, load: &Reconciled) -> Option<(i64, i64)> {
-        if self.ctx.is_none() && self.parallel.is_none() {
+    /// The context in tokens before and after the change (new total, logged total), when the log prints it.
+    fn context_tokens(&self, load: &Reconciled) -> Option<(i64, i64)> {
+        if self.ctx.is_none() && self.parallel.is_none() && self.context_scale.is_none() {
             return None;
         }
         let total = load.load.settings.ctx_size?;
         let parallel = load.load.settings.parallel.unwrap_or(1).max(1);
         let per_slot = total / parallel;
-        let new_total = self.ctx.unwrap_or(per_slot) * self.parallel.unwrap_or(parallel);
+        let mut new_total = self.ctx.unwrap_or(per_slot) * self.parallel.unwrap_or(parallel);
+        if let Some((num, den)) = self.context_scale {
+            new_total = Quantity::exact(new_total).scale(num, den.max(1)).bytes;
+        }
         Some((new_total, total.max(1)))
+    }
+
+    /// How much the context changes the KV cache (and, approximately, the graph): new total / logged total,
+    /// or the scale asked for when the log does not print its context.
+    fn context_factor(&self, load: &Reconciled) -> Option<(i64, i64)> {
+        self.context_tokens(load).or_else(|| {
+            self.context_scale
+                .filter(|_| load.load.settings.ctx_size.is_none())
+                .map(|(num, den)| (num, den.max(1)))
+        })
     }
 }
 
@@ -307,7 +326,7 @@ fn layout_blocks(
         return None;
     }
     let mut geometry = kv_geometry_of(&load.load.settings)?;
-    if let Some((total, _)) = changes.context_factor(load) {
+    if let Some((total, _)) = changes.context_tokens(load) {
         geometry.context = u64::try_from(total).ok()?.max(1);
     }
     if let Some(p) = changes.parallel {

@@ -297,9 +297,194 @@ fn context_and_batch(ev: &Evidence, findings: &[Finding], out: &mut Vec<Suggesti
     }
 }
 
+/// The estimator's own replay with `changes`: the layers it places and the KV cache and graph it charges.
+fn estimator_at(ev: &Evidence, changes: &Changes) -> Option<(i64, i64, i64, i64)> {
+    let est = replay(ev.load, changes)?.estimate?;
+    let f = &est.figures;
+    Some((
+        est.placement.offloaded,
+        est.placement.total,
+        f.layer_kv.saturating_mul(f.blocks),
+        f.graph_partial,
+    ))
+}
+
+/// The fractions of the load's context tried when the log does not print it.
+const FRACTIONS: [i64; 6] = [2, 4, 8, 16, 32, 64];
+
+/// The layers the estimator places at each of the context's [`FRACTIONS`] (for `kv_type`), and the one to
+/// suggest as its denominator: the first that places every layer; else the knee, the first from which halving
+/// the context again gains at most one layer in twenty; `None` when no fraction places more layers than `now`.
+fn context_fraction(
+    ev: &Evidence,
+    kv_type: Option<crate::model::KvType>,
+    now: i64,
+) -> Option<(i64, Vec<(i64, i64)>)> {
+    let table: Vec<(i64, i64, i64)> = FRACTIONS
+        .iter()
+        .filter_map(|&den| {
+            let changes = Changes {
+                context_scale: Some((1, den)),
+                kv_type,
+                ..Changes::default()
+            };
+            estimator_at(ev, &changes).map(|(o, t, _, _)| (den, o, t))
+        })
+        .collect();
+    let layers: Vec<(i64, i64)> = table.iter().map(|&(d, o, _)| (d, o)).collect();
+    if let Some(&(den, _, _)) = table.iter().find(|&&(_, o, t)| o >= t) {
+        return Some((den, layers));
+    }
+    let step = table.first().map_or(1, |&(_, _, t)| (t / 20).max(1));
+    let knee = table
+        .windows(2)
+        .find(|w| w[0].1 > now && w[1].1 - w[0].1 <= step)
+        .map(|w| w[0].0)
+        .or_else(|| table.last().filter(|l| l.1 > now).map(|l| l.0))?;
+    Some((knee, layers))
+}
+
+/// `1/4: 6, 1/8: 10, 1/16: 12 layers`: what each fraction of the context places, for the effect.
+fn fraction_table(layers: &[(i64, i64)]) -> String {
+    let cells: Vec<String> = layers.iter().map(|(d, o)| format!("1/{d}: {o}")).collect();
+    format!("{} layers", cells.join(", "))
+}
+
+/// `partial-offload` by Ollama's estimator: the context (and the KV cache type) with which its own figures bring
+/// every layer back onto the GPUs. With a printed context, the largest `num_ctx` (`whatif --max-ctx`'s search);
+/// without one, the fraction of the load's context, the KV cache and graph scaled by it as the estimator would.
+fn context_for_layers(ev: &Evidence, out: &mut Vec<Suggestion>) {
+    let load = ev.load;
+    let Some((now, total, kv, graph)) = estimator_at(ev, &Changes::default()) else {
+        return;
+    };
+    let Some(context) = knob(ev, Knob::Context) else {
+        return;
+    };
+    let every = knob(ev, Knob::ContextForEveryModel);
+    let kv_type = crate::replay::figures::logged_kv_type(load);
+    let parallel = load.load.settings.parallel.unwrap_or(1).max(1);
+    let per_slot = load.load.settings.ctx_size.map(|c| c / parallel);
+    let because = vec![FindingCode::PartialOffload];
+    let mut table = String::new();
+    let (setting, every_setting, changes) = match per_slot {
+        Some(per_slot) => {
+            let Some(n) = largest_num_ctx(load, &Changes::default(), kv_type, Judge::Runtime)
+                .and_then(|r| r.num_ctx)
+                .filter(|&n| n < per_slot)
+            else {
+                return;
+            };
+            (
+                context.setting(n),
+                every.map(|e| e.setting(n)),
+                Changes {
+                    ctx: Some(n),
+                    ..Changes::default()
+                },
+            )
+        }
+        None => {
+            let Some((den, layers)) = context_fraction(ev, None, now) else {
+                return;
+            };
+            let fraction =
+                format!(" at 1/{den} of this load's context (the log does not print it)");
+            table = format!(
+                "; by the fraction of the context: {}",
+                fraction_table(&layers)
+            );
+            (
+                format!("{}{fraction}", context.spelled()),
+                every.map(|e| e.spelled()),
+                Changes {
+                    context_scale: Some((1, den)),
+                    ..Changes::default()
+                },
+            )
+        }
+    };
+    let Some((then, _, kv_then, graph_then)) = estimator_at(ev, &changes) else {
+        return;
+    };
+    if then <= now {
+        return;
+    }
+    out.push(Suggestion {
+        setting,
+        effect: format!(
+            "Ollama's estimate places {then} of {total} layers on the GPUs (now {now}): the KV cache {} → about {}, the graph {} → about {} (scaled with the context, an upper bound on the shrink){table}{}",
+            human(kv),
+            human(kv_then),
+            human(graph),
+            human(graph_then),
+            every_setting
+                .map(|e| format!("; {e} does the same for every model"))
+                .unwrap_or_default()
+        ),
+        because: because.clone(),
+    });
+    // A q8_0 cache halves the estimator's KV: the context that then keeps every layer on the GPUs.
+    let Some(kv_knob) =
+        knob(ev, Knob::KvCacheType).filter(|_| kv_type == crate::model::KvType::F16)
+    else {
+        return;
+    };
+    let q8 = Some(crate::model::KvType::Q8_0);
+    // With a printed context, the largest num_ctx that then keeps every layer on the GPUs; without one, the
+    // same fraction of the context as above, the KV halved again.
+    let (with, words) = match per_slot {
+        Some(_) => {
+            let Some(n) = largest_num_ctx(
+                load,
+                &Changes::default(),
+                crate::model::KvType::Q8_0,
+                Judge::Runtime,
+            )
+            .and_then(|r| r.num_ctx)
+            .filter(|&n| changes.ctx.is_some_and(|f16| n > f16)) else {
+                return;
+            };
+            (
+                Changes {
+                    ctx: Some(n),
+                    kv_type: q8,
+                    ..Changes::default()
+                },
+                format!("with num_ctx {n}"),
+            )
+        }
+        None => (
+            Changes {
+                kv_type: q8,
+                ..changes
+            },
+            "at the same context".to_string(),
+        ),
+    };
+    let Some((layers, _, kv_q8, _)) = estimator_at(ev, &with) else {
+        return;
+    };
+    // Without a printed context, only worth it when the same fraction then places more layers.
+    if per_slot.is_none() && layers <= then {
+        return;
+    }
+    out.push(Suggestion {
+        setting: kv_knob.setting("q8_0"),
+        effect: format!(
+            "the KV cache at half the estimator's bytes (needs flash attention, OLLAMA_FLASH_ATTENTION=1): {words}, {layers} of {total} layers on the GPUs by Ollama's estimate, the KV cache about {}",
+            human(kv_q8)
+        ),
+        because,
+    });
+}
+
 /// Settings to try for a load placed by Ollama's estimator.
 pub fn suggest(ev: &Evidence, out: &mut Vec<Suggestion>) {
     let findings = ev.findings;
+    if has(findings, FindingCode::PartialOffload) {
+        context_for_layers(ev, out);
+    }
     if has(findings, FindingCode::NeedlessSplit) {
         needless_split(ev, out);
     }
