@@ -137,3 +137,82 @@ fn the_text_report_names_the_cause_and_the_computed_micro_batch() {
     assert!(text.contains("-ub 256"), "{text}");
     assert!(text.contains("single-allocation limit"), "{text}");
 }
+
+const BACKOFF: &str = "tests/fixtures/012-rocm-layout-backoff-after-alloc-failure.log";
+
+fn codes(load: &Value) -> Vec<String> {
+    load["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["code"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn recovered_message(load: &Value) -> String {
+    load["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "load-recovered")
+        .and_then(|f| f["message"].as_str())
+        .expect("load-recovered")
+        .to_string()
+}
+
+#[test]
+fn an_allocation_failure_ollama_backed_off_from_is_recovered_not_failed() {
+    let r = report_of(&[BACKOFF], b"");
+    let load = &r["loads"][0];
+    assert!(
+        !codes(load).contains(&"load-failed".to_string()),
+        "{:?}",
+        codes(load)
+    );
+    assert_eq!(load["actual"]["failed"], false);
+    assert!(load["actual"].get("failure_cause").is_none());
+    let recovered = &load["actual"]["recovered"][0];
+    assert_eq!(recovered["failure_line"], 8);
+    assert_eq!(recovered["recovery_line"], 10);
+    assert_eq!(recovered["recovery"], "backoff 0.10");
+    assert_eq!(recovered["cause"], "out-of-memory");
+    // `allocating 61234.00 MiB on device 0`: the load's GPU at position 0 is ROCm0.
+    assert_eq!(recovered["allocation"]["device"], "ROCm0");
+    assert_eq!(
+        recovered["allocation"]["size"]["bytes"],
+        61234_i64 * 1024 * 1024
+    );
+    let message = recovered_message(load);
+    assert!(message.contains("then backoff 0.10 (line 10)"), "{message}");
+    assert!(message.contains("37 of 37 layers on the GPUs"), "{message}");
+    // Information: it never fails a CI gate.
+    let gate = run(&["--fail-on", "warning", BACKOFF], b"");
+    assert_eq!(gate.status.code(), Some(0), "{}", stdout(&gate));
+}
+
+#[test]
+fn a_backoff_excerpt_cut_before_the_runner_started_is_incomplete_not_failed() {
+    let text = std::fs::read_to_string(crate::util::root().join(BACKOFF)).unwrap();
+    let cut: String = text.lines().take(28).map(|l| format!("{l}\n")).collect();
+    let r = report_of(&["-"], cut.as_bytes());
+    let load = &r["loads"][0];
+    let codes = codes(load);
+    assert!(codes.contains(&"incomplete-load".to_string()), "{codes:?}");
+    assert!(codes.contains(&"load-recovered".to_string()), "{codes:?}");
+    assert!(!codes.contains(&"load-failed".to_string()), "{codes:?}");
+}
+
+#[test]
+fn a_failure_after_the_backoff_is_the_load_s_failure() {
+    let text = std::fs::read_to_string(crate::util::root().join(BACKOFF)).unwrap();
+    let mut cut: String = text.lines().take(12).map(|l| format!("{l}\n")).collect();
+    // The backoff's smaller layout fails too (the same line shape as line 8).
+    cut.push_str("Sep 11 00:42:49 ai ollama[3110]: ggml_backend_cuda_buffer_type_alloc_buffer: allocating 55110.00 MiB on device 0: cudaMalloc failed: out of memory\n");
+    let r = report_of(&["-"], cut.as_bytes());
+    let load = &r["loads"][0];
+    let codes = codes(load);
+    assert!(codes.contains(&"load-failed".to_string()), "{codes:?}");
+    assert!(!codes.contains(&"load-recovered".to_string()), "{codes:?}");
+    assert_eq!(load["actual"]["failure_cause"], "out-of-memory");
+    assert_eq!(load["actual"]["recovered"][0]["failure_line"], 8);
+}

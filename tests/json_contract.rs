@@ -759,6 +759,22 @@ struct Actual {
     /// Added with issue 21: Metal's budget and what the process allocated against it.
     #[serde(default)]
     working_set: Option<WorkingSet>,
+    /// Added with issue 35: failures the runtime recovered from (Ollama's layout backoff).
+    #[serde(default)]
+    recovered: Vec<Recovered>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Recovered {
+    failure: String,
+    failure_line: u64,
+    #[serde(default)]
+    cause: Option<FailureCause>,
+    #[serde(default)]
+    allocation: Option<FailedAllocation>,
+    recovery: String,
+    recovery_line: u64,
 }
 
 #[derive(Deserialize)]
@@ -1215,6 +1231,8 @@ const FINDING_CODES: &[&str] = &[
     "working-set-exceeded",
     "runtime-growth",
     "compute-imbalance",
+    // Added with the failure model (issue 35).
+    "load-recovered",
 ];
 
 #[test]

@@ -22,6 +22,7 @@ mod knob_ignored;
 mod kv_mismatch;
 mod kv_too_small;
 mod load_failed;
+mod load_recovered;
 mod needless_split;
 mod overestimate;
 mod partial_offload;
@@ -180,6 +181,7 @@ pub const REGISTRY: &[CheckDef] = &[
     working_set_exceeded::DEF,
     runtime_growth::DEF,
     compute_imbalance::DEF,
+    load_recovered::DEF,
 ];
 
 /// Run every check on a load: findings sorted most severe first (registry order within a severity).

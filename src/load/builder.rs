@@ -163,6 +163,8 @@ pub struct LoadBuilder {
     pub failed_allocation: Option<crate::model::FailedAllocation>,
     /// A line only llama.cpp's own programs print (`common_init_from_params`, `main: error:`): no Ollama runner.
     pub llama_cpp_tool: bool,
+    /// Failures the runtime recovered from (a layout backoff after them), in log order.
+    pub recovered: Vec<crate::model::Recovered>,
     /// Metal's budget (`recommendedMaxWorkingSetSize`) and what the process allocated against it.
     pub working_set: Option<crate::model::WorkingSet>,
     pub notes: Vec<String>,
@@ -180,6 +182,24 @@ impl LoadBuilder {
             started_cleanly,
             ..LoadBuilder::default()
         }
+    }
+
+    /// The runtime recovered from the failure seen so far (Ollama's layout backoff): it is kept as recovered,
+    /// and the load is no longer failed unless a later line fails it again.
+    pub fn recover(&mut self, backoff: Option<String>, line: u64) {
+        let Some((failure, failure_line)) = self.failure.take() else {
+            return;
+        };
+        self.recovered.push(crate::model::Recovered {
+            failure,
+            failure_line,
+            cause: self.failure_cause.take(),
+            allocation: self.failed_allocation.take(),
+            recovery: backoff.map_or("backoff".to_string(), |b| format!("backoff {b}")),
+            recovery_line: line,
+        });
+        self.failure_oom = false;
+        self.failed_part = None;
     }
 
     pub fn touch(&mut self, line: u64) {
@@ -449,9 +469,9 @@ impl LoadBuilder {
                 line: *line,
             })
             .collect();
-        let failed_allocation =
-            self.failed_allocation.take().map(|mut a| {
-                // `on device 0` names a position: the device is the load's GPU there (`CUDA0`, `ROCm0`).
+        // `on device 0` names a position: the device is the load's GPU there (`CUDA0`, `ROCm0`).
+        let resolve =
+            |mut a: crate::model::FailedAllocation| {
                 if let Some(position) = a
                     .device
                     .as_ref()
@@ -465,7 +485,15 @@ impl LoadBuilder {
                     }
                 }
                 a
-            });
+            };
+        let failed_allocation = self.failed_allocation.take().map(resolve);
+        let recovered: Vec<crate::model::Recovered> = std::mem::take(&mut self.recovered)
+            .into_iter()
+            .map(|mut r| {
+                r.allocation = r.allocation.map(resolve);
+                r
+            })
+            .collect();
         let projector_device = self.projector_backend.as_ref().map(|(d, _)| d.clone());
         let scheduler = std::mem::take(&mut self.scheduler);
         let projector_estimate = self.projector_estimate;
@@ -500,6 +528,7 @@ impl LoadBuilder {
                 failure_cause: self.failure_cause.filter(|_| failed),
                 failed_allocation: failed_allocation.filter(|_| failed),
                 working_set: self.working_set,
+                recovered,
             },
             serving,
             ollama_version: self.version,

@@ -321,6 +321,12 @@ impl Assembler {
                 let part = crate::model::FailedPart::named_in(&failure.message);
                 self.failure_event(*failure, part, line, done)
             }
+            EventKind::LayoutBackoff { backoff } => {
+                if let Some(b) = self.current.as_mut().filter(|b| b.phase < Phase::Ended) {
+                    b.touch(line);
+                    b.recover(backoff, line);
+                }
+            }
             EventKind::ServerStart { .. }
             | EventKind::InferenceCompute(_)
             | EventKind::CudaDevice(_)

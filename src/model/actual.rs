@@ -124,6 +124,25 @@ pub struct Actual {
     /// Metal's budget for the process and what it allocated against it (Apple GPUs only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub working_set: Option<WorkingSet>,
+    /// Failures the runtime recovered from by itself (Ollama's layout backoff), in log order: the load went on
+    /// after each, so none of them is the load's failure.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub recovered: Vec<Recovered>,
+}
+
+/// A failure the runtime recovered from: the failure line, what it said of the cause and the allocation, and
+/// the recovery that followed (`model layout did not fit, applying backoff` with its backoff).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Recovered {
+    pub failure: String,
+    pub failure_line: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cause: Option<FailureCause>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub allocation: Option<FailedAllocation>,
+    /// How the runtime recovered, in its terms: `backoff 0.10`.
+    pub recovery: String,
+    pub recovery_line: u64,
 }
 
 /// Metal's budget for one process, `recommendedMaxWorkingSetSize` (not the machine's RAM: beyond it macOS

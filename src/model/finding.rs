@@ -37,11 +37,12 @@ pub enum FindingCode {
     WorkingSetExceeded,
     RuntimeGrowth,
     ComputeImbalance,
+    LoadRecovered,
 }
 
 impl FindingCode {
     /// Every code with its word, in the order of the check registry.
-    pub const ALL: [(FindingCode, &'static str); 28] = [
+    pub const ALL: [(FindingCode, &'static str); 29] = [
         (FindingCode::LoadFailed, "load-failed"),
         (FindingCode::GpuUnused, "gpu-unused"),
         (FindingCode::IncompleteLoad, "incomplete-load"),
@@ -76,6 +77,7 @@ impl FindingCode {
         (FindingCode::WorkingSetExceeded, "working-set-exceeded"),
         (FindingCode::RuntimeGrowth, "runtime-growth"),
         (FindingCode::ComputeImbalance, "compute-imbalance"),
+        (FindingCode::LoadRecovered, "load-recovered"),
     ];
 
     /// The contract's word.
@@ -93,7 +95,8 @@ impl FindingCode {
         match self {
             FindingCode::HostNotVram
             | FindingCode::RoundingLimited
-            | FindingCode::IncompleteLoad => true,
+            | FindingCode::IncompleteLoad
+            | FindingCode::LoadRecovered => true,
             FindingCode::GraphEstimateOff
             | FindingCode::KvTooSmall
             | FindingCode::BudgetExceeded

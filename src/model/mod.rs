@@ -29,7 +29,7 @@ pub mod whatif;
 
 pub use actual::{
     Actual, BreakdownRow, Buffer, BufferKind, FailedAllocation, FailedPart, FailureCause, KvCache,
-    WorkingSet,
+    Recovered, WorkingSet,
 };
 pub use analysis::{Analysis, InputRole, InputSummary, InputWarning, UnrecognizedLine};
 pub use concluded::Concluded;

@@ -358,6 +358,9 @@ pub enum EventKind {
     RunnerStarted,
     /// An allocation failure or a crashed runner.
     LoadFailed(Box<FailureLine>),
+    /// The runtime's own recovery from a failed layout (`model layout did not fit, applying backoff`, Ollama
+    /// 0.11.5+): the failure before it is not the load's end; the load goes on with a smaller layout.
+    LayoutBackoff { backoff: Option<String> },
     /// The model header (`architecture=gemma3`).
     ModelHeader { architecture: Option<String> },
     /// A vLLM or SGLang memory line, with its rank (`parse::serving`).

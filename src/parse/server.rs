@@ -153,6 +153,17 @@ pub const SPECS: &[EventSpec] = &[
         build: load_failed,
     },
     EventSpec {
+        kind: "layout_backoff",
+        required: &[],
+        optional: &["backoff"],
+        settable: &[],
+        build: |f| {
+            Ok(EventKind::LayoutBackoff {
+                backoff: f.opt_text("backoff"),
+            })
+        },
+    },
+    EventSpec {
         kind: "model_header",
         required: &[],
         optional: &["architecture"],
