@@ -216,3 +216,55 @@ fn a_failure_after_the_backoff_is_the_load_s_failure() {
     assert_eq!(load["actual"]["failure_cause"], "out-of-memory");
     assert_eq!(load["actual"]["recovered"][0]["failure_line"], 8);
 }
+
+const FIT_ABORTED: &str = "tests/fixtures/708-fit-aborted-ngl-set-by-user.log";
+
+#[test]
+fn a_fit_aborted_at_the_user_s_layers_suggests_letting_it_place_them_with_its_projection() {
+    let r = report_of(&[FIT_ABORTED], b"");
+    let load = &r["loads"][0];
+    // `already set by user to 99`; the projection 21388 MiB against 23257 MiB free keeps the 1 GiB margin.
+    let e = effect(load, "drop --n-gpu-layers 99");
+    assert!(e.contains("20.89 GiB against 22.71 GiB free"), "{e}");
+    assert!(e.contains("1.82 GiB to spare: nothing moves now"), "{e}");
+    // Nothing to shed: no fewer layers, no smaller context.
+    assert_eq!(settings(load), vec!["drop --n-gpu-layers 99".to_string()]);
+    assert_llama_cpp_knobs_only(load);
+}
+
+#[test]
+fn a_fit_aborted_beyond_free_memory_gives_the_layers_and_the_context_that_keep_the_margin() {
+    let text = std::fs::read_to_string(crate::util::root().join(FIT_ABORTED)).unwrap();
+    // The same load projected 2600 MiB larger (a 65536-token context the user set, as a pasted command line),
+    // and the model's layer count as llama.cpp prints it.
+    let over = format!(
+        "$ llama-server -m /home/fak/Downloads/Qwen3.6-27B-Q4_K_M.gguf -c 65536 -ngl 99\n{}print_info: n_layer               = 64\n",
+        text.replace(
+            "21388 = 15345 +    5206 +     836) +      -20486",
+            "23988 = 15345 +    7806 +     836) +      -23086"
+        )
+        .replace("projected to use 21388 MiB", "projected to use 23988 MiB")
+    );
+    let r = report_of(&["-"], over.as_bytes());
+    let load = &r["loads"][0];
+    let fit = load["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "fit-aborted")
+        .unwrap();
+    assert_eq!(fit["severity"], "error");
+    // 23988 (+1, truncated) + 1024 − 23257 = 1756 MiB over the margin.
+    let e = effect(load, "drop --n-gpu-layers 99");
+    assert!(e.contains("moves about 1.71 GiB off the GPU"), "{e}");
+    // 15345 MiB of weights over 65 layers (64 blocks and the output) = 236.1 MiB each: 8 layers cover 1756 MiB.
+    let layers = effect(load, "--n-gpu-layers 57");
+    assert!(layers.contains("8 layers fewer"), "{layers}");
+    assert!(layers.contains("about 236.1 MiB each"), "{layers}");
+    let context = effect(load, "--ctx-size 32768");
+    assert!(
+        context.contains("7.62 GiB, about 3.81 GiB smaller, enough"),
+        "{context}"
+    );
+    assert_llama_cpp_knobs_only(load);
+}

@@ -2,11 +2,13 @@
 //! the effect the replay or the measured figures predict — in the knobs that reach the placer of the load's
 //! runtime, never one it ignores (`OLLAMA_GPU_OVERHEAD` does not reach llama.cpp's `--fit`). A setting is
 //! named only through the runtime's knob table ([`crate::model::knobs`]). One module per family of placers:
-//! `ollama` (Ollama's scheduler), `fit` (llama.cpp's `--fit`), `serving` (vLLM's and SGLang's budgets), and
+//! `ollama` (Ollama's scheduler), `fit` (llama.cpp's `--fit`), `fit_aborted` (a `--fit` stopped by the user's
+//! `-ngl`), `serving` (vLLM's and SGLang's budgets), and
 //! `failure` (a failed load of Ollama or llama.cpp, by what failed and why).
 
 mod failure;
 mod fit;
+mod fit_aborted;
 mod ollama;
 mod serving;
 
@@ -130,6 +132,7 @@ pub fn suggest(evidence: &Evidence) -> Vec<Suggestion> {
         }
         Placer::LlamaFit(_) => {
             failure::suggest(evidence, &mut out);
+            fit_aborted::suggest(evidence, &mut out);
             fit::suggest(evidence, &mut out);
         }
         Placer::ServingEngine(engine) => serving::suggest(evidence, engine, &mut out),
