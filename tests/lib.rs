@@ -10,6 +10,7 @@ mod bad_input;
 mod batch;
 mod ci;
 mod cli;
+mod compute_imbalance;
 mod corpus;
 mod diff;
 mod docs;
