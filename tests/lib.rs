@@ -48,6 +48,7 @@ mod peer_vectors;
 mod projector_headroom;
 mod properties;
 mod report_formats;
+mod runtime_growth;
 mod serving;
 mod skim;
 mod smi;
