@@ -211,10 +211,15 @@ impl LoadBuilder {
                 None => pools.push((total.low, free.low, vec![r.device.clone()])),
             }
         }
+        // Before the load (the fit's first table), distinct cards of one model read alike: there only devices
+        // that share memory by design (Metal's virtual devices) or one card seen by two backends are one pool.
+        // In the exit table every device holds its own buffers, so the same free memory is one pool's.
+        let before_load = self.exit_table.is_empty();
         pools
             .into_iter()
             .filter(|(_, _, d)| d.len() > 1)
             .map(|(_, _, d)| d)
+            .filter(|d| !before_load || one_memory_by_design(d))
             .collect()
     }
 
@@ -421,4 +426,29 @@ mod tests {
         assert_eq!(f.outcome, FitDecision::Failed);
         assert_eq!(f.stopped.unwrap().cause, FitStopCause::Error);
     }
+}
+
+/// Devices that read alike before a load and are one memory whatever the figures: Metal's (virtual devices of one
+/// GPU, `GGML_METAL_DEVICES`), or one card named by two backends (`CUDA0` and `Vulkan0`).
+fn one_memory_by_design(devices: &[crate::model::Device]) -> bool {
+    use crate::model::{Backend, Device};
+    let metal = devices.iter().all(|d| {
+        matches!(
+            d,
+            Device::Metal
+                | Device::Gpu {
+                    backend: Backend::Mtl,
+                    ..
+                }
+        )
+    });
+    let backends: Vec<Option<&Backend>> = devices
+        .iter()
+        .map(|d| match d {
+            Device::Gpu { backend, .. } => Some(backend),
+            Device::Metal | Device::Host | Device::Other(_) => None,
+        })
+        .collect();
+    let several_backends = backends.iter().any(|b| b != &backends[0]);
+    metal || several_backends
 }
