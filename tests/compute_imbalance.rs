@@ -92,7 +92,12 @@ fn four_cards_of_one_model_are_four_memories_and_the_heavy_one_is_named() {
     // Four cards of one model read the same total and free before the load: no evidence of one pool, so the
     // load stage does not make one (and writes no "one memory pool" note), and the finding stands.
     assert!(load.reconciled.load.shared_pools.is_empty());
-    assert!(!load.reconciled.load.notes.iter().any(|n| n.contains("one memory pool")));
+    assert!(!load
+        .reconciled
+        .load
+        .notes
+        .iter()
+        .any(|n| n.contains("one memory pool")));
     let f = imbalance(&load);
     assert_eq!(f.len(), 1, "{:?}", load.findings);
     let f = f[0];

@@ -268,3 +268,45 @@ fn a_fit_aborted_beyond_free_memory_gives_the_layers_and_the_context_that_keep_t
     );
     assert_llama_cpp_knobs_only(load);
 }
+
+const KV_IN_HOST_MEMORY: &str = "tests/fixtures/501-win-kv-host-buffer-failed-before-retry.log";
+
+#[test]
+fn a_kv_cache_that_failed_in_host_memory_under_ollama_asks_for_a_smaller_num_ctx() {
+    let r = report_of(&[KV_IN_HOST_MEMORY], b"");
+    let load = &r["loads"][0];
+    assert_eq!(load["era"], "llama-server");
+    // The CPU buffer's failure (line 7) is the KV cache's, as line 8 says.
+    assert_eq!(load["actual"]["failed_part"][0], "kv-cache");
+    assert_eq!(load["actual"]["failed_allocation"]["device"], "CPU");
+    assert_eq!(load["actual"]["failure_cause"], "out-of-memory");
+    let f = failed(load);
+    let hint = f["hint"].as_str().unwrap();
+    assert!(hint.starts_with("host memory ran out"), "{hint}");
+    assert!(f["message"]
+        .as_str()
+        .unwrap()
+        .contains("retried once (line 11)"));
+    // The command's `--ctx-size 16384` with q8_0 already: only the context is left, with its effect.
+    let e = effect(load, "num_ctx=8192");
+    assert!(e.contains("4.00 GiB → about 2.00 GiB"), "{e}");
+    for s in settings(load) {
+        assert!(
+            !s.contains("OLLAMA_GPU_OVERHEAD") && !s.contains("FIT_TARGET") && !s.contains("q8_0"),
+            "{s}"
+        );
+        assert!(
+            !s.starts_with('-'),
+            "an Ollama load gets Ollama's knobs: {s}"
+        );
+    }
+    // An f16 cache: the q8_0 cache comes first, in Ollama's spelling.
+    let text = std::fs::read_to_string(crate::util::root().join(KV_IN_HOST_MEMORY)).unwrap();
+    let f16 = text.replace("--cache-type-k q8_0 --cache-type-v q8_0 ", "");
+    assert_ne!(f16, text);
+    let r = report_of(&["-"], f16.as_bytes());
+    let load = &r["loads"][0];
+    let e = effect(load, "OLLAMA_KV_CACHE_TYPE=q8_0");
+    assert!(e.contains("4.00 GiB → about 2.12 GiB"), "{e}");
+    assert_eq!(settings(load)[0], "OLLAMA_KV_CACHE_TYPE=q8_0");
+}

@@ -75,7 +75,13 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
             hint
         } else {
             match cause {
-                FailureCause::OutOfMemory => oom_hint(cx.load.load.runtime),
+                FailureCause::OutOfMemory => oom_hint(
+                    cx.load.load.runtime,
+                    a.failed_allocation
+                        .as_ref()
+                        .and_then(|al| al.device.as_ref())
+                        .is_some_and(|d| d.is_host()),
+                ),
                 FailureCause::AllocationLimit => limit_hint(cx.load.load.runtime),
                 FailureCause::NotMemory => "not memory: the runtime crashed with every allocation before it done (a signal, an exception, an assertion); no memory setting helps: read the lines before the crash, update the runtime, or report it with them",
                 FailureCause::Unstated | FailureCause::HostMemory => {
@@ -144,7 +150,17 @@ fn retry_words(r: &crate::model::scheduler::Retry) -> String {
 }
 
 /// What to change after an out-of-memory failure, in the runtime's knobs.
-fn oom_hint(runtime: Runtime) -> &'static str {
+fn oom_hint(runtime: Runtime, in_host_memory: bool) -> &'static str {
+    // A buffer llama.cpp keeps in RAM failed: a larger --fit margin would send more to RAM, not less.
+    if in_host_memory {
+        match runtime.placer() {
+            Placer::LlamaFit(Launcher::Ollama) => return "host memory ran out for a buffer kept in RAM: lower num_ctx or quantise the KV cache (OLLAMA_KV_CACHE_TYPE=q8_0), or free system memory; a larger --fit margin would put more in RAM, not less",
+            Placer::LlamaFit(Launcher::User) => return "host memory ran out for a buffer kept in RAM: lower --ctx-size or quantise the KV cache (--cache-type-k q8_0 --cache-type-v q8_0), or free system memory; a larger --fit-target would put more in RAM, not less",
+            Placer::OllamaScheduler
+            | Placer::ServingEngine(_)
+            | Placer::Unknown => {}
+        }
+    }
     match runtime.placer() {
         Placer::LlamaFit(Launcher::Ollama) => "out of memory: lower num_ctx, quantise the KV cache (OLLAMA_KV_CACHE_TYPE=q8_0), or raise LLAMA_ARG_FIT_TARGET so --fit leaves more room",
         Placer::LlamaFit(Launcher::User) => "out of memory: lower --ctx-size, quantise the KV cache (--cache-type-k q8_0 --cache-type-v q8_0), or raise --fit-target so --fit leaves more room",

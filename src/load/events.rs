@@ -367,8 +367,14 @@ impl Assembler {
             }
             None => self.open(line, false, done),
         };
-        if b.failed_part.is_none() {
-            b.failed_part = part.map(|p| (p, line));
+        // The first line that names a part, unless it named only a host buffer and a later line says what that
+        // buffer was (`failed to allocate buffer for kv cache` after the CPU buffer's failure).
+        match (b.failed_part, part) {
+            (None, Some(p)) => b.failed_part = Some((p, line)),
+            (Some((crate::model::FailedPart::HostBuffer, _)), Some(p)) if p.is_a_use() => {
+                b.failed_part = Some((p, line));
+            }
+            (Some(_), _) | (None, None) => {}
         }
         let limit = failure.cause == crate::model::FailureCause::AllocationLimit;
         let was_limit = b.failure_cause == Some(crate::model::FailureCause::AllocationLimit);

@@ -215,6 +215,19 @@ impl FailedPart {
     }
 
     /// In words.
+    /// The part is what memory is used for (the KV cache, the weights …), not only where it was (a host
+    /// buffer) or what killed the process.
+    pub fn is_a_use(self) -> bool {
+        match self {
+            FailedPart::KvCache
+            | FailedPart::Compute
+            | FailedPart::Weights
+            | FailedPart::Projector
+            | FailedPart::DraftContext => true,
+            FailedPart::HostBuffer | FailedPart::HostKilled => false,
+        }
+    }
+
     pub fn words(self) -> &'static str {
         match self {
             FailedPart::KvCache => "the KV cache",

@@ -149,6 +149,8 @@ pub const SPECS: &[EventSpec] = &[
         settable: &[
             ("cause", Words::Check(|w| cause_named(w).is_some())),
             ("standalone", Words::BOOL),
+            // A host allocator's failure (`ggml_backend_cpu_buffer_type_alloc_buffer`): the buffer was in RAM.
+            ("device", Words::List(&["CPU"])),
         ],
         build: load_failed,
     },
