@@ -275,6 +275,31 @@ impl LoadBuilder {
     }
 }
 
+/// Devices that read alike before a load and are one memory whatever the figures: Metal's (virtual devices of one
+/// GPU, `GGML_METAL_DEVICES`), or one card named by two backends (`CUDA0` and `Vulkan0`).
+fn one_memory_by_design(devices: &[crate::model::Device]) -> bool {
+    use crate::model::{Backend, Device};
+    let metal = devices.iter().all(|d| {
+        matches!(
+            d,
+            Device::Metal
+                | Device::Gpu {
+                    backend: Backend::Mtl,
+                    ..
+                }
+        )
+    });
+    let backends: Vec<Option<&Backend>> = devices
+        .iter()
+        .map(|d| match d {
+            Device::Gpu { backend, .. } => Some(backend),
+            Device::Metal | Device::Host | Device::Other(_) => None,
+        })
+        .collect();
+    let several_backends = backends.iter().any(|b| b != &backends[0]);
+    metal || several_backends
+}
+
 #[cfg(test)]
 mod tests {
     use crate::load::loads_of;
@@ -426,29 +451,4 @@ mod tests {
         assert_eq!(f.outcome, FitDecision::Failed);
         assert_eq!(f.stopped.unwrap().cause, FitStopCause::Error);
     }
-}
-
-/// Devices that read alike before a load and are one memory whatever the figures: Metal's (virtual devices of one
-/// GPU, `GGML_METAL_DEVICES`), or one card named by two backends (`CUDA0` and `Vulkan0`).
-fn one_memory_by_design(devices: &[crate::model::Device]) -> bool {
-    use crate::model::{Backend, Device};
-    let metal = devices.iter().all(|d| {
-        matches!(
-            d,
-            Device::Metal
-                | Device::Gpu {
-                    backend: Backend::Mtl,
-                    ..
-                }
-        )
-    });
-    let backends: Vec<Option<&Backend>> = devices
-        .iter()
-        .map(|d| match d {
-            Device::Gpu { backend, .. } => Some(backend),
-            Device::Metal | Device::Host | Device::Other(_) => None,
-        })
-        .collect();
-    let several_backends = backends.iter().any(|b| b != &backends[0]);
-    metal || several_backends
 }
