@@ -310,3 +310,33 @@ fn a_kv_cache_that_failed_in_host_memory_under_ollama_asks_for_a_smaller_num_ctx
     assert!(e.contains("4.00 GiB → about 2.12 GiB"), "{e}");
     assert_eq!(settings(load)[0], "OLLAMA_KV_CACHE_TYPE=q8_0");
 }
+
+const DRAFT_FAILED: &str = "tests/fixtures/706-mtp-draft-context-failed.log";
+
+#[test]
+fn a_draft_context_that_fails_after_the_main_one_is_the_draft_s_and_dropping_it_is_suggested() {
+    let r = report_of(&[DRAFT_FAILED], b"");
+    let load = &r["loads"][0];
+    assert_eq!(load["era"], "llama-server");
+    // Line 52 (the allocation) names no part; after line 45's `creating MTP draft context` it is the draft's.
+    assert_eq!(load["actual"]["failed_part"][0], "draft-context");
+    assert_eq!(load["actual"]["failed_allocation"]["device"], "Vulkan0");
+    assert_eq!(load["actual"]["failure_cause"], "out-of-memory");
+    let f = failed(load);
+    assert!(
+        f["message"]
+            .as_str()
+            .unwrap()
+            .contains("the speculative draft's context of 130.0 MiB on Vulkan0"),
+        "{f}"
+    );
+    assert!(f["hint"]
+        .as_str()
+        .unwrap()
+        .starts_with("the speculative draft's own context failed"));
+    // The command's `--spec-type draft-mtp`, with the draft's estimate (line 4: 162.02 MiB) as the figure.
+    let e = effect(load, "drop --spec-type draft-mtp");
+    assert!(e.contains("estimated at 162.0 MiB (line 4)"), "{e}");
+    assert_eq!(settings(load)[0], "drop --spec-type draft-mtp");
+    assert_llama_cpp_knobs_only(load);
+}

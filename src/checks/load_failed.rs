@@ -73,6 +73,10 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
             "host memory, not VRAM: the kernel's OOM killer or a cgroup limit ended the process; raise the service's or container's memory limit (MemoryMax=, --memory), keep the weights memory-mapped, or load less at once"
         } else if let Some(hint) = serving_hint.as_deref() {
             hint
+        } else if part.is_some_and(|(p, _)| p == FailedPart::DraftContext)
+            && cause == FailureCause::OutOfMemory
+        {
+            "the speculative draft's own context failed after the main one was made: without the draft the load needs only what it had allocated (see the suggestions), or free what the draft needs with a smaller context or fewer slots"
         } else {
             match cause {
                 FailureCause::OutOfMemory => oom_hint(

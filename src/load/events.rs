@@ -367,6 +367,13 @@ impl Assembler {
             }
             None => self.open(line, false, done),
         };
+        // After `creating … draft context against the target model` the main context is complete: what fails
+        // now is the draft's (its KV or compute buffers), whatever the line names; the host's OOM killer stays.
+        let part = match (b.draft_context_line, part) {
+            (Some(_), Some(crate::model::FailedPart::HostKilled)) => part,
+            (Some(_), _) => Some(crate::model::FailedPart::DraftContext),
+            (None, _) => part,
+        };
         // The first line that names a part, unless it named only a host buffer and a later line says what that
         // buffer was (`failed to allocate buffer for kv cache` after the CPU buffer's failure).
         match (b.failed_part, part) {

@@ -214,7 +214,6 @@ impl FailedPart {
         }
     }
 
-    /// In words.
     /// The part is what memory is used for (the KV cache, the weights …), not only where it was (a host
     /// buffer) or what killed the process.
     pub fn is_a_use(self) -> bool {
@@ -228,13 +227,14 @@ impl FailedPart {
         }
     }
 
+    /// In words.
     pub fn words(self) -> &'static str {
         match self {
             FailedPart::KvCache => "the KV cache",
             FailedPart::Compute => "a compute buffer",
             FailedPart::Weights => "the model's weights",
             FailedPart::Projector => "the vision projector",
-            FailedPart::DraftContext => "the draft model's context",
+            FailedPart::DraftContext => "the speculative draft's context",
             FailedPart::HostBuffer => "a buffer in host memory",
             FailedPart::HostKilled => {
                 "the process, killed for host memory (the kernel's OOM killer or a cgroup limit)"

@@ -49,11 +49,13 @@ pub enum Knob {
     Ubatch,
     /// A MoE model's expert tensors of the first N layers kept in host memory, the rest of each layer on the GPU.
     ExpertsOnHost,
+    /// Speculative decoding's draft (a draft model or an MTP head): its own context, KV and compute buffers.
+    SpeculativeDraft,
 }
 
 impl Knob {
     /// Every knob, in the order the findings reference lists them.
-    pub const ALL: [Knob; 20] = [
+    pub const ALL: [Knob; 21] = [
         Knob::VisibleGpus,
         Knob::OneGpu,
         Knob::Context,
@@ -74,6 +76,7 @@ impl Knob {
         Knob::GraphBatch,
         Knob::Ubatch,
         Knob::ExpertsOnHost,
+        Knob::SpeculativeDraft,
     ];
 
     /// What the knob is for, in a few words (the findings reference's first column).
@@ -99,6 +102,7 @@ impl Knob {
             Knob::GraphBatch => "the largest CUDA-graph batch",
             Knob::Ubatch => "the micro-batch (compute buffers)",
             Knob::ExpertsOnHost => "a MoE model's experts in host memory",
+            Knob::SpeculativeDraft => "speculative decoding's draft context",
         }
     }
 }
@@ -287,6 +291,12 @@ const LLAMA_CPP: &[KnobEntry] = &[
         K::ExpertsOnHost,
         Flag("--n-cpu-moe {}"),
         Placer("the experts of the first {} layers on the CPU (-ot blk.N.ffn_.*_exps=CPU)"),
+    ),
+    // The value is the user's own flags, removed: `drop --spec-type draft-mtp`.
+    entry(
+        K::SpeculativeDraft,
+        Flag("drop {}"),
+        Placer("no draft context: {} removed"),
     ),
 ];
 

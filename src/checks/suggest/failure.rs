@@ -213,14 +213,54 @@ fn out_of_memory(ev: &Evidence, out: &mut Vec<Suggestion>) {
             }
         }
         Some(FailedPart::KvCache) | None => kv_settings(ev, &because, out),
+        Some(FailedPart::DraftContext) => draft(ev, &because, out),
         Some(
             FailedPart::Weights
             | FailedPart::Projector
-            | FailedPart::DraftContext
             | FailedPart::HostBuffer
             | FailedPart::HostKilled,
         ) => {}
     }
+}
+
+/// The speculative draft's own context failed after the main one was made: without the draft the model loads
+/// (its context is what failed), at the cost of speculative decoding's speed-up. The figure is the draft's own
+/// estimate (`[spec] estimated memory usage of … context`), else the allocation that failed.
+fn draft(ev: &Evidence, because: &[FindingCode], out: &mut Vec<Suggestion>) {
+    let load = ev.load;
+    let Some(drop_draft) = knob(ev, Knob::SpeculativeDraft) else {
+        return;
+    };
+    let flags = match load.load.settings.speculative.as_deref() {
+        Some("draft model") => "--model-draft".to_string(),
+        Some(kind) => format!("--spec-type {kind}"),
+        None => "--spec-type / --model-draft".to_string(),
+    };
+    let estimate = load
+        .load
+        .estimate
+        .as_ref()
+        .and_then(|e| e.draft_total.map(|q| (q, e.draft_line)));
+    let figure = match (estimate, failed_size(load)) {
+        (Some((q, line)), _) => format!(
+            "the draft's context, estimated at {}{}, is not allocated",
+            human(q.bytes),
+            line.map(|l| format!(" (line {l})")).unwrap_or_default()
+        ),
+        (None, Some((size, device))) => format!(
+            "the draft's allocation that failed ({}{}) is not made",
+            human(size),
+            device.map(|d| format!(" on {d}")).unwrap_or_default()
+        ),
+        (None, None) => "the draft's context is not made".to_string(),
+    };
+    out.push(Suggestion {
+        setting: drop_draft.setting(flags),
+        effect: format!(
+            "no speculative decoding: the main model's context was allocated before the draft's failed, so without the draft the load needs only what it had; {figure}; generation loses the draft's speed-up"
+        ),
+        because: because.to_vec(),
+    });
 }
 
 /// The KV cache failed (or the failure did not say what): a quantised cache, then a shorter context, each with
