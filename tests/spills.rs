@@ -136,3 +136,56 @@ fn weights_larger_than_the_gpu_are_said_and_no_context_is_promised() {
     );
     no_overhead(&load);
 }
+
+/// Sample 008's KV lines (142–143: `CPU KV buffer size = 8000.00 MiB`, `Metal KV buffer size = 10000.00 MiB`) and
+/// its layer count (115: `offloaded 20/37 layers to GPU`), as an excerpt of llama.cpp's own lines.
+fn kv_lines(with_layers: bool) -> String {
+    let text = std::fs::read_to_string(
+        crate::util::root().join("sample-logs/008-macos-metal-m1pro-granite-8b-128k-partial.log"),
+    )
+    .unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[141].contains("CPU KV buffer size =  8000.00 MiB"));
+    assert!(lines[142].contains("Metal KV buffer size = 10000.00 MiB"));
+    let mut out = String::new();
+    if with_layers {
+        assert!(lines[114].contains("offloaded 20/37 layers to GPU"));
+        out.push_str(lines[114]);
+        out.push('\n');
+    }
+    for l in &lines[141..143] {
+        out.push_str(l);
+        out.push('\n');
+    }
+    out
+}
+
+fn partial_offload_of(text: &str) -> Option<String> {
+    let out = run(
+        &["--format", "json", "--fail-on", "never", "-"],
+        text.as_bytes(),
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    report["loads"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "partial-offload")
+        .and_then(|f| f["message"].as_str())
+        .map(str::to_string)
+}
+
+#[test]
+fn a_kv_cache_split_between_host_and_gpu_buffers_is_a_partial_offload() {
+    let m = partial_offload_of(&kv_lines(false)).expect("partial-offload");
+    assert!(m.starts_with("some layers are in host memory"), "{m}");
+    assert!(
+        m.contains("host buffers (7.81 GiB, 44 % of it) and the GPUs (9.77 GiB)"),
+        "{m}"
+    );
+    let m = partial_offload_of(&kv_lines(true)).expect("partial-offload");
+    assert!(m.starts_with("17 of 37 layers are in host memory"), "{m}");
+    // The user's own -ngl 20 placed exactly those layers: their choice, no finding.
+    let chosen = format!("$ llama-server -m model.gguf -ngl 20\n{}", kv_lines(true));
+    assert_eq!(partial_offload_of(&chosen), None);
+}

@@ -16,7 +16,7 @@
 //! the GPUs.
 
 use super::{finding, CheckDef, Context};
-use crate::model::{human, Component, Finding, FindingCode, Placer, Severity};
+use crate::model::{human, Component, Finding, FindingCode, Part, Placer, Severity};
 
 pub const DEF: CheckDef = CheckDef {
     code: FindingCode::PartialOffload,
@@ -45,12 +45,25 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
         (Some(o), Some(t)) => Some((o, t)),
         _ => None,
     };
+    // The KV cache split between host and GPU buffers (a sliding-window model prints both of its caches so):
+    // with the KV offloaded (`--no-kv-offload` would put all of it on the host), a layer's KV sits where the
+    // layer runs, so the layers whose KV is on the host run there.
+    // Not when the user chose the layers (`-ngl N` at or below what was placed): that split is theirs.
+    let chosen = load
+        .load
+        .settings
+        .gpu_layers
+        .is_some_and(|n| n >= 0 && load.load.actual.offloaded_layers.is_none_or(|o| n <= o));
+    let kv_split = kv_split(cx).filter(|_| !chosen);
     if let Some((offloaded, total)) = layers {
         if offloaded >= total {
             return;
         }
         // The fit's own dry run with every layer missed the target: that is why layers are on the host.
         let Some(fit) = fit.filter(|_| load.load.settings.gpu_layers.is_none()) else {
+            if let Some(split) = kv_split {
+                out.push(kv_split_finding(Some((offloaded, total)), split));
+            }
             return;
         };
         let Some(short) = fit.reduce_by else {
@@ -93,11 +106,17 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
         ));
         return;
     }
-    // No layer counts: judged by where the weights are.
+    // No layer counts: judged by where the weights are, else by where the KV cache is.
     let (Some((host, lines)), Some(gpu)) = (host, gpu) else {
+        if let Some(split) = kv_split {
+            out.push(kv_split_finding(None, split));
+        }
         return;
     };
     if host.low <= gpu.high {
+        if let Some(split) = kv_split {
+            out.push(kv_split_finding(None, split));
+        }
         return;
     }
     let share = host.low.saturating_mul(100) / host.low.saturating_add(gpu.low).max(1);
@@ -121,6 +140,47 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
         None,
         Some(Component::WeightsHost),
     ));
+}
+
+/// The KV cache's bytes in host buffers and on the GPUs, with their lines, when both hold some.
+fn kv_split(cx: &Context) -> Option<(i64, i64, Vec<u64>)> {
+    let load = cx.load;
+    let host = load.grid.cell(&crate::model::Device::Host, Part::Kv)?;
+    let gpus = load.grid.gpus_total(&[Part::Kv])?;
+    // Both beyond a rounding of the buffer lines (two decimals of MiB): a cache of a few KiB on one side is
+    // no split.
+    if host.size.low <= crate::model::MIB || gpus.size.low <= crate::model::MIB {
+        return None;
+    }
+    let mut lines = host.lines.clone();
+    lines.extend(&gpus.lines);
+    Some((host.size.bytes, gpus.size.bytes, lines))
+}
+
+fn kv_split_finding(
+    layers: Option<(i64, i64)>,
+    (host, gpus, lines): (i64, i64, Vec<u64>),
+) -> Finding {
+    let share = host.saturating_mul(100) / host.saturating_add(gpus).max(1);
+    let which = match layers {
+        Some((offloaded, total)) => {
+            format!("{} of {total} layers are in host memory", total - offloaded)
+        }
+        None => "some layers are in host memory".to_string(),
+    };
+    finding(
+        DEF.code,
+        Severity::Warning,
+        format!(
+            "{which}: the KV cache is split between host buffers ({}, {share} % of it) and the GPUs ({}); with the KV offloaded, a layer's cache sits where the layer runs, so every token runs those layers on the CPU",
+            human(host),
+            human(gpus)
+        ),
+        "fewer layers fit than the model has: a smaller context or a quantised KV cache leave room for more of them",
+        lines,
+        None,
+        Some(Component::Kv),
+    )
 }
 
 /// Ollama's estimator left layers on the host because, by its own figures for this context, they did not fit.
