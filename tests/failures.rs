@@ -340,3 +340,22 @@ fn a_draft_context_that_fails_after_the_main_one_is_the_draft_s_and_dropping_it_
     assert_eq!(settings(load)[0], "drop --spec-type draft-mtp");
     assert_llama_cpp_knobs_only(load);
 }
+
+const PIPELINE_COMPUTE: &str = "tests/fixtures/founding-today-pipeline-copies-compute-failed.log";
+
+#[test]
+fn a_pipeline_parallel_compute_buffer_that_failed_asks_for_a_smaller_batch_naming_the_copies() {
+    let r = report_of(&[PIPELINE_COMPUTE], b"");
+    let load = &r["loads"][0];
+    assert_eq!(load["settings"]["pipeline_copies"], 4);
+    assert_eq!(load["actual"]["failed_part"][0], "compute");
+    assert_eq!(load["actual"]["failed_allocation"]["device"], "CUDA0");
+    // Ollama ≥ 0.30 started this llama-server: its knob is num_batch (n_ubatch 1024 on line 78).
+    let e = effect(load, "num_batch=512");
+    assert!(e.contains("1024 → 512"), "{e}");
+    assert!(
+        e.contains("2.39 GiB buffer on CUDA0 (4 pipeline copies of the graph"),
+        "{e}"
+    );
+    assert!(e.contains("becomes about 1.20 GiB"), "{e}");
+}

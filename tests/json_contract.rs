@@ -508,6 +508,9 @@ struct Settings {
     fit_target: Option<Q>,
     #[serde(default)]
     kv_unified: Option<bool>,
+    /// Added with issue 35: `pipeline parallelism enabled (n_copies=N)`.
+    #[serde(default)]
+    pipeline_copies: Option<i64>,
 }
 
 #[derive(Deserialize)]

@@ -58,6 +58,8 @@ pub struct ContextParams {
     pub kv_unified: Option<bool>,
     /// `n_parallel is set to auto, using n_parallel = N`.
     pub parallel_auto: Option<i64>,
+    /// `pipeline parallelism enabled (n_copies=N)`.
+    pub pipeline_copies: Option<i64>,
 }
 
 impl ContextParams {
@@ -68,6 +70,7 @@ impl ContextParams {
             ContextParam::Ubatch(n) => self.ubatch = Some(n),
             ContextParam::SeqMax(n) => self.seq_max = Some(n),
             ContextParam::ParallelAuto(n) => self.parallel_auto = Some(n),
+            ContextParam::PipelineCopies(n) => self.pipeline_copies = Some(n),
             // The last line counts; `auto` says nothing about what was chosen.
             ContextParam::FlashAttention(on) => self.flash_attention = on,
             ContextParam::CtxPerSequence(n) => self.ctx_per_sequence = Some(n),

@@ -42,6 +42,7 @@ impl LoadBuilder {
             mmap: cmd.and_then(|c| c.mmap),
             speculative: cmd.and_then(|c| c.speculative.clone()),
             kv_unified: context.kv_unified,
+            pipeline_copies: context.pipeline_copies,
             fit_target: cmd
                 .and_then(|c| c.fit_target)
                 .and_then(|m| Quantity::from_truncated(m, crate::model::MIB)),

@@ -180,6 +180,9 @@ pub struct Settings {
     /// `kv_unified` as llama.cpp printed it: `false` gives every slot its own KV stream.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kv_unified: Option<bool>,
+    /// `pipeline parallelism enabled (n_copies=N)`: the compute buffers hold N copies of the graph's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pipeline_copies: Option<i64>,
     /// The `--fit` free-memory target per device (`--fit-target`), when the command sets it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fit_target: Option<Quantity>,

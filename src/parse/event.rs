@@ -416,6 +416,9 @@ pub struct LoadRequest {
 pub enum ContextParam {
     /// `n_ctx`: the context, in cells, over all sequences.
     Ctx(i64),
+    /// `pipeline parallelism enabled (n_copies=N)`: the scheduler keeps N copies of the graph's buffers per
+    /// device (several GPUs with every layer offloaded), so the compute buffers are N times one graph's.
+    PipelineCopies(i64),
     /// `n_batch`.
     Batch(i64),
     /// `n_ubatch`.

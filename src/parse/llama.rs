@@ -140,7 +140,7 @@ pub const SPECS: &[EventSpec] = &[
         kind: "context_param",
         required: &["key", "value"],
         optional: &[],
-        settable: &[],
+        settable: &[("key", Words::List(&["n_copies"]))],
         build: |f| {
             Ok(EventKind::ContextParam(context_param(
                 f.need("key")?,
@@ -260,6 +260,7 @@ fn context_param(key: &str, value: &str) -> Result<ContextParam, BuildError> {
         "n_ctx" => ContextParam::Ctx(count()?),
         "n_batch" => ContextParam::Batch(count()?),
         "n_ubatch" => ContextParam::Ubatch(count()?),
+        "n_copies" => ContextParam::PipelineCopies(count()?),
         "n_seq_max" => ContextParam::SeqMax(count()?),
         // Only `n_parallel is set to auto, using n_parallel = N` prints this key.
         "n_parallel" => ContextParam::ParallelAuto(count()?),

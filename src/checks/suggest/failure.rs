@@ -200,7 +200,13 @@ fn out_of_memory(ev: &Evidence, out: &mut Vec<Suggestion>) {
     match part {
         Some(FailedPart::Compute) => {
             if let Some((size, device)) = failed_size(load) {
-                let on = device.map(|d| format!(" on {d}")).unwrap_or_default();
+                let mut on = device.map(|d| format!(" on {d}")).unwrap_or_default();
+                // Pipeline parallelism keeps that many copies of the graph's buffers: each scales with -ub.
+                if let Some(copies) = load.load.settings.pipeline_copies.filter(|&c| c > 1) {
+                    on.push_str(&format!(
+                        " ({copies} pipeline copies of the graph, n_copies={copies}, each scaling with it)"
+                    ));
+                }
                 micro_batch(
                     ev,
                     size,
