@@ -212,10 +212,8 @@ fn kv_cache(
         }
         (kv.before, kv.after, how.join("; "))
     } else {
-        let (Some(e), Some(logged)) = (
-            estimate,
-            load.load.estimate.as_ref().and_then(|e| e.kv),
-        ) else {
+        let (Some(e), Some(logged)) = (estimate, load.load.estimate.as_ref().and_then(|e| e.kv))
+        else {
             return;
         };
         let f = &e.figures;

@@ -292,9 +292,7 @@ fn kv_change_by_buffers(load: &Reconciled, changes: &Changes) -> Option<KvChange
     }
     let logged_parallel = load.load.settings.parallel.unwrap_or(1).max(1);
     let parallel = changes.parallel.unwrap_or(logged_parallel).max(1);
-    let context = changes
-        .ctx
-        .map_or(logged, |c| c.saturating_mul(parallel));
+    let context = changes.ctx.map_or(logged, |c| c.saturating_mul(parallel));
     let by = |v: i64, num: i64, den: i64| {
         i64::try_from(i128::from(v) * i128::from(num) / i128::from(den.max(1))).unwrap_or(i64::MAX)
     };
