@@ -118,12 +118,21 @@ fn measured_replay(load: &Reconciled, changes: &Changes) -> Option<MeasuredRepla
         outcome: ReplayOutcome::CpuOffload {
             layers: p.total - p.offloaded,
         },
-        text: format!(
-            "needs CPU offload of {} of {} layers even by the measured sizes ({} left to the CPU)",
-            p.total - p.offloaded,
-            p.total,
-            human(p.overflow)
-        ),
+        text: match changes.gpu_layers {
+            // The cap, not the memory, keeps them there.
+            Some(n) if p.offloaded >= n.min(p.total) => format!(
+                "{} of {} layers on the CPU: --ngl {n} (num_gpu) places at most {n} ({} left to the CPU)",
+                p.total - p.offloaded,
+                p.total,
+                human(p.overflow)
+            ),
+            Some(_) | None => format!(
+                "needs CPU offload of {} of {} layers even by the measured sizes ({} left to the CPU)",
+                p.total - p.offloaded,
+                p.total,
+                human(p.overflow)
+            ),
+        },
     };
     Some(MeasuredReplay {
         figures: f,
