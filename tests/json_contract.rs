@@ -926,6 +926,27 @@ pub(crate) struct WhatIf {
     /// Ollama ≥ 0.31.2's padding of the fit margin for an offloaded projector, and its cost (addition, issue 22).
     #[serde(default)]
     pub projector_padding: Option<ProjectorPadding>,
+    /// `whatif --ubatch/--ngl/--ctx/--kv-type`: what each lever does to a figure (addition, issue 35).
+    #[serde(default)]
+    pub effects: Vec<LeverEffect>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct LeverEffect {
+    /// `ubatch`, `ngl`, `ctx`, `kv-type`.
+    pub levers: Vec<String>,
+    /// `compute-buffer`, `failed-allocation`, `kv-cache`, `layers`, `gpu-memory`.
+    pub figure: String,
+    #[serde(default)]
+    pub device: Option<String>,
+    #[serde(default)]
+    pub before: Option<i64>,
+    pub after: i64,
+    /// `gpu-memory` only.
+    #[serde(default)]
+    pub free: Option<i64>,
+    pub text: String,
 }
 
 #[derive(Deserialize)]
@@ -1444,4 +1465,46 @@ fn a_pasted_ollama_ps_split_is_the_view_of_the_one_gpu_holding_the_load() {
             .any(|l| l.trim_start().starts_with("CUDA0 ") && l.contains("12.11 GiB")),
         "CUDA0's row of the four views: {text}"
     );
+}
+
+#[test]
+fn whatif_levers_follow_the_contract() {
+    let figures = [
+        "compute-buffer",
+        "failed-allocation",
+        "kv-cache",
+        "layers",
+        "gpu-memory",
+    ];
+    let levers = ["ubatch", "ngl", "ctx", "kv-type"];
+    let mut seen = std::collections::BTreeSet::new();
+    for (log, args) in [
+        (
+            "sample-logs/1003-llama-server-vulkan-strixhalo-uma-lmstudio-model-compute-4gib-alloc-limit.log",
+            &["--ubatch", "256", "--ctx", "35008"][..],
+        ),
+        (
+            "sample-logs/706-llama-server-vulkan-rtx3090-qwen38-27b-mtp-fit-65of66.log",
+            &["--ubatch", "256", "--ngl", "40", "--kv-type", "q8_0"][..],
+        ),
+        ("sample-logs/001-kaggle-t4-llama31-8b.log", &["--ngl", "20", "--ctx", "4096"][..]),
+    ] {
+        let mut all = vec!["whatif", "--format", "json"];
+        all.extend_from_slice(args);
+        all.push(log);
+        let out = run(&all, b"");
+        assert_eq!(out.status.code(), Some(0), "{log}");
+        let doc: WhatifDocument =
+            serde_json::from_slice(&out.stdout).expect("whatif JSON follows the contract");
+        let w = doc.loads[0].whatif.as_ref().expect("a whatif with effects");
+        assert!(!w.effects.is_empty(), "{log}");
+        for e in &w.effects {
+            assert!(figures.contains(&e.figure.as_str()), "{}", e.figure);
+            assert!(e.levers.iter().all(|l| levers.contains(&l.as_str())), "{:?}", e.levers);
+            assert_eq!(e.free.is_some(), e.figure == "gpu-memory", "{}", e.text);
+            assert!(!e.text.is_empty());
+            seen.insert(e.figure.clone());
+        }
+    }
+    assert_eq!(seen.len(), figures.len(), "{seen:?}");
 }

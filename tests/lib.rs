@@ -54,3 +54,4 @@ mod skim;
 mod smi;
 mod spills;
 mod streamed_report;
+mod whatif_levers;

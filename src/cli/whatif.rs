@@ -55,9 +55,20 @@ pub struct WhatifArgs {
     #[arg(long, value_enum, value_name = "TYPE")]
     pub kv_type: Option<KvTypeArg>,
 
+    /// The micro-batch (llama.cpp's -ub): the compute buffers scale with it, relative to the load's n_ubatch
+    /// (llama.cpp's default 512 when the log does not print it). llama.cpp on its own only: Ollama passes no
+    /// -ub to its runner, so an Ollama load is refused.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(i64).range(1..))]
+    pub ubatch: Option<i64>,
+
+    /// The layers on the GPUs (-ngl; Ollama's num_gpu), fixed: llama.cpp's --fit moves none, and the replay says
+    /// whether they fit in the free memory; Ollama's estimator places at most N.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(i64).range(0..))]
+    pub ngl: Option<i64>,
+
     /// The largest num_ctx (per slot, in steps of 256) that keeps every layer on the GPUs (those chosen with
     /// --gpus/--gpu-count), for each KV cache type (or --kv-type).
-    #[arg(long, conflicts_with = "ctx")]
+    #[arg(long, conflicts_with_all = ["ctx", "ngl"])]
     pub max_ctx: bool,
 
     /// Output format [default: the config file's `format`, else text]

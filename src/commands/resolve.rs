@@ -401,6 +401,8 @@ fn whatif_changes(args: &WhatifArgs) -> Changes {
             KvTypeArg::Q8_0 => KvType::Q8_0,
             KvTypeArg::Q4_0 => KvType::Q4_0,
         }),
+        ubatch: args.ubatch,
+        gpu_layers: args.ngl,
     }
 }
 

@@ -67,6 +67,6 @@ pub use scheduler::{RetryKind, Scheduler};
 pub use serving::{Count, Figure, RankFigures, Ratio, ServingFigures, StartFailure};
 pub use snapshot::{normalize_bus_id, same_uuid, SmiFormat, SmiGpu, SmiProcess, Snapshot};
 pub use whatif::{
-    BucketMove, EstimateReplay, EstimatorCharges, MeasuredReplay, PlacedGpu, Placement,
-    ProjectorPadding, ReplayFigures, ReplayOutcome, ReplayVerdict, WhatIf,
+    BucketMove, EffectFigure, EstimateReplay, EstimatorCharges, LeverEffect, MeasuredReplay,
+    PlacedGpu, Placement, ProjectorPadding, ReplayFigures, ReplayOutcome, ReplayVerdict, WhatIf,
 };

@@ -207,6 +207,49 @@ pub struct WhatIf {
     /// Ollama ≥ 0.31.2 with its projector offloaded: what padding `--fit`'s margin by the projector cost.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub projector_padding: Option<ProjectorPadding>,
+    /// What the levers asked for (`--ubatch`, `--ngl`, `--ctx`, `--kv-type`) do to the load's own figures;
+    /// empty without them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub effects: Vec<LeverEffect>,
+}
+
+/// What a `vramdiff whatif` lever does to one figure of the load, computed as the suggestions compute the same
+/// setting (`src/checks/suggest/failure.rs`, `fit.rs`). Part of the JSON contract as `whatif.effects[]` (an
+/// addition of schema_version 1).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LeverEffect {
+    /// The levers that change the figure (`ubatch`, `ngl`, `ctx`, `kv-type`).
+    pub levers: Vec<String>,
+    pub figure: EffectFigure,
+    /// The device the figure is on, when it is one device's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device: Option<Device>,
+    /// The figure as logged (bytes; layers for `layers`), when the log gives it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub before: Option<i64>,
+    /// The figure with the change.
+    pub after: i64,
+    /// `gpu-memory`: the free memory before the load the need is judged against.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub free: Option<i64>,
+    /// The effect in words, with its figures and what it assumes.
+    pub text: String,
+}
+
+/// Which figure a lever changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EffectFigure {
+    /// One GPU's compute buffer (it scales with the micro-batch).
+    ComputeBuffer,
+    /// The compute allocation the load failed on.
+    FailedAllocation,
+    /// The KV cache, every layer's.
+    KvCache,
+    /// Layers on the GPUs (the output layer counted), of the model's.
+    Layers,
+    /// What one GPU needs with the layers fixed (`--ngl`), against its free memory.
+    GpuMemory,
 }
 
 /// What Ollama's padding of `--fit`'s margin for an offloaded projector (⌈projector + 1 GiB⌉ per GPU instead of

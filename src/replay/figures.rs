@@ -34,6 +34,11 @@ pub struct Changes {
     pub kv_type: Option<KvType>,
     /// Replay by this estimator family's rules instead of the one the evidence picks (`--family`).
     pub family: Option<Family>,
+    /// The micro-batch (llama.cpp's `-ub`, `n_ubatch`): the compute buffers scale with it
+    /// ([`super::levers::MicroBatch`]). Only llama.cpp on its own takes it (`src/model/knobs.rs`).
+    pub ubatch: Option<i64>,
+    /// The layers on the GPUs (`-ngl`, Ollama's `num_gpu`): fixed, so llama.cpp's `--fit` moves none.
+    pub gpu_layers: Option<i64>,
 }
 
 impl Changes {
@@ -71,11 +76,17 @@ impl Changes {
         if let Some(f) = self.family {
             out.push(format!("family {}", f.name()));
         }
+        if let Some(u) = self.ubatch {
+            out.push(format!("ubatch {u}"));
+        }
+        if let Some(n) = self.gpu_layers {
+            out.push(format!("ngl {n}"));
+        }
         out
     }
 
     /// The context in tokens before and after the change (new total, logged total), when the log prints it.
-    fn context_tokens(&self, load: &Reconciled) -> Option<(i64, i64)> {
+    pub(crate) fn context_tokens(&self, load: &Reconciled) -> Option<(i64, i64)> {
         if self.ctx.is_none() && self.parallel.is_none() && self.context_scale.is_none() {
             return None;
         }

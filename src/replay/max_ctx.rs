@@ -188,14 +188,27 @@ pub fn max_ctx(load: &Reconciled, changes: &Changes, only: Option<KvType>) -> Op
     .collect();
     let per_layer = load.load.model.layout.is_some();
     let assumptions = if fit_era {
+        let compute = match changes.ubatch {
+            Some(u) => {
+                let m = super::levers::MicroBatch::of(load, u);
+                format!(
+                    "compute buffers × {}/{} for the micro-batch ({}), then held at that size as the context grows (with flash attention they grow little with the context; without it the answer is optimistic)",
+                    m.to,
+                    m.logged,
+                    m.words()
+                )
+            }
+            None => "compute buffers held at their measured size (with flash attention they grow little with the context; without it the answer is optimistic)".to_string(),
+        };
         let mut lines = vec![
-            "compute buffers held at their measured size (with flash attention they grow little with the context; without it the answer is optimistic)".to_string(),
+            compute,
             if per_layer {
                 "KV layer by layer from the model's layout (sliding-window layers stop at their window)".to_string()
             } else {
                 "KV: the measured KV scaled with the context (caches sized below the context held fixed)".to_string()
             },
-            "fits: llama.cpp --fit keeps every layer on these GPUs, each with its --fit margin".to_string(),
+            "fits: llama.cpp --fit keeps every layer on these GPUs, each with its --fit margin"
+                .to_string(),
         ];
         let state = load
             .grid

@@ -7,6 +7,7 @@ pub mod estimator;
 pub mod families;
 pub mod figures;
 pub mod fit;
+pub mod levers;
 pub mod llama_server;
 pub mod max_ctx;
 pub mod ollama;
@@ -97,7 +98,7 @@ fn measured_replay(load: &Reconciled, changes: &Changes) -> Option<MeasuredRepla
     // With every GPU and layers still on the CPU, the last placement tried is the answer.
     let mut last = None;
     for k in 1..=by_free.len() {
-        let p = place(&by_free[..k], &f, None);
+        let p = place(&by_free[..k], &f, changes.gpu_layers);
         if p.fully_offloaded() {
             let m = margin(&p, f.gpu_overhead);
             let verdict =
@@ -117,12 +118,21 @@ fn measured_replay(load: &Reconciled, changes: &Changes) -> Option<MeasuredRepla
         outcome: ReplayOutcome::CpuOffload {
             layers: p.total - p.offloaded,
         },
-        text: format!(
-            "needs CPU offload of {} of {} layers even by the measured sizes ({} left to the CPU)",
-            p.total - p.offloaded,
-            p.total,
-            human(p.overflow)
-        ),
+        text: match changes.gpu_layers {
+            // The cap, not the memory, keeps them there.
+            Some(n) if p.offloaded >= n.min(p.total) => format!(
+                "{} of {} layers on the CPU: --ngl {n} (num_gpu) places at most {n} ({} left to the CPU)",
+                p.total - p.offloaded,
+                p.total,
+                human(p.overflow)
+            ),
+            Some(_) | None => format!(
+                "needs CPU offload of {} of {} layers even by the measured sizes ({} left to the CPU)",
+                p.total - p.offloaded,
+                p.total,
+                human(p.overflow)
+            ),
+        },
     };
     Some(MeasuredReplay {
         figures: f,
@@ -183,7 +193,8 @@ fn replay_to(load: &Reconciled, asked: &Asked) -> Option<WhatIf> {
             )
         }
     };
-    if estimate.is_none() && measured.is_none() {
+    let effects = levers::effects(load, changes, estimate.as_ref(), measured.as_ref());
+    if estimate.is_none() && measured.is_none() && effects.is_empty() {
         return None;
     }
     Some(WhatIf {
@@ -209,5 +220,6 @@ fn replay_to(load: &Reconciled, asked: &Asked) -> Option<WhatIf> {
             | Placer::OllamaScheduler
             | Placer::Unknown => None,
         },
+        effects,
     })
 }

@@ -562,6 +562,8 @@ pub fn replay(load: &Reconciled, changes: &Changes) -> Option<Replayed> {
     } else {
         let figures = figures::from_estimate_by(load, changes, End::Nominal, rules)?;
         let gpus = gpus(load, changes, End::Nominal);
+        // `--ngl` is the estimator's num_gpu (`src/model/knobs.rs`): it caps the layers as the log's would.
+        let limit = changes.gpu_layers.or(limit);
         let placement = match changes.scheduler {
             Some(s) => schedule(rules, &gpus, &figures, limit, s),
             None => super::placement::place_as(rules, &gpus, &figures, limit),

@@ -166,6 +166,11 @@ fn detail(w: &WhatIf) -> Vec<Block> {
     if !w.changes.is_empty() {
         blocks.push(line(format!("  changes: {}", w.changes.join(", "))));
     }
+    if !w.effects.is_empty() {
+        let mut lines = vec!["  effect:".to_string()];
+        lines.extend(w.effects.iter().map(|e| format!("    {}", e.text)));
+        blocks.push(Block::Lines(lines));
+    }
     match &w.estimate {
         Some(e) => {
             blocks.push(line(format!(

@@ -8,10 +8,11 @@
 //! load has a model layout (the log's hyperparameters, or a GGUF header) each layer's KV is computed in
 //! llama.cpp's sizing instead, and a GGUF header also gives each layer's weights.
 
+mod gpu_layers;
 mod load_figures;
 
 use load_figures::{gpus, measured_compute, projector_on_gpu};
-pub use load_figures::{measured_shape, target, Gpu, Shape};
+pub use load_figures::{kv_split, measured_shape, target, Gpu, KvSplit, Shape};
 
 use super::figures::Changes;
 use super::fit::{fit, FitContext, FitDevice, FitInput, FitOutcome, FitReason, DEFAULT_FIT_TARGET};
@@ -219,10 +220,17 @@ fn chosen_gpus(all: &[Gpu], changes: &Changes) -> Vec<Gpu> {
     set
 }
 
-/// The fit with the measured figures on the GPUs, context, slots and KV type `changes` asks for: the what-if
-/// replay of this era (the estimator's knobs `OLLAMA_GPU_OVERHEAD`, the graph multiplier and the scheduler do
-/// not reach llama-server and are ignored). Compute buffers keep their measured size.
-pub fn changed(load: &Reconciled, changes: &Changes) -> Option<MeasuredReplay> {
+/// The measured shape with the slots and KV type `changes` asks for, and the context it replays at (all slots).
+pub(crate) struct ChangedShape {
+    pub shape: Shape,
+    pub context: i64,
+    pub per_slot: i64,
+    pub parallel: i64,
+}
+
+/// The measured shape as `changes` changes it (`--parallel`, `--kv-type`, `--ctx`); `None` without measured
+/// figures.
+pub(crate) fn changed_shape(load: &Reconciled, changes: &Changes) -> Option<ChangedShape> {
     let logged_parallel = load.load.settings.parallel.unwrap_or(1).max(1);
     let parallel = changes.parallel.unwrap_or(logged_parallel).max(1);
     let mut shape = measured_shape(load)?.with_parallel(parallel);
@@ -230,25 +238,145 @@ pub fn changed(load: &Reconciled, changes: &Changes) -> Option<MeasuredReplay> {
         shape = shape.with_kv_type(t, super::figures::logged_kv_type(load));
     }
     let per_slot = changes.ctx.unwrap_or(shape.context / logged_parallel);
-    let context = per_slot * parallel;
-    let all = gpus(load, |d| measured_compute(load, d));
+    Some(ChangedShape {
+        context: per_slot.saturating_mul(parallel),
+        shape,
+        per_slot,
+        parallel,
+    })
+}
+
+/// The KV cache (every layer's, the recurrent state included) by the measured figures: as logged, and as
+/// `changes` changes it; `None` without measured figures or when the log prints no context to scale from.
+pub(crate) fn kv_change(load: &Reconciled, changes: &Changes) -> Option<KvChange> {
+    let Some(logged) = measured_shape(load) else {
+        return kv_change_by_buffers(load, changes);
+    };
+    if logged.context <= 0 && changes.ctx.is_some() {
+        return None;
+    }
+    let changed = changed_shape(load, changes)?;
+    let total = |shape: &Shape, context: i64| {
+        shape
+            .layers(context)
+            .iter()
+            .fold(0i64, |sum, l| sum.saturating_add(l.kv))
+    };
+    let state = |shape: &Shape| {
+        (shape.per_layer.is_none() && shape.layer_state > 0)
+            .then(|| shape.layer_state.saturating_mul(shape.blocks))
+    };
+    Some(KvChange {
+        before: total(&logged, logged.context),
+        after: total(&changed.shape, changed.context),
+        state: state(&changed.shape),
+        context: (logged.context, changed.context),
+    })
+}
+
+/// [`kv_change`] for a load without the layer counts a shape needs (a load that failed before its layers were
+/// placed, sample-logs/1003-…): the KV and recurrent-state buffers as measured, the caches that grow with the
+/// context scaled by it, every cache by the KV type's bytes per element.
+fn kv_change_by_buffers(load: &Reconciled, changes: &Changes) -> Option<KvChange> {
+    let KvSplit {
+        scaling,
+        fixed,
+        state,
+    } = kv_split(load);
+    if scaling.saturating_add(fixed) <= 0 {
+        return None;
+    }
+    let logged = load.load.settings.ctx_size.unwrap_or(0);
+    if logged <= 0 && changes.ctx.is_some() {
+        return None;
+    }
+    let logged_parallel = load.load.settings.parallel.unwrap_or(1).max(1);
+    let parallel = changes.parallel.unwrap_or(logged_parallel).max(1);
+    let context = changes.ctx.map_or(logged, |c| c.saturating_mul(parallel));
+    let by = |v: i64, num: i64, den: i64| {
+        i64::try_from(i128::from(v) * i128::from(num) / i128::from(den.max(1))).unwrap_or(i64::MAX)
+    };
+    let (num, den) = changes.kv_type.map_or((1, 1), |t| {
+        let from = super::figures::logged_kv_type(load);
+        (t.bytes(32) as i64, from.bytes(32) as i64)
+    });
+    let grown = if changes.ctx.is_some() {
+        by(scaling, context, logged)
+    } else {
+        scaling
+    };
+    let kv = by(grown, num, den).saturating_add(by(fixed, num, den));
+    Some(KvChange {
+        before: scaling.saturating_add(fixed).saturating_add(state),
+        after: kv.saturating_add(state),
+        state: (state > 0).then_some(state),
+        context: (logged, context),
+    })
+}
+
+/// The KV cache before and after a change, by the measured figures.
+pub(crate) struct KvChange {
+    pub before: i64,
+    pub after: i64,
+    /// The recurrent state inside `after`, when the model has one (it grows with the slots only).
+    pub state: Option<i64>,
+    /// The context (all slots) as logged and as replayed.
+    pub context: (i64, i64),
+}
+
+/// The fit with the measured figures on the GPUs, context, slots, KV type and micro-batch `changes` asks for:
+/// the what-if replay of this era (the estimator's knobs `OLLAMA_GPU_OVERHEAD`, the graph multiplier and the
+/// scheduler do not reach llama-server and are ignored). Compute buffers keep their measured size, scaled by
+/// the micro-batch when one is asked for ([`super::levers::MicroBatch`]). With `--ngl` the layers are fixed
+/// (llama.cpp's `--fit` moves none when the user sets `-ngl`): the default split of that many layers, judged
+/// against the free memory ([`gpu_layers::verdict`]).
+pub fn changed(load: &Reconciled, changes: &Changes) -> Option<MeasuredReplay> {
+    let ChangedShape {
+        shape,
+        context,
+        per_slot,
+        parallel,
+    } = changed_shape(load, changes)?;
+    let micro = changes
+        .ubatch
+        .map(|u| super::levers::MicroBatch::of(load, u));
+    let all = gpus(load, |d| {
+        let measured = measured_compute(load, d);
+        micro.map_or(measured, |m| m.scale(measured))
+    });
     let set = chosen_gpus(&all, changes);
     if set.is_empty() {
         return None;
     }
     let target = target(load);
     let projector = projector_on_gpu(load).filter(|(d, _)| set.iter().any(|g| g.device == *d));
-    let outcome = fit(&input(
-        &shape,
-        &set,
-        target,
-        context,
-        load,
-        projector.as_ref(),
-    ));
+    let mut fit_input = input(&shape, &set, target, context, load, projector.as_ref());
+    if let Some(n) = changes.gpu_layers {
+        fit_input.n_gpu_layers = Some(n.clamp(0, i64::from(u32::MAX)) as u32);
+    }
+    let outcome = fit(&fit_input);
+    let compute = match micro {
+        Some(m) => format!(
+            "compute buffers × {}/{} for the micro-batch ({}): linear in n_ubatch",
+            m.to,
+            m.logged,
+            m.words()
+        ),
+        None => "compute buffers at their measured size".to_string(),
+    };
     let mut from = vec![format!(
-        "context {context} ({per_slot} per slot × {parallel}); compute buffers at their measured size"
+        "context {context} ({per_slot} per slot × {parallel}); {compute}"
     )];
+    if changes.ctx.is_some() && shape.context <= 0 {
+        from.push(
+            "the log prints no context (n_ctx): the KV cache is kept at its measured size".into(),
+        );
+    }
+    if let Some(n) = changes.gpu_layers {
+        from.push(format!(
+            "-ngl {n}: the layers are fixed (llama.cpp's --fit moves none), split by free memory as the loader splits them"
+        ));
+    }
     if set.len() < all.len() {
         from.push(
             "the compute buffers of the GPUs left out go to the last GPU kept (an upper bound)"
@@ -265,29 +393,37 @@ pub fn changed(load: &Reconciled, changes: &Changes) -> Option<MeasuredReplay> {
         );
     }
     let p = placement(&outcome, &set);
-    let m = margin(&outcome);
-    let verdict = if fits_entirely(&outcome) {
-        ReplayVerdict::fits(
-            &p,
-            set.len(),
-            format!(
-                "{} to spare above the {} --fit margin",
-                human(m),
-                human(target)
+    let (m, verdict) = if changes.gpu_layers.is_some() {
+        gpu_layers::verdict(&outcome, &p)
+    } else if fits_entirely(&outcome) {
+        let m = margin(&outcome);
+        (
+            m,
+            ReplayVerdict::fits(
+                &p,
+                set.len(),
+                format!(
+                    "{} to spare above the {} --fit margin",
+                    human(m),
+                    human(target)
+                ),
             ),
         )
     } else {
-        ReplayVerdict {
-            outcome: ReplayOutcome::CpuOffload {
-                layers: outcome.cpu_layers as i64,
+        (
+            margin(&outcome),
+            ReplayVerdict {
+                outcome: ReplayOutcome::CpuOffload {
+                    layers: outcome.cpu_layers as i64,
+                },
+                text: format!(
+                    "does not keep every layer on the GPUs with their margin: {} of {} layers on the CPU ({})",
+                    outcome.cpu_layers,
+                    p.total,
+                    outcome.reason.describe()
+                ),
             },
-            text: format!(
-                "does not keep every layer on the GPUs with their margin: {} of {} layers on the CPU ({})",
-                outcome.cpu_layers,
-                p.total,
-                outcome.reason.describe()
-            ),
-        }
+        )
     };
     let mut shape_at = shape.clone();
     shape_at.context = context;

@@ -1,0 +1,243 @@
+//! What the levers asked for do to the load's figures, one [`LeverEffect`] per figure: the compute buffers and
+//! a failed compute allocation by the micro-batch (as `src/checks/suggest/failure.rs` and `fit.rs` scale them),
+//! the KV cache by the context and its type, the layers on the GPUs, and with `--ngl` what each GPU needs
+//! against its free memory. The replays themselves (`super::super::llama_server::changed`, `super::super::ollama`)
+//! place the layers; this module puts their result beside the figure as logged.
+
+use super::super::figures::Changes;
+use super::super::llama_server;
+use super::MicroBatch;
+use crate::model::{
+    human, Device, EffectFigure, EstimateReplay, FailedPart, LeverEffect, MeasuredReplay, Part,
+    Reconciled,
+};
+
+/// The effects of the levers in `changes` on `load`, given the replays run with them; empty without a lever.
+pub fn effects(
+    load: &Reconciled,
+    changes: &Changes,
+    estimate: Option<&EstimateReplay>,
+    measured: Option<&MeasuredReplay>,
+) -> Vec<LeverEffect> {
+    let mut out = Vec::new();
+    if let Some(u) = changes.ubatch {
+        micro_batch(load, MicroBatch::of(load, u), &mut out);
+    }
+    let llama_placed = load.load.runtime.llama_cpp_places_layers();
+    let kv_levers = levers(&[
+        ("ctx", changes.ctx.is_some()),
+        ("kv-type", changes.kv_type.is_some()),
+    ]);
+    if !kv_levers.is_empty() {
+        kv_cache(load, changes, llama_placed, estimate, kv_levers, &mut out);
+    }
+    let all = levers(&[
+        ("ubatch", changes.ubatch.is_some()),
+        ("ngl", changes.gpu_layers.is_some()),
+        ("ctx", changes.ctx.is_some()),
+        ("kv-type", changes.kv_type.is_some()),
+    ]);
+    if all.is_empty() {
+        return out;
+    }
+    let placed = if llama_placed {
+        measured.map(|m| (&m.placement, "by the measured figures"))
+    } else {
+        estimate.map(|e| (&e.placement, "by the estimator's rules"))
+    };
+    if let Some((p, how)) = placed {
+        let before = load
+            .load
+            .actual
+            .offloaded_layers
+            .or_else(|| load.load.estimate.as_ref().and_then(|e| e.layers.offload));
+        out.push(LeverEffect {
+            levers: all.clone(),
+            figure: EffectFigure::Layers,
+            device: None,
+            before,
+            after: p.offloaded,
+            free: None,
+            text: format!(
+                "layers on the GPUs: {} → {}/{} {how}",
+                before.map_or("not logged".to_string(), |b| format!("{b}/{}", p.total)),
+                p.offloaded,
+                p.total
+            ),
+        });
+    }
+    if let (Some(n), true, Some(m)) = (changes.gpu_layers, llama_placed, measured) {
+        for g in m.placement.gpus_with_layers() {
+            let left = g.free.saturating_sub(g.allocation);
+            out.push(LeverEffect {
+                levers: vec!["ngl".to_string()],
+                figure: EffectFigure::GpuMemory,
+                device: Some(g.device.clone()),
+                before: None,
+                after: g.allocation,
+                free: Some(g.free),
+                text: format!(
+                    "{}: {} of the -ngl {n} layers need {} of {} free: {}",
+                    g.device,
+                    g.layers,
+                    human(g.allocation),
+                    human(g.free),
+                    if left >= 0 {
+                        format!("fits, {} to spare", human(left))
+                    } else {
+                        format!("over by {}", human(left.saturating_neg()))
+                    }
+                ),
+            });
+        }
+    }
+    out
+}
+
+fn levers(asked: &[(&str, bool)]) -> Vec<String> {
+    asked
+        .iter()
+        .filter(|(_, set)| *set)
+        .map(|(name, _)| name.to_string())
+        .collect()
+}
+
+/// The compute buffers on each GPU, as the compute-imbalance check reads them (`src/checks/compute_imbalance.rs`,
+/// `compute_per_gpu`: the buffer lines' low end, else the exit table's compute column).
+fn compute_buffers(load: &Reconciled) -> Vec<(Device, i64)> {
+    let lines: Vec<(Device, i64)> = load
+        .grid
+        .gpus()
+        .into_iter()
+        .filter_map(|d| {
+            load.grid
+                .cell(d, Part::Graph)
+                .map(|c| (d.clone(), c.size.low))
+        })
+        .collect();
+    if !lines.is_empty() {
+        return lines;
+    }
+    load.load
+        .actual
+        .breakdown
+        .iter()
+        .filter(|r| r.device.is_gpu() && r.compute.low > 0)
+        .map(|r| (r.device.clone(), r.compute.low))
+        .collect()
+}
+
+fn micro_batch(load: &Reconciled, m: MicroBatch, out: &mut Vec<LeverEffect>) {
+    let levers = vec!["ubatch".to_string()];
+    let a = &load.load.actual;
+    if let (Some((FailedPart::Compute, _)), Some(failed)) = (a.failed_part, &a.failed_allocation) {
+        let before = failed.size.bytes;
+        let after = m.scale(before);
+        out.push(LeverEffect {
+            levers: levers.clone(),
+            figure: EffectFigure::FailedAllocation,
+            device: failed.device.clone(),
+            before: Some(before),
+            after,
+            free: None,
+            text: format!(
+                "the compute buffer the load failed to allocate{}: {} → about {} (the micro-batch {})",
+                failed
+                    .device
+                    .as_ref()
+                    .map(|d| format!(" on {d}"))
+                    .unwrap_or_default(),
+                human(before),
+                human(after),
+                m.words()
+            ),
+        });
+    }
+    for (device, before) in compute_buffers(load) {
+        let after = m.scale(before);
+        let change = if after <= before {
+            format!("freeing about {}", human(before - after))
+        } else {
+            format!("about {} more", human(after.saturating_sub(before)))
+        };
+        out.push(LeverEffect {
+            levers: levers.clone(),
+            figure: EffectFigure::ComputeBuffer,
+            device: Some(device.clone()),
+            before: Some(before),
+            after,
+            free: None,
+            text: format!(
+                "{device}'s compute buffer: {} → about {}, {change} (the micro-batch {})",
+                human(before),
+                human(after),
+                m.words()
+            ),
+        });
+    }
+}
+
+fn kv_cache(
+    load: &Reconciled,
+    changes: &Changes,
+    llama_placed: bool,
+    estimate: Option<&EstimateReplay>,
+    levers: Vec<String>,
+    out: &mut Vec<LeverEffect>,
+) {
+    let type_words = changes.kv_type.map(|t| {
+        format!(
+            "{} → {}",
+            super::super::figures::logged_kv_type(load).name(),
+            t.name()
+        )
+    });
+    let (before, after, how) = if llama_placed {
+        let Some(kv) = llama_server::kv_change(load, changes) else {
+            return;
+        };
+        let mut how = vec!["by the measured KV buffers".to_string()];
+        if changes.ctx.is_some() {
+            how.push(format!(
+                "context {} → {} tokens in all",
+                kv.context.0, kv.context.1
+            ));
+        }
+        how.extend(type_words);
+        if let Some(state) = kv.state {
+            how.push(format!(
+                "the recurrent state's {} included, which no context or KV type changes",
+                human(state)
+            ));
+        }
+        (kv.before, kv.after, how.join("; "))
+    } else {
+        let (Some(e), Some(logged)) = (estimate, load.load.estimate.as_ref().and_then(|e| e.kv))
+        else {
+            return;
+        };
+        let f = &e.figures;
+        let after = if f.per_layer.is_empty() {
+            f.layer_kv.saturating_mul(f.blocks)
+        } else {
+            f.per_layer
+                .iter()
+                .fold(0i64, |sum, (_, kv)| sum.saturating_add(*kv))
+        };
+        let mut how = vec!["by the estimate's memory.required.kv".to_string()];
+        if let Some((new, logged)) = changes.context_tokens(load) {
+            how.push(format!("context {logged} → {new} tokens in all"));
+        }
+        how.extend(type_words);
+        (logged.bytes, after, how.join("; "))
+    };
+    out.push(LeverEffect {
+        levers,
+        figure: EffectFigure::KvCache,
+        device: None,
+        before: Some(before),
+        after,
+        free: None,
+        text: format!("the KV cache: {} → {} ({how})", human(before), human(after)),
+    });
+}
