@@ -257,6 +257,9 @@ const OLLAMA_FIT: &[KnobEntry] = &[
         Ignored("llama.cpp's --fit keeps its own margin per GPU (--fit-target)"),
     ),
     entry(K::Batch, ModelOption("num_batch"), Placer("-b {}")),
+    // Ollama passes num_batch as both the batch and the micro-batch (`-b 1024 -ub 1024`,
+    // sample-logs/founding-today-3090-4060-gemma4-31b.log line 1), so it is the micro-batch's knob too.
+    entry(K::Ubatch, ModelOption("num_batch"), Placer("-b {} -ub {}")),
     entry(K::Parallel, Env("OLLAMA_NUM_PARALLEL"), Placer("-np {}")),
 ];
 
@@ -473,14 +476,15 @@ mod tests {
                 .setting(0),
             "--split-mode none --main-gpu 0"
         );
-        // Ollama passes neither a micro-batch nor expert overrides to llama-server: never offered there.
-        for runtime in [
-            Runtime::OllamaFit,
-            Runtime::OllamaEstimator,
-            Runtime::OllamaEngine,
-        ] {
+        // Ollama's estimator passes neither a micro-batch nor expert overrides to its runner; Ollama ≥ 0.30 passes
+        // num_batch as both -b and -ub, and no expert overrides.
+        for runtime in [Runtime::OllamaEstimator, Runtime::OllamaEngine] {
             assert!(reaching(runtime, Knob::Ubatch).is_none());
             assert!(reaching(runtime, Knob::ExpertsOnHost).is_none());
         }
+        let ub = reaching(Runtime::OllamaFit, Knob::Ubatch).unwrap();
+        assert_eq!(ub.setting(512), "num_batch=512");
+        assert_eq!(ub.passed_as(512).as_deref(), Some("-b 512 -ub 512"));
+        assert!(reaching(Runtime::OllamaFit, Knob::ExpertsOnHost).is_none());
     }
 }

@@ -1,7 +1,8 @@
 //! Whether a `whatif` lever reaches the load's runtime. A lever that does nothing there would replay a change
 //! the user cannot make (`docs/findings.md` calls a knob that does nothing a wrong answer), so `whatif` refuses
 //! it instead, by the same table the suggestions name their settings from (`src/model/knobs.rs`): `--ubatch` is
-//! llama.cpp's `-ub`, which Ollama never passes to its runner; `--ngl` is `-ngl`, Ollama's `num_gpu`.
+//! llama.cpp's `-ub` (Ollama ≥ 0.30's `num_batch`, which it passes as `-b` and `-ub`; its estimator passes no
+//! micro-batch); `--ngl` is `-ngl`, Ollama's `num_gpu`.
 
 use super::super::figures::Changes;
 use crate::model::knobs::{reaching, table, Reach};
@@ -27,7 +28,7 @@ pub fn refusal(load: &Reconciled, number: usize, changes: &Changes) -> Option<St
         })
         .unwrap_or_else(|| match (knob, runtime.name()) {
             (Knob::Ubatch, name) if name.starts_with("Ollama") => {
-                "Ollama passes no micro-batch (-ub) to its runner".to_string()
+                "Ollama's estimator passes no micro-batch (-ub) to its runner".to_string()
             }
             (_, name) => format!("{name} has no such setting"),
         });
