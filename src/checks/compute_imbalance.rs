@@ -6,7 +6,7 @@
 //!
 //! With more than two GPUs the heavy buffers can be more than one (the last device's logits, and the first
 //! device's when it runs the host layers' work): the heavy GPUs are the fewest largest buffers, at most half of
-//! the GPUs, that are each [`RATIO`] times and [`FLOOR`] more than the largest of the rest, so a second heavy
+//! the GPUs, that are each `RATIO` times and `FLOOR` more than the largest of the rest, so a second heavy
 //! buffer never hides the first and a lone small buffer (a GPU with few layers) is never the norm. Devices that
 //! are one memory pool are never compared; four cards of one model read the same total and free memory before
 //! the load (the fit's first table), so only the exit table (memory in use) or devices that share memory by

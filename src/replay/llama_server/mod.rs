@@ -329,7 +329,7 @@ pub(crate) struct KvChange {
 /// scheduler do not reach llama-server and are ignored). Compute buffers keep their measured size, scaled by
 /// the micro-batch when one is asked for ([`super::levers::MicroBatch`]). With `--ngl` the layers are fixed
 /// (llama.cpp's `--fit` moves none when the user sets `-ngl`): the default split of that many layers, judged
-/// against the free memory ([`gpu_layers::verdict`]).
+/// against the free memory (`gpu_layers::verdict`).
 pub fn changed(load: &Reconciled, changes: &Changes) -> Option<MeasuredReplay> {
     let ChangedShape {
         shape,
