@@ -8,9 +8,10 @@
 //! device's when it runs the host layers' work): the heavy GPUs are the fewest largest buffers, at most half of
 //! the GPUs, that are each `RATIO` times and `FLOOR` more than the largest of the rest, so a second heavy
 //! buffer never hides the first and a lone small buffer (a GPU with few layers) is never the norm. Devices that
-//! are one memory pool are never compared; four cards of one model read the same total and free memory before
-//! the load (the fit's first table), so only the exit table (memory in use) or devices that share memory by
-//! design (Metal's virtual devices, integrated GPUs) make a pool here.
+//! are one memory pool are never compared (`Load::shared_pools`, `src/load/lifecycle.rs`): four cards of one
+//! model read the same total and free memory before the load (the fit's first table), so only the exit table
+//! (memory in use) or devices that are one memory by design (Metal's virtual devices, one card named by two
+//! backends) make a pool.
 //!
 //! The levers, computed: a smaller micro-batch (the compute buffers shrink with it), and, when one GPU holds
 //! the whole model with the largest compute buffer once, no split at all.
@@ -19,8 +20,7 @@ use super::{finding, CheckDef, Context};
 use crate::model::grid::Part;
 use crate::model::knobs::{self, Knob};
 use crate::model::{
-    human, Backend, Device, Finding, FindingCode, FitDecision, Load, Reconciled, Severity,
-    TablePhase, MIB,
+    human, Device, Finding, FindingCode, FitDecision, Load, Reconciled, Severity, TablePhase, MIB,
 };
 
 pub const DEF: CheckDef = CheckDef {
@@ -184,35 +184,13 @@ fn split_heavy(sizes: &[i64]) -> Option<(Vec<usize>, Vec<usize>)> {
     })
 }
 
-/// `a` and `b` are one memory pool by the load's evidence. The load's pools are GPUs with the same total and
-/// free memory in one table: in the exit table (memory in use) two memories that each hold their own buffers
-/// keep the same free memory only as one pool; in the fit's first table (before the load) GPUs of one model
-/// look alike whether or not they are one, so only devices that share memory by design are a pool there.
+/// `a` and `b` are one memory pool by the load's evidence (`Load::shared_pools`, decided where the tables are
+/// read, `src/load/lifecycle.rs`: the exit table's alike devices, or before the load only devices that are one
+/// memory by design).
 fn one_pool(load: &Load, a: &Device, b: &Device) -> bool {
-    let same = load
-        .shared_pools
+    load.shared_pools
         .iter()
-        .any(|pool| pool.contains(a) && pool.contains(b));
-    same && (!load.actual.breakdown.is_empty()
-        || (shares_memory(load, a) && shares_memory(load, b)))
-}
-
-/// A device whose memory is not its own: Metal's (virtual devices of one GPU, `GGML_METAL_DEVICES`), or an
-/// integrated GPU's (the host's RAM).
-fn shares_memory(load: &Load, device: &Device) -> bool {
-    let metal = matches!(
-        device,
-        Device::Metal
-            | Device::Gpu {
-                backend: Backend::Mtl,
-                ..
-            }
-    );
-    metal
-        || device
-            .position()
-            .and_then(|i| load.gpus.get(i))
-            .is_some_and(|g| g.integrated)
+        .any(|pool| pool.contains(a) && pool.contains(b))
 }
 
 /// The levers: a smaller micro-batch, and no split when one GPU holds everything, each with its figures.

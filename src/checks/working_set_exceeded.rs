@@ -21,17 +21,6 @@ pub const DEF: CheckDef = CheckDef {
     run: check,
 };
 
-fn is_metal(d: &Device) -> bool {
-    matches!(
-        d,
-        Device::Metal
-            | Device::Gpu {
-                backend: crate::model::Backend::Mtl,
-                ..
-            }
-    )
-}
-
 fn check(cx: &Context, out: &mut Vec<Finding>) {
     let load = cx.load;
     let Some(ws) = load.load.actual.working_set.as_ref() else {
@@ -41,7 +30,7 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
         .grid
         .devices()
         .into_iter()
-        .filter(|d| is_metal(d))
+        .filter(|d| d.is_metal())
         .collect();
     // What the process allocated on the GPU: the largest `( current / budget )` figure, or its Metal buffers.
     let buffers = metal

@@ -337,16 +337,7 @@ impl LoadBuilder {
             .iter()
             .map(|(r, _)| r)
             .chain(self.fit.first_rows())
-            .find(|r| {
-                matches!(
-                    r.device,
-                    crate::model::Device::Metal
-                        | crate::model::Device::Gpu {
-                            backend: crate::model::Backend::Mtl,
-                            ..
-                        }
-                ) && r.total.is_some()
-            })
+            .find(|r| r.device.is_metal() && r.total.is_some())
         {
             self.notes.push(format!(
                 "{}'s total ({}) is Metal's recommended working set, not the machine's RAM",

@@ -279,16 +279,7 @@ impl LoadBuilder {
 /// GPU, `GGML_METAL_DEVICES`), or one card named by two backends (`CUDA0` and `Vulkan0`).
 fn one_memory_by_design(devices: &[crate::model::Device]) -> bool {
     use crate::model::{Backend, Device};
-    let metal = devices.iter().all(|d| {
-        matches!(
-            d,
-            Device::Metal
-                | Device::Gpu {
-                    backend: Backend::Mtl,
-                    ..
-                }
-        )
-    });
+    let metal = devices.iter().all(Device::is_metal);
     let backends: Vec<Option<&Backend>> = devices
         .iter()
         .map(|d| match d {

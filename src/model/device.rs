@@ -127,6 +127,18 @@ impl Device {
         matches!(self, Device::Host)
     }
 
+    /// True for Apple's Metal device, or one of its virtual devices (`MTL0`…, one GPU's unified memory).
+    pub fn is_metal(&self) -> bool {
+        matches!(
+            self,
+            Device::Metal
+                | Device::Gpu {
+                    backend: Backend::Mtl,
+                    ..
+                }
+        )
+    }
+
     /// True for a GPU whose backend the log did not say (`GPU0`).
     pub fn is_unknown_gpu(&self) -> bool {
         matches!(

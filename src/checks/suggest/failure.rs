@@ -11,13 +11,11 @@ use crate::model::{
     human, Backend, Device, FailedPart, FailureCause, FindingCode, Knob, KvType, Part, Placer,
     Reconciled, Suggestion, GIB,
 };
+use crate::replay::levers::MicroBatch;
 
 /// The largest single allocation many Vulkan drivers allow (`maxMemoryAllocationSize`): llama.cpp does not
 /// print it, so a suggestion says it is assumed.
 const VULKAN_ALLOCATION_LIMIT: i64 = 4 * GIB;
-
-/// llama.cpp's default micro-batch (`-ub`, `n_ubatch`) when the log does not print one.
-const DEFAULT_UBATCH: i64 = 512;
 
 /// Settings to try after a failed load, by its cause. Ollama's scheduler sizes an out-of-memory retry from its
 /// own estimate (`suggest::ollama`), so only the allocation limit is answered here for it.
@@ -44,14 +42,6 @@ fn failed_size(load: &Reconciled) -> Option<(i64, Option<Device>)> {
     a.failed_allocation
         .as_ref()
         .map(|al| (al.size.bytes, al.device.clone()))
-}
-
-/// The micro-batch the load ran with (`-ub`), else llama.cpp's default; `true` when printed.
-fn ubatch(load: &Reconciled) -> (i64, bool) {
-    match load.load.settings.ubatch_size {
-        Some(u) if u > 0 => (u, true),
-        Some(_) | None => (DEFAULT_UBATCH, false),
-    }
 }
 
 /// One buffer over the driver's single-allocation limit: the micro-batch that brings it under, then a shorter
@@ -107,7 +97,7 @@ fn micro_batch(
     out: &mut Vec<Suggestion>,
 ) {
     let load = ev.load;
-    let (ub, printed) = ubatch(load);
+    let (ub, printed) = MicroBatch::logged(load);
     let (entry, current) = match (knob(ev, Knob::Ubatch), knob(ev, Knob::Batch)) {
         (Some(u), _) => (u, ub),
         (None, Some(b)) => (

@@ -6,7 +6,7 @@
 
 use crate::model::Reconciled;
 
-/// llama.cpp's default micro-batch when the log prints no `n_ubatch` (the suggestions' `DEFAULT_UBATCH`,
+/// llama.cpp's default micro-batch when the log prints no `n_ubatch` (the suggestions scale from it too,
 /// `src/checks/suggest/failure.rs`).
 pub const DEFAULT_UBATCH: i64 = 512;
 
@@ -30,13 +30,18 @@ pub struct MicroBatch {
 }
 
 impl MicroBatch {
+    /// The micro-batch `load` ran with: its `n_ubatch`, else [`DEFAULT_UBATCH`]; `true` when printed.
+    pub fn logged(load: &Reconciled) -> (i64, bool) {
+        match load.load.settings.ubatch_size {
+            Some(u) if u > 0 => (u, true),
+            Some(_) | None => (DEFAULT_UBATCH, false),
+        }
+    }
+
     /// The micro-batch change `asked` makes to `load` (a non-positive `asked` reads as 1).
     pub fn of(load: &Reconciled, asked: i64) -> MicroBatch {
         let settings = &load.load.settings;
-        let (logged, printed) = match settings.ubatch_size {
-            Some(u) if u > 0 => (u, true),
-            Some(_) | None => (DEFAULT_UBATCH, false),
-        };
+        let (logged, printed) = MicroBatch::logged(load);
         let (batch, batch_printed) = match settings.batch_size {
             Some(b) if b > 0 => (b, true),
             Some(_) | None => (DEFAULT_BATCH.max(logged), false),
