@@ -21,15 +21,23 @@
 //! when the TP size is known, else its TP rank, else its rank number, else (V0 workers known by pid) the order
 //! they appear in after the driver. Engine-level lines printed twice (vLLM 0.10 prints the KV size and the
 //! concurrency twice) are counted once.
+//!
+//! One engine's ledger per file: `vllm.rs` and `sglang.rs` read each engine's own lines, `failure.rs` the
+//! failure lines both print, `ranks.rs` which GPU each rank is; this file holds the ledger, sends each line to
+//! its reader and turns the ledger into the load's estimate, buffers and figures.
+
+mod failure;
+mod ranks;
+mod sglang;
+mod vllm;
+
+pub(super) use ranks::gpus_of;
 
 use crate::model::{
     Backend, Buffer, BufferKind, Count, Device, DeviceEstimate, Estimate, EstimateForm, Figure,
     Quantity, RankFigures, Ratio, ServingFigures, StartFailure, WeightsSemantics,
 };
-use crate::parse::serving::{
-    FailureWording, ProfileFigures, ServingArgs, ServingEvent, ServingFailure, ServingLine,
-    SglangStage,
-};
+use crate::parse::serving::{ServingArgs, ServingEvent, ServingLine};
 
 /// Everything one vLLM or SGLang start printed of its memory.
 #[derive(Debug, Default, Clone)]
@@ -136,24 +144,31 @@ impl ServingLedger {
         }
     }
 
-    fn fail(&mut self, cause: StartFailure, line: u64) {
-        // The specific cause stays: a traceback only says a rank crashed (its last line may say why), and
-        // `EngineCore failed to start` only that the engine gave up.
-        let weight = |c: &StartFailure| match c {
-            StartFailure::EngineFailed => 0,
-            StartFailure::Crashed => 1,
-            StartFailure::NoKvMemory
-            | StartFailure::MaxLenOverKv { .. }
-            | StartFailure::FreeBelowBudget
-            | StartFailure::OutOfMemory { .. } => 2,
-        };
-        match &self.failure {
-            Some((c, _)) if weight(c) >= weight(&cause) => {}
-            _ => self.failure = Some((cause, line)),
+    /// An engine's arguments (a command line, SGLang's `server_args=ServerArgs(…)`, vLLM's `non-default args`):
+    /// what a later line gives is merged over what an earlier one gave.
+    fn args(&mut self, a: ServingArgs, line: u64) {
+        if a.sglang {
+            self.sglang = true;
+        } else {
+            self.vllm = true;
         }
+        let old = self.args;
+        self.args = ServingArgs {
+            sglang: a.sglang || old.sglang,
+            utilization: a.utilization.or(old.utilization),
+            mem_fraction: a.mem_fraction.or(old.mem_fraction),
+            max_len: a.max_len.or(old.max_len),
+            tp: a.tp.or(old.tp),
+            max_num_seqs: a.max_num_seqs.or(old.max_num_seqs),
+            batched_tokens: a.batched_tokens.or(old.batched_tokens),
+            graph_max_bs: a.graph_max_bs.or(old.graph_max_bs),
+            kv_fp8: a.kv_fp8.or(old.kv_fp8),
+        };
+        self.args_line = line;
     }
 
-    /// Record one line.
+    /// Record one line: each engine's own lines go to its reader (`vllm.rs`, `sglang.rs`), failures to
+    /// `failure.rs`.
     pub fn push(&mut self, event: ServingEvent, line: u64) {
         let rank = event.rank.as_deref();
         match event.line {
@@ -161,52 +176,14 @@ impl ServingLedger {
                 version,
                 v0,
                 max_len,
-            } => {
-                self.vllm = true;
-                self.version = Some((version, v0, line));
-                if let Some(n) = max_len {
-                    self.max_len = Some(Count { value: n, line });
-                }
-            }
-            ServingLine::Args(a) => {
-                if a.sglang {
-                    self.sglang = true;
-                } else {
-                    self.vllm = true;
-                }
-                let old = self.args;
-                self.args = ServingArgs {
-                    sglang: a.sglang || old.sglang,
-                    utilization: a.utilization.or(old.utilization),
-                    mem_fraction: a.mem_fraction.or(old.mem_fraction),
-                    max_len: a.max_len.or(old.max_len),
-                    tp: a.tp.or(old.tp),
-                    max_num_seqs: a.max_num_seqs.or(old.max_num_seqs),
-                    batched_tokens: a.batched_tokens.or(old.batched_tokens),
-                    graph_max_bs: a.graph_max_bs.or(old.graph_max_bs),
-                    kv_fp8: a.kv_fp8.or(old.kv_fp8),
-                };
-                self.args_line = line;
-            }
+            } => self.vllm_version(version, v0, max_len, line),
+            ServingLine::Args(a) => self.args(a, line),
             ServingLine::Platform(p) => self.platform = Some(p),
             ServingLine::MaxModelLen(n) => self.max_len = Some(Count { value: n, line }),
-            ServingLine::WeightsLoaded(q) => {
-                self.vllm = true;
-                let r = self.rank(rank, line);
-                set(&mut r.weights_loaded, Some(q), line);
-            }
-            ServingLine::Profile(p) => {
-                self.vllm = true;
-                self.profile(rank, p, line);
-            }
-            ServingLine::Blocks { gpu, .. } => {
-                self.vllm = true;
-                Self::engine_count(&mut self.gpu_blocks, &mut self.repeated, gpu, line);
-            }
-            ServingLine::KvTokens(n) => {
-                self.vllm = true;
-                Self::engine_count(&mut self.kv_tokens, &mut self.repeated, n, line);
-            }
+            ServingLine::WeightsLoaded(q) => self.vllm_weights_loaded(rank, q, line),
+            ServingLine::Profile(p) => self.vllm_profile(rank, p, line),
+            ServingLine::Blocks { gpu, .. } => self.vllm_blocks(gpu, line),
+            ServingLine::KvTokens(n) => self.vllm_kv_tokens(n, line),
             ServingLine::Concurrency { len, times } => {
                 if self.max_len.is_none() {
                     self.max_len = Some(Count { value: len, line });
@@ -217,38 +194,15 @@ impl ServingLedger {
                     self.concurrency = Some(Ratio { value: times, line });
                 }
             }
-            ServingLine::GraphCaptured(q) => {
-                self.vllm = true;
-                let r = self.rank(rank, line);
-                if r.graph_actual.is_none() {
-                    set(&mut r.graph_actual, Some(q), line);
-                }
-            }
+            ServingLine::GraphCaptured(q) => self.vllm_graph_captured(rank, q, line),
             ServingLine::GraphPool { actual, estimated } => {
-                self.vllm = true;
-                let r = self.rank(rank, line);
-                set(&mut r.graph_actual, Some(actual), line);
-                if r.graph_estimate.is_none() {
-                    set(&mut r.graph_estimate, Some(estimated), line);
-                }
+                self.vllm_graph_pool(rank, actual, estimated, line)
             }
             ServingLine::UtilAdvisory {
                 current,
                 equivalent,
                 suggested,
-            } => {
-                self.vllm = true;
-                if self.args.utilization.is_none() {
-                    self.args.utilization = Some(current);
-                    self.args_line = line;
-                }
-                let r = self.rank(rank, line);
-                r.utilization_without_graphs = Some(Ratio {
-                    value: equivalent,
-                    line,
-                });
-                r.utilization_keeping_kv = suggested.map(|value| Ratio { value, line });
-            }
+            } => self.vllm_util_advisory(rank, current, equivalent, suggested, line),
             ServingLine::KvAdvisory {
                 free,
                 total,
@@ -261,303 +215,42 @@ impl ServingLedger {
                 fit_kv,
                 full_kv,
                 current_kv,
-            } => {
-                self.vllm = true;
-                if self.args.utilization.is_none() {
-                    self.args.utilization = Some(utilization);
-                    self.args_line = line;
-                }
-                let bytes = |n: Option<i64>| n.map(Quantity::exact);
-                let r = self.rank(rank, line);
-                set(&mut r.free_at_start, Some(free), line);
-                set(&mut r.total, Some(total), line);
-                set(&mut r.budget, Some(budget), line);
-                if r.weights.is_none() {
-                    set(&mut r.weights, weights, line);
-                }
-                if r.activation.is_none() {
-                    set(&mut r.activation, activation, line);
-                }
-                if r.non_torch.is_none() {
-                    set(&mut r.non_torch, non_torch, line);
-                }
-                if r.graph_actual.is_none() {
-                    set(&mut r.graph_actual, graph, line);
-                }
-                set(&mut r.kv_to_fit_budget, bytes(fit_kv), line);
-                set(&mut r.kv_to_fill_gpu, bytes(full_kv), line);
-                set(&mut r.kv_in_use, bytes(current_kv), line);
-            }
-            ServingLine::CaptureBegin => {
-                self.vllm = true;
-                if let Some(r) = self.known_rank(rank, line) {
-                    r.capture_began.get_or_insert(line);
-                }
-            }
-            ServingLine::MemFraction(f) => {
-                self.sglang = true;
-                if self.args.mem_fraction.is_none() {
-                    self.args.mem_fraction = Some(f);
-                    self.args_line = line;
-                }
-            }
+            } => self.vllm_kv_advisory(
+                rank,
+                vllm::KvAdvisory {
+                    free,
+                    total,
+                    utilization,
+                    budget,
+                    weights,
+                    activation,
+                    non_torch,
+                    graph,
+                    fit_kv,
+                    full_kv,
+                    current_kv,
+                },
+                line,
+            ),
+            ServingLine::CaptureBegin => self.vllm_capture_begin(rank, line),
+            ServingLine::MemFraction(f) => self.sglang_mem_fraction(f, line),
             ServingLine::Failure { failure, wording } => {
-                // A line in an engine's own words names it; torch's messages and a traceback do not.
-                match wording {
-                    Some(FailureWording::Vllm) => self.vllm = true,
-                    Some(FailureWording::Sglang) => self.sglang = true,
-                    None => {}
-                }
-                let cause = match failure {
-                    ServingFailure::NoCacheMemory => StartFailure::NoKvMemory,
-                    ServingFailure::MaxLenOverKv { len, tokens } => {
-                        StartFailure::MaxLenOverKv { len, tokens }
-                    }
-                    ServingFailure::FreeBelowBudget {
-                        free,
-                        total,
-                        utilization,
-                        budget,
-                    } => {
-                        if self.args.utilization.is_none() {
-                            self.args.utilization = Some(utilization);
-                            self.args_line = line;
-                        }
-                        let r = self.rank(rank, line);
-                        set(&mut r.free_at_start, Some(free), line);
-                        set(&mut r.total, Some(total), line);
-                        set(&mut r.budget, Some(budget), line);
-                        StartFailure::FreeBelowBudget
-                    }
-                    ServingFailure::OutOfMemory(oom) => {
-                        let during_capture = match self.known_rank(rank, line) {
-                            Some(r) => {
-                                if r.total.is_none() {
-                                    set(&mut r.total, oom.total, line);
-                                }
-                                r.capture_began.is_some() && r.graph_actual.is_none()
-                            }
-                            None => false,
-                        };
-                        StartFailure::OutOfMemory {
-                            tried: oom.tried,
-                            total: oom.total,
-                            free: oom.free,
-                            allocated: oom.allocated,
-                            reserved: oom.reserved,
-                            during_capture,
-                        }
-                    }
-                    ServingFailure::EngineFailed => StartFailure::EngineFailed,
-                    ServingFailure::Crashed => StartFailure::Crashed,
-                };
-                self.fail(cause, line);
+                self.failure_line(rank, failure, wording, line)
             }
             ServingLine::Ready => self.ready = true,
             ServingLine::SglangStage {
                 stage,
                 avail,
                 usage,
-            } => {
-                self.sglang = true;
-                let r = self.rank(rank, line);
-                match stage {
-                    SglangStage::DistributedEnd => set(&mut r.non_torch, usage, line),
-                    SglangStage::WeightsBegin => set(&mut r.free_at_start, avail, line),
-                    SglangStage::WeightsEnd => {
-                        set(&mut r.avail_after_weights, avail, line);
-                        set(&mut r.weights_loaded, usage, line);
-                    }
-                    SglangStage::PoolEnd => set(&mut r.avail_after_pool, avail, line),
-                    SglangStage::GraphBegin => {
-                        r.capture_began.get_or_insert(line);
-                    }
-                    SglangStage::Workspace => set(&mut r.workspace, usage, line),
-                    SglangStage::GraphEnd => {
-                        set(&mut r.avail_after_graphs, avail, line);
-                        set(&mut r.graph_actual, usage, line);
-                    }
-                }
-            }
-            ServingLine::SglangPool { tokens, k, v } => {
-                self.sglang = true;
-                let r = self.rank(rank, line);
-                set(&mut r.kv, Some(k.plus(v)), line);
-                r.kv_tokens = Some(Count {
-                    value: tokens,
-                    line,
-                });
-            }
+            } => self.sglang_stage(rank, stage, avail, usage, line),
+            ServingLine::SglangPool { tokens, k, v } => self.sglang_pool(rank, tokens, k, v, line),
             ServingLine::SglangTokens { tokens, context } => {
-                self.sglang = true;
-                Self::engine_count(&mut self.kv_tokens, &mut self.repeated, tokens, line);
-                if let Some(c) = context {
-                    self.max_len = Some(Count { value: c, line });
-                }
+                self.sglang_tokens(tokens, context, line)
             }
             ServingLine::SglangProfiled { profiled, .. } => {
-                self.sglang = true;
-                let r = self.rank(rank, line);
-                r.kv_tokens = Some(Count {
-                    value: profiled,
-                    line,
-                });
-                if profiled <= 0 {
-                    self.fail(StartFailure::NoKvMemory, line);
-                }
+                self.sglang_profiled(rank, profiled, line)
             }
         }
-    }
-
-    fn profile(&mut self, rank: Option<&str>, p: ProfileFigures, line: u64) {
-        if let Some(u) = p.utilization {
-            self.args.utilization = Some(u);
-            self.args_line = line;
-        }
-        let r = self.rank(rank, line);
-        set(&mut r.total, p.total, line);
-        set(&mut r.budget, p.budget, line);
-        set(&mut r.weights, p.weights, line);
-        set(&mut r.non_torch, p.non_torch, line);
-        set(&mut r.activation, p.activation, line);
-        set(&mut r.graph_estimate, p.graph_estimate, line);
-        set(&mut r.kv, p.kv, line);
-        if p.kv.is_some_and(|kv| kv.high < 0) {
-            self.fail(StartFailure::NoKvMemory, line);
-        }
-    }
-
-    /// The failure the start ended with, in words, and whether it is an allocation failure.
-    pub fn failure_message(&self) -> Option<(String, bool, u64)> {
-        let (cause, line) = self.failure?;
-        let words = match cause {
-            StartFailure::NoKvMemory => {
-                "no memory left for the KV cache after the weights and the profiled peaks".to_string()
-            }
-            StartFailure::MaxLenOverKv { len, tokens } => format!(
-                "the max model length ({len} tokens) is larger than the KV cache holds ({tokens} tokens)"
-            ),
-            StartFailure::FreeBelowBudget => {
-                "free memory at startup is below total × utilization (another process holds memory)"
-                    .to_string()
-            }
-            StartFailure::OutOfMemory {
-                tried,
-                total,
-                free,
-                allocated,
-                reserved,
-                during_capture,
-            } => {
-                let gib = |q: Quantity| crate::model::human(q.bytes);
-                let mut words = "out of memory".to_string();
-                if during_capture {
-                    words.push_str(" while capturing CUDA graphs");
-                }
-                if let Some(t) = tried {
-                    words.push_str(&format!(": tried to allocate {}", gib(t)));
-                }
-                if let (Some(f), Some(t)) = (free, total) {
-                    words.push_str(&format!(" with {} free of {}", gib(f), gib(t)));
-                }
-                if let (Some(a), Some(r)) = (allocated, reserved) {
-                    words.push_str(&format!(
-                        " (PyTorch: {} allocated, {} reserved but unallocated",
-                        gib(a),
-                        gib(r)
-                    ));
-                    match (total, free) {
-                        (Some(t), Some(f)) => {
-                            let outside = t.minus(f).minus(a).minus(r);
-                            words.push_str(&format!(
-                                "; {} outside this process's allocator)",
-                                gib(outside)
-                            ));
-                        }
-                        _ => words.push(')'),
-                    }
-                }
-                words
-            }
-            StartFailure::Crashed => "a rank crashed (Python traceback)".to_string(),
-            StartFailure::EngineFailed => "the engine failed to start".to_string(),
-        };
-        let oom = matches!(
-            cause,
-            StartFailure::NoKvMemory
-                | StartFailure::OutOfMemory { .. }
-                | StartFailure::FreeBelowBudget
-        );
-        Some((words, oom, line))
-    }
-
-    /// The GPU backend the log names (vLLM's detected platform), else unknown (`GPU0`).
-    fn backend(&self) -> Backend {
-        match self.platform.as_deref() {
-            Some("cuda") => Backend::Cuda,
-            Some("rocm") => Backend::Rocm,
-            _ => Backend::Unknown,
-        }
-    }
-
-    /// The GPU index of each rank (see the module doc).
-    fn index_of(&self, label: &str, pids_before: u32) -> Option<u32> {
-        let part = |prefix: &str| {
-            label.split('_').find_map(|p| {
-                p.strip_prefix(prefix)
-                    .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
-                    .and_then(|n| n.parse::<u32>().ok())
-            })
-        };
-        if let Ok(n) = label.parse::<u32>() {
-            return Some(n);
-        }
-        if let Some(n) = label.strip_prefix("rank").and_then(|n| n.parse().ok()) {
-            return Some(n);
-        }
-        if label.starts_with("pid") {
-            return Some(pids_before.saturating_add(1));
-        }
-        if self.sglang {
-            return part("TP");
-        }
-        if let Some(ep) = part("EP") {
-            return Some(ep);
-        }
-        match (part("DP"), part("TP"), self.args.tp) {
-            (Some(dp), Some(tp), Some(size)) => u32::try_from(size)
-                .ok()
-                .and_then(|s| dp.checked_mul(s))
-                .and_then(|x| x.checked_add(tp)),
-            (None, Some(tp), _) => Some(tp),
-            _ => None,
-        }
-    }
-
-    /// The figures per rank, each on its GPU, in device order.
-    fn ranks(&self) -> Vec<RankFigures> {
-        let backend = self.backend();
-        let mut pids = 0u32;
-        let mut taken: Vec<u32> = Vec::new();
-        let mut out: Vec<RankFigures> = Vec::new();
-        for (label, r) in &self.ranks {
-            let index = self.index_of(label, pids);
-            if label.starts_with("pid") {
-                pids = pids.saturating_add(1);
-            }
-            // A rank the rules cannot place, or two ranks on one index: the next free one.
-            let mut index = index.unwrap_or(0);
-            while taken.contains(&index) {
-                index = index.saturating_add(1);
-            }
-            taken.push(index);
-            let mut r = r.clone();
-            r.device = Device::gpu(backend.clone(), index);
-            r.lines.sort_unstable();
-            out.push(r);
-        }
-        out.sort_by(|a, b| a.device.cmp(&b.device));
-        out
     }
 
     /// The engine's figures as the load carries them.
@@ -576,15 +269,7 @@ impl ServingLedger {
         }));
         let mut ranks = self.ranks();
         if self.sglang {
-            // SGLang's static pool: the memory available before the weights × --mem-fraction-static.
-            if let Some(f) = self.args.mem_fraction {
-                for r in &mut ranks {
-                    if let Some(free) = r.free_at_start {
-                        let budget = scale(free.size, f);
-                        r.budget = figure(budget, free.line.max(self.args_line));
-                    }
-                }
-            }
+            self.sglang_budgets(&mut ranks);
         }
         ServingFigures {
             version: self.version.as_ref().map(|(v, _, _)| v.clone()),
@@ -752,33 +437,6 @@ impl super::Assembler {
             b.advance(super::builder::Phase::Ended);
         }
     }
-}
-
-/// The GPUs of a vLLM or SGLang load: one per rank, with the total and the free memory at startup its lines
-/// gave, its id the device index (how the load's devices are joined to a capture).
-pub(super) fn gpus_of(figures: &ServingFigures) -> Vec<crate::model::Gpu> {
-    figures
-        .ranks
-        .iter()
-        .map(|r| crate::model::Gpu {
-            id: r.device.position().unwrap_or(0).to_string(),
-            library: match &r.device {
-                Device::Gpu {
-                    backend: Backend::Cuda,
-                    ..
-                } => Some("CUDA".to_string()),
-                Device::Gpu {
-                    backend: Backend::Rocm,
-                    ..
-                } => Some("ROCm".to_string()),
-                _ => None,
-            },
-            total: r.total.map(|f| f.size),
-            free: r.free_at_start.map(|f| f.size),
-            line: r.lines.first().copied().unwrap_or(0),
-            ..crate::model::Gpu::default()
-        })
-        .collect()
 }
 
 #[cfg(test)]

@@ -1,0 +1,104 @@
+//! Which GPU each rank of a vLLM or SGLang start is (see `mod.rs`'s module doc for the rule), and the GPUs of
+//! the load built from them. Why a file of its own: the rank labels both engines' prefixes give
+//! (`frame::prefix`) are the one thing about a serving load that is about devices rather than memory.
+
+use super::ServingLedger;
+use crate::model::{Backend, Device, RankFigures, ServingFigures};
+
+impl ServingLedger {
+    /// The GPU backend the log names (vLLM's detected platform), else unknown (`GPU0`).
+    fn backend(&self) -> Backend {
+        match self.platform.as_deref() {
+            Some("cuda") => Backend::Cuda,
+            Some("rocm") => Backend::Rocm,
+            _ => Backend::Unknown,
+        }
+    }
+
+    /// The GPU index of each rank (see the module doc).
+    fn index_of(&self, label: &str, pids_before: u32) -> Option<u32> {
+        let part = |prefix: &str| {
+            label.split('_').find_map(|p| {
+                p.strip_prefix(prefix)
+                    .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+                    .and_then(|n| n.parse::<u32>().ok())
+            })
+        };
+        if let Ok(n) = label.parse::<u32>() {
+            return Some(n);
+        }
+        if let Some(n) = label.strip_prefix("rank").and_then(|n| n.parse().ok()) {
+            return Some(n);
+        }
+        if label.starts_with("pid") {
+            return Some(pids_before.saturating_add(1));
+        }
+        if self.sglang {
+            return part("TP");
+        }
+        if let Some(ep) = part("EP") {
+            return Some(ep);
+        }
+        match (part("DP"), part("TP"), self.args.tp) {
+            (Some(dp), Some(tp), Some(size)) => u32::try_from(size)
+                .ok()
+                .and_then(|s| dp.checked_mul(s))
+                .and_then(|x| x.checked_add(tp)),
+            (None, Some(tp), _) => Some(tp),
+            _ => None,
+        }
+    }
+
+    /// The figures per rank, each on its GPU, in device order.
+    pub(super) fn ranks(&self) -> Vec<RankFigures> {
+        let backend = self.backend();
+        let mut pids = 0u32;
+        let mut taken: Vec<u32> = Vec::new();
+        let mut out: Vec<RankFigures> = Vec::new();
+        for (label, r) in &self.ranks {
+            let index = self.index_of(label, pids);
+            if label.starts_with("pid") {
+                pids = pids.saturating_add(1);
+            }
+            // A rank the rules cannot place, or two ranks on one index: the next free one.
+            let mut index = index.unwrap_or(0);
+            while taken.contains(&index) {
+                index = index.saturating_add(1);
+            }
+            taken.push(index);
+            let mut r = r.clone();
+            r.device = Device::gpu(backend.clone(), index);
+            r.lines.sort_unstable();
+            out.push(r);
+        }
+        out.sort_by(|a, b| a.device.cmp(&b.device));
+        out
+    }
+}
+
+/// The GPUs of a vLLM or SGLang load: one per rank, with the total and the free memory at startup its lines
+/// gave, its id the device index (how the load's devices are joined to a capture).
+pub(in crate::load) fn gpus_of(figures: &ServingFigures) -> Vec<crate::model::Gpu> {
+    figures
+        .ranks
+        .iter()
+        .map(|r| crate::model::Gpu {
+            id: r.device.position().unwrap_or(0).to_string(),
+            library: match &r.device {
+                Device::Gpu {
+                    backend: Backend::Cuda,
+                    ..
+                } => Some("CUDA".to_string()),
+                Device::Gpu {
+                    backend: Backend::Rocm,
+                    ..
+                } => Some("ROCm".to_string()),
+                _ => None,
+            },
+            total: r.total.map(|f| f.size),
+            free: r.free_at_start.map(|f| f.size),
+            line: r.lines.first().copied().unwrap_or(0),
+            ..crate::model::Gpu::default()
+        })
+        .collect()
+}
