@@ -50,6 +50,7 @@ mod properties;
 mod report_formats;
 mod runtime_growth;
 mod serving;
+mod serving_fragments;
 mod skim;
 mod smi;
 mod spills;

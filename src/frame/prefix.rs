@@ -69,9 +69,10 @@ static COMPOSE: LazyLock<Regex> =
 static ELAPSED: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^\d+\.\d{2}\.\d{3}\.\d{3} [A-Z] ").unwrap());
 
-/// ANSI escape sequences (colours, cursor movement).
+/// ANSI escape sequences (colours, cursor movement), raw or as a terminal shows them when pasted: caret
+/// form, `^[[1;36m` (`docs/log-formats.md` §8: vLLM's coloured level, pasted).
 static ANSI: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07").unwrap());
+    LazyLock::new(|| Regex::new(r"(?:\x1b|\^\[)\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07").unwrap());
 
 /// vLLM's process prefix: `(Worker_TP1 pid=448) `, `(VllmWorker rank=1 pid=448) `, `(EngineCore_DP0 pid=1) `.
 static VLLM_PROCESS: LazyLock<Regex> = LazyLock::new(|| {
@@ -90,9 +91,10 @@ static VLLM_LOGGER: LazyLock<Regex> = LazyLock::new(|| {
 static VLLM_SOURCE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^\[[\w.]+\.py:\d+\] ").unwrap());
 
-/// SGLang's prefix: `[2025-03-08 12:29:21 TP0] `, `[2025-07-02 07:41:58 DP0 TP0] `, `[2026-07-15 13:14:53] `.
+/// SGLang's prefix: `[2025-03-08 12:29:21 TP0] `, `[2025-07-02 07:41:58 DP0 TP0] `, `[2026-07-15 13:14:53] `,
+/// and before late 2024 without the date (`[23:17:01 TP7] `, corpus 1039).
 static SGLANG: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^\[\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}((?: (?:DP|TP|EP|PP)\d+)*)\] ").unwrap()
+    Regex::new(r"^\[(?:\d{4}-\d{2}-\d{2} )?\d{2}:\d{2}:\d{2}((?: (?:DP|TP|EP|PP)\d+)*)\] ").unwrap()
 });
 
 /// A tqdm bar a redraw left before a record on the same line: `  0%|    | 0/13 [00:00<?, ?it/s]`.
@@ -162,7 +164,9 @@ pub struct Stripped<'a> {
 
 /// Remove ANSI escape sequences.
 pub fn strip_ansi(line: &str) -> Cow<'_, str> {
-    if memchr::memchr(0x1b, line.as_bytes()).is_some() {
+    let bytes = line.as_bytes();
+    let caret = || memchr::memchr_iter(b'^', bytes).any(|i| bytes[i + 1..].starts_with(b"[["));
+    if memchr::memchr(0x1b, bytes).is_some() || caret() {
         ANSI.replace_all(line, "")
     } else {
         Cow::Borrowed(line)
@@ -1104,5 +1108,35 @@ mod tests {
             strip("[2025-03-08] not a stamp"),
             "[2025-03-08] not a stamp"
         );
+        // Builds of 2024 print the time without the date (`sample-logs/1039-…:1`, `:18`).
+        assert_eq!(
+            framed("[23:17:01 TP7] Load weight end. type=DeepseekV2ForCausalLM, dtype=torch.bfloat16, avail mem=22.01 GB"),
+            "[rank=TP7] Load weight end. type=DeepseekV2ForCausalLM, dtype=torch.bfloat16, avail mem=22.01 GB"
+        );
+        assert_eq!(
+            framed("[23:17:08 TP4] Exception in run_tp_server:"),
+            "[rank=TP4] Exception in run_tp_server:"
+        );
+    }
+
+    #[test]
+    fn vllm_pipeline_workers_and_pasted_colours_keep_the_rank() {
+        // `docs/log-formats.md` §8: a pipeline stage's worker (`(Worker_PP6 pid=…)`), a plain `(Worker pid=…)`,
+        // and the colour codes a terminal shows in caret form when the text is pasted (`^[[1;36m`), around
+        // `sample-logs/1032-…:3`'s line.
+        assert_eq!(
+            framed("(Worker_PP6 pid=646936) INFO 03-17 17:07:06 [gpu_model_runner.py:5711] Estimated CUDA graph memory: 4.30 GiB total"),
+            "[rank=PP6] Estimated CUDA graph memory: 4.30 GiB total"
+        );
+        assert_eq!(
+            framed("(Worker pid=646817) INFO 03-17 17:07:06 [gpu_worker.py:452] Available KV cache memory: 25.46 GiB"),
+            "[rank=pid646817] Available KV cache memory: 25.46 GiB"
+        );
+        assert_eq!(
+            framed("^[[1;36m(Worker_TP0 pid=646817)^[[0;0m INFO 03-17 17:07:06 [gpu_model_runner.py:5711] Estimated CUDA graph memory: 4.38 GiB total"),
+            "[rank=TP0] Estimated CUDA graph memory: 4.38 GiB total"
+        );
+        // A caret that is no escape stays.
+        assert_eq!(strip_ansi("x^[y ^ [[z"), "x^[y ^ [[z");
     }
 }

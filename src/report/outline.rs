@@ -87,7 +87,13 @@ fn load_blocks(
     evidence: Option<&std::collections::BTreeMap<u64, String>>,
 ) {
     let s = &load.reconciled.load.source;
-    let mut tags = vec![format!("engine {}", load.reconciled.load.engine.as_str())];
+    // A serving engine's load names its runtime; Ollama's and llama.cpp's name the engine that ran it.
+    let runtime = load.reconciled.load.runtime;
+    let mut tags = vec![if runtime.is_serving_engine() {
+        runtime.name().to_string()
+    } else {
+        format!("engine {}", load.reconciled.load.engine.as_str())
+    }];
     tags.extend(
         load.reconciled
             .load

@@ -64,9 +64,18 @@ impl ServingLedger {
                 }
             }
             ServingFailure::EngineFailed => StartFailure::EngineFailed,
-            ServingFailure::Crashed => StartFailure::Crashed,
+            ServingFailure::Crashed => {
+                // The rank that crashed is a rank of the load (its traceback line is one of its lines).
+                if rank.is_some() {
+                    self.rank(rank, line);
+                }
+                StartFailure::Crashed
+            }
         };
         self.fail(cause, line);
+        if self.failure.is_some_and(|(_, at)| at == line) {
+            self.failure_rank = rank.map(str::to_string);
+        }
     }
 
     pub(super) fn fail(&mut self, cause: StartFailure, line: u64) {
@@ -138,7 +147,10 @@ impl ServingLedger {
                 }
                 words
             }
-            StartFailure::Crashed => "a rank crashed (Python traceback)".to_string(),
+            StartFailure::Crashed => match &self.failure_rank {
+                Some(rank) => format!("rank {rank} crashed (Python traceback)"),
+                None => "a rank crashed (Python traceback)".to_string(),
+            },
             StartFailure::EngineFailed => "the engine failed to start".to_string(),
         };
         let oom = matches!(

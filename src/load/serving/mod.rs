@@ -55,6 +55,8 @@ pub struct ServingLedger {
     gpu_blocks: Option<Count>,
     concurrency: Option<Ratio>,
     failure: Option<(StartFailure, u64)>,
+    /// The rank whose line gave [`Self::failure`], when the line named one.
+    failure_rank: Option<String>,
     /// The start completed (`init engine … took`, SGLang's ready line).
     pub ready: bool,
     /// Figures per rank, by the label its prefix gave (`0` when none), in the order first seen.
@@ -415,6 +417,17 @@ impl super::Assembler {
         line: u64,
         done: &mut impl FnMut(crate::model::Load),
     ) {
+        if let ServingLine::Ready = event.line {
+            // A ready line (the engines' own, or the HTTP server's that both start) ends the serving load that
+            // is open, even one already ended by an earlier ready line; it never opens one (any Python web
+            // server prints `Uvicorn running on`).
+            if let Some(b) = self.current.as_mut().filter(|b| !b.serving.is_empty()) {
+                b.touch(line);
+                b.serving.ready = true;
+                b.advance(super::builder::Phase::Ended);
+            }
+            return;
+        }
         let starts = ServingLedger::starts_engine(&event);
         let next = self.current.as_ref().is_some_and(|b| {
             starts && b.serving.has_figures() || b.serving.repeats_profile(&event)
@@ -501,6 +514,15 @@ mod tests {
         let loads = loads_of(&["[rank=DP1_TP1_EP3] Estimated CUDA graph memory: 118.65 GiB total"]);
         let s = loads[0].serving.as_ref().unwrap();
         assert_eq!(s.ranks[0].device.to_string(), "GPU3");
+        // A pipeline stage alone is its GPU (`frame::prefix`'s `(Worker_PP6 pid=…)` test); with TP ranks it
+        // is stage × TP size + TP rank, once the TP size is known, else the next free GPU.
+        let loads = loads_of(&[
+            "[rank=PP6] Estimated CUDA graph memory: 4.30 GiB total",
+            "[rank=PP1] Estimated CUDA graph memory: 4.38 GiB total",
+        ]);
+        let s = loads[0].serving.as_ref().unwrap();
+        let devices: Vec<String> = s.ranks.iter().map(|r| r.device.to_string()).collect();
+        assert_eq!(devices, ["GPU1", "GPU6"]);
     }
 
     #[test]

@@ -39,6 +39,17 @@ impl ServingLedger {
         if let Some(ep) = part("EP") {
             return Some(ep);
         }
+        let tp_size = self.args.tp.and_then(|size| u32::try_from(size).ok());
+        match (part("PP"), part("TP"), tp_size) {
+            // A pipeline stage's workers: stage × TP size + TP rank (`(Worker_PP1_TP0 pid=…)`), the stage alone
+            // when it is the only rank named (`(Worker_PP6 pid=…)`, TP 1).
+            (Some(pp), Some(tp), Some(size)) => {
+                return pp.checked_mul(size).and_then(|x| x.checked_add(tp))
+            }
+            (Some(pp), None, _) => return Some(pp),
+            (Some(_), Some(_), None) => return None,
+            (None, _, _) => {}
+        }
         match (part("DP"), part("TP"), self.args.tp) {
             (Some(dp), Some(tp), Some(size)) => u32::try_from(size)
                 .ok()

@@ -39,6 +39,10 @@ impl ServingLedger {
             SglangStage::PoolEnd => set(&mut r.avail_after_pool, avail, line),
             SglangStage::GraphBegin => {
                 r.capture_began.get_or_insert(line);
+                // What the capture starts with is what the pool left, when no `Memory pool end` said so.
+                if r.avail_after_pool.is_none() {
+                    set(&mut r.avail_after_pool, avail, line);
+                }
             }
             SglangStage::Workspace => set(&mut r.workspace, usage, line),
             SglangStage::GraphEnd => {

@@ -6,6 +6,7 @@ mod capture;
 mod cells;
 mod facts;
 mod ps;
+mod ranks;
 
 pub use capture::capture;
 pub use cells::*;
@@ -233,6 +234,7 @@ pub fn sections(load: &Concluded) -> Vec<Section> {
     [
         components(load),
         devices(load),
+        ranks::section(load),
         gpu_views(load),
         observed(load),
         ps::section(load),

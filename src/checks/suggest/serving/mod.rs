@@ -210,10 +210,16 @@ fn start_failed(out: &mut Out, s: &ServingFigures, engine: ServingEngine) {
             ServingEngine::Sglang => sglang::no_kv(out, s),
         },
         StartFailure::Crashed => {
-            let Some(r) = s
+            // The rank whose line gave the failure, else the first that began a capture it did not end.
+            let capturing =
+                |r: &&RankFigures| r.capture_began.is_some() && r.graph_actual.is_none();
+            let failed_rank = s
                 .ranks
                 .iter()
-                .find(|r| r.capture_began.is_some() && r.graph_actual.is_none())
+                .find(|r| s.failure_line.is_some_and(|line| r.lines.contains(&line)));
+            let Some(r) = failed_rank
+                .filter(capturing)
+                .or_else(|| s.ranks.iter().find(capturing))
             else {
                 return;
             };

@@ -289,10 +289,14 @@ pub(super) fn util_advisory(out: &mut Out, s: &ServingFigures) {
     let Some(current) = s.utilization.map(|u| u.value) else {
         return;
     };
+    // The rank that needs the most: its figure keeps the old KV cache on every rank.
     let Some(r) = s
         .ranks
         .iter()
-        .find(|r| r.utilization_keeping_kv.is_some() && r.utilization_without_graphs.is_some())
+        .filter(|r| r.utilization_without_graphs.is_some())
+        .filter_map(|r| Some((r, r.utilization_keeping_kv?.value)))
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .map(|(r, _)| r)
     else {
         return;
     };
@@ -317,6 +321,17 @@ pub(super) fn util_advisory(out: &mut Out, s: &ServingFigures) {
         ),
         &[],
     );
+    if let Some(e) = r.graph_estimate {
+        out.push(
+            Knob::GraphEstimate,
+            0,
+            format!(
+                "vLLM sizes the KV cache as before CUDA-graph profiling: the {} estimate is no longer reserved in the budget (the KV cache gets it back), and the graphs are captured outside it, as before 0.21",
+                human(e.size.bytes)
+            ),
+            &[],
+        );
+    }
 }
 
 /// vLLM V0 captures its graphs outside the budget, after the blocks are sized: a log that ends in the capture

@@ -1,0 +1,183 @@
+//! vLLM and SGLang as users paste them: the fragments `sample-logs/1032`, `1038`, `1039` and `1040` (a TP2
+//! excerpt, the tail of a start, a TP8 excerpt that ends in a crash, a TP2 capture on MUSA; provenance in
+//! `sample-logs/README.md`, the maintainer's reading in each `.expect.toml`). Each is a load of its engine,
+//! every rank a device, every figure it printed carried, and the advice the maintainer gives, through the
+//! library and through the real binary.
+
+use crate::util::{analyze, root, run, stdout};
+use vramdiff::model::{Concluded, FindingCode, PartialReason, Runtime, ServingFigures, GIB};
+
+fn load(prefix: &str) -> Concluded {
+    let dir = root().join("sample-logs");
+    let name = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+        .find(|n| n.starts_with(prefix) && n.ends_with(".log"))
+        .unwrap_or_else(|| panic!("no sample {prefix}"));
+    let mut loads = analyze(&[&dir.join(name)]).loads;
+    assert_eq!(loads.len(), 1, "{prefix}: one load");
+    loads.remove(0)
+}
+
+fn serving(l: &Concluded) -> &ServingFigures {
+    l.reconciled.load.serving.as_ref().expect("serving figures")
+}
+
+/// A GiB figure printed with two decimals, in bytes (as the parser reads it).
+fn gib(x: f64) -> i64 {
+    (x * GIB as f64).round() as i64
+}
+
+fn codes(l: &Concluded) -> Vec<FindingCode> {
+    l.findings.iter().map(|f| f.code).collect()
+}
+
+fn settings(l: &Concluded) -> Vec<&str> {
+    l.suggestions.iter().map(|s| s.setting.as_str()).collect()
+}
+
+fn report(prefix: &str) -> String {
+    let dir = root().join("sample-logs");
+    let name = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+        .find(|n| n.starts_with(prefix) && n.ends_with(".log"))
+        .unwrap();
+    let out = run(&[&format!("sample-logs/{name}")], b"");
+    assert!(out.status.success(), "{prefix}: exit {:?}", out.status);
+    stdout(&out)
+}
+
+#[test]
+fn the_1032_tp2_excerpt_is_two_vllm_ranks_whose_graph_estimates_differ() {
+    let l = load("1032");
+    assert_eq!(l.reconciled.load.runtime, Runtime::Vllm);
+    let s = serving(&l);
+    let ranks: Vec<(&str, String)> = s
+        .ranks
+        .iter()
+        .map(|r| (r.rank.as_str(), r.device.to_string()))
+        .collect();
+    assert_eq!(
+        ranks,
+        [("TP0", "GPU0".to_string()), ("TP1", "GPU1".to_string())]
+    );
+    let (tp0, tp1) = (&s.ranks[0], &s.ranks[1]);
+    assert_eq!(tp0.graph_estimate.unwrap().size.bytes, gib(4.38));
+    assert_eq!(tp1.graph_estimate.unwrap().size.bytes, gib(4.30));
+    assert_eq!(tp0.kv.unwrap().size.bytes, gib(25.46));
+    assert!(tp1.kv.is_none(), "TP1's KV line is not in the excerpt");
+    assert_eq!(tp0.utilization_without_graphs.unwrap().value, 0.8015);
+    assert_eq!(tp1.utilization_keeping_kv.unwrap().value, 0.9967);
+    // 4.38 − 4.30 is beyond the ±0.005 GiB each figure carries.
+    let imbalance = l
+        .findings
+        .iter()
+        .find(|f| f.code == FindingCode::RankImbalance)
+        .expect("rank-imbalance");
+    assert!(
+        imbalance
+            .message
+            .starts_with("CUDA-graph estimate: rank TP0 has 4.38 GiB, rank TP1 has 4.30 GiB"),
+        "{}",
+        imbalance.message
+    );
+    assert!(!codes(&l).contains(&FindingCode::LoadFailed));
+    // The maintainer: raise the utilization toward the printed 0.9985 (the rank that needs most), or opt out.
+    assert_eq!(
+        settings(&l),
+        [
+            "--gpu-memory-utilization 0.9985",
+            "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0"
+        ]
+    );
+    let text = report("1032");
+    assert!(text.lines().next().unwrap().ends_with("  vLLM"), "{text}");
+    assert!(
+        text.contains("  TP1   GPU1            –           4.30 GiB                      0.8033                  0.9967  2,4"),
+        "{text}"
+    );
+}
+
+#[test]
+fn the_1038_tail_of_a_start_is_a_healthy_sglang_load() {
+    let l = load("1038");
+    assert_eq!(l.reconciled.load.runtime, Runtime::Sglang);
+    let s = serving(&l);
+    let r = &s.ranks[0];
+    // `mem usage=1.44 GB. avail mem=37.06 GB.`: the order of builds from 2025 on.
+    assert_eq!(r.graph_actual.unwrap().size.bytes, gib(1.44));
+    assert_eq!(r.avail_after_graphs.unwrap().size.bytes, gib(37.06));
+    assert_eq!(s.kv_tokens.unwrap().value, 2_261_377);
+    assert_eq!(s.max_len.unwrap().value, 128_000);
+    // Uvicorn's line ends the start: only the beginning is missing.
+    assert_eq!(
+        l.reconciled.load.source.partial_reasons,
+        [PartialReason::StartsMidLoad]
+    );
+    let c = codes(&l);
+    assert!(!c.contains(&FindingCode::LoadFailed) && !c.contains(&FindingCode::KvTooSmall));
+    assert!(l.suggestions.is_empty(), "{:?}", settings(&l));
+}
+
+#[test]
+fn the_1039_tp8_excerpt_crashes_in_the_capture_with_memory_free() {
+    let l = load("1039");
+    assert_eq!(l.reconciled.load.runtime, Runtime::Sglang);
+    let s = serving(&l);
+    let devices: Vec<String> = s.ranks.iter().map(|r| r.device.to_string()).collect();
+    assert_eq!(
+        devices,
+        ["GPU0", "GPU1", "GPU2", "GPU3", "GPU4", "GPU5", "GPU6", "GPU7"]
+    );
+    let tp7 = s.ranks.iter().find(|r| r.rank == "TP7").unwrap();
+    assert_eq!(tp7.avail_after_weights.unwrap().size.bytes, gib(22.01));
+    assert_eq!(tp7.avail_after_pool.unwrap().size.bytes, gib(18.66));
+    let tp1 = s.ranks.iter().find(|r| r.rank == "TP1").unwrap();
+    assert_eq!(tp1.avail_after_pool.unwrap().size.bytes, gib(18.61));
+    assert!(s.ranks.iter().all(|r| r.capture_began.is_some()));
+    // `[23:17:08 TP4] Exception in run_tp_server:`: TP4 crashed, not out of memory.
+    let failed = l
+        .findings
+        .iter()
+        .find(|f| f.code == FindingCode::LoadFailed)
+        .expect("load-failed");
+    assert!(
+        failed.message.contains("rank TP4 crashed"),
+        "{}",
+        failed.message
+    );
+    assert!(
+        failed.hint.starts_with("not a memory failure"),
+        "{}",
+        failed.hint
+    );
+    // No memory knob: only the capture skipped.
+    assert_eq!(settings(&l), ["--disable-cuda-graph"]);
+    assert!(l.suggestions[0]
+        .effect
+        .contains("rank TP4 crashed with 18.66 GiB still available"));
+}
+
+#[test]
+fn the_1040_musa_capture_is_two_healthy_ranks() {
+    let l = load("1040");
+    assert_eq!(l.reconciled.load.runtime, Runtime::Sglang);
+    let s = serving(&l);
+    assert_eq!(s.ranks.len(), 2);
+    let (tp0, tp1) = (&s.ranks[0], &s.ranks[1]);
+    // `Capture cuda graph begin. … avail mem=11.64 GB`: what the capture started with.
+    assert_eq!(tp0.avail_after_pool.unwrap().size.bytes, gib(11.64));
+    assert_eq!(tp0.graph_actual.unwrap().size.bytes, gib(0.83));
+    assert_eq!(tp0.avail_after_graphs.unwrap().size.bytes, gib(10.81));
+    assert_eq!(tp1.graph_actual.unwrap().size.bytes, gib(0.83));
+    assert_eq!(tp1.avail_after_graphs.unwrap().size.bytes, gib(10.88));
+    // 11.64 − 10.81 = 0.83: the two lines agree.
+    assert_eq!(
+        tp0.avail_after_pool.unwrap().size.bytes - tp0.avail_after_graphs.unwrap().size.bytes,
+        tp0.graph_actual.unwrap().size.bytes
+    );
+    assert!(!codes(&l).contains(&FindingCode::LoadFailed));
+    let text = report("1040");
+    assert!(text.lines().next().unwrap().ends_with("  SGLang"), "{text}");
+}
