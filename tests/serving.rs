@@ -88,7 +88,9 @@ fn the_803_max_length_does_not_fit_the_kv_cache() {
         s.failure,
         Some(StartFailure::MaxLenOverKv {
             len: 131072,
-            tokens: 81536
+            tokens: 81536,
+            needed: None,
+            available: None,
         })
     );
     // The worker's weights (13.9476 GiB, its prefix names a V0 worker process) on the second GPU.

@@ -181,3 +181,76 @@ fn the_1040_musa_capture_is_two_healthy_ranks() {
     let text = report("1040");
     assert!(text.lines().next().unwrap().ends_with("  SGLang"), "{text}");
 }
+
+/// Findings and suggestions of a fragment given on standard input, through the real binary.
+fn json_of(lines: &[&str]) -> serde_json::Value {
+    let input = lines.join("\n") + "\n";
+    let out = run(&["--format", "json", "-"], input.as_bytes());
+    serde_json::from_slice(&out.stdout).expect("JSON report")
+}
+
+fn finding_codes(v: &serde_json::Value) -> Vec<String> {
+    v["loads"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["code"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn a_hybrid_models_token_count_below_the_length_is_no_alarm_when_one_request_fits() {
+    // `sample-logs/804-…:115-116`'s line shapes (Qwen3-Next, whose `GPU KV cache size` counts the attention
+    // layers' tokens only) with a token count below the max length, as Kimi Linear prints: the engine's own
+    // concurrency (≥ 1×) says one request of the max length fits.
+    let fits = json_of(&[
+        "(EngineCore_DP0 pid=1805889) INFO 10-23 15:14:30 [kv_cache_utils.py:1028] GPU KV cache size: 97,376 tokens",
+        "(EngineCore_DP0 pid=1805889) INFO 10-23 15:14:30 [kv_cache_utils.py:1032] Maximum concurrency for 262,144 tokens per request: 1.47x",
+    ]);
+    assert!(
+        !finding_codes(&fits).contains(&"kv-too-small".to_string()),
+        "{fits}"
+    );
+    // Below 1×, the longest request that fits is the max length × the concurrency.
+    let short = json_of(&[
+        "(EngineCore_DP0 pid=1805889) INFO 10-23 15:14:30 [kv_cache_utils.py:1028] GPU KV cache size: 97,376 tokens",
+        "(EngineCore_DP0 pid=1805889) INFO 10-23 15:14:30 [kv_cache_utils.py:1032] Maximum concurrency for 262,144 tokens per request: 0.50x",
+    ]);
+    assert!(
+        finding_codes(&short).contains(&"kv-too-small".to_string()),
+        "{short}"
+    );
+    let settings: Vec<&str> = short["loads"][0]["suggestions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["setting"].as_str().unwrap())
+        .collect();
+    assert!(settings.contains(&"--max-model-len 131072"), "{settings:?}");
+}
+
+#[test]
+fn vllms_newer_max_length_refusal_carries_its_figures_and_its_own_length() {
+    // vLLM V1's wording (`grammars/35-vllm.toml`, rule `vllm.failure.max-len-over-kv-memory`).
+    let v = json_of(&[
+        "(EngineCore_DP0 pid=1) ERROR 05-03 17:54:32 [core.py:700] ValueError: To serve at least one request with the models's max seq len (131072), (16.00 GiB KV cache is needed, which is larger than the available KV cache memory (9.31 GiB). Based on the available memory, the estimated maximum model length is 76208. Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.",
+    ]);
+    let load = &v["loads"][0];
+    assert_eq!(load["era"], "vllm");
+    let failure = &load["serving"]["failure"];
+    assert_eq!(failure["cause"], "max-len-over-kv");
+    assert_eq!(failure["len"], 131072);
+    assert_eq!(failure["tokens"], 76208);
+    assert_eq!(failure["needed"]["bytes"], gib(16.00));
+    assert_eq!(load["serving"]["ranks"][0]["kv"]["bytes"], gib(9.31));
+    let codes = finding_codes(&v);
+    assert!(
+        codes.contains(&"load-failed".to_string()) && codes.contains(&"kv-too-small".to_string())
+    );
+    let first = &load["suggestions"][0];
+    assert_eq!(first["setting"], "--max-model-len 76208");
+    assert!(load["actual"]["failure"]
+        .as_str()
+        .unwrap()
+        .contains("needs 16.00 GiB of KV cache, more than the 9.31 GiB available"));
+}

@@ -37,8 +37,17 @@ pub enum StartFailure {
     /// vLLM: the profile left nothing for the KV cache (`No available memory for the cache blocks`, or a
     /// negative `Available KV cache memory`); SGLang: a negative profiled pool.
     NoKvMemory,
-    /// The KV cache holds fewer tokens than one request of the max length.
-    MaxLenOverKv { len: i64, tokens: i64 },
+    /// The KV cache holds fewer tokens than one request of the max length (`tokens`: the most it holds, the
+    /// engine's own estimated maximum length in the newer wording).
+    MaxLenOverKv {
+        len: i64,
+        tokens: i64,
+        /// The KV cache one request of the max length needs, and the KV memory there was (newer wording).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        needed: Option<Quantity>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        available: Option<Quantity>,
+    },
     /// The free memory at startup was below total × utilization.
     FreeBelowBudget,
     /// An allocation failed (PyTorch's `CUDA out of memory`), with the figures its message gave.

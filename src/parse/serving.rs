@@ -194,10 +194,25 @@ fn serving(f: &Fields, line: ServingLine) -> Result<EventKind, BuildError> {
 fn failure(f: &Fields) -> Result<ServingFailure, BuildError> {
     Ok(match f.need("cause")? {
         "no_cache_memory" => ServingFailure::NoCacheMemory,
-        "max_len_over_kv" => ServingFailure::MaxLenOverKv {
-            len: need_count(f, "len")?,
-            tokens: need_count(f, "tokens")?,
-        },
+        "max_len_over_kv" => {
+            let len = need_count(f, "len")?;
+            let (needed, available) = (opt_gib(f, "needed"), opt_gib(f, "available"));
+            // vLLM's wording with the KV figures names the longest length that fits ("the estimated maximum
+            // model length is M"); a build that prints no M gives the figures it scales by.
+            let tokens = match (opt_count(f, "tokens"), needed, available) {
+                (Some(t), _, _) => t,
+                (None, Some(n), Some(a)) if n.bytes > 0 => {
+                    (len as f64 * a.bytes as f64 / n.bytes as f64).floor() as i64
+                }
+                (None, _, _) => need_count(f, "tokens")?,
+            };
+            ServingFailure::MaxLenOverKv {
+                len,
+                tokens,
+                needed,
+                available,
+            }
+        }
         "free_below_budget" => ServingFailure::FreeBelowBudget {
             free: need_gib(f, "free")?,
             total: need_gib(f, "total")?,
@@ -433,6 +448,8 @@ pub const SPECS: &[EventSpec] = &[
             "rank",
             "len",
             "tokens",
+            "needed",
+            "available",
             "free",
             "total",
             "util",

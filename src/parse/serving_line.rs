@@ -37,7 +37,13 @@ pub enum ServingFailure {
     NoCacheMemory,
     /// `The model's max seq len (L) is larger than the maximum number of tokens that can be stored in KV
     /// cache (T)`.
-    MaxLenOverKv { len: i64, tokens: i64 },
+    MaxLenOverKv {
+        len: i64,
+        tokens: i64,
+        /// The newer wording's KV cache one request of the max length needs, and the KV memory available.
+        needed: Option<Quantity>,
+        available: Option<Quantity>,
+    },
     /// `Free memory on device (F/T GiB) on startup is less than desired GPU memory utilization (U, B GiB)`.
     FreeBelowBudget {
         free: Quantity,

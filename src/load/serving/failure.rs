@@ -25,8 +25,25 @@ impl ServingLedger {
         }
         let cause = match failure {
             ServingFailure::NoCacheMemory => StartFailure::NoKvMemory,
-            ServingFailure::MaxLenOverKv { len, tokens } => {
-                StartFailure::MaxLenOverKv { len, tokens }
+            ServingFailure::MaxLenOverKv {
+                len,
+                tokens,
+                needed,
+                available,
+            } => {
+                // The KV memory the failure names is the rank's KV cache, when no line gave it before.
+                if available.is_some() {
+                    let r = self.rank(rank, line);
+                    if r.kv.is_none() {
+                        set(&mut r.kv, available, line);
+                    }
+                }
+                StartFailure::MaxLenOverKv {
+                    len,
+                    tokens,
+                    needed,
+                    available,
+                }
             }
             ServingFailure::FreeBelowBudget {
                 free,
@@ -102,7 +119,17 @@ impl ServingLedger {
             StartFailure::NoKvMemory => {
                 "no memory left for the KV cache after the weights and the profiled peaks".to_string()
             }
-            StartFailure::MaxLenOverKv { len, tokens } => format!(
+            StartFailure::MaxLenOverKv {
+                len,
+                tokens,
+                needed: Some(needed),
+                available: Some(available),
+            } => format!(
+                "one request of the max model length ({len} tokens) needs {} of KV cache, more than the {} available; the engine's estimated maximum model length is {tokens}",
+                crate::model::human(needed.bytes),
+                crate::model::human(available.bytes)
+            ),
+            StartFailure::MaxLenOverKv { len, tokens, .. } => format!(
                 "the max model length ({len} tokens) is larger than the KV cache holds ({tokens} tokens)"
             ),
             StartFailure::FreeBelowBudget => {

@@ -120,7 +120,14 @@ fn ranks_of<'a>(ev: &Evidence, s: &'a ServingFigures, code: FindingCode) -> Vec<
 /// The longest request that fits, and 8-bit KV (and SGLang: a slightly larger pool).
 fn kv_too_small(out: &mut Out, s: &ServingFigures, engine: ServingEngine) {
     let (len, tokens, refused) = match (s.failure, s.max_len, s.kv_tokens) {
-        (Some(StartFailure::MaxLenOverKv { len, tokens }), _, _) => (len, tokens, true),
+        (Some(StartFailure::MaxLenOverKv { len, tokens, .. }), _, _) => (len, tokens, true),
+        // The engine's concurrency decides when it printed one (see `kv_too_small.rs`).
+        (_, Some(len), _) if s.concurrency.is_some() => {
+            match crate::checks::kv_too_small::longest_served(s) {
+                Some(tokens) => (len.value, tokens, false),
+                None => return,
+            }
+        }
         (_, Some(len), Some(tokens)) if len.value > tokens.value && tokens.value > 0 => {
             (len.value, tokens.value, false)
         }
