@@ -23,6 +23,7 @@ pub mod checks;
 pub mod cli;
 pub mod commands;
 pub mod diff;
+pub mod fetch;
 pub mod frame;
 pub mod gguf;
 pub mod grammar;

@@ -1,23 +1,33 @@
 //! `vramdiff inspect`: a GGUF file's header, as weights per layer and KV cache per token. No log, no
-//! pipeline: the `gguf` stage reads the file and `report::inspect` renders it.
+//! pipeline: the `gguf` stage reads the file (or, for a URL, the header's bytes the `fetch` stage brings) and
+//! `report::inspect` renders it.
 
 use super::resolve::Inspect;
 use super::Outcome;
+use crate::gguf::{Detail, GgufHeader};
 use crate::report;
 
 /// `vramdiff inspect MODEL`.
 pub fn inspect(request: &Inspect) -> Outcome {
     // Only `--tensors` prints the metadata values; otherwise string arrays (the vocabulary) are not kept.
     let detail = if request.tensors {
-        crate::gguf::Detail::Everything
+        Detail::Everything
     } else {
-        crate::gguf::Detail::Sizes
+        Detail::Sizes
     };
-    let read = |path: &std::path::Path| {
-        crate::gguf::read_header_to(path, detail).map_err(|e| e.to_string())
+    let mut notes = Vec::new();
+    let mut read = |name: &str| -> Result<GgufHeader, String> {
+        if crate::fetch::is_remote(name) {
+            let (header, fetched) = crate::gguf::remote::read_header(name, &request.fetch, detail)?;
+            notes.push(fetched.note(name));
+            Ok(header)
+        } else {
+            crate::gguf::read_header_to(std::path::Path::new(name), detail)
+                .map_err(|e| e.to_string())
+        }
     };
     let result = read(&request.model).and_then(|header| {
-        let mmproj = request.mmproj.as_deref().map(read).transpose()?;
+        let mmproj = request.mmproj.as_deref().map(&mut read).transpose()?;
         let layout =
             crate::gguf::layout::build(&header, mmproj.as_ref()).map_err(|e| e.to_string())?;
         let inspection = report::inspect::Inspection {
@@ -33,6 +43,7 @@ pub fn inspect(request: &Inspect) -> Outcome {
     match result {
         Ok(stdout) => Outcome {
             stdout,
+            messages: notes,
             ..Outcome::default()
         },
         Err(e) => Outcome::error(e),

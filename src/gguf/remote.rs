@@ -1,0 +1,107 @@
+//! A GGUF header read over HTTP: the `fetch` stage gives the file's start as a byte source ([`crate::fetch`]'s
+//! range reader, or the cache), and [`super::header::read`] reads it as it reads a file on disk. Split models
+//! (`-00001-of-0000N.gguf`) read every part's header. When a read fails because a fetch did, the fetch's own
+//! message is given (the HTTP status, the cut reply), not the reader's I/O error.
+
+use super::header::GgufHeader;
+use super::value::Detail;
+use crate::fetch::FetchOptions;
+
+/// What reading a remote header cost: the bytes received over the network, the requests, the files' length.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Fetched {
+    pub bytes: u64,
+    pub requests: u32,
+    pub file_bytes: u64,
+}
+
+impl Fetched {
+    /// One line for stderr: how little was read.
+    pub fn note(&self, address: &str) -> String {
+        if self.requests == 0 && self.bytes == 0 {
+            return format!("{address}: header from the cache, no request made");
+        }
+        let percent = if self.file_bytes == 0 {
+            0.0
+        } else {
+            self.bytes as f64 * 100.0 / self.file_bytes as f64
+        };
+        format!(
+            "{address}: read {} of {} bytes ({percent:.3} %) in {} request{}",
+            self.bytes,
+            self.file_bytes,
+            self.requests,
+            if self.requests == 1 { "" } else { "s" }
+        )
+    }
+}
+
+/// The header at `address` (every part's, merged, for a split model), and what fetching it cost.
+pub fn read_header(
+    address: &str,
+    options: &FetchOptions,
+    detail: Detail,
+) -> Result<(GgufHeader, Fetched), String> {
+    match super::split::part_names(address) {
+        None => read_one(address, options, detail),
+        Some(parts) => {
+            let mut headers = Vec::with_capacity(parts.len());
+            let mut total = Fetched::default();
+            for part in &parts {
+                let (header, fetched) = read_one(part, options, detail)?;
+                total.bytes += fetched.bytes;
+                total.requests += fetched.requests;
+                total.file_bytes += fetched.file_bytes;
+                headers.push(header);
+            }
+            let mut header = super::split::merge(headers).map_err(|e| e.to_string())?;
+            header.path = address.to_string();
+            Ok((header, total))
+        }
+    }
+}
+
+#[cfg(feature = "remote")]
+fn read_one(
+    address: &str,
+    options: &FetchOptions,
+    detail: Detail,
+) -> Result<(GgufHeader, Fetched), String> {
+    use super::error::GgufErrorKind;
+    let mut file = crate::fetch::open(address, options).map_err(|e| e.to_string())?;
+    let len = file.len();
+    match super::header::read(&mut file, len, address, detail) {
+        Ok(header) => {
+            crate::fetch::keep(&file, options);
+            let fetched = Fetched {
+                bytes: file.fetched(),
+                requests: file.requests(),
+                file_bytes: len,
+            };
+            Ok((header, fetched))
+        }
+        Err(e) => {
+            if let Some(fetch) = file.take_error() {
+                return Err(fetch.to_string());
+            }
+            if matches!(e.kind, GgufErrorKind::BadMagic(_)) && file.is_html() {
+                let html =
+                    crate::fetch::FetchError::new(address, crate::fetch::FetchErrorKind::Html);
+                return Err(html.to_string());
+            }
+            Err(e.to_string())
+        }
+    }
+}
+
+#[cfg(not(feature = "remote"))]
+fn read_one(
+    address: &str,
+    options: &FetchOptions,
+    _detail: Detail,
+) -> Result<(GgufHeader, Fetched), String> {
+    match crate::fetch::open(address, options) {
+        Err(e) => Err(e.to_string()),
+        Ok(never) => match never {},
+    }
+}
