@@ -47,6 +47,7 @@ mod observed;
 mod peer_vectors;
 mod projector_headroom;
 mod properties;
+mod remote_gguf;
 mod report_formats;
 mod runtime_growth;
 mod serving;
