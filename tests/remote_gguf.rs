@@ -34,9 +34,15 @@ enum Reply {
         etag: String,
     },
     /// A file whose Content-Range total is `claimed` (less than the file: the header is cut).
-    Shortened { path: PathBuf, claimed: u64 },
+    Shortened {
+        path: PathBuf,
+        claimed: u64,
+    },
     /// A 206 that promises the range asked but closes after `send` bytes.
-    Closes { path: PathBuf, send: u64 },
+    Closes {
+        path: PathBuf,
+        send: u64,
+    },
     Status(u16, &'static str),
     Redirect(u16, String),
     Body(&'static str, Vec<u8>),
@@ -302,7 +308,10 @@ fn one_error(out: &Output, address: &str) -> String {
     let text = stderr(out);
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 1, "one line: {text}");
-    assert!(lines[0].starts_with(&format!("vramdiff: {address}: ")), "{text}");
+    assert!(
+        lines[0].starts_with(&format!("vramdiff: {address}: ")),
+        "{text}"
+    );
     assert!(!text.contains("panicked"), "{text}");
     lines[0].to_string()
 }
@@ -349,7 +358,12 @@ fn padded(dir: &Path) -> PathBuf {
 
 #[test]
 fn inspect_over_http_equals_the_local_file() {
-    let names = ["llama-tiny.gguf", "moe-tiny.gguf", "swa-tiny.gguf", "hybrid-tiny.gguf"];
+    let names = [
+        "llama-tiny.gguf",
+        "moe-tiny.gguf",
+        "swa-tiny.gguf",
+        "hybrid-tiny.gguf",
+    ];
     let server = Server::start(|seen| Reply::File {
         path: fixture(seen.path.trim_start_matches('/')),
         ranges: true,
@@ -362,16 +376,39 @@ fn inspect_over_http_equals_the_local_file() {
     }
     // The text report too, the file's name apart.
     let url = format!("{}/swa-tiny.gguf", server.base);
-    let out = vramdiff(&["inspect", &url, "--mmproj", &format!("{}/mmproj-tiny.gguf", server.base)], &[], None);
+    let out = vramdiff(
+        &[
+            "inspect",
+            &url,
+            "--mmproj",
+            &format!("{}/mmproj-tiny.gguf", server.base),
+        ],
+        &[],
+        None,
+    );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let p = fixture("swa-tiny.gguf");
     let m = fixture("mmproj-tiny.gguf");
-    let local = vramdiff(&["inspect", p.to_str().unwrap(), "--mmproj", m.to_str().unwrap()], &[], None);
-    let remote = stdout(&out)
-        .replace(&url, p.to_str().unwrap())
-        .replace(&format!("{}/mmproj-tiny.gguf", server.base), m.to_str().unwrap());
+    let local = vramdiff(
+        &[
+            "inspect",
+            p.to_str().unwrap(),
+            "--mmproj",
+            m.to_str().unwrap(),
+        ],
+        &[],
+        None,
+    );
+    let remote = stdout(&out).replace(&url, p.to_str().unwrap()).replace(
+        &format!("{}/mmproj-tiny.gguf", server.base),
+        m.to_str().unwrap(),
+    );
     assert_eq!(remote, stdout(&local));
-    assert!(stderr(&out).contains("bytes (") && stderr(&out).contains("request"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("bytes (") && stderr(&out).contains("request"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 /// A 64 MiB file whose header (~670 KB) is past the first range: a few growing ranges, under 5 % of the file.
@@ -426,18 +463,34 @@ fn a_hugging_face_redirect_is_followed_and_the_token_stays_home() {
         }
     });
     *port.lock().unwrap() = server.port;
-    let env = [("HF_ENDPOINT", server.base.as_str()), ("HF_TOKEN", "hf_secret")];
-    assert_eq!(inspect_json("hf://org/repo/llama-tiny.gguf", &env, None), local);
+    let env = [
+        ("HF_ENDPOINT", server.base.as_str()),
+        ("HF_TOKEN", "hf_secret"),
+    ];
+    assert_eq!(
+        inspect_json("hf://org/repo/llama-tiny.gguf", &env, None),
+        local
+    );
     let seen = server.seen();
     assert_eq!(seen[0].path, "/org/repo/resolve/main/llama-tiny.gguf");
     assert_eq!(seen[0].authorization.as_deref(), Some("Bearer hf_secret"));
     assert_eq!(seen[0].range.as_deref(), Some("bytes=0-262143"));
-    let cdn: Vec<_> = seen.iter().filter(|s| s.path.starts_with("/cdn/")).collect();
+    let cdn: Vec<_> = seen
+        .iter()
+        .filter(|s| s.path.starts_with("/cdn/"))
+        .collect();
     assert!(!cdn.is_empty(), "{seen:?}");
-    assert!(cdn.iter().all(|s| s.authorization.is_none() && s.range.is_some()), "{seen:?}");
+    assert!(
+        cdn.iter()
+            .all(|s| s.authorization.is_none() && s.range.is_some()),
+        "{seen:?}"
+    );
     // A plain URL on another host never gets the token.
     server.forget();
-    let other = format!("http://localhost:{}/org/repo/resolve/main/llama-tiny.gguf", server.port);
+    let other = format!(
+        "http://localhost:{}/org/repo/resolve/main/llama-tiny.gguf",
+        server.port
+    );
     assert_eq!(inspect_json(&other, &env, None), local);
     assert!(server.seen().iter().all(|s| s.authorization.is_none()));
 }
@@ -457,8 +510,15 @@ fn a_server_without_ranges_is_refused_unless_allowed() {
     let url = format!("{}/padded.gguf", server.base);
     let out = vramdiff(&["inspect", &url], &[], None);
     let line = one_error(&out, &url);
-    assert!(line.contains("does not answer range requests") && line.contains("--allow-full-download"), "{line}");
-    let out = vramdiff(&["inspect", &url, "--format", "json", "--allow-full-download"], &[], None);
+    assert!(
+        line.contains("does not answer range requests") && line.contains("--allow-full-download"),
+        "{line}"
+    );
+    let out = vramdiff(
+        &["inspect", &url, "--format", "json", "--allow-full-download"],
+        &[],
+        None,
+    );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let mut remote: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
     remote["file"] = serde_json::Value::Null;
@@ -483,7 +543,10 @@ fn http_errors_are_one_line_a_user_can_act_on() {
             path: tiny.clone(),
             send: 5000,
         },
-        "/page.gguf" => Reply::Body("text/html; charset=utf-8", b"<!DOCTYPE html><html>a model page</html>".to_vec()),
+        "/page.gguf" => Reply::Body(
+            "text/html; charset=utf-8",
+            b"<!DOCTYPE html><html>a model page</html>".to_vec(),
+        ),
         "/loop.gguf" => Reply::Redirect(302, "/loop.gguf".into()),
         "/silent.gguf" => Reply::Silent,
         _ => Reply::Status(404, "Not Found"),
@@ -495,26 +558,61 @@ fn http_errors_are_one_line_a_user_can_act_on() {
         one_error(&vramdiff(&args, env, None), &url)
     };
     let gated = fails("gated.gguf", &[], &[]);
-    assert!(gated.contains("HTTP 401") && gated.contains("HF_TOKEN") && gated.contains("Authorization: Bearer"), "{gated}");
-    let forbidden = fails("forbidden.gguf", &[], &[("HF_ENDPOINT", server.base.as_str()), ("HF_TOKEN", "t")]);
-    assert!(forbidden.contains("HTTP 403") && forbidden.contains("was sent") , "{forbidden}");
+    assert!(
+        gated.contains("HTTP 401") && gated.contains("download the file"),
+        "{gated}"
+    );
+    let gated_hf = fails("gated.gguf", &[], &[("HF_ENDPOINT", server.base.as_str())]);
+    assert!(
+        gated_hf.contains("HTTP 401")
+            && gated_hf.contains("set HF_TOKEN")
+            && gated_hf.contains("Authorization: Bearer"),
+        "{gated_hf}"
+    );
+    let forbidden = fails(
+        "forbidden.gguf",
+        &[],
+        &[("HF_ENDPOINT", server.base.as_str()), ("HF_TOKEN", "t")],
+    );
+    assert!(
+        forbidden.contains("HTTP 403") && forbidden.contains("was sent"),
+        "{forbidden}"
+    );
     assert!(fails("missing.gguf", &[], &[]).contains("HTTP 404: no such file"));
     assert!(fails("broken.gguf", &[], &[]).contains("HTTP 500 Internal Server Error"));
     let shortened = fails("shortened.gguf", &[], &[]);
-    assert!(shortened.contains("the file ends inside"), "{shortened}");
+    assert!(
+        shortened.contains("the file ends inside")
+            && shortened.contains("gives the file's length as 3000 bytes"),
+        "{shortened}"
+    );
     let closes = fails("closes.gguf", &[], &[]);
     assert!(closes.contains("the reply was cut: 5000 of"), "{closes}");
     let page = fails("page.gguf", &[], &[]);
-    assert!(page.contains("web page") && page.contains("/resolve/"), "{page}");
+    assert!(
+        page.contains("web page") && page.contains("/resolve/"),
+        "{page}"
+    );
     assert!(fails("loop.gguf", &[], &[]).contains("redirects"));
     let started = std::time::Instant::now();
     let silent = fails("silent.gguf", &["--timeout", "1"], &[]);
-    assert!(silent.contains("no answer within 1 s") && silent.contains("--timeout"), "{silent}");
-    assert!(started.elapsed() < Duration::from_secs(4), "{:?}", started.elapsed());
+    assert!(
+        silent.contains("no answer within 1 s") && silent.contains("--timeout"),
+        "{silent}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(4),
+        "{:?}",
+        started.elapsed()
+    );
     // `whatif --gguf URL`: the same line, exit 2.
     let url = format!("{}/missing.gguf", server.base);
     let log = root().join(K80_LOG);
-    let out = vramdiff(&["whatif", log.to_str().unwrap(), "--gguf", &url, "--max-ctx"], &[], None);
+    let out = vramdiff(
+        &["whatif", log.to_str().unwrap(), "--gguf", &url, "--max-ctx"],
+        &[],
+        None,
+    );
     assert!(one_error(&out, &url).contains("HTTP 404"));
     let out = vramdiff(&["inspect", "hf://just-a-name"], &[], None);
     assert!(one_error(&out, "hf://just-a-name").contains("hf:// takes ORG/REPO/FILE.gguf"));
@@ -538,7 +636,10 @@ fn an_ollama_name_reads_the_registry_manifest_then_the_blob() {
     let blob = format!("/v2/library/tiny/blobs/{digest}");
     let server = Server::start(move |seen| {
         if seen.path == "/v2/library/tiny/manifests/1b" {
-            Reply::Body("application/vnd.docker.distribution.manifest.v2+json", manifest.clone().into_bytes())
+            Reply::Body(
+                "application/vnd.docker.distribution.manifest.v2+json",
+                manifest.clone().into_bytes(),
+            )
         } else if seen.path == blob {
             Reply::Redirect(307, "/storage/blob?sig=1".into())
         } else if seen.path == "/storage/blob?sig=1" {
@@ -559,7 +660,9 @@ fn an_ollama_name_reads_the_registry_manifest_then_the_blob() {
         seen[0].accept.as_deref(),
         Some("application/vnd.docker.distribution.manifest.v2+json")
     );
-    assert!(seen.iter().any(|s| s.path.starts_with("/storage/") && s.range.is_some()));
+    assert!(seen
+        .iter()
+        .any(|s| s.path.starts_with("/storage/") && s.range.is_some()));
     let out = vramdiff(&["inspect", "ollama://tiny:nope"], &env, None);
     assert!(one_error(&out, "ollama://tiny:nope").contains("no such model or tag"));
 }
@@ -597,9 +700,22 @@ fn the_header_cache_makes_a_second_run_instant() {
     let pinned = "hf://org/repo@0123456789abcdef0123456789abcdef01234567/moe-tiny.gguf";
     assert_eq!(inspect_json(pinned, &env, Some(&cache)), local);
     server.forget();
-    let out = vramdiff(&["whatif", root().join(K80_LOG).to_str().unwrap(), "--gguf", pinned], &env, Some(&cache));
+    let out = vramdiff(
+        &[
+            "whatif",
+            root().join(K80_LOG).to_str().unwrap(),
+            "--gguf",
+            pinned,
+        ],
+        &env,
+        Some(&cache),
+    );
     // moe-tiny is not the log's model: its block count differs, the warning says so; no request was made.
-    assert!(stderr(&out).contains("header from the cache, no request made"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("header from the cache, no request made"),
+        "{}",
+        stderr(&out)
+    );
     assert!(server.seen().is_empty(), "{:?}", server.seen());
     let _ = std::fs::remove_dir_all(&cache);
 }
@@ -608,23 +724,40 @@ fn the_header_cache_makes_a_second_run_instant() {
 #[test]
 fn a_split_model_reads_every_part() {
     let dir = scratch("remote-split");
-    std::fs::copy(fixture("llama-tiny.gguf"), dir.join("m-00001-of-00002.gguf")).unwrap();
-    std::fs::copy(fixture("mmproj-tiny.gguf"), dir.join("m-00002-of-00002.gguf")).unwrap();
+    std::fs::copy(
+        fixture("llama-tiny.gguf"),
+        dir.join("m-00001-of-00002.gguf"),
+    )
+    .unwrap();
+    std::fs::copy(
+        fixture("mmproj-tiny.gguf"),
+        dir.join("m-00002-of-00002.gguf"),
+    )
+    .unwrap();
     let d = dir.clone();
     let server = Server::start(move |seen| Reply::File {
         path: d.join(seen.path.trim_start_matches('/')),
         ranges: true,
         etag: "\"s\"".into(),
     });
-    let local = inspect_json(dir.join("m-00001-of-00002.gguf").to_str().unwrap(), &[], None);
+    let local = inspect_json(
+        dir.join("m-00001-of-00002.gguf").to_str().unwrap(),
+        &[],
+        None,
+    );
     assert_eq!(local["tensors"], 21 + 11, "{local}");
     let both = std::fs::metadata(fixture("llama-tiny.gguf")).unwrap().len()
-        + std::fs::metadata(fixture("mmproj-tiny.gguf")).unwrap().len();
+        + std::fs::metadata(fixture("mmproj-tiny.gguf"))
+            .unwrap()
+            .len();
     assert_eq!(local["file_bytes"], both);
     let url = format!("{}/m-00001-of-00002.gguf", server.base);
     assert_eq!(inspect_json(&url, &[], None), local);
     let paths: Vec<String> = server.seen().iter().map(|s| s.path.clone()).collect();
-    assert!(paths.contains(&"/m-00002-of-00002.gguf".to_string()), "{paths:?}");
+    assert!(
+        paths.contains(&"/m-00002-of-00002.gguf".to_string()),
+        "{paths:?}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -650,16 +783,32 @@ fn whatif_max_ctx_over_http_equals_the_file_on_disk() {
                 format.to_string(),
             ]
         };
-        let on_disk = vramdiff(&args(p).iter().map(String::as_str).collect::<Vec<_>>(), &[], None);
+        let on_disk = vramdiff(
+            &args(p).iter().map(String::as_str).collect::<Vec<_>>(),
+            &[],
+            None,
+        );
         assert_eq!(on_disk.status.code(), Some(0), "{}", stderr(&on_disk));
         server.forget();
-        let remote = vramdiff(&args(&url).iter().map(String::as_str).collect::<Vec<_>>(), &[], None);
+        let remote = vramdiff(
+            &args(&url).iter().map(String::as_str).collect::<Vec<_>>(),
+            &[],
+            None,
+        );
         assert_eq!(remote.status.code(), Some(0), "{}", stderr(&remote));
         assert!(stdout(&remote).contains(&url), "the URL is named");
-        assert_eq!(stdout(&remote).replace(&url, p), stdout(&on_disk), "{format}");
+        assert_eq!(
+            stdout(&remote).replace(&url, p),
+            stdout(&on_disk),
+            "{format}"
+        );
         let total = std::fs::metadata(&path).unwrap().len();
         assert!(server.sent() * 20 < total);
-        eprintln!("whatif {format}: {} of {total} bytes in {} requests", server.sent(), server.seen().len());
+        eprintln!(
+            "whatif {format}: {} of {total} bytes in {} requests",
+            server.sent(),
+            server.seen().len()
+        );
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -20,6 +20,8 @@ pub struct Client {
     /// `HF_TOKEN`, sent only to `token_origin`.
     token: Option<String>,
     token_origin: String,
+    /// Whether the first URL is Hugging Face's (the one host a token is for).
+    hugging_face: bool,
     timeout: Duration,
 }
 
@@ -45,8 +47,15 @@ pub struct Reply {
 }
 
 impl Client {
-    /// A client for the address `shown`, whose first URL is `first` (the token's origin).
-    pub fn new(shown: &str, first: &str, token: Option<String>, timeout: Duration) -> Client {
+    /// A client for the address `shown`, whose first URL is `first`; `token` (when `first` is Hugging Face's)
+    /// goes to `first`'s origin only.
+    pub fn new(
+        shown: &str,
+        first: &str,
+        token: Option<String>,
+        hugging_face: bool,
+        timeout: Duration,
+    ) -> Client {
         let config = ureq::Agent::config_builder()
             .http_status_as_error(false)
             .max_redirects(0)
@@ -60,6 +69,7 @@ impl Client {
             shown: shown.to_string(),
             token,
             token_origin: origin(first),
+            hugging_face,
             timeout,
         }
     }
@@ -119,7 +129,11 @@ impl Client {
                 continue;
             }
             if status == 401 || status == 403 {
-                return Err(self.error(FetchErrorKind::Unauthorized { status, token_sent }));
+                return Err(self.error(FetchErrorKind::Unauthorized {
+                    status,
+                    hugging_face: self.hugging_face,
+                    token_sent,
+                }));
             }
             if status == 404 {
                 return Err(self.error(FetchErrorKind::NotFound));

@@ -42,15 +42,20 @@ pub enum FetchErrorKind {
     NoRanges { total: Option<u64> },
     #[error("the server sent the whole file without its length (no Content-Length): the last tensor's size cannot be known without reading it all")]
     NoLength,
-    #[error("HTTP {status}: the model is gated or private{}", token_note(*.token_sent))]
-    Unauthorized { status: u16, token_sent: bool },
+    #[error("HTTP {status}: the model is gated or private{}", token_note(*.hugging_face, *.token_sent))]
+    Unauthorized {
+        status: u16,
+        /// Whether the URL is Hugging Face's (the only host `HF_TOKEN` is sent to).
+        hugging_face: bool,
+        token_sent: bool,
+    },
     #[error("HTTP 404: no such file (check the organisation, repository, revision and file name; a split model is named by its first part, -00001-of-0000N.gguf)")]
     NotFound,
     #[error("HTTP {status} {reason}")]
     Status { status: u16, reason: String },
     #[error("no answer within {0} s (raise it with --timeout SECONDS)")]
     Timeout(u64),
-    #[error("the reply was cut: {got} of the {expected} bytes asked for (bytes {start}-) arrived before the connection closed")]
+    #[error("the reply was cut: {got} of the {expected} bytes asked for from byte {start} arrived before the connection closed")]
     Cut { start: u64, got: u64, expected: u64 },
     #[error("the server sent a web page (text/html), not the file: for Hugging Face use the /resolve/ URL (or hf://ORG/REPO/FILE.gguf), not /blob/")]
     Html,
@@ -71,10 +76,10 @@ fn size_note(total: Option<u64>) -> String {
     }
 }
 
-fn token_note(sent: bool) -> &'static str {
-    if sent {
-        ": the token in HF_TOKEN was sent (as `Authorization: Bearer`) and refused; check that it can read this repository and that its licence is accepted on the model's page"
-    } else {
-        ": accept its licence on the model's page, then set HF_TOKEN to an access token (sent as `Authorization: Bearer`, only to the host named in the URL)"
+fn token_note(hugging_face: bool, sent: bool) -> &'static str {
+    match (hugging_face, sent) {
+        (true, true) => ": the token in HF_TOKEN was sent (as `Authorization: Bearer`) and refused; check that it can read this repository and that the model's licence is accepted on its page",
+        (true, false) => ": accept the model's licence on its page, then set HF_TOKEN to a Hugging Face access token (sent as `Authorization: Bearer`, to Hugging Face only, not across a redirect)",
+        (false, _) => ": vramdiff sends a token (HF_TOKEN) to Hugging Face only; download the file and give its path",
     }
 }

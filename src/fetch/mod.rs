@@ -84,16 +84,14 @@ pub fn open(address: &str, options: &FetchOptions) -> Result<RemoteFile, FetchEr
     let url = match url::parse(address, &options.endpoints)? {
         url::Target::File(u) => u,
         url::Target::Ollama { manifest, blobs } => {
-            let client = Client::new(address, &manifest, None, options.timeout);
+            let client = Client::new(address, &manifest, None, false, options.timeout);
             ollama::model_blob(&client, &manifest, &blobs)?
         }
     };
     // The token is Hugging Face's: it goes to its endpoint only, never to another server named in a URL.
-    let token = options
-        .token
-        .clone()
-        .filter(|_| url::origin(&url) == url::origin(&options.endpoints.hf));
-    let client = || Client::new(address, &url, token.clone(), options.timeout);
+    let hugging_face = url::origin(&url) == url::origin(&options.endpoints.hf);
+    let token = options.token.clone().filter(|_| hugging_face);
+    let client = || Client::new(address, &url, token.clone(), hugging_face, options.timeout);
     let allow = options.allow_full_download;
     if let Some(entry) = options
         .cache_dir

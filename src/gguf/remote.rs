@@ -84,12 +84,18 @@ fn read_one(
             if let Some(fetch) = file.take_error() {
                 return Err(fetch.to_string());
             }
-            if matches!(e.kind, GgufErrorKind::BadMagic(_)) && file.is_html() {
-                let html =
-                    crate::fetch::FetchError::new(address, crate::fetch::FetchErrorKind::Html);
-                return Err(html.to_string());
+            match e.kind {
+                GgufErrorKind::BadMagic(_) if file.is_html() => {
+                    let html =
+                        crate::fetch::FetchError::new(address, crate::fetch::FetchErrorKind::Html);
+                    Err(html.to_string())
+                }
+                // The length is the server's word (Content-Range): say so, a cut upload or a bad proxy.
+                GgufErrorKind::Truncated { .. } | GgufErrorKind::CountPastEnd { .. } => Err(format!(
+                    "{e} (the server gives the file's length as {len} bytes: a cut or incomplete file)"
+                )),
+                _ => Err(e.to_string()),
             }
-            Err(e.to_string())
         }
     }
 }
