@@ -11,7 +11,8 @@ use super::MannersArgs;
 )]
 pub struct InspectArgs {
     /// The GGUF model file (an Ollama blob `sha256-…` is one), or its URL: https://…, hf://ORG/REPO/FILE.gguf
-    /// (hf://ORG/REPO@REVISION/FILE.gguf), ollama://NAME[:TAG]. A split model is named by its first part.
+    /// (hf://ORG/REPO@REVISION/FILE.gguf), ollama://NAME:TAG (or ollama://NAME). A split model is named by its
+    /// first part.
     #[arg(value_name = "MODEL")]
     pub model: String,
 

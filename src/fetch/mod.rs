@@ -104,12 +104,12 @@ pub fn open(address: &str, options: &FetchOptions) -> Result<RemoteFile, FetchEr
         if let Some(tag) = entry.etag.clone() {
             return match RemoteFile::open(client(), &url, allow, Some(&tag))? {
                 range::First::NotModified => Ok(RemoteFile::cached(client(), &url, entry).asked(1)),
-                range::First::Fetched(file) => Ok(file),
+                range::First::Fetched(file) => Ok(*file),
             };
         }
     }
     match RemoteFile::open(client(), &url, allow, None)? {
-        range::First::Fetched(file) => Ok(file),
+        range::First::Fetched(file) => Ok(*file),
         range::First::NotModified => Err(FetchError::new(
             address,
             FetchErrorKind::BadReply("HTTP 304 to a request that was not conditional".into()),

@@ -42,7 +42,7 @@ pub struct RemoteFile {
 
 /// How a first request went.
 pub enum First {
-    Fetched(RemoteFile),
+    Fetched(Box<RemoteFile>),
     /// `304 Not Modified`: the cached header stands.
     NotModified,
 }
@@ -94,10 +94,10 @@ impl RemoteFile {
                 let mut reader = reply.body.as_reader();
                 file.bytes = file.client.read_exact(&mut reader, 0, end + 1)?;
                 file.fetched = file.bytes.len() as u64;
-                Ok(First::Fetched(file))
+                Ok(First::Fetched(Box::new(file)))
             }
             // Asked past the end: an empty file (the reader says it is not GGUF).
-            416 => Ok(First::Fetched(file)),
+            416 => Ok(First::Fetched(Box::new(file))),
             200 if html => Err(file.client.error(FetchErrorKind::Html)),
             200 if !allow_full_download => Err(file.client.error(FetchErrorKind::NoRanges {
                 total: reply.content_length,
@@ -107,7 +107,7 @@ impl RemoteFile {
                     .content_length
                     .ok_or_else(|| file.client.error(FetchErrorKind::NoLength))?;
                 file.stream = Some(Box::new(reply.body.into_reader()));
-                Ok(First::Fetched(file))
+                Ok(First::Fetched(Box::new(file)))
             }
             status => Err(file.client.error(FetchErrorKind::Status {
                 status,
