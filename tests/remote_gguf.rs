@@ -687,6 +687,11 @@ fn the_header_cache_makes_a_second_run_instant() {
     server.forget();
     let out = vramdiff(&["inspect", &url], &[], Some(&cache));
     assert_eq!(out.status.code(), Some(0));
+    assert!(
+        stderr(&out).contains("unchanged on the server (1 request, nothing fetched)"),
+        "{}",
+        stderr(&out)
+    );
     let seen = server.seen();
     assert_eq!(seen.len(), 1, "{seen:?}");
     assert_eq!(seen[0].if_none_match.as_deref(), Some("\"v1\""));

@@ -18,8 +18,14 @@ pub struct Fetched {
 impl Fetched {
     /// One line for stderr: how little was read.
     pub fn note(&self, address: &str) -> String {
-        if self.requests == 0 && self.bytes == 0 {
-            return format!("{address}: header from the cache, no request made");
+        if self.bytes == 0 {
+            return match self.requests {
+                0 => format!("{address}: header from the cache, no request made"),
+                n => format!(
+                    "{address}: header from the cache, unchanged on the server ({n} request{}, nothing fetched)",
+                    if n == 1 { "" } else { "s" }
+                ),
+            };
         }
         let percent = if self.file_bytes == 0 {
             0.0
@@ -109,5 +115,40 @@ fn read_one(
     match crate::fetch::open(address, options) {
         Err(e) => Err(e.to_string()),
         Ok(never) => match never {},
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_note_says_how_little_was_read() {
+        let read = Fetched {
+            bytes: 262_144,
+            requests: 1,
+            file_bytes: 8_137_471_168,
+        };
+        assert_eq!(
+            read.note("hf://o/r/m.gguf"),
+            "hf://o/r/m.gguf: read 262144 of 8137471168 bytes (0.003 %) in 1 request"
+        );
+        let cached = Fetched {
+            file_bytes: 10,
+            ..Fetched::default()
+        };
+        assert_eq!(
+            cached.note("x"),
+            "x: header from the cache, no request made"
+        );
+        let revalidated = Fetched {
+            requests: 1,
+            file_bytes: 10,
+            ..Fetched::default()
+        };
+        assert_eq!(
+            revalidated.note("x"),
+            "x: header from the cache, unchanged on the server (1 request, nothing fetched)"
+        );
     }
 }

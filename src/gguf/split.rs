@@ -109,4 +109,68 @@ mod tests {
             Some(2)
         );
     }
+
+    fn part(path: &str, split: Option<(u16, u16)>, tensors: usize, bytes: u64) -> GgufHeader {
+        let mut metadata = Vec::new();
+        if let Some((no, count)) = split {
+            for (key, v) in [("split.no", no), ("split.count", count)] {
+                metadata.push(super::super::Metadata {
+                    key: key.into(),
+                    value: super::super::Value::U16(v),
+                    offset: 0,
+                });
+            }
+        }
+        GgufHeader {
+            path: path.into(),
+            version: 3,
+            file_bytes: bytes,
+            alignment: 32,
+            data_start: 64,
+            metadata,
+            tensors: (0..tensors)
+                .map(|i| super::super::TensorInfo {
+                    name: format!("{path}.{i}"),
+                    shape: vec![1],
+                    ggml_type: 0,
+                    type_name: Some("F32"),
+                    offset: 0,
+                    bytes: 32,
+                    data_bytes: Some(4),
+                    info_offset: 0,
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn parts_merge_in_order_and_must_agree_with_their_names() {
+        let whole = merge(vec![
+            part("a", Some((0, 2)), 2, 1000),
+            part("b", Some((1, 2)), 3, 500),
+        ])
+        .unwrap();
+        assert_eq!(whole.path, "a");
+        assert_eq!(whole.file_bytes, 1500);
+        assert_eq!(whole.tensors.len(), 5);
+        assert_eq!(whole.tensors[4].name, "b.2");
+        assert_eq!(whole.get_u64("split.count"), Some(2));
+        // No split keys: taken on the names' word.
+        assert!(merge(vec![part("a", None, 1, 10), part("b", None, 1, 10)]).is_ok());
+        let count =
+            merge(vec![part("a", Some((0, 3)), 1, 10), part("b", None, 1, 10)]).unwrap_err();
+        assert!(
+            count
+                .to_string()
+                .contains("split.count is 3, the name says 2 parts"),
+            "{count}"
+        );
+        let no = merge(vec![part("a", None, 1, 10), part("b", Some((0, 2)), 1, 10)]).unwrap_err();
+        assert!(no.to_string().starts_with("b: "), "{no}");
+        assert!(
+            no.to_string()
+                .contains("split.no is 0, the name says part 2"),
+            "{no}"
+        );
+    }
 }
