@@ -815,5 +815,21 @@ fn whatif_max_ctx_over_http_equals_the_file_on_disk() {
             server.seen().len()
         );
     }
+    // The report (the default command) reads `--gguf URL` the same way.
+    let report = |gguf: &str| {
+        let out = vramdiff(
+            &["--format", "json", "--gguf", gguf, log.to_str().unwrap()],
+            &[],
+            None,
+        );
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        stdout(&out)
+    };
+    let remote = report(&url);
+    assert!(
+        remote.contains(&format!("model file: {url} (--gguf)")),
+        "{remote}"
+    );
+    assert_eq!(remote.replace(&url, p), report(p));
     let _ = std::fs::remove_dir_all(&dir);
 }
