@@ -624,15 +624,19 @@ fn http_errors_are_one_line_a_user_can_act_on() {
 #[test]
 fn an_ollama_name_reads_the_registry_manifest_then_the_blob() {
     let digest = "sha256:8eeb52dfb3bb9aefdf9d1ef24b3bdbcfbe82238798c4b918278320b6fcef18fe";
+    let projector = "sha256:1111111111111111111111111111111111111111111111111111111111111111";
     let file = fixture("swa-tiny.gguf");
+    let mmproj = fixture("mmproj-tiny.gguf");
     let manifest = format!(
         r#"{{"schemaVersion":2,"mediaType":"application/vnd.docker.distribution.manifest.v2+json",
         "config":{{"mediaType":"application/vnd.docker.container.image.v1+json","digest":"sha256:00","size":10}},
         "layers":[{{"mediaType":"application/vnd.ollama.image.license","digest":"sha256:11","size":5}},
         {{"mediaType":"application/vnd.ollama.image.model","digest":"{digest}","size":{}}},
+        {{"mediaType":"application/vnd.ollama.image.projector","digest":"{projector}","size":1}},
         {{"mediaType":"application/vnd.ollama.image.params","digest":"sha256:22","size":5}}]}}"#,
         std::fs::metadata(&file).unwrap().len()
     );
+    let projector_blob = format!("/v2/library/tiny/blobs/{projector}");
     let blob = format!("/v2/library/tiny/blobs/{digest}");
     let server = Server::start(move |seen| {
         if seen.path == "/v2/library/tiny/manifests/1b" {
@@ -642,6 +646,12 @@ fn an_ollama_name_reads_the_registry_manifest_then_the_blob() {
             )
         } else if seen.path == blob {
             Reply::Redirect(307, "/storage/blob?sig=1".into())
+        } else if seen.path == projector_blob {
+            Reply::File {
+                path: mmproj.clone(),
+                ranges: true,
+                etag: "\"p\"".into(),
+            }
         } else if seen.path == "/storage/blob?sig=1" {
             Reply::File {
                 path: file.clone(),
@@ -653,9 +663,35 @@ fn an_ollama_name_reads_the_registry_manifest_then_the_blob() {
         }
     });
     let env = [("VRAMDIFF_OLLAMA_REGISTRY", server.base.as_str())];
-    let local = inspect_json(fixture("swa-tiny.gguf").to_str().unwrap(), &[], None);
-    assert_eq!(inspect_json("ollama://tiny:1b", &env, None), local);
+    // The model and its projector layer, as `inspect MODEL --mmproj PROJECTOR` on the two files.
+    let out = vramdiff(
+        &[
+            "inspect",
+            fixture("swa-tiny.gguf").to_str().unwrap(),
+            "--mmproj",
+            fixture("mmproj-tiny.gguf").to_str().unwrap(),
+            "--format",
+            "json",
+        ],
+        &[],
+        None,
+    );
+    let mut local: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    local["file"] = serde_json::Value::Null;
+    local["projector_file"]["file"] = serde_json::Value::Null;
+    let mut remote = inspect_json("ollama://tiny:1b", &env, None);
+    assert_eq!(
+        remote["projector_file"]["file"],
+        "ollama://tiny:1b (projector)"
+    );
+    remote["projector_file"]["file"] = serde_json::Value::Null;
+    assert_eq!(remote, local);
     let seen = server.seen();
+    let manifests = seen
+        .iter()
+        .filter(|s| s.path.contains("/manifests/"))
+        .count();
+    assert_eq!(manifests, 1, "the manifest is read once: {seen:?}");
     assert_eq!(
         seen[0].accept.as_deref(),
         Some("application/vnd.docker.distribution.manifest.v2+json")

@@ -77,17 +77,49 @@ impl FetchOptions {
     }
 }
 
+/// Where an address's bytes are: the model file's URL, and an Ollama model's projector blob when its manifest
+/// has one (a vision model's `application/vnd.ollama.image.projector` layer).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Located {
+    pub url: String,
+    pub projector: Option<String>,
+}
+
+/// The URLs `address` names (for `ollama://`, after reading the registry's manifest).
+#[cfg(feature = "remote")]
+pub fn locate(address: &str, options: &FetchOptions) -> Result<Located, FetchError> {
+    match url::parse(address, &options.endpoints)? {
+        url::Target::File(url) => Ok(Located {
+            url,
+            projector: None,
+        }),
+        url::Target::Ollama { manifest, blobs } => {
+            let client = client::Client::new(address, &manifest, None, false, options.timeout);
+            let layers = ollama::blobs(&client, &manifest, &blobs)?;
+            Ok(Located {
+                url: layers.model,
+                projector: layers.projector,
+            })
+        }
+    }
+}
+
 /// Open the file `address` names, from its first bytes (the cache's when they stand).
 #[cfg(feature = "remote")]
 pub fn open(address: &str, options: &FetchOptions) -> Result<RemoteFile, FetchError> {
+    let located = locate(address, options)?;
+    open_url(address, &located.url, options)
+}
+
+/// Open the file at `url` (shown as `address`), from its first bytes (the cache's when they stand).
+#[cfg(feature = "remote")]
+pub fn open_url(
+    address: &str,
+    url: &str,
+    options: &FetchOptions,
+) -> Result<RemoteFile, FetchError> {
     use client::Client;
-    let url = match url::parse(address, &options.endpoints)? {
-        url::Target::File(u) => u,
-        url::Target::Ollama { manifest, blobs } => {
-            let client = Client::new(address, &manifest, None, false, options.timeout);
-            ollama::model_blob(&client, &manifest, &blobs)?
-        }
-    };
+    let url = url.to_string();
     // The token is Hugging Face's: it goes to its endpoint only, never to another server named in a URL.
     let hugging_face = url::origin(&url) == url::origin(&options.endpoints.hf);
     let token = options.token.clone().filter(|_| hugging_face);

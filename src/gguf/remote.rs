@@ -67,14 +67,64 @@ pub fn read_header(
     }
 }
 
+/// The header at `address` and, for an `ollama://` model whose manifest has one, its projector's (shown as
+/// `ADDRESS (projector)`): what `inspect` reads when no `--mmproj` is given.
+#[cfg(feature = "remote")]
+pub fn read_with_projector(
+    address: &str,
+    options: &FetchOptions,
+    detail: Detail,
+) -> Result<(GgufHeader, Option<GgufHeader>, Fetched), String> {
+    if super::split::part_names(address).is_some() {
+        let (header, fetched) = read_header(address, options, detail)?;
+        return Ok((header, None, fetched));
+    }
+    // The manifest is read once: its model layer, then its projector.
+    let located = crate::fetch::locate(address, options).map_err(|e| e.to_string())?;
+    let open = |shown: &str, url: &str| {
+        crate::fetch::open_url(shown, url, options).map_err(|e| e.to_string())
+    };
+    let (header, mut fetched) = read_file(open(address, &located.url)?, address, options, detail)?;
+    let Some(projector) = located.projector else {
+        return Ok((header, None, fetched));
+    };
+    let shown = format!("{address} (projector)");
+    let (mmproj, more) = read_file(open(&shown, &projector)?, &shown, options, detail)?;
+    fetched.bytes += more.bytes;
+    fetched.requests += more.requests;
+    fetched.file_bytes += more.file_bytes;
+    Ok((header, Some(mmproj), fetched))
+}
+
+/// Without the `remote` feature: refused like every address.
+#[cfg(not(feature = "remote"))]
+pub fn read_with_projector(
+    address: &str,
+    options: &FetchOptions,
+    detail: Detail,
+) -> Result<(GgufHeader, Option<GgufHeader>, Fetched), String> {
+    read_header(address, options, detail).map(|(h, f)| (h, None, f))
+}
+
 #[cfg(feature = "remote")]
 fn read_one(
     address: &str,
     options: &FetchOptions,
     detail: Detail,
 ) -> Result<(GgufHeader, Fetched), String> {
+    let file = crate::fetch::open(address, options).map_err(|e| e.to_string())?;
+    read_file(file, address, options, detail)
+}
+
+/// Read the header from `file`, opened for `address`; keep what was read in the cache.
+#[cfg(feature = "remote")]
+fn read_file(
+    mut file: crate::fetch::RemoteFile,
+    address: &str,
+    options: &FetchOptions,
+    detail: Detail,
+) -> Result<(GgufHeader, Fetched), String> {
     use super::error::GgufErrorKind;
-    let mut file = crate::fetch::open(address, options).map_err(|e| e.to_string())?;
     let len = file.len();
     match super::header::read(&mut file, len, address, detail) {
         Ok(header) => {
