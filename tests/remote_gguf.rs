@@ -548,6 +548,11 @@ fn http_errors_are_one_line_a_user_can_act_on() {
             b"<!DOCTYPE html><html>a model page</html>".to_vec(),
         ),
         "/loop.gguf" => Reply::Redirect(302, "/loop.gguf".into()),
+        "/readme.gguf" => Reply::File {
+            path: root().join("README.md"),
+            ranges: true,
+            etag: "\"r\"".into(),
+        },
         "/silent.gguf" => Reply::Silent,
         _ => Reply::Status(404, "Not Found"),
     });
@@ -594,6 +599,11 @@ fn http_errors_are_one_line_a_user_can_act_on() {
         "{page}"
     );
     assert!(fails("loop.gguf", &[], &[]).contains("redirects"));
+    let readme = fails("readme.gguf", &[], &[]);
+    assert!(
+        readme.contains("at byte 0: not a GGUF file: it starts with \"# vr\""),
+        "{readme}"
+    );
     let started = std::time::Instant::now();
     let silent = fails("silent.gguf", &["--timeout", "1"], &[]);
     assert!(

@@ -7,7 +7,7 @@ use super::MannersArgs;
 /// `vramdiff inspect`.
 #[derive(Debug, Clone, ClapArgs)]
 #[command(
-    after_help = "Reads the header only (metadata and tensor infos), never the weights; from a URL, only the header's bytes are fetched (range requests).\n\nExamples:\n  vramdiff inspect ~/.ollama/models/blobs/sha256-…\n  vramdiff inspect hf://ORG/REPO/FILE.gguf\n  vramdiff inspect ollama://gemma3:12b\n\nExit status: 0 ok, 2 the file could not be read or fetched, or is not a valid GGUF file."
+    after_help = "Reads the header only (metadata and tensor infos), never the weights; from a URL, only the header's bytes are fetched (range requests), kept in a cache (--no-cache). A gated Hugging Face model needs HF_TOKEN (sent as Authorization: Bearer, to Hugging Face only).\n\nExamples:\n  vramdiff inspect ~/.ollama/models/blobs/sha256-…\n  vramdiff inspect hf://ORG/REPO/FILE.gguf\n  vramdiff inspect ollama://gemma3:12b\n\nExit status: 0 ok, 2 the file could not be read or fetched, or is not a valid GGUF file."
 )]
 pub struct InspectArgs {
     /// The GGUF model file (an Ollama blob `sha256-…` is one), or its URL: https://…, hf://ORG/REPO/FILE.gguf
