@@ -4,7 +4,7 @@
 //! Stages, each a module, with imports flowing one way:
 //! `source` (bytes, decompressed) → `frame` (logical lines) → `grammar` + `parse` (typed events; `prefilter`
 //! lets the parser skip lines no rule can use) → `load` (one [`model::Load`] per model load; `gguf` reads the
-//! model file it names) → `reconcile` ([`model::Reconciled`]: component and device rows, the device × part
+//! model file it names, and `fetch` brings a model's header over HTTP for `inspect URL` and `--gguf URL`) → `reconcile` ([`model::Reconciled`]: component and device rows, the device × part
 //! grid, and what was observed beside the log — nvidia-smi captures, which `smi` reads, and Ollama's
 //! `/api/ps`) → `replay` (the placement, Ollama's or `--fit`'s) → `checks` ([`model::Concluded`]: findings
 //! and suggestions) → `report` (text, Markdown, JSON, charts). `model` is the vocabulary they share; `diff`
@@ -23,6 +23,7 @@ pub mod checks;
 pub mod cli;
 pub mod commands;
 pub mod diff;
+pub mod fetch;
 pub mod frame;
 pub mod gguf;
 pub mod grammar;

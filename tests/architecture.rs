@@ -1,6 +1,6 @@
 //! The layering that `docs/architecture.md` describes, held by a test: the top-level modules of `src/` import
-//! each other without a cycle, no stage imports the command layer (`cli`, `commands`), and clap, polars and
-//! plotters stay in the folders that own them. The imports are read from the source text (`crate::module`
+//! each other without a cycle, no stage imports the command layer (`cli`, `commands`), clap, polars, plotters
+//! and ureq stay in the folders that own them, and `fetch` (the network) imports nothing of the crate. The imports are read from the source text (`crate::module`
 //! paths outside comments and unit tests), so a new module needs no registration here: it is checked like the
 //! others.
 
@@ -12,10 +12,12 @@ use std::path::{Path, PathBuf};
 const COMMAND_LAYER: [&str; 2] = ["cli", "commands"];
 
 /// Each of these crates is used only under the listed top-level modules (the stage that owns it).
-const OWNED_CRATES: [(&str, &[&str]); 3] = [
+const OWNED_CRATES: [(&str, &[&str]); 4] = [
     ("clap", &["cli", "commands"]),
     ("polars", &["batch"]),
     ("plotters", &["report", "batch"]),
+    // The HTTP(S) client of `inspect URL` and `--gguf URL` (`src/fetch/`).
+    ("ureq", &["fetch"]),
 ];
 
 fn src() -> PathBuf {
@@ -205,6 +207,18 @@ fn clap_polars_and_plotters_stay_where_they_belong() {
             }
         }
     }
+}
+
+/// `fetch` sits beside `source`, left of every stage: it turns an address into bytes and knows nothing of GGUF
+/// or of the stages that read them (`src/fetch/mod.rs`).
+#[test]
+fn fetch_imports_nothing_of_the_crate() {
+    let graph = import_graph();
+    assert_eq!(
+        graph.get("fetch"),
+        Some(&BTreeSet::new()),
+        "src/fetch imports another module"
+    );
 }
 
 #[test]

@@ -47,6 +47,8 @@ mod observed;
 mod peer_vectors;
 mod projector_headroom;
 mod properties;
+#[cfg(feature = "remote")]
+mod remote_gguf;
 mod report_formats;
 mod runtime_growth;
 mod serving;

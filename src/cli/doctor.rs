@@ -47,7 +47,7 @@ pub struct DoctorArgs {
 }
 
 /// A bound in seconds: a positive number, at most a day.
-fn parse_seconds(text: &str) -> Result<std::time::Duration, String> {
+pub fn parse_seconds(text: &str) -> Result<std::time::Duration, String> {
     match text.trim().parse::<f64>() {
         Ok(s) if s.is_finite() && s > 0.0 && s <= 86_400.0 => {
             Ok(std::time::Duration::from_secs_f64(s))

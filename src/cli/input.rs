@@ -25,9 +25,10 @@ pub struct InputArgs {
     pub smi_fields: Option<String>,
 
     /// A GGUF model file whose header gives exact per-layer sizes for the replay and --max-ctx (by default the
-    /// blob the log names is used when it exists on this machine: $OLLAMA_MODELS, ~/.ollama/models).
-    #[arg(long, value_name = "FILE")]
-    pub gguf: Option<PathBuf>,
+    /// blob the log names is used when it exists on this machine: $OLLAMA_MODELS, ~/.ollama/models), or its
+    /// URL (https://…, hf://ORG/REPO/FILE.gguf, ollama://NAME:TAG): only the header is fetched.
+    #[arg(long, value_name = "FILE|URL")]
+    pub gguf: Option<String>,
 
     /// Do not look for the model blob the log names on this machine (also: VRAMDIFF_NO_MODEL_SEARCH=1), so the
     /// report depends on the log alone.
@@ -48,6 +49,9 @@ pub struct InputArgs {
     /// the config file's `unattributed-min`, else 1GiB]
     #[arg(long, value_name = "SIZE", env = "VRAMDIFF_UNATTRIBUTED_MIN", value_parser = parse_size_arg)]
     pub unattributed_min: Option<i64>,
+
+    #[command(flatten)]
+    pub fetch: super::FetchArgs,
 }
 
 /// `512MiB`, `1.5 GiB`, `2G`, or a byte count.

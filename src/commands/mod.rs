@@ -13,6 +13,7 @@ pub mod generate;
 pub mod inspect;
 pub mod locate;
 mod outcome;
+pub mod remote;
 pub mod report;
 pub mod resolve;
 pub mod step_summary;
@@ -28,8 +29,15 @@ use resolve::{Manners, Request, Resolved};
 /// manners here, the same for every command: the text report painted with `--color`, and with `-q` no notes
 /// unless the command failed (exit 2).
 pub fn run(args: &crate::cli::Args, terminal: Terminal<'_>) -> Outcome {
-    let Resolved { request, manners } = match resolve::resolve(args) {
+    let Resolved {
+        mut request,
+        manners,
+    } = match resolve::resolve(args) {
         Ok(r) => r,
+        Err(e) => return Outcome::error(e),
+    };
+    let fetched = match remote::prepare(&mut request) {
+        Ok(note) => note,
         Err(e) => return Outcome::error(e),
     };
     let paint = manners.color && request.writes_text();
@@ -57,6 +65,7 @@ pub fn run(args: &crate::cli::Args, terminal: Terminal<'_>) -> Outcome {
         Request::Completions(shell) => generate::completions(shell),
         Request::Man => generate::man(),
     };
+    outcome.messages.splice(0..0, fetched);
     behave(&mut outcome, manners, paint);
     outcome
 }

@@ -13,8 +13,9 @@ use std::time::Duration;
 use super::config::{self, Config};
 use crate::checks::CheckConfig;
 use crate::cli::{
-    Args, CaptureArg, ColorArg, Command, FamilyArg, FormatArg, InputArgs, InspectFormatArg,
-    KvTypeArg, MannersArgs, ReportArgs, SchedulerArg, SeverityArg, ShellArg, WhatifArgs,
+    Args, CaptureArg, ColorArg, Command, FamilyArg, FetchArgs, FormatArg, InputArgs,
+    InspectFormatArg, KvTypeArg, MannersArgs, ReportArgs, SchedulerArg, SeverityArg, ShellArg,
+    WhatifArgs,
 };
 use crate::live::capture::Tool;
 use crate::load::model_file::ModelFiles;
@@ -131,8 +132,11 @@ pub struct Whatif {
 /// `vramdiff inspect`'s options.
 #[derive(Debug, Clone)]
 pub struct Inspect {
-    pub model: PathBuf,
-    pub mmproj: Option<PathBuf>,
+    /// A path, or a URL (`crate::fetch::is_remote`).
+    pub model: String,
+    pub mmproj: Option<String>,
+    /// How a URL is fetched.
+    pub fetch: crate::fetch::FetchOptions,
     /// Text, JSON or Markdown.
     pub format: Format,
     /// `--tensors`: every tensor and metadata value too.
@@ -203,6 +207,7 @@ pub fn resolve(args: &Args) -> Result<Resolved, String> {
                     InspectFormatArg::Markdown => Format::Markdown,
                 },
                 tensors: i.tensors,
+                fetch: fetch(&i.fetch),
             }),
             &i.manners,
         ),
@@ -428,12 +433,27 @@ fn options(input: &InputArgs, config: &Config, keep_unrecognized: bool) -> Optio
         },
         smi: input.smi.clone(),
         smi_fields: input.smi_fields.clone(),
-        model_files: ModelFiles::from_environment(
-            input.gguf.clone(),
-            !input.no_model_search && std::env::var_os("VRAMDIFF_NO_MODEL_SEARCH").is_none(),
-        ),
+        model_files: match &input.gguf {
+            Some(address) if crate::fetch::is_remote(address) => {
+                ModelFiles::remote(address.clone(), fetch(&input.fetch))
+            }
+            gguf => ModelFiles::from_environment(
+                gguf.as_ref().map(PathBuf::from),
+                !input.no_model_search && std::env::var_os("VRAMDIFF_NO_MODEL_SEARCH").is_none(),
+            ),
+        },
         whatif: None,
     }
+}
+
+/// How a URL's header is fetched: the flags, the token (`$HF_TOKEN`), the cache folder and the endpoints from
+/// the environment.
+fn fetch(args: &FetchArgs) -> crate::fetch::FetchOptions {
+    crate::fetch::FetchOptions::from_environment(
+        args.timeout.unwrap_or(crate::fetch::DEFAULT_TIMEOUT),
+        args.allow_full_download,
+        !args.no_cache,
+    )
 }
 
 /// Ollama's address from `$OLLAMA_HOST` (`host`, `host:port` or a URL), else the default.

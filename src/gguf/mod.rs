@@ -11,6 +11,8 @@ pub mod cursor;
 pub mod error;
 pub mod header;
 pub mod layout;
+pub mod remote;
+pub mod split;
 pub mod tensors;
 pub mod value;
 
@@ -31,7 +33,29 @@ pub fn read_header(path: &Path) -> Result<GgufHeader, GgufError> {
 
 /// Read a GGUF file's header, keeping the metadata to `detail` ([`Detail::Sizes`]: string arrays counted, not
 /// kept — what the layout needs, a few MB less on a large vocabulary).
+///
+/// The first part of a split model (`…-00001-of-0000N.gguf`) is read with every other part beside it, as one
+/// model ([`split`]).
 pub fn read_header_to(path: &Path, detail: Detail) -> Result<GgufHeader, GgufError> {
+    let name = path.display().to_string();
+    if let Some(parts) = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .and_then(split::part_names)
+    {
+        let headers = parts
+            .iter()
+            .map(|part| read_one(&path.with_file_name(part), detail))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut header = split::merge(headers)?;
+        header.path = name;
+        return Ok(header);
+    }
+    read_one(path, detail)
+}
+
+/// One file's header.
+fn read_one(path: &Path, detail: Detail) -> Result<GgufHeader, GgufError> {
     let name = path.display().to_string();
     let io = |e: std::io::Error| GgufError {
         path: name.clone(),

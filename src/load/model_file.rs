@@ -3,6 +3,9 @@
 //! log's hyperparameters. It exists so a report run where Ollama ran gets exact sizes without asking, and so a
 //! missing or unreadable file never costs more than a warning.
 //!
+//! `--gguf URL` is read by the command layer before the run (`crate::fetch`, `crate::gguf::remote`): its
+//! layout is `preread`, used for every load like `--gguf FILE`'s.
+//!
 //! Where a named blob is looked for, first found first: the path in the log itself, `$OLLAMA_MODELS/blobs/`,
 //! `~/.ollama/models/blobs/` (`%USERPROFILE%` on Windows). A file found is used only when its block count
 //! agrees with the log's.
@@ -22,6 +25,10 @@ pub struct ModelFiles {
     pub ollama_models: Option<PathBuf>,
     /// The home folder (`$HOME`, else `%USERPROFILE%`).
     pub home: Option<PathBuf>,
+    /// `--gguf URL`: the address and how to fetch it, read by the command layer before the run into `preread`.
+    pub remote: Option<(String, crate::fetch::FetchOptions)>,
+    /// A layout read before the run (`--gguf URL`), used for every load, with the name it is shown by.
+    pub preread: Option<(String, ModelLayout)>,
 }
 
 impl ModelFiles {
@@ -37,6 +44,16 @@ impl ModelFiles {
                 .or_else(|| std::env::var_os("USERPROFILE"))
                 .filter(|v| !v.is_empty())
                 .map(PathBuf::from),
+            remote: None,
+            preread: None,
+        }
+    }
+
+    /// `--gguf URL` (no search: the URL names the model), fetched with `fetch`.
+    pub fn remote(address: String, fetch: crate::fetch::FetchOptions) -> ModelFiles {
+        ModelFiles {
+            remote: Some((address, fetch)),
+            ..ModelFiles::default()
         }
     }
 
@@ -86,6 +103,14 @@ pub fn attach(
     files: &ModelFiles,
     mut read: impl FnMut(&Path) -> Result<ModelLayout, String>,
 ) -> Option<String> {
+    if let Some((shown, layout)) = &files.preread {
+        return use_layout(load, shown, "--gguf", layout.clone());
+    }
+    if let Some((address, _)) = &files.remote {
+        return Some(format!(
+            "model file {address} (--gguf): its header was not fetched; using the log's figures"
+        ));
+    }
     let candidates = files.candidates(load);
     let explicit = files.explicit.is_some();
     for (path, how) in candidates {
@@ -106,21 +131,26 @@ pub fn attach(
                 ))
             }
         };
-        if let Some(blocks) = logged_blocks(load) {
-            if layout.block_count() as i64 != blocks {
-                return Some(format!(
-                    "model file {shown} ({how}) has {} blocks but the log's model has {blocks}: not used",
-                    layout.block_count()
-                ));
-            }
-        }
-        load.notes.push(format!(
-            "model file: {shown} ({how}), its GGUF header gives the per-layer sizes"
-        ));
-        load.model.gguf = Some(shown);
-        load.model.layout = Some(layout);
-        return None;
+        return use_layout(load, &shown, how, layout);
     }
+    None
+}
+
+/// The file's layout on `load` when its block count agrees with the log's; else the warning.
+fn use_layout(load: &mut Load, shown: &str, how: &str, layout: ModelLayout) -> Option<String> {
+    if let Some(blocks) = logged_blocks(load) {
+        if layout.block_count() as i64 != blocks {
+            return Some(format!(
+                "model file {shown} ({how}) has {} blocks but the log's model has {blocks}: not used",
+                layout.block_count()
+            ));
+        }
+    }
+    load.notes.push(format!(
+        "model file: {shown} ({how}), its GGUF header gives the per-layer sizes"
+    ));
+    load.model.gguf = Some(shown.to_string());
+    load.model.layout = Some(layout);
     None
 }
 
