@@ -254,3 +254,47 @@ fn vllms_newer_max_length_refusal_carries_its_figures_and_its_own_length() {
         .unwrap()
         .contains("needs 16.00 GiB of KV cache, more than the 9.31 GiB available"));
 }
+
+#[test]
+fn torchs_process_list_is_foreign_memory_only_for_processes_that_are_not_this_one() {
+    // torch's message (`grammars/37-torch.toml`, rule `torch.oom`; the shape from docs/log-formats.md §8,
+    // figures illustrative) after a real vLLM V1 weights line shape (`sample-logs/805-…:2`).
+    let oom = |processes: &str| {
+        json_of(&[
+            "(EngineCore_DP0 pid=1) INFO 05-03 17:54:30 [gpu_model_runner.py:2000] Model loading took 65.97 GiB and 12.8 seconds",
+            &format!("(EngineCore_DP0 pid=1) ERROR 05-03 17:54:32 [core.py:700] torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.19 GiB of which 1.37 GiB is free. {processes}Of the allocated memory 58.10 GiB is allocated by PyTorch, and 1.46 GiB is reserved by PyTorch but unallocated."),
+        ])
+    };
+    // In a container this process is listed under its host pid: the one entry holding at least PyTorch's own
+    // 59.56 GiB is it, and nothing is another process's.
+    let alone = oom("Process 2611 has 77.81 GiB memory in use. ");
+    assert!(alone["loads"][0]["serving"]["failure"]["others"].is_null());
+    assert!(!finding_codes(&alone).contains(&"foreign-memory".to_string()));
+    // A second process of 17 GiB left less than the 0.9 budget: foreign memory, and the utilization beside it.
+    let shared =
+        oom("Process 2611 has 60.81 GiB memory in use. Process 3001 has 17.00 GiB memory in use. ");
+    assert_eq!(
+        shared["loads"][0]["serving"]["failure"]["others"]["bytes"],
+        gib(17.00)
+    );
+    let f = shared["loads"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "foreign-memory")
+        .expect("foreign-memory");
+    assert!(f["hint"]
+        .as_str()
+        .unwrap()
+        .contains("--gpu-memory-utilization 0.78"));
+    // 7 GiB beside a 0.9 budget still fits: not the cause, no alarm.
+    let small =
+        oom("Process 2611 has 60.81 GiB memory in use. Process 3001 has 7.00 GiB memory in use. ");
+    assert!(!finding_codes(&small).contains(&"foreign-memory".to_string()));
+    // torch names this process when NVML's pid is its own: every `Process P` entry is another's.
+    let named = oom("Process 3001 has 17.00 GiB memory in use. Including non-PyTorch memory, this process has 60.81 GiB memory in use. ");
+    assert_eq!(
+        named["loads"][0]["serving"]["failure"]["others"]["bytes"],
+        gib(17.00)
+    );
+}

@@ -67,6 +67,10 @@ pub enum StartFailure {
         reserved: Option<Quantity>,
         /// The rank was capturing CUDA graphs when it failed (it began and never finished).
         during_capture: bool,
+        /// What torch's message says other processes held on the GPU (`Process P has X memory in use`,
+        /// less the entry that is this process: see `src/load/serving/failure.rs`).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        others: Option<Quantity>,
     },
     /// A rank crashed with a traceback (not a memory message).
     Crashed,

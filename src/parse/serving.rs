@@ -10,8 +10,8 @@ use super::event::EventKind;
 use super::fields::{BuildError, Fields};
 use super::kind::{EventSpec, Words};
 pub use super::serving_line::{
-    FailureWording, ProfileFigures, ServingArgs, ServingEvent, ServingFailure, ServingLine,
-    SglangStage, TorchOom,
+    FailureWording, ProcessesInUse, ProfileFigures, ServingArgs, ServingEvent, ServingFailure,
+    ServingLine, SglangStage, TorchOom,
 };
 use crate::model::{Quantity, GIB};
 
@@ -219,17 +219,47 @@ fn failure(f: &Fields) -> Result<ServingFailure, BuildError> {
             utilization: need_ratio(f, "util")?,
             budget: need_gib(f, "budget")?,
         },
-        "oom" => ServingFailure::OutOfMemory(TorchOom {
-            tried: opt_size(f, "size"),
-            total: opt_size(f, "total"),
-            free: opt_size(f, "free"),
-            allocated: opt_size(f, "allocated"),
-            reserved: opt_size(f, "reserved"),
-        }),
+        "oom" => {
+            let (this_process, processes) = processes_in_use(f.get("processes").unwrap_or(""));
+            ServingFailure::OutOfMemory(TorchOom {
+                tried: opt_size(f, "size"),
+                total: opt_size(f, "total"),
+                free: opt_size(f, "free"),
+                allocated: opt_size(f, "allocated"),
+                reserved: opt_size(f, "reserved"),
+                this_process,
+                processes,
+            })
+        }
         "engine_failed" => ServingFailure::EngineFailed,
         "crashed" => ServingFailure::Crashed,
         other => return Err(format!("unknown failure cause '{other}'")),
     })
+}
+
+/// torch's per-process memory (`Process 2611 has 77.81 GiB memory in use. Including non-PyTorch memory, this
+/// process has … memory in use. `): this process's figure, and the other entries summed.
+fn processes_in_use(text: &str) -> (Option<Quantity>, ProcessesInUse) {
+    let mut this_process = None;
+    let mut others = ProcessesInUse::default();
+    for entry in text.split(" memory in use.") {
+        let Some((who, size)) = entry.trim().rsplit_once(" has ") else {
+            continue;
+        };
+        let Some(size) = super::values::parse_size(size.trim()) else {
+            continue;
+        };
+        if who.ends_with("this process") {
+            this_process = Some(size);
+        } else if who.starts_with("Process ") {
+            others.count += 1;
+            others.sum = Some(others.sum.map_or(size, |s| s.plus(size)));
+            if others.largest.is_none_or(|l| size.bytes > l.bytes) {
+                others.largest = Some(size);
+            }
+        }
+    }
+    (this_process, others)
 }
 
 pub const SPECS: &[EventSpec] = &[
@@ -457,6 +487,7 @@ pub const SPECS: &[EventSpec] = &[
             "size",
             "allocated",
             "reserved",
+            "processes",
             "wording",
         ],
         settable: &[

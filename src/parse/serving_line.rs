@@ -74,6 +74,20 @@ pub struct TorchOom {
     /// What PyTorch had allocated, and what it held reserved but unallocated.
     pub allocated: Option<Quantity>,
     pub reserved: Option<Quantity>,
+    /// What the message says each process on the GPU holds (PyTorch ≥ 2.1, from NVML): this process
+    /// (`Including non-PyTorch memory, this process has X memory in use`) and the others by pid (`Process P
+    /// has X memory in use`), which in a container include this process under its host pid.
+    pub this_process: Option<Quantity>,
+    pub processes: ProcessesInUse,
+}
+
+/// The `Process P has X memory in use` entries of torch's message, summed (the load stage decides which, if
+/// any, is this process: `load/serving/failure.rs`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ProcessesInUse {
+    pub count: u32,
+    pub largest: Option<Quantity>,
+    pub sum: Option<Quantity>,
 }
 
 /// The engine a failure line names by its wording (torch's messages and a traceback name none).

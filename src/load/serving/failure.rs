@@ -5,7 +5,7 @@
 
 use super::{set, ServingLedger};
 use crate::model::{Quantity, StartFailure};
-use crate::parse::serving::{FailureWording, ServingFailure};
+use crate::parse::serving::{FailureWording, ServingFailure, TorchOom};
 
 impl ServingLedger {
     /// A failure line: the engine it names (torch's messages and a traceback name none), its figures on the
@@ -78,6 +78,7 @@ impl ServingLedger {
                     allocated: oom.allocated,
                     reserved: oom.reserved,
                     during_capture,
+                    others: other_processes(&oom),
                 }
             }
             ServingFailure::EngineFailed => StartFailure::EngineFailed,
@@ -143,6 +144,7 @@ impl ServingLedger {
                 allocated,
                 reserved,
                 during_capture,
+                others,
             } => {
                 let gib = |q: Quantity| crate::model::human(q.bytes);
                 let mut words = "out of memory".to_string();
@@ -172,6 +174,12 @@ impl ServingLedger {
                         _ => words.push(')'),
                     }
                 }
+                if let Some(o) = others {
+                    words.push_str(&format!(
+                        "; other processes held {} of the GPU",
+                        gib(o)
+                    ));
+                }
                 words
             }
             StartFailure::Crashed => match &self.failure_rank {
@@ -188,4 +196,23 @@ impl ServingLedger {
         );
         Some((words, oom, line))
     }
+}
+
+/// The memory torch's message gives other processes. torch names this process `this process` when NVML's
+/// pid is its own; in a container NVML gives host pids, so this process is one of the `Process P` entries:
+/// the largest that holds at least what PyTorch itself allocated and reserved is taken for it, and an entry
+/// smaller than that cannot be it. Without PyTorch's own figures nothing is claimed.
+fn other_processes(oom: &TorchOom) -> Option<Quantity> {
+    let p = oom.processes;
+    let sum = p.sum?;
+    let others = if oom.this_process.is_some() {
+        sum
+    } else {
+        let own = oom.allocated?.plus(oom.reserved?);
+        match p.largest {
+            Some(largest) if largest.high >= own.low => sum.minus(largest),
+            Some(_) | None => sum,
+        }
+    };
+    (others.bytes > 0).then_some(others)
 }
