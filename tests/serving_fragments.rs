@@ -298,3 +298,41 @@ fn torchs_process_list_is_foreign_memory_only_for_processes_that_are_not_this_on
         gib(17.00)
     );
 }
+
+#[test]
+fn a_gpu_page_fault_or_a_missing_compiler_is_not_memory_and_gets_no_memory_knob() {
+    // ROCm's runtime message and Triton's (`grammars/40-llama-cpp.toml` `llama.gpu-memory-fault`,
+    // `grammars/37-torch.toml` `torch.compiler-missing`; their format strings, no such line in the corpus),
+    // between vLLM V1 line shapes (`sample-logs/805-…:2`, `:8`).
+    for (failure, words) in [
+        (
+            "Memory access fault by GPU node-2 (Agent handle: 0x55d4b0a0c5b0) on address 0x7f3a8c000000. Reason: Page not present or supervisor privilege.",
+            "Memory access fault by GPU node-2",
+        ),
+        (
+            "(EngineCore_DP0 pid=1) ERROR 05-03 17:54:40 [core.py:708] RuntimeError: Failed to find C compiler. Please specify via CC environment variable.",
+            "Failed to find C compiler",
+        ),
+    ] {
+        let v = json_of(&[
+            "(EngineCore_DP0 pid=1) INFO 05-03 17:54:30 [gpu_model_runner.py:2000] Model loading took 65.97 GiB and 12.8 seconds",
+            failure,
+            "(EngineCore_DP0 pid=1) ERROR 05-03 17:54:40 [core.py:708] EngineCore failed to start.",
+        ]);
+        let load = &v["loads"][0];
+        assert_eq!(load["era"], "vllm");
+        let f = load["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["code"] == "load-failed")
+            .expect("load-failed");
+        // The line that says why, not `EngineCore failed to start`.
+        assert!(f["message"].as_str().unwrap().contains(words), "{f}");
+        assert!(
+            f["hint"].as_str().unwrap().starts_with("not memory"),
+            "{f}"
+        );
+        assert_eq!(load["suggestions"], serde_json::json!([]), "{failure}");
+    }
+}

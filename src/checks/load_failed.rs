@@ -87,7 +87,7 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
                         .is_some_and(|d| d.is_host()),
                 ),
                 FailureCause::AllocationLimit => limit_hint(cx.load.load.runtime),
-                FailureCause::NotMemory => "not memory: the runtime crashed with every allocation before it done (a signal, an exception, an assertion); no memory setting helps: read the lines before the crash, update the runtime, or report it with them",
+                FailureCause::NotMemory => not_memory_hint(cx.load.load.runtime),
                 FailureCause::Unstated | FailureCause::HostMemory => {
                     "read the runner's last lines before the failure; the figures above are what it allocated"
                 }
@@ -99,9 +99,18 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
     ));
 }
 
-/// The load's failure cause: what its failure lines said together, else what its message says. A crash is
-/// called not memory only after the compute buffers were allocated (the last allocation of a load): a crash
-/// before them may be an allocation that failed without saying so.
+/// What to say of a failure that is not memory, in the runtime's terms.
+fn not_memory_hint(runtime: Runtime) -> &'static str {
+    match runtime.placer() {
+        Placer::ServingEngine(_) => "not memory: the start stopped on an error that is no allocation (a GPU page fault, a missing compiler or library); no memory setting helps: read the lines before it, fix the environment or update the engine",
+        Placer::OllamaScheduler | Placer::LlamaFit(_) | Placer::Unknown => "not memory: the runtime crashed with every allocation before it done (a signal, an exception, an assertion); no memory setting helps: read the lines before the crash, update the runtime, or report it with them",
+    }
+}
+
+/// The load's failure cause: what its failure lines said together, else what its message says. A crash of
+/// llama.cpp or Ollama is called not memory only after the compute buffers were allocated (the last
+/// allocation of a load): a crash before them may be an allocation that failed without saying so. A serving
+/// engine allocates through torch, whose failures say so (`grammars/37-torch.toml`): its other errors stand.
 pub fn cause_of(load: &crate::model::Reconciled) -> FailureCause {
     let a = &load.load.actual;
     let cause = a.failure_cause.unwrap_or_else(|| {
@@ -116,7 +125,9 @@ pub fn cause_of(load: &crate::model::Reconciled) -> FailureCause {
         .iter()
         .any(|b| b.kind == crate::model::BufferKind::Compute && !b.host);
     match cause {
-        FailureCause::NotMemory if !allocated => FailureCause::Unstated,
+        FailureCause::NotMemory if !allocated && !load.load.runtime.is_serving_engine() => {
+            FailureCause::Unstated
+        }
         other => other,
     }
 }

@@ -113,6 +113,11 @@ impl ServingLedger {
         }
     }
 
+    /// Whether the start's failure says why (anything but `EngineCore failed to start` alone).
+    pub fn failure_says_why(&self) -> bool {
+        !matches!(self.failure, Some((StartFailure::EngineFailed, _)))
+    }
+
     /// The failure the start ended with, in words, and whether it is an allocation failure.
     pub fn failure_message(&self) -> Option<(String, bool, u64)> {
         let (cause, line) = self.failure?;

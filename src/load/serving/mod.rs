@@ -443,8 +443,12 @@ impl super::Assembler {
         }
         b.serving.push(event, line);
         if let Some((message, oom, at)) = b.serving.failure_message() {
-            b.failure = Some((message, at));
-            b.failure_oom = oom;
+            // `EngineCore failed to start` says no more than that: a failure line read before it (a GPU fault,
+            // a missing compiler: `grammars/40-llama-cpp.toml`, `37-torch.toml`) keeps its own words.
+            if b.serving.failure_says_why() || b.failure.is_none() {
+                b.failure = Some((message, at));
+                b.failure_oom = oom;
+            }
         }
         if b.serving.ready {
             b.advance(super::builder::Phase::Ended);
