@@ -1136,6 +1136,15 @@ mod tests {
             framed("^[[1;36m(Worker_TP0 pid=646817)^[[0;0m INFO 03-17 17:07:06 [gpu_model_runner.py:5711] Estimated CUDA graph memory: 4.38 GiB total"),
             "[rank=TP0] Estimated CUDA graph memory: 4.38 GiB total"
         );
+        // journald's prefix in another locale before them (`déc.`, `Mär`), and before SGLang's dateless stamp.
+        assert_eq!(
+            framed("déc. 03 17:07:06 gpu-box vllm[646936]: (Worker_TP1 pid=646936) INFO 03-17 17:07:06 [gpu_model_runner.py:5711] Estimated CUDA graph memory: 4.30 GiB total"),
+            "[rank=TP1] Estimated CUDA graph memory: 4.30 GiB total"
+        );
+        assert_eq!(
+            framed("Mär 03 17:07:07 gpu-box python[11]: [23:17:01 TP3] Memory pool end. avail mem=18.66 GB"),
+            "[rank=TP3] Memory pool end. avail mem=18.66 GB"
+        );
         // A caret that is no escape stays.
         assert_eq!(strip_ansi("x^[y ^ [[z"), "x^[y ^ [[z");
     }
