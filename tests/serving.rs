@@ -7,7 +7,7 @@ use vramdiff::model::{
     Concluded, Device, FindingCode, Runtime, ServingFigures, Severity, StartFailure, GIB,
 };
 
-fn loads(prefix: &str) -> Vec<Concluded> {
+pub(crate) fn loads(prefix: &str) -> Vec<Concluded> {
     let dir = root().join("sample-logs");
     let name = std::fs::read_dir(&dir)
         .unwrap()
@@ -17,16 +17,16 @@ fn loads(prefix: &str) -> Vec<Concluded> {
     analyze(&[&dir.join(name)]).loads
 }
 
-fn serving(l: &Concluded) -> &ServingFigures {
+pub(crate) fn serving(l: &Concluded) -> &ServingFigures {
     l.reconciled.load.serving.as_ref().expect("serving figures")
 }
 
 /// A GiB figure printed with two decimals, in bytes (as the parser reads it).
-fn gib(x: f64) -> i64 {
+pub(crate) fn gib(x: f64) -> i64 {
     (x * GIB as f64).round() as i64
 }
 
-fn codes(l: &Concluded) -> Vec<FindingCode> {
+pub(crate) fn codes(l: &Concluded) -> Vec<FindingCode> {
     l.findings.iter().map(|f| f.code).collect()
 }
 

@@ -4,32 +4,14 @@
 //! every rank a device, every figure it printed carried, and the advice the maintainer gives, through the
 //! library and through the real binary.
 
-use crate::util::{analyze, root, run, stdout};
-use vramdiff::model::{Concluded, FindingCode, PartialReason, Runtime, ServingFigures, GIB};
+use crate::serving::{codes, gib, loads, serving};
+use crate::util::{root, run, stdout};
+use vramdiff::model::{Concluded, FindingCode, PartialReason, Runtime};
 
 fn load(prefix: &str) -> Concluded {
-    let dir = root().join("sample-logs");
-    let name = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
-        .find(|n| n.starts_with(prefix) && n.ends_with(".log"))
-        .unwrap_or_else(|| panic!("no sample {prefix}"));
-    let mut loads = analyze(&[&dir.join(name)]).loads;
+    let mut loads = loads(prefix);
     assert_eq!(loads.len(), 1, "{prefix}: one load");
     loads.remove(0)
-}
-
-fn serving(l: &Concluded) -> &ServingFigures {
-    l.reconciled.load.serving.as_ref().expect("serving figures")
-}
-
-/// A GiB figure printed with two decimals, in bytes (as the parser reads it).
-fn gib(x: f64) -> i64 {
-    (x * GIB as f64).round() as i64
-}
-
-fn codes(l: &Concluded) -> Vec<FindingCode> {
-    l.findings.iter().map(|f| f.code).collect()
 }
 
 fn settings(l: &Concluded) -> Vec<&str> {

@@ -10,8 +10,8 @@ use super::event::EventKind;
 use super::fields::{BuildError, Fields};
 use super::kind::{EventSpec, Words};
 pub use super::serving_line::{
-    FailureWording, ProcessesInUse, ProfileFigures, ServingArgs, ServingEvent, ServingFailure,
-    ServingLine, SglangStage, TorchOom,
+    FailureWording, KvAdvisory, ProcessesInUse, ProfileFigures, ServingArgs, ServingEvent,
+    ServingFailure, ServingLine, SglangStage, TorchOom,
 };
 use crate::model::{Quantity, GIB};
 
@@ -455,7 +455,7 @@ pub const SPECS: &[EventSpec] = &[
         build: |f| {
             serving(
                 f,
-                ServingLine::KvAdvisory {
+                ServingLine::KvAdvisory(KvAdvisory {
                     free: need_gib(f, "free")?,
                     total: need_gib(f, "total")?,
                     utilization: need_ratio(f, "util")?,
@@ -467,7 +467,7 @@ pub const SPECS: &[EventSpec] = &[
                     fit_kv: opt_count(f, "fit_kv"),
                     full_kv: opt_count(f, "full_kv"),
                     current_kv: opt_count(f, "current_kv"),
-                },
+                }),
             )
         },
     },

@@ -62,6 +62,23 @@ pub enum ServingFailure {
     Crashed,
 }
 
+/// vLLM's `--kv-cache-memory` advisory (`Free memory on device (F/T GiB) on startup …`): free and total at
+/// startup, the budget, what each part used and the KV sizes to pin (bytes).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct KvAdvisory {
+    pub free: Quantity,
+    pub total: Quantity,
+    pub utilization: f64,
+    pub budget: Quantity,
+    pub weights: Option<Quantity>,
+    pub activation: Option<Quantity>,
+    pub non_torch: Option<Quantity>,
+    pub graph: Option<Quantity>,
+    pub fit_kv: Option<i64>,
+    pub full_kv: Option<i64>,
+    pub current_kv: Option<i64>,
+}
+
 /// PyTorch's out-of-memory figures, as far as its message gives them (`T − F − A − R` is memory outside this
 /// process's allocator: non-torch memory and other processes).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -158,21 +175,8 @@ pub enum ServingLine {
         equivalent: f64,
         suggested: Option<f64>,
     },
-    /// The `--kv-cache-memory` advisory: free and total at startup, the budget, what each part used and the
-    /// KV sizes to pin (bytes).
-    KvAdvisory {
-        free: Quantity,
-        total: Quantity,
-        utilization: f64,
-        budget: Quantity,
-        weights: Option<Quantity>,
-        activation: Option<Quantity>,
-        non_torch: Option<Quantity>,
-        graph: Option<Quantity>,
-        fit_kv: Option<i64>,
-        full_kv: Option<i64>,
-        current_kv: Option<i64>,
-    },
+    /// The `--kv-cache-memory` advisory.
+    KvAdvisory(KvAdvisory),
     /// A start failed; `wording` names the engine whose message it is, if any.
     Failure {
         failure: ServingFailure,

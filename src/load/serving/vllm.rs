@@ -6,22 +6,7 @@
 
 use super::{set, ServingLedger};
 use crate::model::{Count, Quantity, Ratio};
-use crate::parse::serving::ProfileFigures;
-
-/// What vLLM's `--kv-cache-memory` advisory printed (`Free memory on device (F/T GiB) on startup …`).
-pub(super) struct KvAdvisory {
-    pub free: Quantity,
-    pub total: Quantity,
-    pub utilization: f64,
-    pub budget: Quantity,
-    pub weights: Option<Quantity>,
-    pub activation: Option<Quantity>,
-    pub non_torch: Option<Quantity>,
-    pub graph: Option<Quantity>,
-    pub fit_kv: Option<i64>,
-    pub full_kv: Option<i64>,
-    pub current_kv: Option<i64>,
-}
+use crate::parse::serving::{KvAdvisory, ProfileFigures};
 
 impl ServingLedger {
     /// `Initializing a V1 LLM engine (v0.10.1) …` / `vLLM API server version …`.
