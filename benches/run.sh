@@ -5,13 +5,16 @@
 #   bash benches/run.sh            # all inputs, 5 rounds each, then batch on 2,000 logs
 #   RUNS=3 INPUTS="mix-200M journald-1G" BATCH=0 bash benches/run.sh
 #   BEFORE=/tmp/vramdiff-main bash benches/run.sh   # time another build in the same rounds, beside this one
+#   ONE_CORE=1 bash benches/run.sh   # also vramdiff on one core (`taskset -c 0`), against grep -F's time
 #
 # Builds --release, generates the inputs into target/bench-data/ if missing (benches/gen.py, seeded, from
 # sample-logs/; `mix` is the samples between journald noise, about 1 line in 60 a memory line), installs
 # ripgrep with apt if missing, says the machine's load, and prints one Markdown table row per input: size,
 # vramdiff --format json wall and CPU time (medians of RUNS rounds, each round running every tool once), MB/s
 # of CPU time, peak RSS, grep's and rg's times on the same file and how they compare. On a shared machine the
-# ratios of CPU times are the figures to read.
+# ratios of CPU times are the figures to read. With rg, it also times `rg -c -F` on the eleven memory literals a
+# user would type to find memory lines (benches/memory-literals.txt, copied from the team's bench references,
+# issue 38's two-core goal) and says vramdiff's wall time against it.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -20,6 +23,10 @@ DATA=${DATA:-target/bench-data}
 INPUTS=${INPUTS:-"mix-200M journald-10M journald-100M journald-1G llama-1G longlines-100M"}
 BIN=${BIN:-target/release/vramdiff} # another build to time (e.g. a copy of an older one)
 BEFORE=${BEFORE:-}                   # a second build timed in the same rounds (e.g. main's), in its own columns
+ONE_CORE=${ONE_CORE:-0}              # 1: vramdiff on one core too (taskset -c 0), in its own columns
+# The eleven memory literals of issue 38, one a line and nothing else (rg -f reads every line as a literal):
+# copied unchanged on 2026-12-03 from the team's bench references (shared/bench/memory-literals.txt).
+MEMORY=benches/memory-literals.txt
 
 cargo build --release --locked --quiet
 mkdir -p "$DATA"
@@ -76,20 +83,23 @@ command -v rg > /dev/null && have_rg=1
 echo "machine load: $(uptime | sed 's/.*load average/load average/'), $(nproc) cores; $RUNS interleaved rounds, medians"
 printf '| input | size | vramdiff wall s | CPU s | MB/s (CPU) | peak RSS |%s grep -F wall s | CPU s | × grep (wall) | × grep (CPU) |%s\n' \
     "$([[ -n $BEFORE ]] && echo ' before wall s | CPU s | peak RSS |')" \
-    "$( ((have_rg)) && echo ' rg -F wall s | CPU s | × rg (CPU) |')"
-printf '|---|---:|---:|---:|---:|---:|%s---:|---:|---:|---:|%s\n' \
-    "$([[ -n $BEFORE ]] && echo '---:|---:|---:|')" "$( ((have_rg)) && echo '---:|---:|---:|')"
+    "$( ((have_rg)) && echo ' rg -F wall s | CPU s | × rg (CPU) | rg -F memory wall s | × rg memory (wall) |')$( ((ONE_CORE)) && echo ' one core wall s | CPU s | × grep (one core, wall) |')"
+printf '|---|---:|---:|---:|---:|---:|%s---:|---:|---:|---:|%s%s\n' \
+    "$([[ -n $BEFORE ]] && echo '---:|---:|---:|')" "$( ((have_rg)) && echo '---:|---:|---:|---:|---:|')" \
+    "$( ((ONE_CORE)) && echo '---:|---:|---:|')"
 for input in $INPUTS; do
     file="$DATA/$input.log"
     bytes=$(stat -c %s "$file")
     cat "$file" > /dev/null # warm the page cache
-    : > "$DATA/.v"; : > "$DATA/.b"; : > "$DATA/.g"; : > "$DATA/.r"
+    : > "$DATA/.v"; : > "$DATA/.b"; : > "$DATA/.g"; : > "$DATA/.r"; : > "$DATA/.m"; : > "$DATA/.1"
     # Interleaved: each round runs every tool once, so a change in the machine's load hits them alike.
     for _ in $(seq "$RUNS"); do
         once "$BIN" --format json "$file" >> "$DATA/.v"
         [[ -n $BEFORE ]] && once "$BEFORE" --format json "$file" >> "$DATA/.b"
         once grep -c -F -f "$ANCHORS" "$file" >> "$DATA/.g"
         ((have_rg)) && once rg -c -F -f "$ANCHORS" "$file" >> "$DATA/.r"
+        ((have_rg)) && once rg -c -F -f "$MEMORY" "$file" >> "$DATA/.m"
+        ((ONE_CORE)) && once taskset -c 0 "$BIN" --format json "$file" >> "$DATA/.1"
     done
     v=$(median 1 < "$DATA/.v"); vc=$(median 3 < "$DATA/.v"); rss=$(maximum 2 < "$DATA/.v")
     g=$(median 1 < "$DATA/.g"); gc=$(median 3 < "$DATA/.g")
@@ -104,6 +114,11 @@ for input in $INPUTS; do
     if ((have_rg)); then
         row="$row $(awk -v r="$(median 1 < "$DATA/.r")" -v rc="$(median 3 < "$DATA/.r")" -v c="$vc" 'BEGIN {
             printf "%.3f | %.2f | %.2f |", r, rc, rc / (c > 0 ? c : 0.01) }')"
+        row="$row $(awk -v m="$(median 1 < "$DATA/.m")" -v v="$v" 'BEGIN { printf "%.3f | %.2f |", m, m / v }')"
+    fi
+    if ((ONE_CORE)); then
+        row="$row $(awk -v w="$(median 1 < "$DATA/.1")" -v c="$(median 3 < "$DATA/.1")" -v g="$g" \
+            'BEGIN { printf "%.3f | %.2f | %.2f |", w, c, g / w }')"
     fi
     echo "$row"
 done
