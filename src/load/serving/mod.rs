@@ -17,8 +17,8 @@
 //!
 //! A rank is the one its line's prefix named (`[rank=TP1] `, see `frame::prefix`); lines without one are
 //! rank 0 (the driver of V0, the engine core of one GPU, SGLang on one GPU). Each rank becomes a GPU of the
-//! load: its expert-parallel rank when named (vLLM numbers EP ranks over DP × TP), else DP × TP-size + TP
-//! when the TP size is known, else its TP rank, else its rank number, else (V0 workers known by pid) the order
+//! load: its expert-parallel rank when named (vLLM numbers EP ranks over DP × TP), else its pipeline stage
+//! (PP alone, or PP × TP-size + TP), else DP × TP-size + TP when the TP size is known, else its TP rank, else its rank number, else (V0 workers known by pid) the order
 //! they appear in after the driver. Engine-level lines printed twice (vLLM 0.10 prints the KV size and the
 //! concurrency twice) are counted once.
 //!
