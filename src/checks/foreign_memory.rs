@@ -86,10 +86,7 @@ fn torch_named_other_processes(cx: &Context, out: &mut Vec<Finding>) {
         ),
     };
     let fraction = fraction.unwrap_or_default();
-    let rank = s
-        .failure_line
-        .and_then(|line| s.ranks.iter().find(|r| r.lines.contains(&line)))
-        .or(s.ranks.first());
+    let rank = s.failed_rank().or(s.ranks.first());
     let tried = tried
         .map(|t| format!(" of {}", size(t)))
         .unwrap_or_default();

@@ -4,7 +4,7 @@
 
 use super::serving_figures::{serving, setting};
 use super::{finding, CheckDef, Context};
-use crate::model::{Finding, FindingCode, Knob, Severity, StartFailure};
+use crate::model::{Finding, FindingCode, Knob, ServingFigures, Severity, StartFailure};
 
 pub const DEF: CheckDef = CheckDef {
     code: FindingCode::KvTooSmall,
@@ -14,32 +14,19 @@ pub const DEF: CheckDef = CheckDef {
 
 fn check(cx: &Context, out: &mut Vec<Finding>) {
     let Some(s) = serving(cx) else { return };
-    let (len, tokens, lines, severity) = match (s.failure, s.max_len, s.kv_tokens) {
-        (Some(StartFailure::MaxLenOverKv { len, tokens, .. }), _, _) => (
-            len,
-            tokens,
-            s.failure_line.into_iter().collect::<Vec<_>>(),
-            Severity::Error,
-        ),
-        // Hybrid and linear-attention models (Qwen3-Next, Kimi Linear) count `GPU KV cache size` in tokens of
-        // their attention layers only: the engine's `Maximum concurrency` for the max length is what it
-        // serves, so when it printed one, below 1× is the alarm and the length × it is what fits.
-        (_, Some(len), _) if s.concurrency.is_some() => match longest_served(s) {
-            Some(tokens) => (
-                len.value,
-                tokens,
-                s.concurrency.iter().map(|c| c.line).collect(),
-                Severity::Warning,
-            ),
-            None => return,
-        },
-        (_, Some(len), Some(tokens)) if len.value > tokens.value && tokens.value > 0 => (
-            len.value,
-            tokens.value,
-            vec![len.line, tokens.line],
-            Severity::Warning,
-        ),
-        _ => return,
+    let Some(KvShortfall {
+        len,
+        tokens,
+        refused,
+        lines,
+    }) = shortfall(s)
+    else {
+        return;
+    };
+    let severity = if refused {
+        Severity::Error
+    } else {
+        Severity::Warning
     };
     let shorter = setting(cx, Knob::Context, tokens).unwrap_or_default();
     let dtype = setting(cx, Knob::KvCacheType, "fp8").unwrap_or_default();
@@ -56,9 +43,50 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
     ));
 }
 
-/// The longest request the engine serves by its own `Maximum concurrency` for the max length, when that is
-/// below 1× (none when it serves at least one such request, or printed no concurrency).
-pub(super) fn longest_served(s: &crate::model::ServingFigures) -> Option<i64> {
-    let (len, c) = (s.max_len?, s.concurrency?);
-    (c.value < 1.0).then(|| (len.value as f64 * c.value).floor() as i64)
+/// One request of the max length against what the KV cache holds, as the finding and its suggestions read it.
+pub(super) struct KvShortfall {
+    /// The max length asked, and the longest request that fits.
+    pub len: i64,
+    pub tokens: i64,
+    /// The engine refused to start for it.
+    pub refused: bool,
+    /// The lines the figures come from.
+    pub lines: Vec<u64>,
+}
+
+/// The shortfall, when one request of the max length does not fit: the engine's refusal, else its
+/// `Maximum concurrency` below 1× when printed, else the max length against the KV size in tokens.
+pub(super) fn shortfall(s: &ServingFigures) -> Option<KvShortfall> {
+    Some(match (s.failure, s.max_len, s.kv_tokens) {
+        (Some(StartFailure::MaxLenOverKv { len, tokens, .. }), _, _) => KvShortfall {
+            len,
+            tokens,
+            refused: true,
+            lines: s.failure_line.into_iter().collect(),
+        },
+        // Hybrid and linear-attention models (Qwen3-Next, Kimi Linear) count `GPU KV cache size` in tokens of
+        // their attention layers only: the engine's `Maximum concurrency` for the max length is what it
+        // serves, so when it printed one, below 1× is the shortfall and the length × it is what fits.
+        (_, Some(len), _) if s.concurrency.is_some() => {
+            let c = s.concurrency?;
+            if c.value >= 1.0 {
+                return None;
+            }
+            KvShortfall {
+                len: len.value,
+                tokens: (len.value as f64 * c.value).floor() as i64,
+                refused: false,
+                lines: vec![c.line],
+            }
+        }
+        (_, Some(len), Some(tokens)) if len.value > tokens.value && tokens.value > 0 => {
+            KvShortfall {
+                len: len.value,
+                tokens: tokens.value,
+                refused: false,
+                lines: vec![len.line, tokens.line],
+            }
+        }
+        _ => return None,
+    })
 }

@@ -245,4 +245,11 @@ impl ServingFigures {
     pub fn rank_on(&self, device: &Device) -> Option<&RankFigures> {
         self.ranks.iter().find(|r| r.device == *device)
     }
+
+    /// The rank whose line gave the failure, when that line named one (`src/load/serving/failure.rs` makes
+    /// the failure line one of its rank's lines).
+    pub fn failed_rank(&self) -> Option<&RankFigures> {
+        let line = self.failure_line?;
+        self.ranks.iter().find(|r| r.lines.contains(&line))
+    }
 }

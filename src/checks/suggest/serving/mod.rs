@@ -119,19 +119,14 @@ fn ranks_of<'a>(ev: &Evidence, s: &'a ServingFigures, code: FindingCode) -> Vec<
 
 /// The longest request that fits, and 8-bit KV (and SGLang: a slightly larger pool).
 fn kv_too_small(out: &mut Out, s: &ServingFigures, engine: ServingEngine) {
-    let (len, tokens, refused) = match (s.failure, s.max_len, s.kv_tokens) {
-        (Some(StartFailure::MaxLenOverKv { len, tokens, .. }), _, _) => (len, tokens, true),
-        // The engine's concurrency decides when it printed one (see `kv_too_small.rs`).
-        (_, Some(len), _) if s.concurrency.is_some() => {
-            match crate::checks::kv_too_small::longest_served(s) {
-                Some(tokens) => (len.value, tokens, false),
-                None => return,
-            }
-        }
-        (_, Some(len), Some(tokens)) if len.value > tokens.value && tokens.value > 0 => {
-            (len.value, tokens.value, false)
-        }
-        _ => return,
+    let Some(crate::checks::kv_too_small::KvShortfall {
+        len,
+        tokens,
+        refused,
+        ..
+    }) = crate::checks::kv_too_small::shortfall(s)
+    else {
+        return;
     };
     let because: &[FindingCode] = if refused {
         &[FindingCode::KvTooSmall, FindingCode::LoadFailed]
@@ -220,11 +215,8 @@ fn start_failed(out: &mut Out, s: &ServingFigures, engine: ServingEngine) {
             // The rank whose line gave the failure, else the first that began a capture it did not end.
             let capturing =
                 |r: &&RankFigures| r.capture_began.is_some() && r.graph_actual.is_none();
-            let failed_rank = s
-                .ranks
-                .iter()
-                .find(|r| s.failure_line.is_some_and(|line| r.lines.contains(&line)));
-            let Some(r) = failed_rank
+            let Some(r) = s
+                .failed_rank()
                 .filter(capturing)
                 .or_else(|| s.ranks.iter().find(capturing))
             else {
