@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Deterministic benchmark inputs for vramdiff, built from the real sample logs.
 
-    python3 benches/gen.py KIND SIZE OUT [--seed N]
+    python3 benches/gen.py KIND SIZE OUT [--seed N] [--logs DIR]
 
 KIND is one of
   journald   a journald dump (`Nov 30 06:05:00 host ollama[1234]: ...`): mostly noise (GIN access lines, Ollama
@@ -10,7 +10,8 @@ KIND is one of
   llama      llama.cpp / llama-server heavy output without a collector prefix: `print_info:`, `load_tensors:`,
              `llama_kv_cache`, `llama_context:`, per-layer assignment and slot lines, with a load every ~1 MB;
   mix        every `.log` sample as it is between journald noise, about 1 line in 60 a memory line of a sample
-             (one with a memory word), the proportions of issue 24;
+             (one with a memory word), the proportions of issue 24; `--logs DIR` takes every `.log` file under
+             DIR instead (issue 38's corpus mix: `--logs ../shared/corpus`, which a clone does not have);
   longlines  pathological: lines of 8 KiB to 1.5 MiB (prompt dumps, base64 images, minified JSON), some with a
              memory anchor at the far end and some longer than vramdiff's 1 MiB line cap.
 SIZE is a byte count with an optional K/M/G suffix (powers of 1024). The same KIND, SIZE and seed always give the
@@ -291,16 +292,26 @@ def journald_noise(rng, clock, words, stamp):
     return line + "\n"
 
 
-def mix(rng, size, out):
-    """Every `.log` sample as it is (any runtime, any collector prefix) between journald noise, a whole sample
-    whenever fewer than 1 line in 60 so far is a memory line of a sample (one holding a memory word; the noise's
-    own, such as `runner.vram="6.2 GiB"` in slog chatter, are not counted)."""
+def log_files(root):
+    """Every `.log` file under `root`, in a fixed order (paths sorted)."""
+    found = []
+    for folder, dirs, files in os.walk(root):
+        dirs.sort()
+        found += [os.path.join(folder, name) for name in sorted(files) if name.endswith(".log")]
+    return sorted(found)
+
+
+def mix(rng, size, out, logs=SAMPLES):
+    """Every `.log` file under `logs` (the samples by default) as it is (any runtime, any collector prefix)
+    between journald noise, a whole log whenever fewer than 1 line in 60 so far is a memory line of a log (one
+    holding a memory word; the noise's own, such as `runner.vram="6.2 GiB"` in slog chatter, are not counted)."""
     samples = []
-    for name in sorted(os.listdir(SAMPLES)):
-        if name.endswith(".log"):
-            with open(os.path.join(SAMPLES, name), encoding="utf-8", errors="replace") as f:
-                lines = [line.rstrip("\r\n") + "\n" for line in f]
-            samples.append((lines, sum(1 for line in lines if MEMORY_LINE.search(line))))
+    for path in log_files(logs):
+        with open(path, encoding="utf-8", errors="replace") as f:
+            lines = [line.rstrip("\r\n") + "\n" for line in f]
+        samples.append((lines, sum(1 for line in lines if MEMORY_LINE.search(line))))
+    if not samples:
+        sys.exit(f"gen.py: no .log file under {logs}")
     words = words_from_samples()
     clock = Clock(rng)
     written = 0
@@ -382,12 +393,16 @@ def main():
     p.add_argument("size")
     p.add_argument("out")
     p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--logs", help="mix: the folder whose .log files go between the noise (default: sample-logs)")
     a = p.parse_args()
     rng = random.Random(f"{a.kind}-{a.seed}")
     size = parse_size(a.size)
     tmp = a.out + ".partial"
     with open(tmp, "wb") as out:
-        {"journald": journald, "llama": llama, "longlines": longlines, "mix": mix}[a.kind](rng, size, out)
+        if a.kind == "mix" and a.logs:
+            mix(rng, size, out, a.logs)
+        else:
+            {"journald": journald, "llama": llama, "longlines": longlines, "mix": mix}[a.kind](rng, size, out)
     os.replace(tmp, a.out)
 
 
