@@ -93,6 +93,51 @@ impl ShortKeys {
         }
     }
 
+    /// [`ShortKeys::scan`] of each line of `lines` (byte ranges of `text`, in order) whose groups are not
+    /// all possible yet (`all`), as [`LineFilter::scan`] does it line by line.
+    fn scan_lines(&self, text: &[u8], lines: &[(usize, usize)], hits: &mut [Hits], all: Groups) {
+        let Some((&(first, _), &(_, text_end))) = lines.first().zip(lines.last()) else {
+            return;
+        };
+        // The line the last rare byte fell in, and whether it was to be scanned (not every group possible
+        // before the short keys were looked for).
+        let mut current: Option<(usize, bool)> = None;
+        let mut line = 0;
+        let mut from = first;
+        while let Some(i) = self.find_rare_byte(&text[from..text_end]) {
+            let at = from + i;
+            from = at + 1;
+            while line < lines.len() && lines[line].1 <= at {
+                line += 1;
+            }
+            let Some(&(line_start, line_end)) = lines.get(line) else {
+                break;
+            };
+            if at < line_start {
+                from = line_start;
+                continue;
+            }
+            let scanned = match current {
+                Some((seen, scanned)) if seen == line => scanned,
+                _ => {
+                    let scanned = hits[line].possible != all;
+                    current = Some((line, scanned));
+                    scanned
+                }
+            };
+            if !scanned {
+                from = line_end;
+                continue;
+            }
+            for (key, offset, groups) in &self.keys {
+                if at >= line_start + offset && text[at - offset..line_end].starts_with(key) {
+                    hits[line].possible |= groups.possible;
+                    hits[line].certain |= groups.certain;
+                }
+            }
+        }
+    }
+
     fn find_rare_byte(&self, haystack: &[u8]) -> Option<usize> {
         match self.bytes[..] {
             [] => None,
@@ -267,6 +312,80 @@ impl LineFilter {
             hits.possible |= self.key_groups[key].possible;
             hits.certain |= self.key_groups[key].certain;
             at = start + 1;
+        }
+    }
+
+    /// [`LineFilter::scan`] of many lines at once: `lines` are the byte ranges of `text` that the lines
+    /// occupy, in order, apart or abutting; `hits` is given one [`Hits`] per line, the same as `scan` finds
+    /// in that line alone. Each searcher goes over the text once instead of once a line, its set-up paid once
+    /// a hit instead of once a line (the framed lines of a server log are short: `docs/performance.md`). A
+    /// key found in text that is no line's, or across the end of a line, counts for no line.
+    pub fn scan_lines(&self, text: &[u8], lines: &[(usize, usize)], hits: &mut Vec<Hits>) {
+        hits.clear();
+        hits.resize(lines.len(), Hits::default());
+        if lines.is_empty() {
+            return;
+        }
+        match &self.searcher {
+            Searcher::Empty => {}
+            Searcher::Teddy(parts) => {
+                for (searcher, first) in parts {
+                    self.scan_lines_part(lines, hits, |span| {
+                        searcher
+                            .find_in(text, span)
+                            .map(|m| (first + m.pattern().as_usize(), m.start(), m.end()))
+                    });
+                }
+            }
+            Searcher::Automaton(automaton) => self.scan_lines_part(lines, hits, |span| {
+                automaton
+                    .find(aho_corasick::Input::new(text).span(span))
+                    .map(|m| (m.pattern().as_usize(), m.start(), m.end()))
+            }),
+        }
+        self.short.scan_lines(text, lines, hits, self.all);
+    }
+
+    /// [`LineFilter::scan_part`] over many lines: `find` gives the leftmost key in a span of the whole text,
+    /// where it starts and where it ends. The search resumes one byte after each hit, as there, or at the
+    /// end of a line once every group is possible in it. A key that starts in a line and ends past it is no
+    /// hit of that line, and hides none: two keys never start at the same position (see `scan_part`).
+    fn scan_lines_part(
+        &self,
+        lines: &[(usize, usize)],
+        hits: &mut [Hits],
+        mut find: impl FnMut(aho_corasick::Span) -> Option<(usize, usize, usize)>,
+    ) {
+        let (mut line, mut at) = (0, lines[0].0);
+        let text_end = lines[lines.len() - 1].1;
+        while at < text_end {
+            let Some((key, start, end)) = find(aho_corasick::Span::from(at..text_end)) else {
+                break;
+            };
+            while line < lines.len() && lines[line].1 <= start {
+                line += 1;
+            }
+            let Some(&(line_start, line_end)) = lines.get(line) else {
+                break;
+            };
+            if start < line_start {
+                at = line_start;
+                continue;
+            }
+            let found = &mut hits[line];
+            if found.possible == self.all {
+                at = line_end;
+                continue;
+            }
+            if end <= line_end {
+                found.possible |= self.key_groups[key].possible;
+                found.certain |= self.key_groups[key].certain;
+            }
+            at = if found.possible == self.all {
+                line_end
+            } else {
+                start + 1
+            };
         }
     }
 
@@ -544,6 +663,44 @@ mod tests {
         assert_eq!(found, expected);
         assert_eq!(found.len(), 5);
         assert_eq!(f.block(b"no key here").next_from(0), None);
+    }
+
+    /// Many lines scanned at once get what each gets alone: keys that cross from one line's text into the
+    /// next (long and short ones) or lie between lines count for no line, and a line all of whose groups
+    /// are possible early is left.
+    #[test]
+    fn scanning_lines_together_finds_what_each_line_alone_finds() {
+        let f = filter();
+        let lines: [&str; 10] = [
+            "load_tensors: CUDA0 model buffer size =  4403.49 MiB",
+            "buffer si",
+            "ze = 12 Mi",
+            "B",
+            "| NVIDIA-SMI 535.183.01 | memory.used 12 MiB",
+            "",
+            "x msg=\"model weights\" buffer=CUDA0",
+            "size 12 M",
+            "B and  MB",
+            "plain",
+        ];
+        for gap in ["", "\n", "NVIDIA-SMI MiB", " M"] {
+            let mut text = String::new();
+            let mut ranges = Vec::new();
+            for line in lines {
+                text.push_str(gap);
+                ranges.push((text.len(), text.len() + line.len()));
+                text.push_str(line);
+            }
+            let mut together = vec![Hits::default(); 3];
+            f.scan_lines(text.as_bytes(), &ranges, &mut together);
+            let alone: Vec<Hits> = lines.iter().map(|l| f.scan(l.as_bytes())).collect();
+            assert_eq!(together, alone, "gap {gap:?}");
+        }
+        let possible: Vec<Groups> = lines.iter().map(|l| possible(&f, l.as_bytes())).collect();
+        assert_eq!(possible, [A, 0, 0, 0, A | B, 0, A, 0, A, 0]);
+        let mut none = vec![Hits::default()];
+        f.scan_lines(b"MiB", &[], &mut none);
+        assert!(none.is_empty());
     }
 
     #[test]

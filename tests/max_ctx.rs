@@ -123,3 +123,63 @@ fn max_ctx_in_text_and_markdown() {
         "{md}"
     );
 }
+
+/// The search's verdicts (`replay::max_ctx::fits_at`, which replays only the side it reads and chooses the
+/// estimator's family once) are what the whole replay at the same changes says, on every load of every
+/// sample, for each KV cache type, at contexts from one step to past the trained one, by both judges.
+#[test]
+fn the_search_reads_what_the_whole_replay_says() {
+    use vramdiff::model::{KvType, ReplayOutcome};
+    use vramdiff::replay::max_ctx::{fits_at, Judge};
+    use vramdiff::replay::{margin, replay, Changes};
+
+    let mut compared = 0;
+    let mut logs: Vec<_> = std::fs::read_dir(root().join("sample-logs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "log"))
+        .collect();
+    logs.sort();
+    for log in &logs {
+        for concluded in crate::util::analyze(&[log]).loads {
+            let load = &concluded.reconciled;
+            for judge in [Judge::Measured, Judge::Runtime] {
+                let measured =
+                    judge == Judge::Measured || load.load.runtime.llama_cpp_places_layers();
+                for kv_type in KvType::ALL {
+                    for num_ctx in [256, 4096, 32768, 1 << 20] {
+                        let changes = Changes {
+                            ctx: Some(num_ctx),
+                            kv_type: Some(kv_type),
+                            ..Changes::default()
+                        };
+                        let whole = replay(load, &changes).and_then(|w| {
+                            if measured {
+                                let m = w.measured?;
+                                Some((
+                                    matches!(m.verdict.outcome, ReplayOutcome::Fits { .. }),
+                                    m.margin,
+                                ))
+                            } else {
+                                let e = w.estimate?;
+                                Some((
+                                    e.placement.fully_offloaded(),
+                                    margin(&e.placement, e.figures.gpu_overhead),
+                                ))
+                            }
+                        });
+                        let searched = fits_at(load, &Changes::default(), num_ctx, kv_type, judge);
+                        assert_eq!(
+                            searched,
+                            whole,
+                            "{} {judge:?} {kv_type:?} {num_ctx}",
+                            log.display()
+                        );
+                        compared += usize::from(whole.is_some());
+                    }
+                }
+            }
+        }
+    }
+    assert!(compared > 300, "{compared} verdicts compared");
+}

@@ -274,6 +274,27 @@ mod tests {
             assert_eq!(full, format!("{:?}", parser.read_line(1, line)), "{line}");
         }
         assert!(skipped > 100 && memory_only > 0, "{skipped} {memory_only}");
+        // Scanned together, as the reading thread scans a batch: the lines' texts abutting, or with text
+        // that is no line's between them (keys in it, as a batch's file names may hold), each line gets
+        // what it gets alone.
+        for gap in ["", "MiB offload=memory buffer size"] {
+            let mut text = String::new();
+            let mut ranges = Vec::new();
+            for line in &lines {
+                text.push_str(gap);
+                ranges.push((text.len(), text.len() + line.len()));
+                text.push_str(line);
+            }
+            let mut together = Vec::new();
+            parser
+                .filter
+                .scan_lines(text.as_bytes(), &ranges, &mut together);
+            let alone: Vec<Hits> = lines
+                .iter()
+                .map(|l| parser.filter.scan(l.as_bytes()))
+                .collect();
+            assert_eq!(together, alone, "gap {gap:?}");
+        }
     }
 
     /// The files of this module import each other without a cycle (`use super::…` and `crate::parse::…`,

@@ -13,7 +13,8 @@
 //! The parser's literal scan of each framed line (`Parser::read_scanned_line`) runs on whichever thread has
 //! time for it, decided batch by batch: on the reading thread while the parser has batches waiting (a log of
 //! many loads, where parsing and reporting are the larger half), else on the parser's (a long log of few
-//! loads, where the skim is). The scan's answer is the same on either thread.
+//! loads, where the skim is). The scan's answer is the same on either thread. Either way a batch's lines are
+//! scanned together (`LineFilter::scan_lines`), each searcher over the batch's text once.
 
 use std::io::BufRead;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -42,14 +43,12 @@ const BACKLOG: usize = 2;
 /// ordinary batches need.
 const KEPT_CAPACITY: usize = 4 * BATCH_BYTES;
 
-/// One thing the reader handed out, its text (if any) as a range of the batch's text; a line with what the
-/// parser's literal scan found in it, if the reading thread scanned it.
+/// One thing the reader handed out, its text (if any) as a range of the batch's text.
 #[derive(Debug, Clone, Copy)]
 enum Item {
     Line {
         number: u64,
         text: (usize, usize),
-        hits: Option<Hits>,
     },
     CutLine {
         line: u64,
@@ -66,24 +65,28 @@ enum Item {
     Idle,
 }
 
-/// Items in input order, with the text they hold.
+/// Items in input order, with the text they hold, and what the parser's literal scan finds in their lines.
 #[derive(Debug, Default)]
 struct Batch {
     text: String,
     items: Vec<Item>,
-    /// Scan the lines of this batch here (see the module doc).
+    /// The text of each line item, in order.
+    lines: Vec<(usize, usize)>,
+    /// What the scan found in each of `lines`, once [`Batch::scan`] ran.
+    hits: Vec<Hits>,
+    /// The lines were scanned (on the reading thread, when the parser had a backlog: see the module doc).
     scanned: bool,
 }
 
 impl Batch {
-    /// Keep `read`, copying its text, and what `scan` finds in it if it is a line of a batch scanned here.
-    fn push(&mut self, read: &Read<'_>, scan: &LineFilter) {
+    /// Keep `read`, copying its text.
+    fn push(&mut self, read: &Read<'_>) {
         let item = match *read {
-            Read::Line(number, text) => Item::Line {
-                number,
-                text: self.keep(text),
-                hits: self.scanned.then(|| scan.scan(text.as_bytes())),
-            },
+            Read::Line(number, text) => {
+                let text = self.keep(text);
+                self.lines.push(text);
+                Item::Line { number, text }
+            }
             Read::CutLine { line, skipped } => Item::CutLine { line, skipped },
             Read::FileStarts { line, name } => Item::FileStarts {
                 line,
@@ -108,16 +111,22 @@ impl Batch {
         self.text.len() >= BATCH_BYTES || self.items.len() >= BATCH_ITEMS
     }
 
-    /// Hand every item to `on`, in order (with the scan's hits for a line scanned here, else nothing).
+    /// Find what `scan` finds in every line of the batch, all lines in one search.
+    fn scan(&mut self, scan: &LineFilter) {
+        scan.scan_lines(self.text.as_bytes(), &self.lines, &mut self.hits);
+        self.scanned = true;
+    }
+
+    /// Hand every item to `on`, in order, each line with what the scan found in it if [`Batch::scan`] ran.
     fn replay(&self, on: &mut impl FnMut(Read<'_>, Option<Hits>)) {
         let text = |(start, end): (usize, usize)| &self.text[start..end];
+        let mut hits = self.hits.iter().copied();
         for item in &self.items {
             let (read, hits) = match *item {
                 Item::Line {
                     number,
                     text: range,
-                    hits,
-                } => (Read::Line(number, text(range)), hits),
+                } => (Read::Line(number, text(range)), hits.next()),
                 Item::CutLine { line, skipped } => (Read::CutLine { line, skipped }, None),
                 Item::FileStarts { line, name } => (
                     Read::FileStarts {
@@ -146,6 +155,9 @@ impl Batch {
         }
         self.text.clear();
         self.items.clear();
+        self.lines.clear();
+        self.hits.clear();
+        self.scanned = false;
         Some(self)
     }
 }
@@ -182,8 +194,11 @@ pub fn read_skimmed_lines_ahead<R: BufRead + Send>(
         };
         // The thread is waiting for it: the channel has room for it.
         let _ = hand_over.send(reader);
-        for batch in framed {
+        for mut batch in framed {
             waiting.fetch_sub(1, Ordering::Relaxed);
+            if !batch.scanned {
+                batch.scan(scan);
+            }
             batch.replay(&mut on);
             if let Some(batch) = batch.recycled() {
                 // The reading thread may be gone already, or have enough batches: this one is dropped.
@@ -265,17 +280,24 @@ fn frame_in_batches(
 ) -> StreamFacts {
     let mut mirror = Mirror::new();
     let mut batch = Batch::default();
+    // Whether the parser had a backlog when the last batch went: then this thread scans the next one.
+    let mut backlog = false;
     let facts = read_skimmed_lines(reader, skim, |read| {
         let wants = mirror.wants_after(&read);
-        batch.push(&read, scan);
+        batch.push(&read);
         if batch.is_full() {
+            if backlog {
+                batch.scan(scan);
+            }
             let next = recycled.try_recv().unwrap_or_default();
-            let backlog = sending.send(std::mem::replace(&mut batch, next));
-            batch.scanned = backlog;
+            backlog = sending.send(std::mem::replace(&mut batch, next));
         }
         wants
     });
     if !batch.items.is_empty() {
+        if backlog {
+            batch.scan(scan);
+        }
         sending.send(batch);
     }
     facts
@@ -321,11 +343,14 @@ mod tests {
         assert!(here.iter().any(|read| read.contains("NVIDIA-SMI")));
     }
 
-    /// What a batch hands back: every item as kept, in order, and the scan's hits on its lines only when
-    /// the batch was scanned on the reading thread (the same hits the parser's thread would find).
+    /// What a batch hands back: every item as kept, in order, each line with what the scan finds in it
+    /// alone once the batch was scanned (on either thread), nothing before.
     #[test]
-    fn a_batch_hands_back_what_it_kept_with_hits_when_scanned_here() {
-        let scan = LineFilterBuilder::new().add(1, ["buffer size ="]).build();
+    fn a_batch_hands_back_what_it_kept_with_the_hits_of_each_line() {
+        let scan = LineFilterBuilder::new()
+            .add(1, ["buffer size =", "MiB"])
+            .add(2, ["offload"])
+            .build();
         let line = "load_tensors: CUDA0 model buffer size =  4403.49 MiB";
         let reads = [
             Read::Line(3, line),
@@ -342,16 +367,21 @@ mod tests {
                 pid: Some("34353"),
             },
             Read::Process { line: 7, pid: None },
-            Read::Line(8, "plain"),
+            Read::Line(8, "plain buffer size"),
+            // A key across two lines' texts, which abut in the batch, is in neither line.
+            Read::Line(9, "a GPU off"),
+            Read::Line(10, "load of 3 Mi"),
+            Read::Line(11, "B"),
+            Read::Line(12, "msg=\"offload to gpu\""),
             Read::Idle,
         ];
         for scanned in [false, true] {
-            let mut batch = Batch {
-                scanned,
-                ..Batch::default()
-            };
+            let mut batch = Batch::default();
             for read in &reads {
-                batch.push(read, &scan);
+                batch.push(read);
+            }
+            if scanned {
+                batch.scan(&scan);
             }
             let mut seen = Vec::new();
             batch.replay(&mut |read, hits| seen.push((format!("{read:?}"), hits)));
@@ -365,8 +395,13 @@ mod tests {
                     (format!("{read:?}"), hits)
                 })
                 .collect();
-            assert_eq!(seen, expected, "scanned here: {scanned}");
-            assert_eq!(seen[0].1.map(|h| h.possible), scanned.then_some(1));
+            assert_eq!(seen, expected, "scanned: {scanned}");
+            let possible: Vec<u32> = seen
+                .iter()
+                .filter_map(|(_, h)| Some(h.as_ref()?.possible))
+                .collect();
+            let want: &[u32] = if scanned { &[1, 0, 0, 0, 0, 2] } else { &[] };
+            assert_eq!(possible, want);
         }
     }
 }

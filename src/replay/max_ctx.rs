@@ -19,8 +19,8 @@
 //! needs.
 
 use super::figures::Changes;
-use super::{margin, replay};
-use crate::model::{KvType, MaxContext, MaxContextRow, Reconciled, ReplayOutcome, WhatIf};
+use super::{replay, Verdicts};
+use crate::model::{KvType, MaxContext, MaxContextRow, Reconciled, WhatIf};
 
 /// llama.cpp's KV padding, and the search step per slot.
 pub const STEP: i64 = 256;
@@ -36,23 +36,6 @@ pub enum Judge {
     Runtime,
     /// The measured figures whoever placed the layers (what memory would hold; the suggestions' figure).
     Measured,
-}
-
-/// Whether a replay keeps every layer on the GPUs, and the memory it leaves on the tightest one.
-fn verdict(w: &WhatIf, measured: bool) -> Option<(bool, i64)> {
-    if measured {
-        let m = w.measured.as_ref()?;
-        Some((
-            matches!(m.verdict.outcome, ReplayOutcome::Fits { .. }),
-            m.margin,
-        ))
-    } else {
-        let e = w.estimate.as_ref()?;
-        Some((
-            e.placement.fully_offloaded(),
-            margin(&e.placement, e.figures.gpu_overhead),
-        ))
-    }
 }
 
 /// The trained context per slot, and where it came from.
@@ -85,12 +68,7 @@ pub fn replay_at(
     num_ctx: i64,
     kv_type: KvType,
 ) -> Option<WhatIf> {
-    let changes = Changes {
-        ctx: Some(num_ctx),
-        kv_type: Some(kv_type),
-        ..changes.clone()
-    };
-    replay(load, &changes)
+    replay(load, &at(changes, num_ctx, kv_type))
 }
 
 /// Whether `num_ctx` fits for `kv_type` (and the margin it leaves); `None` when the replay cannot run.
@@ -101,8 +79,24 @@ pub fn fits_at(
     kv_type: KvType,
     judge: Judge,
 ) -> Option<(bool, i64)> {
-    let measured = judge == Judge::Measured || load.load.runtime.llama_cpp_places_layers();
-    verdict(&replay_at(load, changes, num_ctx, kv_type)?, measured)
+    verdicts(load, judge).at(&at(changes, num_ctx, kv_type))
+}
+
+/// The verdicts `judge` reads of the replays of `load`.
+fn verdicts(load: &Reconciled, judge: Judge) -> Verdicts<'_> {
+    Verdicts::new(
+        load,
+        judge == Judge::Measured || load.load.runtime.llama_cpp_places_layers(),
+    )
+}
+
+/// `changes` with the context and the KV cache type of one step of the search.
+fn at(changes: &Changes, num_ctx: i64, kv_type: KvType) -> Changes {
+    Changes {
+        ctx: Some(num_ctx),
+        kv_type: Some(kv_type),
+        ..changes.clone()
+    }
 }
 
 /// The largest `num_ctx` for `kv_type` judged by `judge`, on the GPUs `changes` keeps, up to the trained
@@ -128,36 +122,37 @@ fn row(
         .or(load.load.settings.parallel)
         .unwrap_or(1)
         .max(1);
-    let fits = |k: i64| fits_at(load, changes, k * STEP, kv_type, judge);
-    let answer = |k: Option<i64>, at_cap: bool| {
-        let margin = k.and_then(&fits).map(|(_, m)| m);
-        MaxContextRow {
-            kv_type,
-            num_ctx: k.map(|k| k * STEP),
-            context: k.map(|k| k * STEP * parallel),
-            at_cap,
-            margin,
-        }
+    let verdicts = verdicts(load, judge);
+    let fits = |k: i64| verdicts.at(&at(changes, k * STEP, kv_type));
+    // The answer with the margin its replay left (each context is replayed once).
+    let answer = |k: Option<i64>, margin: Option<i64>, at_cap: bool| MaxContextRow {
+        kv_type,
+        num_ctx: k.map(|k| k * STEP),
+        context: k.map(|k| k * STEP * parallel),
+        at_cap,
+        margin,
     };
     let top = (cap / STEP).max(1);
-    if fits(1)?.0 {
-        if fits(top)?.0 {
-            return Some(answer(Some(top), true));
-        }
-    } else {
-        return Some(answer(None, false));
+    let (fits_one, mut lo_margin) = fits(1)?;
+    if !fits_one {
+        return Some(answer(None, None, false));
+    }
+    let (fits_top, top_margin) = fits(top)?;
+    if fits_top {
+        return Some(answer(Some(top), Some(top_margin), true));
     }
     // fits(lo) and not fits(hi).
     let (mut lo, mut hi) = (1i64, top);
     while hi - lo > 1 {
         let mid = lo + (hi - lo) / 2;
-        if fits(mid)?.0 {
-            lo = mid;
+        let (fits_mid, margin) = fits(mid)?;
+        if fits_mid {
+            (lo, lo_margin) = (mid, margin);
         } else {
             hi = mid;
         }
     }
-    Some(answer(Some(lo), false))
+    Some(answer(Some(lo), Some(lo_margin), false))
 }
 
 /// The largest `num_ctx` per KV type (`only`: just that one), with the assumptions; `None` when the load

@@ -80,7 +80,7 @@ fn max_layers(load: &Reconciled) -> Option<i64> {
 }
 
 /// Free memory left on the tightest GPU that holds a layer.
-pub(crate) fn margin(p: &Placement, overhead: i64) -> i64 {
+pub fn margin(p: &Placement, overhead: i64) -> i64 {
     p.gpus_with_layers()
         .map(|g| g.free - overhead - g.allocation)
         .min()
@@ -151,6 +151,82 @@ pub fn replay(load: &Reconciled, changes: &Changes) -> Option<WhatIf> {
             ..Asked::default()
         },
     )
+}
+
+/// [`replay`]'s verdict on one load at many changes, what `whatif --max-ctx`'s search reads ([`max_ctx`]):
+/// whether every layer stays on the GPUs, and the memory left on the tightest GPU, by the replay with the
+/// measured figures (`measured`) or by the runtime's estimate. The answer is the one read from `replay(load,
+/// changes)`, without replaying the other side, the levers' effects and the words, and with the estimator's
+/// family chosen once (replaying the log with every candidate family is most of a replay, and the choice
+/// reads only the log and `--family`: `ollama::family_for`). The search replays a load a dozen times for each
+/// suggestion that names a context (`docs/performance.md`).
+pub(crate) struct Verdicts<'a> {
+    load: &'a Reconciled,
+    measured: bool,
+    /// The family chosen for a `--family` (`None`: the log's choice), once asked.
+    family: std::cell::OnceCell<(Option<Family>, Option<Family>)>,
+}
+
+impl<'a> Verdicts<'a> {
+    pub(crate) fn new(load: &'a Reconciled, measured: bool) -> Verdicts<'a> {
+        Verdicts {
+            load,
+            measured,
+            family: std::cell::OnceCell::new(),
+        }
+    }
+
+    /// The verdict with `changes`; `None` where [`replay`] gives none for the side read.
+    pub(crate) fn at(&self, changes: &Changes) -> Option<(bool, i64)> {
+        let load = self.load;
+        let placer = load.load.runtime.placer();
+        if self.measured {
+            let m = match placer {
+                Placer::LlamaFit(_) if *changes != Changes::default() => {
+                    llama_server::changed(load, changes)
+                }
+                Placer::LlamaFit(_) => llama_server::measured(load),
+                Placer::ServingEngine(_) => None,
+                Placer::OllamaScheduler | Placer::Unknown => measured_replay(load, changes),
+            }?;
+            return Some((
+                matches!(m.verdict.outcome, ReplayOutcome::Fits { .. }),
+                m.margin,
+            ));
+        }
+        let (placement, overhead) = match placer {
+            Placer::LlamaFit(_) if *changes != Changes::default() => None,
+            Placer::LlamaFit(_) => {
+                llama_server::estimate(load).map(|e| (e.placement, e.figures.gpu_overhead))
+            }
+            Placer::ServingEngine(_) => None,
+            Placer::OllamaScheduler | Placer::Unknown
+                if ollama::keeps_the_logs_placement(changes) =>
+            {
+                ollama::replay(load, changes)
+                    .map(|r| (r.estimate.placement, r.estimate.figures.gpu_overhead))
+            }
+            Placer::OllamaScheduler | Placer::Unknown => {
+                let family = self.family_for(changes)?;
+                ollama::changed_placement(load, changes, family)
+                    .map(|(placement, figures)| (placement, figures.gpu_overhead))
+            }
+        }?;
+        Some((placement.fully_offloaded(), margin(&placement, overhead)))
+    }
+
+    /// `ollama::family_for`, chosen once for the `--family` of the first changes asked about (every later
+    /// one with the same `--family` reuses it).
+    fn family_for(&self, changes: &Changes) -> Option<Family> {
+        let (named, chosen) = *self
+            .family
+            .get_or_init(|| (changes.family, ollama::family_for(self.load, changes)));
+        if named == changes.family {
+            chosen
+        } else {
+            ollama::family_for(self.load, changes)
+        }
+    }
 }
 
 /// What `vramdiff whatif` asks the replay: the user's changes, and `--max-ctx` (the largest context that keeps

@@ -10,8 +10,8 @@ use super::figures::{self, Changes, End};
 use super::placement::{schedule, Scheduler};
 use super::{gpus, max_layers};
 use crate::model::{
-    human, BucketMove, Device, EstimateReplay, EstimatorCharges, FamilyTry, Margin, PlacementTrace,
-    Quantity, Reconciled, TraceStage, TraceStep,
+    human, BucketMove, Device, EstimateReplay, EstimatorCharges, FamilyTry, Margin, Placement,
+    PlacementTrace, Quantity, Reconciled, ReplayFigures, TraceStage, TraceStep,
 };
 
 /// The estimate replay, the family it used and why, and the trace.
@@ -446,8 +446,10 @@ fn charges(rules: &Rules, family: Family, b: &Bounded, t: &Traced) -> EstimatorC
     }
 }
 
-/// Replay the estimate with every candidate family; `None` without a single-line estimate to replay.
-pub fn replay(load: &Reconciled, changes: &Changes) -> Option<Replayed> {
+/// Every candidate family (or the one `--family` names) replayed on the log's figures, and the position of
+/// the one [`replay`] reports with; `None` without a single-line estimate to replay. Of the changes, only
+/// `family` is read: the log alone decides the family.
+fn choose(load: &Reconciled, changes: &Changes) -> Option<(Vec<Run>, usize)> {
     let tried: Vec<(Family, String)> = match changes.family {
         Some(f) => vec![(f, "named with --family".to_string())],
         None => candidates(&Evidence::of(load)),
@@ -468,15 +470,55 @@ pub fn replay(load: &Reconciled, changes: &Changes) -> Option<Replayed> {
                 .min_by_key(|&i| distance(load, &runs[i].traced))
                 .unwrap_or(0)
         });
-    let best = &runs[chosen];
-    let family = best.family;
-    let rules = family.rules();
+    Some((runs, chosen))
+}
+
+/// The family [`replay`] replays the estimate with (it depends on the log and `changes.family` only);
+/// `None` when `replay` gives nothing.
+pub fn family_for(load: &Reconciled, changes: &Changes) -> Option<Family> {
+    let (runs, chosen) = choose(load, changes)?;
+    Some(runs[chosen].family)
+}
+
+/// True when [`replay`] reports the log's own placement for `changes` (none, or only `--family`), not a
+/// placement with the changes.
+pub fn keeps_the_logs_placement(changes: &Changes) -> bool {
     let unchanged = *changes == Changes::default()
         || changes.family.is_some()
             && Changes {
                 family: None,
                 ..changes.clone()
             } == Changes::default();
+    unchanged && changes.scheduler.is_none()
+}
+
+/// The placement [`replay`] reports for `changes` that change something ([`keeps_the_logs_placement`]
+/// false), by `family`'s rules ([`family_for`]), with the figures it places; `None` when the estimate's
+/// figures cannot be read.
+pub fn changed_placement(
+    load: &Reconciled,
+    changes: &Changes,
+    family: Family,
+) -> Option<(Placement, ReplayFigures)> {
+    let rules = family.rules();
+    let figures = figures::from_estimate_by(load, changes, End::Nominal, rules)?;
+    let gpus = gpus(load, changes, End::Nominal);
+    // `--ngl` is the estimator's num_gpu (`src/model/knobs.rs`): it caps the layers as the log's would.
+    let limit = changes.gpu_layers.or(max_layers(load));
+    let placement = match changes.scheduler {
+        Some(s) => schedule(rules, &gpus, &figures, limit, s),
+        None => super::placement::place_as(rules, &gpus, &figures, limit),
+    };
+    Some((placement, figures))
+}
+
+/// Replay the estimate with every candidate family; `None` without a single-line estimate to replay.
+pub fn replay(load: &Reconciled, changes: &Changes) -> Option<Replayed> {
+    let (runs, chosen) = choose(load, changes)?;
+    let best = &runs[chosen];
+    let family = best.family;
+    let rules = family.rules();
+    let logs_placement = keeps_the_logs_placement(changes);
     let reproduced: Vec<&str> = runs
         .iter()
         .filter(|r| r.agreement.split_ok() && r.agreement.split.is_some())
@@ -549,7 +591,7 @@ pub fn replay(load: &Reconciled, changes: &Changes) -> Option<Replayed> {
         .then(|| hinge(&best.traced).map(|h| hinge_text(&h)))
         .flatten();
     // The replay reported: the chosen family's, with the user's changes when there are any.
-    let (placement, strategy, agreement) = if unchanged && changes.scheduler.is_none() {
+    let (placement, strategy, agreement) = if logs_placement {
         (
             best.traced.placement.clone(),
             format!(
@@ -560,14 +602,7 @@ pub fn replay(load: &Reconciled, changes: &Changes) -> Option<Replayed> {
             Some(best.agreement),
         )
     } else {
-        let figures = figures::from_estimate_by(load, changes, End::Nominal, rules)?;
-        let gpus = gpus(load, changes, End::Nominal);
-        // `--ngl` is the estimator's num_gpu (`src/model/knobs.rs`): it caps the layers as the log's would.
-        let limit = changes.gpu_layers.or(limit);
-        let placement = match changes.scheduler {
-            Some(s) => schedule(rules, &gpus, &figures, limit, s),
-            None => super::placement::place_as(rules, &gpus, &figures, limit),
-        };
+        let (placement, _) = changed_placement(load, changes, family)?;
         let scheduler = changes
             .scheduler
             .map_or("on the GPUs the log used".to_string(), |s| {
@@ -580,7 +615,7 @@ pub fn replay(load: &Reconciled, changes: &Changes) -> Option<Replayed> {
         )
     };
     let figures = figures::from_estimate_by(load, changes, End::Nominal, rules)?;
-    let agreement = agreement.filter(|_| unchanged && changes.scheduler.is_none());
+    let agreement = agreement.filter(|_| logs_placement);
     let estimate = EstimateReplay {
         figures,
         strategy,
