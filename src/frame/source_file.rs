@@ -93,7 +93,11 @@ fn extension_end(token: &[u8], dot: usize) -> Option<usize> {
 fn is_log_name(name: &[u8]) -> bool {
     !name.is_empty()
         && name.iter().all(|&b| path_byte(b) || b == b':')
-        && memchr::memrchr_iter(b'.', name).any(|dot| extension_end(name, dot) == Some(name.len()))
+        // Only the last dot (`a.log`) or the one before it (`a.log.1`) can start an extension that ends the
+        // name: after any earlier one, a rotation number would be followed by another dot.
+        && memchr::memrchr_iter(b'.', name)
+            .take(2)
+            .any(|dot| extension_end(name, dot) == Some(name.len()))
 }
 
 /// The length of a Windows drive (`C:\`, `D:/`) at the start of `b`, else 0.

@@ -17,6 +17,7 @@ pub mod inspect;
 pub mod issue;
 pub mod json;
 mod json_nested;
+mod json_sorted;
 pub mod junit;
 pub mod markdown;
 pub mod outline;
