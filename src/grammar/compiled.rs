@@ -38,6 +38,16 @@ const DFA_LINE_BYTES: usize = 16 << 10;
 /// names are known); the matcher may be built then ([`RuleRegex::new`]) or on the first line that reaches
 /// the rule ([`RuleRegex::on_first_use`]): building every rule's NFAs was most of a run's start-up (~25 ms,
 /// `docs/performance.md`), and a log reaches few rules. Clones share the one matcher, built once.
+///
+/// A line that is all ASCII is matched by a twin built from the same pattern with Unicode classes off (its
+/// `\d`, `\w`, `\s`, `\S` and `.` are then byte classes): on ASCII text every class, case folding and word
+/// boundary of the pattern accepts exactly the bytes it accepts in Unicode mode (Unicode's digits, word
+/// characters and white space within ASCII are `[0-9]`, `[0-9A-Za-z_]` and `[\t\n\v\f\r ]`, its case
+/// folding pairs no ASCII letter with another ASCII letter but its other case, and every byte offset is a
+/// character boundary), so the matches and groups are the same; its NFA has a few states where a Unicode
+/// `\w` has hundreds, and the bounded backtracker that finds a match's groups clears and walks a visited
+/// set of states × bytes. A pattern the twin cannot be built from (a Unicode property such as `\p{L}`, a
+/// non-ASCII literal) is matched by the Unicode build on every line.
 #[derive(Debug, Clone)]
 pub struct RuleRegex(Arc<LazyRegex>);
 
@@ -47,8 +57,11 @@ struct LazyRegex {
     /// The named groups, in the pattern's order.
     names: Vec<String>,
     /// `None` once building failed (only a pattern past the engine's size limits, which [`RuleRegex::new`]
-    /// reports): such a regex matches nothing.
+    /// reports): such a regex matches nothing on a line that is not ASCII. (Only the built-in grammars are
+    /// built on first use, and every one of their regexes builds: a test below.)
     built: OnceLock<Option<meta::Regex>>,
+    /// The twin for ASCII lines, built on the first ASCII line; `None` when the pattern has none.
+    ascii: OnceLock<Option<meta::Regex>>,
 }
 
 impl RuleRegex {
@@ -70,6 +83,7 @@ impl RuleRegex {
             pattern: pattern.to_string(),
             names: names.into_iter().map(|(_, name)| name).collect(),
             built: OnceLock::new(),
+            ascii: OnceLock::new(),
         })))
     }
 
@@ -80,6 +94,20 @@ impl RuleRegex {
             .as_ref()
     }
 
+    /// The matcher for `line`: the ASCII twin when the line is ASCII and the pattern has one.
+    fn for_line(&self, line: &str) -> Option<&meta::Regex> {
+        let ascii = || {
+            self.0
+                .ascii
+                .get_or_init(|| build_ascii(&self.0.pattern).ok())
+                .as_ref()
+        };
+        match line.is_ascii() {
+            true => ascii().or_else(|| self.built()),
+            false => self.built(),
+        }
+    }
+
     /// The named groups, in the pattern's order.
     pub fn capture_names(&self) -> impl Iterator<Item = &str> {
         self.0.names.iter().map(String::as_str)
@@ -87,7 +115,7 @@ impl RuleRegex {
 
     /// On a match, each named group that took part with its text, in the pattern's order.
     pub fn named_captures<'l>(&self, line: &'l str) -> Option<Vec<(&str, &'l str)>> {
-        let regex = self.built()?;
+        let regex = self.for_line(line)?;
         let mut caps = regex.create_captures();
         regex.captures(line, &mut caps);
         if !caps.is_match() {
@@ -101,12 +129,31 @@ impl RuleRegex {
     }
 
     pub fn is_match(&self, line: &str) -> bool {
-        self.built().is_some_and(|regex| regex.is_match(line))
+        self.for_line(line)
+            .is_some_and(|regex| regex.is_match(line))
     }
 }
 
 fn build(pattern: &str) -> Result<meta::Regex, String> {
     meta::Regex::builder()
+        .configure(
+            meta::Config::new()
+                .onepass(false)
+                .hybrid_cache_capacity(LAZY_DFA_CACHE),
+        )
+        .build(pattern)
+        .map_err(|e| e.to_string())
+}
+
+/// The ASCII twin of `build(pattern)` (see [`RuleRegex`]): Unicode classes off, and so the check that no
+/// match can split a UTF-8 character, which cannot happen on the ASCII lines it is given.
+fn build_ascii(pattern: &str) -> Result<meta::Regex, String> {
+    meta::Regex::builder()
+        .syntax(
+            regex_automata::util::syntax::Config::new()
+                .unicode(false)
+                .utf8(false),
+        )
         .configure(
             meta::Config::new()
                 .onepass(false)
@@ -343,6 +390,109 @@ mod tests {
         let lazy = RuleRegex::on_first_use(pattern).unwrap();
         assert!(!lazy.is_match("word"));
         assert_eq!(lazy.named_captures("word"), None);
+    }
+
+    /// The ASCII twin finds what the Unicode build finds, groups and all, on every ASCII line of the bundled
+    /// logs (real lines copied from the corpus, `sample-logs/`, and the tests' copies, `tests/data/`) that
+    /// holds one of a built-in rule's anchors, and on every rule's example lines, for every rule those lines
+    /// reach; and it is built for every built-in pattern.
+    #[test]
+    fn the_ascii_twin_matches_as_the_unicode_build_on_ascii_lines() {
+        let grammar = super::super::load(None).unwrap();
+        fn unicode<'r, 'l>(rule: &'r Rule, line: &'l str) -> Option<Vec<(&'r str, &'l str)>> {
+            let regex = rule.regex.built().unwrap();
+            let mut caps = regex.create_captures();
+            regex.captures(line, &mut caps);
+            caps.is_match().then(|| {
+                rule.regex
+                    .capture_names()
+                    .filter_map(|name| Some((name, &line[caps.get_group_by_name(name)?.range()])))
+                    .collect()
+            })
+        }
+        let mut lines: Vec<String> = grammar
+            .rules
+            .iter()
+            .flat_map(|rule| rule.examples.iter().map(|e| e.line.clone()))
+            .collect();
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut files = Vec::new();
+        for dir in ["sample-logs", "tests/data"] {
+            for entry in std::fs::read_dir(root.join(dir)).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_file() {
+                    files.push(path);
+                }
+            }
+        }
+        files.sort();
+        for path in files {
+            let bytes = std::fs::read(&path).unwrap();
+            lines.extend(
+                String::from_utf8_lossy(&bytes)
+                    .lines()
+                    .map(|l| l.trim_end_matches('\r').to_string()),
+            );
+        }
+        let (mut compared, mut matched) = (0, 0);
+        let mut candidates = Vec::new();
+        for line in lines.iter().filter(|l| l.is_ascii()) {
+            grammar.candidates(line, &mut candidates);
+            // The line, and generated neighbours where the classes' edges lie: ASCII controls that are white
+            // space in both modes (\x0b) and in neither (\x1c), letters in the other case, digits gone.
+            let variants = [
+                line.clone(),
+                line.replace(' ', "\x0b"),
+                line.replace(' ', "\x1c"),
+                line.to_ascii_uppercase(),
+                line.replace(|c: char| c.is_ascii_digit(), "_"),
+            ];
+            for (variant, &index) in variants
+                .iter()
+                .flat_map(|v| candidates.iter().map(move |i| (v, i)))
+            {
+                let rule = &grammar.rules[index];
+                let twin = rule.regex.named_captures(variant);
+                assert_eq!(twin, unicode(rule, variant), "{}: {variant:?}", rule.id);
+                assert_eq!(rule.regex.is_match(variant), twin.is_some(), "{}", rule.id);
+                compared += 1;
+                matched += usize::from(twin.is_some());
+            }
+        }
+        for rule in &grammar.rules {
+            assert!(
+                build_ascii(&rule.regex.0.pattern).is_ok(),
+                "{} has no ASCII twin",
+                rule.id
+            );
+        }
+        assert!(compared > 10_000 && matched > 1_000, "{compared} {matched}");
+    }
+
+    /// A line that is not ASCII is matched by the Unicode build (a Unicode `\w` takes `é`, a byte class
+    /// would not), and a pattern with a Unicode property has no twin but still matches ASCII lines.
+    #[test]
+    fn a_line_beyond_ascii_is_matched_in_unicode() {
+        let word = RuleRegex::on_first_use(r"name=(?P<name>\w+)").unwrap();
+        assert_eq!(
+            word.named_captures("name=ab1_c"),
+            Some(vec![("name", "ab1_c")])
+        );
+        assert_eq!(
+            word.named_captures("name=café!"),
+            Some(vec![("name", "café")])
+        );
+        assert!(word.0.built.get().is_some() && word.0.ascii.get().is_some());
+        assert!(build_ascii(r"(?P<letters>\p{L}+)").is_err());
+        let letters = RuleRegex::on_first_use(r"(?P<letters>\p{L}+)").unwrap();
+        assert_eq!(
+            letters.named_captures("12ab"),
+            Some(vec![("letters", "ab")])
+        );
+        assert_eq!(
+            letters.named_captures("12éa"),
+            Some(vec![("letters", "éa")])
+        );
     }
 
     /// The same matches and groups as `regex::Regex` on the same pattern.
