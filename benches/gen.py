@@ -11,7 +11,7 @@ KIND is one of
              `llama_kv_cache`, `llama_context:`, per-layer assignment and slot lines, with a load every ~1 MB;
   mix        every `.log` sample as it is between journald noise, about 1 line in 60 a memory line of a sample
              (one with a memory word), the proportions of issue 24; `--logs DIR` takes every `.log` file under
-             DIR instead (issue 38's corpus mix: `--logs ../shared/corpus`, which a clone does not have);
+             DIR instead (issue 38's corpus mix: `--logs benches/corpus`, the corpus logs copied with their INDEX.tsv);
   longlines  pathological: lines of 8 KiB to 1.5 MiB (prompt dumps, base64 images, minified JSON), some with a
              memory anchor at the far end and some longer than vramdiff's 1 MiB line cap.
 SIZE is a byte count with an optional K/M/G suffix (powers of 1024). The same KIND, SIZE and seed always give the

@@ -6,7 +6,7 @@
 #   RUNS=3 INPUTS="mix-200M journald-1G" BATCH=0 bash benches/run.sh
 #   BEFORE=/tmp/vramdiff-main bash benches/run.sh   # time another build in the same rounds, beside this one
 #   ONE_CORE=1 bash benches/run.sh   # also vramdiff on one core (`taskset -c 0`), against grep -F's time
-#   INPUTS=corpusmix-200M CORPUS=../shared/corpus bash benches/run.sh   # the corpus logs between the noise
+#   INPUTS=corpusmix-200M bash benches/run.sh   # the corpus logs (benches/corpus/) between the noise
 #
 # Builds --release, generates the inputs into target/bench-data/ if missing (benches/gen.py, seeded, from
 # sample-logs/; `mix` is the samples between journald noise, about 1 line in 60 a memory line), installs
@@ -39,8 +39,8 @@ for input in $INPUTS; do
         size=${input##*-}
         echo "generating $file ..." >&2
         if [[ $kind == corpusmix ]]; then
-            # The corpus logs between journald noise (issue 38): the corpus is not in the repository.
-            python3 benches/gen.py mix "$size" "$file" --logs "${CORPUS:-../shared/corpus}"
+            # The corpus logs between journald noise (issue 38), copied into benches/corpus/ with INDEX.tsv.
+            python3 benches/gen.py mix "$size" "$file" --logs "${CORPUS:-benches/corpus}"
         else
             python3 benches/gen.py "$kind" "$size" "$file"
         fi

@@ -135,25 +135,26 @@ impl RuleRegex {
 }
 
 fn build(pattern: &str) -> Result<meta::Regex, String> {
-    meta::Regex::builder()
-        .configure(
-            meta::Config::new()
-                .onepass(false)
-                .hybrid_cache_capacity(LAZY_DFA_CACHE),
-        )
-        .build(pattern)
-        .map_err(|e| e.to_string())
+    build_with(pattern, regex_automata::util::syntax::Config::new())
 }
 
 /// The ASCII twin of `build(pattern)` (see [`RuleRegex`]): Unicode classes off, and so the check that no
 /// match can split a UTF-8 character, which cannot happen on the ASCII lines it is given.
 fn build_ascii(pattern: &str) -> Result<meta::Regex, String> {
+    build_with(
+        pattern,
+        regex_automata::util::syntax::Config::new()
+            .unicode(false)
+            .utf8(false),
+    )
+}
+
+fn build_with(
+    pattern: &str,
+    syntax: regex_automata::util::syntax::Config,
+) -> Result<meta::Regex, String> {
     meta::Regex::builder()
-        .syntax(
-            regex_automata::util::syntax::Config::new()
-                .unicode(false)
-                .utf8(false),
-        )
+        .syntax(syntax)
         .configure(
             meta::Config::new()
                 .onepass(false)

@@ -49,6 +49,15 @@ macro_rules! plain {
     }};
 }
 
+/// Integers of a narrower type written as the wider one a `Value` holds them in.
+macro_rules! widened {
+    ($wide:ident : $to:ty => $($method:ident : $ty:ty),*) => {$(
+        fn $method(self, v: $ty) -> Result<(), Error> {
+            plain!(self.$wide(<$to>::from(v)))
+        }
+    )*};
+}
+
 impl<'a, 'o> ser::Serializer for &'a mut Sorted<'o> {
     type Ok = ();
     type Error = Error;
@@ -63,18 +72,7 @@ impl<'a, 'o> ser::Serializer for &'a mut Sorted<'o> {
     fn serialize_bool(self, v: bool) -> Result<(), Error> {
         plain!(self.serialize_bool(v))
     }
-    fn serialize_i8(self, v: i8) -> Result<(), Error> {
-        plain!(self.serialize_i64(v.into()))
-    }
-    fn serialize_i16(self, v: i16) -> Result<(), Error> {
-        plain!(self.serialize_i64(v.into()))
-    }
-    fn serialize_i32(self, v: i32) -> Result<(), Error> {
-        plain!(self.serialize_i64(v.into()))
-    }
-    fn serialize_i64(self, v: i64) -> Result<(), Error> {
-        plain!(self.serialize_i64(v))
-    }
+    widened!(serialize_i64: i64 => serialize_i8: i8, serialize_i16: i16, serialize_i32: i32, serialize_i64: i64);
     fn serialize_i128(self, v: i128) -> Result<(), Error> {
         // A `Value` holds an i64 or a u64 (serde_json without `arbitrary_precision`).
         if let Ok(v) = i64::try_from(v) {
@@ -85,18 +83,7 @@ impl<'a, 'o> ser::Serializer for &'a mut Sorted<'o> {
             Err(ser::Error::custom("number out of range"))
         }
     }
-    fn serialize_u8(self, v: u8) -> Result<(), Error> {
-        plain!(self.serialize_u64(v.into()))
-    }
-    fn serialize_u16(self, v: u16) -> Result<(), Error> {
-        plain!(self.serialize_u64(v.into()))
-    }
-    fn serialize_u32(self, v: u32) -> Result<(), Error> {
-        plain!(self.serialize_u64(v.into()))
-    }
-    fn serialize_u64(self, v: u64) -> Result<(), Error> {
-        plain!(self.serialize_u64(v))
-    }
+    widened!(serialize_u64: u64 => serialize_u8: u8, serialize_u16: u16, serialize_u32: u32, serialize_u64: u64);
     fn serialize_u128(self, v: u128) -> Result<(), Error> {
         match u64::try_from(v) {
             Ok(v) => plain!(self.serialize_u64(v)),
@@ -455,6 +442,15 @@ fn key_must_be_a_string() -> Error {
     ser::Error::custom("key must be a string")
 }
 
+/// A map's integer key as its text, as a `Value` makes it.
+macro_rules! as_text {
+    ($($method:ident : $ty:ty),*) => {$(
+        fn $method(self, v: $ty) -> Result<String, Error> {
+            Ok(v.to_string())
+        }
+    )*};
+}
+
 impl ser::Serializer for KeyText {
     type Ok = String;
     type Error = Error;
@@ -469,36 +465,10 @@ impl ser::Serializer for KeyText {
     fn serialize_bool(self, v: bool) -> Result<String, Error> {
         Ok(if v { "true" } else { "false" }.to_owned())
     }
-    fn serialize_i8(self, v: i8) -> Result<String, Error> {
-        Ok(v.to_string())
-    }
-    fn serialize_i16(self, v: i16) -> Result<String, Error> {
-        Ok(v.to_string())
-    }
-    fn serialize_i32(self, v: i32) -> Result<String, Error> {
-        Ok(v.to_string())
-    }
-    fn serialize_i64(self, v: i64) -> Result<String, Error> {
-        Ok(v.to_string())
-    }
-    fn serialize_i128(self, v: i128) -> Result<String, Error> {
-        Ok(v.to_string())
-    }
-    fn serialize_u8(self, v: u8) -> Result<String, Error> {
-        Ok(v.to_string())
-    }
-    fn serialize_u16(self, v: u16) -> Result<String, Error> {
-        Ok(v.to_string())
-    }
-    fn serialize_u32(self, v: u32) -> Result<String, Error> {
-        Ok(v.to_string())
-    }
-    fn serialize_u64(self, v: u64) -> Result<String, Error> {
-        Ok(v.to_string())
-    }
-    fn serialize_u128(self, v: u128) -> Result<String, Error> {
-        Ok(v.to_string())
-    }
+    as_text!(
+        serialize_i8: i8, serialize_i16: i16, serialize_i32: i32, serialize_i64: i64, serialize_i128: i128,
+        serialize_u8: u8, serialize_u16: u16, serialize_u32: u32, serialize_u64: u64, serialize_u128: u128
+    );
     fn serialize_f32(self, v: f32) -> Result<String, Error> {
         if v.is_finite() {
             serde_json::to_string(&v)
