@@ -58,12 +58,14 @@ enum Searcher {
 
 /// The most keys one Teddy searcher is given; more keys are split over several searchers of equal share (in
 /// sorted order, so keys with alike starts share one), each still vectorised (one scalar automaton over them
-/// all would make every read several times slower). One searcher takes up to 128, but Teddy puts its keys in
-/// 16 buckets (the Fat AVX2 searcher) and compares every key of a bucket wherever the bucket's fingerprint of
-/// their first bytes matches: with ~80 keys to a searcher, log text matches a fingerprint every few bytes.
-/// Searchers of at most 48 keys (three for the skim of the built-in grammar, four for the parser's) cost
-/// less in all than two of 71 and 83: 5–7 % less CPU on the bench inputs (`docs/performance.md`).
-const TEDDY_KEYS: usize = 48;
+/// all would make every read several times slower). One searcher takes up to 128. Teddy puts its keys in 16
+/// buckets (the Fat AVX2 searcher) and compares every key of a bucket wherever the bucket's fingerprint of
+/// their first four bytes matches, so what a searcher costs is how often log text matches a bucket's
+/// fingerprint: [`teddy_order`] fills each bucket with keys alike in the nybbles the fingerprint tests, and
+/// then two searchers of 81 and 89 keys (the built-in grammar's skim and parser) cost less than four of
+/// 41–45 with the keys spread over the buckets as they come (`docs/performance.md`, Speed II, third stop);
+/// one of 128 costs more again.
+const TEDDY_KEYS: usize = 96;
 
 /// Keys shorter than this would shorten Teddy's fingerprint for every key (it uses the first
 /// `min(4, shortest key)` bytes), which costs more than finding them separately.
@@ -243,6 +245,15 @@ impl LineFilterBuilder {
                     .extend(keys.iter())
                     .build()
             };
+            // Each searcher's keys in the order that puts alike keys in one bucket; a key's groups move with it,
+            // as a searcher's pattern number indexes `key_groups` from the searcher's first key.
+            for (keys, groups) in long.chunks_mut(share).zip(key_groups.chunks_mut(share)) {
+                let order = teddy_order(keys);
+                let (moved_keys, moved_groups): (Vec<&[u8]>, Vec<Hits>) =
+                    order.iter().map(|&i| (keys[i], groups[i])).unzip();
+                keys.copy_from_slice(&moved_keys);
+                groups.copy_from_slice(&moved_groups);
+            }
             long.chunks(share)
                 .enumerate()
                 .map(|(i, keys)| {
@@ -263,6 +274,39 @@ impl LineFilterBuilder {
             all,
         }
     }
+}
+
+/// The buckets of a Fat Teddy searcher (the AVX2 one; the Slim one has half as many).
+const TEDDY_BUCKETS: usize = 16;
+
+/// The order to hand `keys` (at least [`SHORT`] bytes each) to a Teddy searcher in so that each of its
+/// buckets holds keys alike in what its fingerprint tests: for each of the first four bytes, its low nybble
+/// and its high nybble, a byte matching when both are among the bucket's keys' (so a bucket of keys with
+/// three low nybbles at a position lets through every byte with one of them and any of the keys' high
+/// nybbles). Log text is mostly lowercase letters and digits, which share a few high nybbles, so the low
+/// nybbles decide: keys sorted by their low nybbles, cut into [`TEDDY_BUCKETS`] runs of equal length, make
+/// fingerprints that text matches far less often than keys spread over the buckets as they come.
+///
+/// The aho-corasick crate's Teddy builder (`packed/teddy/generic.rs`) puts a key whose low nybbles another
+/// key already has in that key's bucket, and any other key in bucket `15 - number % 16`, numbering keys in
+/// the order given: so the runs are handed out one key of each run in turn, the longer runs first, which
+/// puts run `r` in bucket `15 - r`. Which bucket a key is in never changes what is found (the builder keeps
+/// leftmost-first matches right however keys are spread); were the builder to spread keys otherwise, only
+/// the speed would change.
+fn teddy_order(keys: &[&[u8]]) -> Vec<usize> {
+    let low_nybbles = |key: &[u8]| -> [u8; 4] { std::array::from_fn(|j| key[j] & 0x0f) };
+    let mut by_nybbles: Vec<usize> = (0..keys.len()).collect();
+    by_nybbles.sort_by_key(|&i| (low_nybbles(keys[i]), keys[i]));
+    let n = keys.len();
+    let buckets = TEDDY_BUCKETS.min(n);
+    let mut runs: Vec<&[usize]> = (0..buckets)
+        .map(|b| &by_nybbles[b * n / buckets..(b + 1) * n / buckets])
+        .collect();
+    runs.sort_by_key(|run| std::cmp::Reverse(run.len()));
+    let longest = runs.first().map_or(0, |run| run.len());
+    (0..longest)
+        .flat_map(|turn| runs.iter().filter_map(move |run| run.get(turn).copied()))
+        .collect()
 }
 
 impl LineFilter {
@@ -707,5 +751,35 @@ mod tests {
     fn empty_filter_matches_nothing() {
         let f = LineFilterBuilder::new().build();
         assert_eq!(possible(&f, b"anything"), 0);
+    }
+
+    /// The order handed to Teddy is every key once, and the keys numbered alike modulo the bucket count (one
+    /// bucket each, by the builder's rule in [`teddy_order`]'s doc) are a run of keys sorted by their low
+    /// nybbles, so keys alike in them share a bucket: here the keys of each low-nybble start are one run.
+    #[test]
+    fn alike_low_nybbles_share_a_bucket() {
+        // 16 starts whose low nybbles differ (`a`..`p`), three keys each, given interleaved.
+        let keys: Vec<Vec<u8>> = (0..3)
+            .flat_map(|i| {
+                (b'a'..=b'p').map(move |c| format!("{}{}{i}key", c as char, c as char).into_bytes())
+            })
+            .collect();
+        let keys: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
+        let order = teddy_order(&keys);
+        let mut seen = order.clone();
+        seen.sort_unstable();
+        assert_eq!(seen, (0..keys.len()).collect::<Vec<_>>());
+        for bucket in 0..TEDDY_BUCKETS {
+            let starts: std::collections::BTreeSet<u8> = order
+                .iter()
+                .enumerate()
+                .filter(|(number, _)| number % TEDDY_BUCKETS == bucket)
+                .map(|(_, &key)| keys[key][0])
+                .collect();
+            assert_eq!(starts.len(), 1, "bucket {bucket}: {starts:?}");
+        }
+        // Fewer keys than buckets: each its own.
+        assert_eq!(teddy_order(&keys[..5]).len(), 5);
+        assert!(teddy_order(&[]).is_empty());
     }
 }
