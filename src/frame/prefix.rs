@@ -165,8 +165,10 @@ pub struct Stripped<'a> {
 /// Remove ANSI escape sequences.
 pub fn strip_ansi(line: &str) -> Cow<'_, str> {
     let bytes = line.as_bytes();
-    let caret = || memchr::memchr_iter(b'^', bytes).any(|i| bytes[i + 1..].starts_with(b"[["));
-    if memchr::memchr(0x1b, bytes).is_some() || caret() {
+    // One pass for both forms: a raw escape, or the caret form `^[[`.
+    let escaped = memchr::memchr2_iter(0x1b, b'^', bytes)
+        .any(|i| bytes[i] == 0x1b || bytes[i + 1..].starts_with(b"[["));
+    if escaped {
         ANSI.replace_all(line, "")
     } else {
         Cow::Borrowed(line)

@@ -47,6 +47,7 @@ pub fn name_literals() -> Vec<String> {
 }
 
 /// Bytes of a path as grep prints it (no space, no `:`: a Windows drive is read apart).
+#[inline]
 fn path_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric()
         || matches!(
@@ -154,8 +155,17 @@ pub fn header(line: &str) -> Option<&str> {
         let name = inner.trim();
         return (!name.is_empty()).then_some(name);
     }
-    // The cheap test first: a name is short, and every line of a log has a space or no dot.
-    if line.len() > 512 || memchr::memchr(b'.', line.as_bytes()).is_none() {
+    // The cheap tests first: a name is short and has a dot, and after the heading marks and blanks before it
+    // the line holds nothing but the name's bytes and the marks around it (`:` and the `` ` ``, `*`, `_` of a
+    // code span or bold). A byte of any other kind would lie inside the name, which every log line's first
+    // space or `=` ends at once.
+    if line.len() > 512
+        || !line
+            .trim_start_matches(['#', ' ', '\t'])
+            .bytes()
+            .all(|b| path_byte(b) || matches!(b, b':' | b'`' | b'*'))
+        || memchr::memchr(b'.', line.as_bytes()).is_none()
+    {
         return None;
     }
     let name = line

@@ -22,11 +22,19 @@ pub(super) fn write_sorted_pretty<T: Serialize + ?Sized>(
     value: &T,
     depth: usize,
 ) -> serde_json::Result<()> {
-    value.serialize(&mut Sorted { out, depth })
+    let mut spare = Vec::new();
+    value.serialize(&mut Sorted {
+        out,
+        spare: &mut spare,
+        depth,
+    })
 }
 
 struct Sorted<'o> {
     out: &'o mut Vec<u8>,
+    /// Where [`Object::finish`] moves an object's values aside while it writes them in key order: one buffer
+    /// for every object of the value (an object is finished after the objects inside it), not one each.
+    spare: &'o mut Vec<u8>,
     depth: usize,
 }
 
@@ -156,6 +164,7 @@ impl<'a, 'o> ser::Serializer for &'a mut Sorted<'o> {
         self.out.extend_from_slice(b": ");
         value.serialize(&mut Sorted {
             out: self.out,
+            spare: self.spare,
             depth: depth + 1,
         })?;
         self.out.push(b'\n');
@@ -272,6 +281,7 @@ impl ser::SerializeSeq for Array<'_, '_> {
         self.any = true;
         value.serialize(&mut Sorted {
             out: self.to.out,
+            spare: self.to.spare,
             depth: depth + 1,
         })
     }
@@ -331,6 +341,7 @@ impl Object<'_, '_> {
         let from = self.to.out.len();
         value.serialize(&mut Sorted {
             out: self.to.out,
+            spare: self.to.spare,
             depth: self.to.depth + 1,
         })?;
         self.members.push((key, from, self.to.out.len()));
@@ -350,7 +361,10 @@ impl Object<'_, '_> {
         // Stable: of equal keys, the last given ends up last, and is the one kept.
         self.members
             .sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
-        let values = self.to.out.split_off(self.start);
+        let values = &mut *self.to.spare;
+        values.clear();
+        values.extend_from_slice(&self.to.out[self.start..]);
+        self.to.out.truncate(self.start);
         let out = &mut *self.to.out;
         out.reserve(values.len() + self.members.len() * (2 * depth + 16));
         out.push(b'{');
