@@ -49,12 +49,24 @@ pub fn name_literals() -> Vec<String> {
 /// Bytes of a path as grep prints it (no space, no `:`: a Windows drive is read apart).
 #[inline]
 fn path_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric()
-        || matches!(
-            b,
-            b'/' | b'\\' | b'.' | b'_' | b'-' | b'~' | b'+' | b'@' | b'%' | b','
-        )
+    PATH_BYTES[usize::from(b)]
 }
+
+/// [`path_byte`] as a table: it is asked of the first bytes of every framed line ([`header`]).
+static PATH_BYTES: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        table[b] = c.is_ascii_alphanumeric()
+            || matches!(
+                c,
+                b'/' | b'\\' | b'.' | b'_' | b'-' | b'~' | b'+' | b'@' | b'%' | b','
+            );
+        b += 1;
+    }
+    table
+};
 
 /// Where a log file's extension that starts at the `.` at `dot` of `token` ends, with a rotation number
 /// after it (`.log`, `.LOG`, `.log.1`); `None` when no extension of [`EXTENSIONS`] starts there or nothing
