@@ -288,7 +288,7 @@ const TEDDY_BUCKETS: usize = 16;
 /// nybbles decide: keys sorted by their low nybbles, cut into [`TEDDY_BUCKETS`] runs of equal length, make
 /// fingerprints that text matches far less often than keys spread over the buckets as they come.
 ///
-/// The aho-corasick crate's Teddy builder (`packed/teddy/generic.rs`) puts a key whose low nybbles another
+/// The aho-corasick crate's Teddy builder (the version `Cargo.lock` pins) puts a key whose low nybbles another
 /// key already has in that key's bucket, and any other key in bucket `15 - number % 16`, numbering keys in
 /// the order given: so the runs are handed out one key of each run in turn, the longer runs first, which
 /// puts run `r` in bucket `15 - r`. Which bucket a key is in never changes what is found (the builder keeps
@@ -779,7 +779,7 @@ mod tests {
                 .collect();
             assert_eq!(starts.len(), 1, "bucket {bucket}: {starts:?}");
         }
-        // Fewer keys than buckets: each its own.
+        // Fewer keys than buckets, and none: still every key once.
         assert_eq!(teddy_order(&keys[..5]).len(), 5);
         assert!(teddy_order(&[]).is_empty());
     }
