@@ -96,16 +96,16 @@ impl RuleRegex {
 
     /// The matcher for `line`: the ASCII twin when the line is ASCII and the pattern has one.
     fn for_line(&self, line: &str) -> Option<&meta::Regex> {
-        let ascii = || {
+        let twin = || {
             self.0
                 .ascii
                 .get_or_init(|| build_ascii(&self.0.pattern).ok())
                 .as_ref()
         };
-        match line.is_ascii() {
-            true => ascii().or_else(|| self.built()),
-            false => self.built(),
-        }
+        line.is_ascii()
+            .then(twin)
+            .flatten()
+            .or_else(|| self.built())
     }
 
     /// The named groups, in the pattern's order.
