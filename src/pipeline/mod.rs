@@ -14,13 +14,14 @@
 
 mod analyze;
 mod completed;
+mod line_batch;
 mod read_ahead;
 
 use std::io::BufRead;
 use std::path::PathBuf;
 
 use crate::checks::{self, suggest, CheckConfig};
-use crate::frame::read::{read_logical_lines, read_skimmed_lines, Read, Wants};
+use crate::frame::read::{read_logical_lines, Read, Wants};
 use crate::frame::skim::Skim;
 use crate::grammar;
 use crate::load::model_file::{LastRead, ModelFiles};
@@ -38,6 +39,7 @@ use crate::smi::{self, SmiScanner};
 
 pub use analyze::{analyze, analyze_streamed};
 use completed::Completed;
+use line_batch::read_in_batches;
 use read_ahead::read_skimmed_lines_ahead;
 
 /// At most this many unrecognised lines are kept per input for `--show-unrecognized`.
@@ -338,7 +340,9 @@ impl Pipeline {
                     on_read(read, hits);
                 })
             }
-            Some(skim) => read_skimmed_lines(reader, skim, |read| on_read(read, None)),
+            Some(skim) => read_in_batches(reader, skim, &line_filter, |read, hits| {
+                on_read(read, hits);
+            }),
             None => read_logical_lines(reader, |read| {
                 on_read(read, None);
             }),
