@@ -77,9 +77,25 @@ const FIRST_FIELDS: [&str; 22] = [
     "pstate",
 ];
 
+/// The first bytes of [`FIRST_FIELDS`].
+const FIELD_STARTS: [bool; 256] = {
+    let mut starts = [false; 256];
+    let mut i = 0;
+    while i < FIRST_FIELDS.len() {
+        starts[FIRST_FIELDS[i].as_bytes()[0] as usize] = true;
+        i += 1;
+    }
+    starts
+};
+
 /// Cheap check: does the line's first token look like a query field followed by a comma?
 pub(super) fn may_be_header(line: &str) -> bool {
     let b = line.as_bytes();
+    // The scanner asks this of every framed line that starts with a lowercase letter: most fail at the
+    // first byte, which no field name starts with.
+    if !b.first().is_some_and(|&c| FIELD_STARTS[usize::from(c)]) {
+        return false;
+    }
     let end = b
         .iter()
         .position(|&c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'.' || c == b'_'))
