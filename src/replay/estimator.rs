@@ -216,7 +216,7 @@ fn block_name(i: i64) -> String {
 /// Place every block and the last-layer bucket on `b.gpus` (in the estimator's order) by `rules`, deciding at
 /// `point`. `max_layers` is `num_gpu` when set (≥ 0).
 pub fn place_by(rules: &Rules, b: &Bounded, max_layers: Option<i64>, point: Point) -> Traced {
-    place(rules, b, max_layers, point, true)
+    place(rules, b, max_layers, point, Detail::Words)
 }
 
 /// [`place_by`] without the trace's words: the same placement, allocations, margins, refusals and steps
@@ -224,11 +224,37 @@ pub fn place_by(rules: &Rules, b: &Bounded, max_layers: Option<i64>, point: Poin
 /// family and the scheduler's GPU sets, and keeps one trace: writing every step's figures for the others was
 /// a third of a run's instructions on a log of many loads (`docs/performance.md`).
 pub fn place_quietly(rules: &Rules, b: &Bounded, max_layers: Option<i64>, point: Point) -> Traced {
-    place(rules, b, max_layers, point, false)
+    place(rules, b, max_layers, point, Detail::Steps)
 }
 
-/// [`place_by`], with the steps' words written when `words` is true.
-fn place(rules: &Rules, b: &Bounded, max_layers: Option<i64>, point: Point, words: bool) -> Traced {
+/// [`place_by`] without the trace's steps (`steps` is empty): the same placement, allocations, overflow,
+/// refusals and last-layer decisions, for a caller that compares placements only (the rounding points a
+/// replay searches, `placement::place_as`). A round-robin placement makes a step of every block, and
+/// keeping those steps was most of what a point of the search cost (`docs/performance.md`, Speed II).
+pub fn place_bare(rules: &Rules, b: &Bounded, max_layers: Option<i64>, point: Point) -> Traced {
+    place(rules, b, max_layers, point, Detail::Placement)
+}
+
+/// How much of the trace [`place`] writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Detail {
+    /// Every step with its words.
+    Words,
+    /// Every step, its `text` empty.
+    Steps,
+    /// No steps.
+    Placement,
+}
+
+/// [`place_by`], with as much of the trace as `detail` asks for.
+fn place(
+    rules: &Rules,
+    b: &Bounded,
+    max_layers: Option<i64>,
+    point: Point,
+    detail: Detail,
+) -> Traced {
+    let words = detail == Detail::Words;
     // A step's text, formatted only when the trace's words are wanted.
     macro_rules! say {
         ($($arg:tt)*) => {
@@ -236,6 +262,14 @@ fn place(rules: &Rules, b: &Bounded, max_layers: Option<i64>, point: Point, word
                 format!($($arg)*)
             } else {
                 String::new()
+            }
+        };
+    }
+    // A step, built (and its device's name copied) only when the trace keeps steps.
+    macro_rules! step {
+        ($steps:expr, $step:expr) => {
+            if detail != Detail::Placement {
+                $steps.push($step);
             }
         };
     }
@@ -296,7 +330,7 @@ fn place(rules: &Rules, b: &Bounded, max_layers: Option<i64>, point: Point, word
         if qualifies {
             alloc[i] = floor.plus(buffer).plus(extra);
             with_space.push(i);
-            steps.push(TraceStep {
+            step!(steps, TraceStep {
                 stage: TraceStage::Entry,
                 device: Some(device.clone()),
                 text: say!(
@@ -314,7 +348,7 @@ fn place(rules: &Rules, b: &Bounded, max_layers: Option<i64>, point: Point, word
                 ),
                 margin: Some(margin),
             });
-            steps.push(TraceStep {
+            step!(steps, TraceStep {
                 stage: TraceStage::PreCharge,
                 device: Some(device.clone()),
                 text: say!(
@@ -332,7 +366,7 @@ fn place(rules: &Rules, b: &Bounded, max_layers: Option<i64>, point: Point, word
                 margin: None,
             });
         } else {
-            steps.push(TraceStep {
+            step!(steps, TraceStep {
                 stage: TraceStage::Entry,
                 device: Some(device.clone()),
                 text: say!(
@@ -366,10 +400,13 @@ fn place(rules: &Rules, b: &Bounded, max_layers: Option<i64>, point: Point, word
     let mut run: Option<Run> = None;
     let mut refusals = Vec::new();
     let flush = |run: &mut Option<Run>, steps: &mut Vec<TraceStep>, alloc: &[Span]| {
-        if let Some(r) = run.take() {
+        let Some(r) = run.take() else {
+            return;
+        };
+        if detail != Detail::Placement {
             let (device, free) = &b.gpus[r.gpu];
             let graph = graph_on(r.gpu);
-            steps.push(TraceStep {
+            step!(steps, TraceStep {
                 stage: TraceStage::Blocks,
                 device: Some(device.clone()),
                 text: say!(
@@ -435,7 +472,7 @@ fn place(rules: &Rules, b: &Bounded, max_layers: Option<i64>, point: Point, word
             }
             flush(&mut run, &mut steps, &alloc);
             let device = b.gpus[g].0.clone();
-            steps.push(TraceStep {
+            step!(steps, TraceStep {
                 stage: TraceStage::Refused,
                 device: Some(device.clone()),
                 text: say!(
@@ -465,22 +502,25 @@ fn place(rules: &Rules, b: &Bounded, max_layers: Option<i64>, point: Point, word
         if rules.overflow == Overflow::LastBlockTimesUnplaced {
             overflow = overflow.plus(cost(n - 1).times(n - placed_blocks));
         }
-        steps.push(TraceStep {
-            stage: TraceStage::Unplaced,
-            device: None,
-            text: say!(
-                "{} block{} found no GPU ({}{}): left to the CPU",
-                unplaced.len(),
-                if unplaced.len() == 1 { "" } else { "s" },
-                block_name(unplaced[0]),
-                if unplaced.len() > 1 {
-                    format!(" … {}", block_name(unplaced[unplaced.len() - 1]))
-                } else {
-                    String::new()
-                }
-            ),
-            margin: None,
-        });
+        step!(
+            steps,
+            TraceStep {
+                stage: TraceStage::Unplaced,
+                device: None,
+                text: say!(
+                    "{} block{} found no GPU ({}{}): left to the CPU",
+                    unplaced.len(),
+                    if unplaced.len() == 1 { "" } else { "s" },
+                    block_name(unplaced[0]),
+                    if unplaced.len() > 1 {
+                        format!(" … {}", block_name(unplaced[unplaced.len() - 1]))
+                    } else {
+                        String::new()
+                    }
+                ),
+                margin: None,
+            }
+        );
     }
     // 3. The last-layer bucket: a GPU that refuses it stays listed.
     let bucket = b.span(|f| f.output);
@@ -513,7 +553,7 @@ fn place(rules: &Rules, b: &Bounded, max_layers: Option<i64>, point: Point, word
             let fits = point.fits(*free, need);
             let margin = Span::margin(*free, need, fits);
             last_layer.push((device.clone(), margin, fits));
-            steps.push(TraceStep {
+            step!(steps, TraceStep {
                 stage: TraceStage::LastLayer,
                 device: Some(device.clone()),
                 text: say!(
@@ -551,7 +591,7 @@ fn place(rules: &Rules, b: &Bounded, max_layers: Option<i64>, point: Point, word
         if counted {
             overflow = overflow.plus(bucket);
         }
-        steps.push(TraceStep {
+        step!(steps, TraceStep {
             stage: TraceStage::LastLayer,
             device: None,
             text: say!(
@@ -588,21 +628,24 @@ fn place(rules: &Rules, b: &Bounded, max_layers: Option<i64>, point: Point, word
         };
         alloc[g] = alloc[g].plus(graph);
         let device = &b.gpus[g].0;
-        steps.push(TraceStep {
-            stage: TraceStage::Graph,
-            device: Some(device.clone()),
-            text: say!(
-                "{device} charged its graph {} → allocation {} ({} layer{})",
-                human(graph.nominal),
-                human(alloc[g].nominal),
-                layers[g],
-                if layers[g] == 1 { "" } else { "s" }
-            ),
-            margin: None,
-        });
+        step!(
+            steps,
+            TraceStep {
+                stage: TraceStage::Graph,
+                device: Some(device.clone()),
+                text: say!(
+                    "{device} charged its graph {} → allocation {} ({} layer{})",
+                    human(graph.nominal),
+                    human(alloc[g].nominal),
+                    layers[g],
+                    if layers[g] == 1 { "" } else { "s" }
+                ),
+                margin: None,
+            }
+        );
     }
     let partial = alloc.iter().fold(Span::exact(0), |a, &x| a.plus(x));
-    steps.push(TraceStep {
+    step!(steps, TraceStep {
         stage: TraceStage::Total,
         device: None,
         text: say!(

@@ -4,7 +4,7 @@
 //! placement is traced decision by decision for `whatif --explain`. What-if changes then replay with that
 //! family's rules.
 
-use super::estimator::{place_by, place_quietly, Bounded, Point, Span, Traced};
+use super::estimator::{place_bare, place_by, place_quietly, Bounded, Point, Span, Traced};
 use super::families::{candidates, Evidence, Family, Rules};
 use super::figures::{self, Changes, End};
 use super::placement::{schedule, Scheduler};
@@ -141,6 +141,8 @@ struct Run {
     family: Family,
     why: String,
     point: Point,
+    /// The placement at `point`, without the trace's steps: only the chosen family's is traced
+    /// ([`replay`]).
     traced: Traced,
     agreement: Agreement,
     bounded: Bounded,
@@ -152,11 +154,11 @@ fn run(load: &Reconciled, family: Family, why: String) -> Option<Run> {
     let limit = max_layers(load);
     // The first point (in the search's order) that reproduces everything, else the first that reproduces the
     // split, else the printed figures: the points after the first that reproduces everything cannot change
-    // the choice and are not tried. They are tried without the trace's words (the same decisions); the one
-    // kept is placed again with them.
+    // the choice and are not tried. They are placed without the trace's steps (the same decisions); the chosen
+    // family's point is placed again with them (`replay`).
     let (mut first, mut first_split, mut all) = (None, None, None);
     for p in Point::search() {
-        let a = compare(load, &place_quietly(rules, &b, limit, p));
+        let a = compare(load, &place_bare(rules, &b, limit, p));
         if a.all_ok() {
             all = Some((p, a));
             break;
@@ -167,7 +169,7 @@ fn run(load: &Reconciled, family: Family, why: String) -> Option<Run> {
         first.get_or_insert((p, a));
     }
     let (point, agreement) = all.or(first_split).or(first)?;
-    let traced = place_by(rules, &b, limit, point);
+    let traced = place_bare(rules, &b, limit, point);
     Some(Run {
         family,
         why,
@@ -576,8 +578,10 @@ pub fn replay(load: &Reconciled, changes: &Changes) -> Option<Replayed> {
         )
     };
     let limit = max_layers(load);
+    // The chosen family's placement again, traced step by step with its words (the same decisions).
+    let traced = place_by(rules, &best.bounded, limit, best.point);
     let mut steps = scheduler_steps(rules, &best.bounded, limit, best.point);
-    steps.extend(best.traced.steps.iter().cloned());
+    steps.extend(traced.steps.iter().cloned());
     let trace = PlacementTrace {
         family: family.name().to_string(),
         builds: family.builds().to_string(),
@@ -585,15 +589,15 @@ pub fn replay(load: &Reconciled, changes: &Changes) -> Option<Replayed> {
         rules: rules.describe(),
         tried: runs.iter().map(family_try).collect(),
         steps,
-        runner: runner_lines(load, &best.traced),
+        runner: runner_lines(load, &traced),
     };
     let hinge = (best.agreement.split_ok() && best.agreement.split.is_some())
-        .then(|| hinge(&best.traced).map(|h| hinge_text(&h)))
+        .then(|| hinge(&traced).map(|h| hinge_text(&h)))
         .flatten();
     // The replay reported: the chosen family's, with the user's changes when there are any.
     let (placement, strategy, agreement) = if logs_placement {
         (
-            best.traced.placement.clone(),
+            traced.placement.clone(),
             format!(
                 "{} rules, {}, on the GPUs the log used",
                 family.name(),
@@ -626,7 +630,7 @@ pub fn replay(load: &Reconciled, changes: &Changes) -> Option<Replayed> {
         layers_agree: agreement.and_then(|a| a.layers),
     };
     let charges = (best.agreement.split_ok() && best.agreement.split.is_some())
-        .then(|| charges(rules, family, &best.bounded, &best.traced));
+        .then(|| charges(rules, family, &best.bounded, &traced));
     Some(Replayed {
         estimate,
         family,

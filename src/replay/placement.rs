@@ -6,7 +6,7 @@
 //! must reproduce the logged split, and replayed with measured figures it shows what the same rules would
 //! have done had the estimate been right.
 
-use super::estimator::{place_quietly, Bounded, Point};
+use super::estimator::{place_bare, Bounded, Point};
 use super::families::{Family, Rules, Tries};
 use crate::model::{Device, Placement, ReplayFigures};
 
@@ -31,7 +31,7 @@ pub fn place_as(
     f: &ReplayFigures,
     max_layers: Option<i64>,
 ) -> Placement {
-    place_quietly(rules, &Bounded::exact(gpus, f), max_layers, Point::PRINTED).placement
+    place_bare(rules, &Bounded::exact(gpus, f), max_layers, Point::PRINTED).placement
 }
 
 /// Which GPU sets the scheduler offers the estimator before it settles for all of them.
