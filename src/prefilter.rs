@@ -561,8 +561,18 @@ impl ShortKeys {
     }
 }
 
+/// True when `needle` occurs in `haystack`. The builder asks this of every pair of literals (tens of thousands,
+/// each a few dozen bytes), where a plain comparison at each offset costs less than setting up a `memmem`
+/// searcher for every pair.
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    memchr::memmem::find(haystack, needle).is_some()
+    let Some((&first, rest)) = needle.split_first() else {
+        return true;
+    };
+    needle.len() <= haystack.len()
+        && haystack[..=haystack.len() - needle.len()]
+            .iter()
+            .enumerate()
+            .any(|(i, &b)| b == first && haystack[i + 1..].starts_with(rest))
 }
 
 /// How common a byte is in log text, roughly (higher: more common); picks the byte a short key is found by.
@@ -601,6 +611,17 @@ mod tests {
         }
         assert_eq!(filter.scan(b"key30word is not a key").possible, 0);
         assert_eq!(filter.block(b"no key\nat all\n").next_from(0), None);
+    }
+
+    #[test]
+    fn contains_finds_a_needle_anywhere_and_only_whole() {
+        assert!(contains(b"msg=\"offload to gpu\"", b"offload"));
+        assert!(contains(b"layers.offload=", b"layers.offload="));
+        assert!(contains(b"abc", b"bc"));
+        assert!(contains(b"abc", b""));
+        assert!(!contains(b"abc", b"abcd"));
+        assert!(!contains(b"aab", b"abb"));
+        assert!(!contains(b"", b"a"));
     }
 
     fn possible(f: &LineFilter, line: &[u8]) -> Groups {
