@@ -54,8 +54,8 @@ pub struct RuleRegex(Arc<LazyRegex>);
 #[derive(Debug)]
 struct LazyRegex {
     pattern: String,
-    /// The named groups, in the pattern's order.
-    names: Vec<String>,
+    /// The named groups with their group indexes (the same in both builds), in the pattern's order.
+    names: Vec<(usize, String)>,
     /// `None` once building failed (only a pattern past the engine's size limits, which [`RuleRegex::new`]
     /// reports): such a regex matches nothing on a line that is not ASCII. (Only the built-in grammars are
     /// built on first use, and every one of their regexes builds: a test below.)
@@ -81,7 +81,10 @@ impl RuleRegex {
         names.sort_by_key(|(index, _)| *index);
         Ok(RuleRegex(Arc::new(LazyRegex {
             pattern: pattern.to_string(),
-            names: names.into_iter().map(|(_, name)| name).collect(),
+            names: names
+                .into_iter()
+                .map(|(index, name)| (index as usize, name))
+                .collect(),
             built: OnceLock::new(),
             ascii: OnceLock::new(),
         })))
@@ -110,20 +113,38 @@ impl RuleRegex {
 
     /// The named groups, in the pattern's order.
     pub fn capture_names(&self) -> impl Iterator<Item = &str> {
-        self.0.names.iter().map(String::as_str)
+        self.0.names.iter().map(|(_, name)| name.as_str())
     }
 
     /// On a match, each named group that took part with its text, in the pattern's order.
+    ///
+    /// The groups are read from the match's slots by index (group `i` of the pattern is slots `2i` and
+    /// `2i + 1`), in a slot array on the stack when the pattern has few groups: a rule regex runs on every
+    /// line holding its anchors, and a `Captures` allocated for each, its groups looked up by name through a
+    /// hash map, cost more than the matching on a short line (`docs/performance.md`, Speed II).
     pub fn named_captures<'l>(&self, line: &'l str) -> Option<Vec<(&str, &'l str)>> {
+        /// Slots kept on the stack: sixteen groups, the implicit whole match included.
+        const STACK_SLOTS: usize = 32;
         let regex = self.for_line(line)?;
-        let mut caps = regex.create_captures();
-        regex.captures(line, &mut caps);
-        if !caps.is_match() {
-            return None;
-        }
+        let len = regex.group_info().slot_len();
+        let mut on_stack = [None; STACK_SLOTS];
+        let mut on_heap = Vec::new();
+        let slots = if len <= STACK_SLOTS {
+            &mut on_stack[..len]
+        } else {
+            on_heap.resize(len, None);
+            &mut on_heap[..]
+        };
+        regex.search_slots(&regex_automata::Input::new(line), slots)?;
         Some(
-            self.capture_names()
-                .filter_map(|name| Some((name, &line[caps.get_group_by_name(name)?.range()])))
+            self.0
+                .names
+                .iter()
+                .filter_map(|(index, name)| {
+                    let start = (*slots.get(2 * index)?)?.get();
+                    let end = (*slots.get(2 * index + 1)?)?.get();
+                    Some((name.as_str(), &line[start..end]))
+                })
                 .collect(),
         )
     }
