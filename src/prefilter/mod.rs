@@ -13,11 +13,15 @@
 //! built (the shorter one finds every line the longer one would): the built-in grammar and memory words come
 //! down to about 170 literals for the SIMD searcher (Teddy, from the `aho-corasick` crate) plus `MiB`, `GiB` and
 //! ` MB`, which are found by `memchr` on their rare byte because a 3-byte literal would shorten Teddy's
-//! fingerprint for all the others. The literals are split over several Teddy searchers of at most
-//! `TEDDY_KEYS` each (one takes at most 128), each given its keys in the order that puts alike keys in one of
-//! its buckets (`teddy_order`: what a searcher costs is how often text matches a bucket). Where Teddy is
-//! unavailable (no SSSE3/AVX2 or NEON) a plain Aho-Corasick automaton gives the same answer, several times
-//! slower.
+//! fingerprint for all the others. A key that starts with text nearly every log line holds is searched from a
+//! later window ([`window`]) and compared whole around each match, so the keys are found where they are and
+//! nowhere else, at fewer fingerprint matches. The patterns are split over several Teddy searchers of at most
+//! `TEDDY_KEYS` each (one takes at most 128), each given its patterns in the order that puts alike ones in
+//! one of its buckets (`teddy_order`: what a searcher costs is how often text matches a bucket). Where Teddy
+//! is unavailable (no SSSE3/AVX2 or NEON) a plain Aho-Corasick automaton over the whole keys gives the same
+//! answer, several times slower.
+
+mod window;
 
 use aho_corasick::packed;
 use aho_corasick::AhoCorasick;
@@ -39,7 +43,9 @@ pub struct Hits {
 #[derive(Debug, Clone)]
 pub struct LineFilter {
     searcher: Searcher,
-    /// For each key in `searcher`: the groups with a literal containing it, and those with a literal equal to it.
+    /// The keys the main searcher finds, at least [`SHORT`] bytes each.
+    keys: Vec<Vec<u8>>,
+    /// For each of `keys`: the groups with a literal containing it, and those with a literal equal to it.
     key_groups: Vec<Hits>,
     /// Keys shorter than [`SHORT`], found by a rare byte instead of in `searcher`.
     short: ShortKeys,
@@ -51,9 +57,13 @@ pub struct LineFilter {
 enum Searcher {
     /// No literals at all: nothing ever matches.
     Empty,
-    /// Teddy searchers over consecutive slices of the keys (at most [`TEDDY_KEYS`] keys each), each with the
-    /// index of its first key.
-    Teddy(Vec<(packed::Searcher, usize)>),
+    /// Teddy searchers over consecutive slices of `patterns` (at most [`TEDDY_KEYS`] each), each with the
+    /// index of its first pattern.
+    Teddy {
+        parts: Vec<(packed::Searcher, usize)>,
+        patterns: Vec<Pattern>,
+    },
+    /// An automaton over the whole keys, its pattern numbers the keys' indexes.
     Automaton(AhoCorasick),
 }
 
@@ -235,46 +245,96 @@ impl LineFilterBuilder {
         let searcher = if long.is_empty() {
             Searcher::Empty
         } else {
-            let parts = long.len().div_ceil(TEDDY_KEYS);
-            let share = long.len().div_ceil(parts);
-            // The Fat searcher (AVX2: 16 buckets, twice the Slim one's) for so few keys, where the CPU has it.
-            let teddy = |keys: &[&[u8]], fat: Option<bool>| {
-                packed::Config::new()
-                    .heuristic_pattern_limits(false)
-                    .only_teddy_fat(fat)
-                    .builder()
-                    .extend(keys.iter())
-                    .build()
-            };
-            // Each searcher's keys in the order that puts alike keys in one bucket; a key's groups move with it,
-            // as a searcher's pattern number indexes `key_groups` from the searcher's first key.
-            for (keys, groups) in long.chunks_mut(share).zip(key_groups.chunks_mut(share)) {
-                let order = teddy_order(keys);
-                let (moved_keys, moved_groups): (Vec<&[u8]>, Vec<Hits>) =
-                    order.iter().map(|&i| (keys[i], groups[i])).unzip();
-                keys.copy_from_slice(&moved_keys);
-                groups.copy_from_slice(&moved_groups);
-            }
-            long.chunks(share)
-                .enumerate()
-                .map(|(i, keys)| {
-                    teddy(keys, Some(true))
-                        .or_else(|| teddy(keys, None))
-                        .map(|s| (s, i * share))
-                })
-                .collect::<Option<Vec<_>>>()
-                .map(Searcher::Teddy)
-                .unwrap_or_else(|| {
-                    Searcher::Automaton(AhoCorasick::new(&long).expect("literal patterns"))
-                })
+            Self::teddy(&long).unwrap_or_else(|| {
+                Searcher::Automaton(AhoCorasick::new(&long).expect("literal patterns"))
+            })
         };
         LineFilter {
             searcher,
+            keys: long.iter().map(|k| k.to_vec()).collect(),
             key_groups,
             short,
             all,
         }
     }
+
+    /// Teddy searchers over `keys`, each searched from its window on ([`window::offset`]), or `None` where
+    /// the CPU has no Teddy. Teddy compares a pattern whole wherever its first four bytes' fingerprint
+    /// matches, so a key's pattern is its rest from the window on, and the bytes before the window are
+    /// compared on each hit. A pattern that another one starts with stands for that one's keys too: then two
+    /// patterns never match at one position, and every match is reported.
+    fn teddy(keys: &[&[u8]]) -> Option<Searcher> {
+        let mut rests: Vec<(&[u8], usize, usize)> = keys
+            .iter()
+            .enumerate()
+            .map(|(index, key)| {
+                let offset = window::offset(key);
+                (&key[offset..], index, offset)
+            })
+            .collect();
+        // Shortest first, so that a pattern's prefixes are all seen before it.
+        rests.sort_by_key(|&(rest, index, _)| (rest.len(), rest, index));
+        let mut patterns: Vec<(&[u8], Pattern)> = Vec::new();
+        for (rest, index, offset) in rests {
+            match patterns.iter_mut().find(|(p, _)| rest.starts_with(p)) {
+                Some((_, pattern)) => pattern.keys.push((index, offset)),
+                None => patterns.push((
+                    rest,
+                    Pattern {
+                        len: rest.len(),
+                        keys: vec![(index, offset)],
+                    },
+                )),
+            }
+        }
+        // In byte order, so that patterns starting alike share a searcher.
+        patterns.sort_by(|a, b| a.0.cmp(b.0));
+        let parts = patterns.len().div_ceil(TEDDY_KEYS);
+        let share = patterns.len().div_ceil(parts);
+        // Each searcher's patterns in the order that puts alike ones in one bucket; a searcher's pattern
+        // number indexes `patterns` from the searcher's first pattern.
+        for part in patterns.chunks_mut(share) {
+            let bytes: Vec<&[u8]> = part.iter().map(|(p, _)| *p).collect();
+            let mut moved: Vec<(&[u8], Pattern)> = teddy_order(&bytes)
+                .into_iter()
+                .map(|i| std::mem::replace(&mut part[i], (&[][..], Pattern::default())))
+                .collect();
+            part.swap_with_slice(&mut moved);
+        }
+        // The Fat searcher (AVX2: 16 buckets, twice the Slim one's) for so few keys, where the CPU has it.
+        let teddy = |part: &[(&[u8], Pattern)], fat: Option<bool>| {
+            packed::Config::new()
+                .heuristic_pattern_limits(false)
+                .only_teddy_fat(fat)
+                .builder()
+                .extend(part.iter().map(|(p, _)| p))
+                .build()
+        };
+        let parts = patterns
+            .chunks(share)
+            .enumerate()
+            .map(|(i, part)| {
+                teddy(part, Some(true))
+                    .or_else(|| teddy(part, None))
+                    .map(|s| (s, i * share))
+            })
+            .collect::<Option<Vec<_>>>()?;
+        Some(Searcher::Teddy {
+            parts,
+            patterns: patterns.into_iter().map(|(_, p)| p).collect(),
+        })
+    }
+}
+
+/// A pattern of a Teddy searcher: a key's rest from its window on, standing for that key and every key whose
+/// rest it starts.
+#[derive(Debug, Clone, Default)]
+struct Pattern {
+    /// The pattern's length: a key it stands for from its first byte, and as long, is the pattern itself, found
+    /// whole by Teddy.
+    len: usize,
+    /// Each key the pattern stands for, with where the pattern starts in it.
+    keys: Vec<(usize, usize)>,
 }
 
 /// The buckets of a Fat Teddy searcher (the AVX2 one; the Slim one has half as many).
@@ -316,22 +376,18 @@ impl LineFilter {
         let mut hits = Hits::default();
         // Each part of the searcher goes over the line once, on its own: the groups found are the same in
         // any order, and a part is never searched again over bytes it has passed.
-        match &self.searcher {
-            Searcher::Empty => {}
-            Searcher::Teddy(parts) => {
-                for (searcher, first) in parts {
-                    self.scan_part(line, &mut hits, |span| {
-                        searcher
-                            .find_in(line, span)
-                            .map(|m| (first + m.pattern().as_usize(), m.start()))
-                    });
-                }
+        for part in 0..self.long_parts() {
+            let mut at = 0;
+            while at < line.len() && hits.possible != self.all {
+                let Some((pattern, start)) = self.find_pattern(part, line, at, line.len()) else {
+                    break;
+                };
+                self.keys_found(pattern, start, line, (0, line.len()), |groups| {
+                    hits.possible |= groups.possible;
+                    hits.certain |= groups.certain;
+                });
+                at = start + 1;
             }
-            Searcher::Automaton(automaton) => self.scan_part(line, &mut hits, |span| {
-                automaton
-                    .find(aho_corasick::Input::new(line).span(span))
-                    .map(|m| (m.pattern().as_usize(), m.start()))
-            }),
         }
         if hits.possible != self.all {
             self.short.scan(line, &mut hits);
@@ -339,24 +395,65 @@ impl LineFilter {
         hits
     }
 
-    /// Add the groups of every key one searcher finds in `line` (`find` gives the leftmost key in a span and
-    /// where it starts), until every group is possible. The search resumes one byte after each hit rather
-    /// than after its end, so keys that overlap a hit are seen too (two keys never start at the same position
-    /// unless one is a prefix of the other, and then the longer one was dropped).
-    fn scan_part(
+    /// The leftmost pattern of part `part` of the main searcher in `haystack[from..to]`, and where it starts:
+    /// for Teddy a key's rest from its window on, for the automaton a whole key. Callers search again one
+    /// byte after a match, so patterns overlapping it are found too: two patterns never match at one position
+    /// (none starts another).
+    fn find_pattern(
         &self,
-        line: &[u8],
-        hits: &mut Hits,
-        mut find: impl FnMut(aho_corasick::Span) -> Option<(usize, usize)>,
+        part: usize,
+        haystack: &[u8],
+        from: usize,
+        to: usize,
+    ) -> Option<(usize, usize)> {
+        match &self.searcher {
+            Searcher::Empty => None,
+            Searcher::Teddy { parts, .. } => {
+                let (searcher, first) = &parts[part];
+                searcher
+                    .find_in(haystack, aho_corasick::Span::from(from..to))
+                    .map(|m| (first + m.pattern().as_usize(), m.start()))
+            }
+            Searcher::Automaton(automaton) => automaton
+                .find(aho_corasick::Input::new(haystack).span(from..to))
+                .map(|m| (m.pattern().as_usize(), m.start())),
+        }
+    }
+
+    /// Hand `each` the groups of every key that pattern `pattern`, found at `at`, stands for and that occurs
+    /// whole inside `bounds` of `text`: for Teddy the keys its pattern stands for, compared around it; for the
+    /// automaton its key.
+    fn keys_found(
+        &self,
+        pattern: usize,
+        at: usize,
+        text: &[u8],
+        (start, end): (usize, usize),
+        mut each: impl FnMut(Hits),
     ) {
-        let mut at = 0;
-        while at < line.len() && hits.possible != self.all {
-            let Some((key, start)) = find(aho_corasick::Span::from(at..line.len())) else {
-                break;
-            };
-            hits.possible |= self.key_groups[key].possible;
-            hits.certain |= self.key_groups[key].certain;
-            at = start + 1;
+        // `found`: the searcher matched exactly this key's bytes already.
+        let mut whole = |key: usize, offset: usize, found: bool| {
+            let bytes = &self.keys[key];
+            if at >= start + offset
+                && at - offset + bytes.len() <= end
+                && (found || text[at - offset..].starts_with(bytes))
+            {
+                each(self.key_groups[key]);
+            }
+        };
+        match &self.searcher {
+            Searcher::Empty => {}
+            Searcher::Teddy { patterns, .. } => {
+                let pattern = &patterns[pattern];
+                for &(key, offset) in &pattern.keys {
+                    whole(
+                        key,
+                        offset,
+                        offset == 0 && self.keys[key].len() == pattern.len,
+                    );
+                }
+            }
+            Searcher::Automaton(_) => whole(pattern, 0, true),
         }
     }
 
@@ -371,48 +468,35 @@ impl LineFilter {
         if lines.is_empty() {
             return;
         }
-        match &self.searcher {
-            Searcher::Empty => {}
-            Searcher::Teddy(parts) => {
-                for (searcher, first) in parts {
-                    self.scan_lines_part(lines, hits, |span| {
-                        searcher
-                            .find_in(text, span)
-                            .map(|m| (first + m.pattern().as_usize(), m.start(), m.end()))
-                    });
-                }
-            }
-            Searcher::Automaton(automaton) => self.scan_lines_part(lines, hits, |span| {
-                automaton
-                    .find(aho_corasick::Input::new(text).span(span))
-                    .map(|m| (m.pattern().as_usize(), m.start(), m.end()))
-            }),
+        for part in 0..self.long_parts() {
+            self.scan_lines_part(part, text, lines, hits);
         }
         self.short.scan_lines(text, lines, hits, self.all);
     }
 
-    /// [`LineFilter::scan_part`] over many lines: `find` gives the leftmost key in a span of the whole text,
-    /// where it starts and where it ends. The search resumes one byte after each hit, as there, or at the
-    /// end of a line once every group is possible in it. A key that starts in a line and ends past it is no
-    /// hit of that line, and hides none: two keys never start at the same position (see `scan_part`).
+    /// One part of [`LineFilter::scan_lines`]: the search resumes one byte after each hit, as in
+    /// [`LineFilter::scan`], or at the end of a line once every group is possible in it. A key reaching
+    /// out of a line is no hit of that line.
     fn scan_lines_part(
         &self,
+        part: usize,
+        text: &[u8],
         lines: &[(usize, usize)],
         hits: &mut [Hits],
-        mut find: impl FnMut(aho_corasick::Span) -> Option<(usize, usize, usize)>,
     ) {
         let (mut line, mut at) = (0, lines[0].0);
         let text_end = lines[lines.len() - 1].1;
         while at < text_end {
-            let Some((key, start, end)) = find(aho_corasick::Span::from(at..text_end)) else {
+            let Some((pattern, start)) = self.find_pattern(part, text, at, text_end) else {
                 break;
             };
             while line < lines.len() && lines[line].1 <= start {
                 line += 1;
             }
-            let Some(&(line_start, line_end)) = lines.get(line) else {
+            let Some(&bounds) = lines.get(line) else {
                 break;
             };
+            let (line_start, line_end) = bounds;
             if start < line_start {
                 at = line_start;
                 continue;
@@ -422,10 +506,10 @@ impl LineFilter {
                 at = line_end;
                 continue;
             }
-            if end <= line_end {
-                found.possible |= self.key_groups[key].possible;
-                found.certain |= self.key_groups[key].certain;
-            }
+            self.keys_found(pattern, start, text, bounds, |groups| {
+                found.possible |= groups.possible;
+                found.certain |= groups.certain;
+            });
             at = if found.possible == self.all {
                 line_end
             } else {
@@ -447,7 +531,7 @@ impl LineFilter {
 
     /// True when Teddy (SIMD) is in use rather than the scalar automaton.
     pub fn is_vectorised(&self) -> bool {
-        matches!(self.searcher, Searcher::Teddy(_))
+        matches!(self.searcher, Searcher::Teddy { .. })
     }
 }
 
@@ -520,26 +604,27 @@ impl LineFilter {
     /// How many parts the main searcher has (one but for Teddy over more than [`TEDDY_KEYS`] keys).
     fn long_parts(&self) -> usize {
         match &self.searcher {
-            Searcher::Teddy(parts) => parts.len(),
+            Searcher::Teddy { parts, .. } => parts.len(),
             Searcher::Empty | Searcher::Automaton(_) => 1,
         }
     }
 
-    /// The start of the leftmost key of part `part` of the main searcher at or after `from`.
+    /// A position inside the leftmost key of part `part` of the main searcher that lies at or after `from`
+    /// (its window's start, for Teddy).
     fn find_long(&self, part: usize, haystack: &[u8], from: usize) -> Option<usize> {
-        if from >= haystack.len() {
-            return None;
+        let mut at = from;
+        while at < haystack.len() {
+            let (pattern, start) = self.find_pattern(part, haystack, at, haystack.len())?;
+            let mut whole = false;
+            self.keys_found(pattern, start, haystack, (0, haystack.len()), |_| {
+                whole = true
+            });
+            if whole {
+                return Some(start);
+            }
+            at = start + 1;
         }
-        match &self.searcher {
-            Searcher::Empty => None,
-            Searcher::Teddy(parts) => parts[part]
-                .0
-                .find_in(haystack, aho_corasick::Span::from(from..haystack.len()))
-                .map(|m| m.start()),
-            Searcher::Automaton(a) => a
-                .find(aho_corasick::Input::new(haystack).span(from..haystack.len()))
-                .map(|m| m.start()),
-        }
+        None
     }
 }
 
@@ -767,6 +852,71 @@ mod tests {
         let mut none = vec![Hits::default()];
         f.scan_lines(b"MiB", &[], &mut none);
         assert!(none.is_empty());
+    }
+
+    /// Keys starting with what every log line holds are searched from a later window (`window::offset`) and
+    /// compared whole: a line holding only their rest has none of them, a key is found at a line's very start
+    /// and end, and a key whose window lies in one line's text but whose start lies in the line before counts
+    /// for neither line. What every search finds is what a plain substring test finds.
+    #[test]
+    fn keys_searched_from_a_later_window_are_found_exactly_where_they_are() {
+        let literals = [
+            "msg=\"offload to ",
+            "llama_kv_cache",
+            "source=ggml.go",
+            "buffer size",
+        ];
+        let f = LineFilterBuilder::new()
+            .add(A, &literals[..2])
+            .add(B, &literals[2..])
+            .build();
+        let lines: [&str; 10] = [
+            "time=2025-08-22T17:36:22.027-04:00 level=INFO source=server.go:175 msg=\"offload to cuda\"",
+            "level=INFO g=\"offload to cuda\" ma_kv_cache ce=ggml.go",
+            "llama_kv_cache: size = 1 MiB",
+            "ends with source=ggml.go",
+            "ollama[1234]: llama_kv_cach",
+            "e and ms",
+            "g=\"offload to gpu\"",
+            "sou",
+            "rce=ggml.go buffer size",
+            "plain",
+        ];
+        let reference = |line: &str| {
+            let a = literals[..2].iter().any(|l| line.contains(l));
+            let b = literals[2..].iter().any(|l| line.contains(l));
+            (if a { A } else { 0 }) | (if b { B } else { 0 })
+        };
+        let alone: Vec<Hits> = lines.iter().map(|l| f.scan(l.as_bytes())).collect();
+        for (line, hits) in lines.iter().zip(&alone) {
+            assert_eq!(hits.possible, reference(line), "{line}");
+        }
+        let text = lines.concat();
+        let mut ranges = Vec::new();
+        let mut start = 0;
+        for line in lines {
+            ranges.push((start, start + line.len()));
+            start += line.len();
+        }
+        let mut together = Vec::new();
+        f.scan_lines(text.as_bytes(), &ranges, &mut together);
+        assert_eq!(together, alone);
+        let block = lines.join("\n");
+        let mut search = f.block(block.as_bytes());
+        let (mut from, mut found) = (0, Vec::new());
+        for line in lines {
+            let end = from + line.len();
+            if search.next_from(from).is_some_and(|at| at < end) {
+                found.push(line);
+            }
+            from = end + 1;
+        }
+        let expected: Vec<&str> = lines
+            .iter()
+            .copied()
+            .filter(|l| reference(l) != 0)
+            .collect();
+        assert_eq!(found, expected);
     }
 
     #[test]
