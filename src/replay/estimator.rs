@@ -73,14 +73,16 @@ impl Point {
     pub const PRINTED: Point = Point(0);
 
     /// The points a replay tries, as printed first, then outward in tenths to both ends.
-    pub fn search() -> Vec<Point> {
-        let mut out = vec![Point::PRINTED];
-        for k in 1..=10 {
-            out.push(Point(-100 * k));
-            out.push(Point(100 * k));
+    pub const SEARCH: [Point; 21] = {
+        let mut out = [Point::PRINTED; 21];
+        let mut k = 1;
+        while k <= 10 {
+            out[2 * k as usize - 1] = Point(-100 * k);
+            out[2 * k as usize] = Point(100 * k);
+            k += 1;
         }
         out
-    }
+    };
 
     /// The point in words.
     pub fn word(self) -> String {
@@ -183,6 +185,10 @@ pub struct Traced {
     pub refusals: Vec<(Device, i64, Margin)>,
     /// The last-layer bucket (output, and the Ollama engine's projector from 0.7.1), as printed.
     pub bucket: i64,
+    /// The points of [`Point::SEARCH`] (bit `i` for the `i`-th) at which every decision this placement took
+    /// comes out the same, and so the whole placement: placed at such a point, the estimator takes the same
+    /// decisions from the same state, one after the other. Found by [`place_searched`]; 0 otherwise.
+    pub alike: u32,
 }
 
 impl Traced {
@@ -235,6 +241,13 @@ pub fn place_bare(rules: &Rules, b: &Bounded, max_layers: Option<i64>, point: Po
     place(rules, b, max_layers, point, Detail::Placement)
 }
 
+/// [`place_bare`], also finding at which other points of the search the placement is the same
+/// ([`Traced::alike`]): a replay's search of the rounding then places once for all of them
+/// (`docs/performance.md`, Speed II, fourth stop).
+pub fn place_searched(rules: &Rules, b: &Bounded, max_layers: Option<i64>, point: Point) -> Traced {
+    place(rules, b, max_layers, point, Detail::Search)
+}
+
 /// How much of the trace [`place`] writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Detail {
@@ -244,6 +257,17 @@ enum Detail {
     Steps,
     /// No steps.
     Placement,
+    /// No steps, and the points where every decision comes out the same ([`Traced::alike`]).
+    Search,
+}
+
+impl Detail {
+    fn keeps_steps(self) -> bool {
+        match self {
+            Detail::Words | Detail::Steps => true,
+            Detail::Placement | Detail::Search => false,
+        }
+    }
 }
 
 /// [`place_by`], with as much of the trace as `detail` asks for.
@@ -268,11 +292,28 @@ fn place(
     // A step, built (and its device's name copied) only when the trace keeps steps.
     macro_rules! step {
         ($steps:expr, $step:expr) => {
-            if detail != Detail::Placement {
+            if detail.keeps_steps() {
                 $steps.push($step);
             }
         };
     }
+    // Each decision, taken at `point`; with `Detail::Search`, the points where it comes out otherwise leave
+    // `alike`.
+    let mut alike: u32 = match detail {
+        Detail::Search => (1 << Point::SEARCH.len()) - 1,
+        Detail::Words | Detail::Steps | Detail::Placement => 0,
+    };
+    let mut decide = |free: Span, need: Span| {
+        let fits = point.fits(free, need);
+        if alike != 0 {
+            for (i, other) in Point::SEARCH.iter().enumerate() {
+                if alike & (1 << i) != 0 && other.fits(free, need) != fits {
+                    alike &= !(1 << i);
+                }
+            }
+        }
+        fits
+    };
     let f = b.nominal();
     let n = f.blocks;
     let count = b.gpus.len();
@@ -325,7 +366,7 @@ fn place(
             .plus(floor)
             .plus(buffer)
             .plus(layer_size);
-        let qualifies = point.fits(*free, need);
+        let qualifies = decide(*free, need);
         let margin = Span::margin(*free, need, qualifies);
         if qualifies {
             alloc[i] = floor.plus(buffer).plus(extra);
@@ -403,7 +444,7 @@ fn place(
         let Some(r) = run.take() else {
             return;
         };
-        if detail != Detail::Placement {
+        if detail.keeps_steps() {
             let (device, free) = &b.gpus[r.gpu];
             let graph = graph_on(r.gpu);
             step!(steps, TraceStep {
@@ -445,7 +486,7 @@ fn place(
             let g = with_space[k];
             let free = b.gpus[g].1;
             let need = overhead.plus(alloc[g]).plus(graph_on(g)).plus(c);
-            let fits = point.fits(free, need);
+            let fits = decide(free, need);
             let margin = Span::margin(free, need, fits);
             if fits {
                 if run.as_ref().is_some_and(|r| r.gpu != g) {
@@ -550,7 +591,7 @@ fn place(
             let g = listed[k];
             let (device, free) = &b.gpus[g];
             let need = overhead.plus(alloc[g]).plus(graph_on(g)).plus(bucket);
-            let fits = point.fits(*free, need);
+            let fits = decide(*free, need);
             let margin = Span::margin(*free, need, fits);
             last_layer.push((device.clone(), margin, fits));
             step!(steps, TraceStep {
@@ -687,6 +728,7 @@ fn place(
         last_layer,
         refusals,
         bucket: bucket.nominal,
+        alike,
     }
 }
 
@@ -756,6 +798,60 @@ mod tests {
                 free: f * MIB,
             })
             .collect()
+    }
+
+    /// At every point a placement calls alike, placing there gives that placement, and a placement is alike
+    /// at its own point: on figures with rounding (±51 MiB each, as Ollama prints one decimal of GiB) and GPU
+    /// sizes around the edges where a layer or the bucket fits at some points and not at others.
+    #[test]
+    fn a_placement_is_the_same_at_every_point_it_calls_alike() {
+        let rounded = |f: &ReplayFigures, by: i64| ReplayFigures {
+            layer_weights: f.layer_weights + by,
+            layer_kv: f.layer_kv + by,
+            output: f.output + by,
+            graph: f.graph + by,
+            graph_partial: f.graph_partial + by,
+            ..f.clone()
+        };
+        let f = figures();
+        let mut some_not_alike = false;
+        for free in (1500..2600).step_by(37) {
+            for second in [0, 900, 2100] {
+                let sizes: Vec<i64> = [free, second].into_iter().filter(|&m| m > 0).collect();
+                let b = Bounded {
+                    figures: [rounded(&f, -51 * MIB), f.clone(), rounded(&f, 51 * MIB)],
+                    output_weights: Span::exact(0),
+                    gpus: gpus(&sizes)
+                        .into_iter()
+                        .map(|g| {
+                            let free = Span {
+                                low: g.free - 51 * MIB,
+                                nominal: g.free,
+                                high: g.free + 51 * MIB,
+                            };
+                            (g.device, free)
+                        })
+                        .collect(),
+                };
+                for family in [Family::Ollama37Last, Family::Upstream063] {
+                    let rules = family.rules();
+                    for (i, &at) in Point::SEARCH.iter().enumerate() {
+                        let t = place_searched(rules, &b, None, at);
+                        assert_ne!(t.alike & (1 << i), 0, "{sizes:?} at {at:?}");
+                        some_not_alike |= t.alike != (1 << Point::SEARCH.len()) - 1;
+                        for (j, &other) in Point::SEARCH.iter().enumerate() {
+                            if t.alike & (1 << j) != 0 {
+                                let o = place_bare(rules, &b, None, other);
+                                assert_eq!(o.placement, t.placement, "{sizes:?} {at:?} {other:?}");
+                                assert_eq!(o.allocations, t.allocations);
+                                assert_eq!(o.overflow, t.overflow);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert!(some_not_alike, "no GPU size near an edge");
     }
 
     #[test]

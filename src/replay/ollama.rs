@@ -4,7 +4,9 @@
 //! placement is traced decision by decision for `whatif --explain`. What-if changes then replay with that
 //! family's rules.
 
-use super::estimator::{place_bare, place_by, place_quietly, Bounded, Point, Span, Traced};
+use super::estimator::{
+    place_bare, place_by, place_quietly, place_searched, Bounded, Point, Span, Traced,
+};
 use super::families::{candidates, Evidence, Family, Rules};
 use super::figures::{self, Changes, End};
 use super::placement::{schedule, Scheduler};
@@ -157,8 +159,19 @@ fn run(load: &Reconciled, family: Family, why: String) -> Option<Run> {
     // the choice and are not tried. They are placed without the trace's steps (the same decisions); the chosen
     // family's point is placed again with them (`replay`).
     let (mut first, mut first_split, mut all) = (None, None, None);
-    for p in Point::search() {
-        let a = compare(load, &place_bare(rules, &b, limit, p));
+    // A point where a placement already made takes every decision the same places the same: its agreement
+    // is that placement's (`Traced::alike`).
+    let mut placed: Vec<(u32, Agreement)> = Vec::new();
+    for (i, &p) in Point::SEARCH.iter().enumerate() {
+        let a = match placed.iter().find(|(alike, _)| alike & (1 << i) != 0) {
+            Some(&(_, a)) => a,
+            None => {
+                let t = place_searched(rules, &b, limit, p);
+                let a = compare(load, &t);
+                placed.push((t.alike, a));
+                a
+            }
+        };
         if a.all_ok() {
             all = Some((p, a));
             break;
