@@ -161,8 +161,14 @@ pub fn is_grep_separator(line: &str) -> bool {
 pub fn header(line: &str) -> Option<&str> {
     // Blanks trimmed byte by byte (every framed line is asked this; `trim_matches` decodes characters).
     let b = line.as_bytes();
-    let start = b.iter().position(|&c| c != b' ' && c != b'\t').unwrap_or(b.len());
-    let end = b.iter().rposition(|&c| c != b' ' && c != b'\t').map_or(start, |i| i + 1);
+    let start = b
+        .iter()
+        .position(|&c| c != b' ' && c != b'\t')
+        .unwrap_or(b.len());
+    let end = b
+        .iter()
+        .rposition(|&c| c != b' ' && c != b'\t')
+        .map_or(start, |i| i + 1);
     let line = &line[start..end];
     if let Some(inner) = line
         .strip_prefix("==> ")
