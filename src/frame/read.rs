@@ -211,9 +211,7 @@ impl<'s, F: FnMut(Read<'_>) -> Wants> Lines<'s, F> {
         let tail = before_last
             .and_then(|i| memchr::memrchr(b'\n', &block[..i]))
             .map_or(0, |i| i + 1);
-        let [literals, names] = skim.filters();
-        let mut literals = literals.block(&block[..tail]);
-        let mut names = names.block(&block[..tail]);
+        let mut literals = skim.filter().block(&block[..tail]);
         let mut pos = 0;
         while pos < tail {
             if !self.is_quiet() {
@@ -222,11 +220,7 @@ impl<'s, F: FnMut(Read<'_>) -> Wants> Lines<'s, F> {
                 pos = end + 1;
                 continue;
             }
-            let hit = match (literals.next_from(pos), names.next_from(pos)) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            };
-            let Some(hit) = hit else {
+            let Some(hit) = literals.next_from(pos) else {
                 self.skip(&block[pos..tail]);
                 pos = tail;
                 break;

@@ -41,12 +41,12 @@ pub const COVERING_LITERALS: [&str; 1] = ["msg="];
 
 /// The literal search that picks candidate lines out of a read buffer (see the module doc).
 ///
-/// The file names are searched apart from the other literals: their 32 spellings (`.log`, `.LOG` …) start
-/// alike, which would crowd the main search's Teddy buckets, and a small Teddy of their own is cheap.
+/// The file names' 32 spellings (`.log`, `.LOG` …) are searched with the other literals, in one search: a
+/// Teddy searcher costs a pass over every byte however few keys it has, and a searcher of their own was a
+/// fifth of the skim's instructions (`docs/performance.md`, Speed II, fourth stop).
 #[derive(Debug, Clone)]
 pub struct Skim {
     filter: LineFilter,
-    names: LineFilter,
     lookback: Vec<memchr::memmem::Finder<'static>>,
 }
 
@@ -63,13 +63,10 @@ impl Skim {
             .add(1, FRAMING_LITERALS)
             .add(1, COVERING_LITERALS)
             .add(1, lookback.iter().copied())
-            .build();
-        let names = LineFilterBuilder::new()
             .add(1, super::source_file::name_literals())
             .build();
         Skim {
             filter,
-            names,
             lookback: lookback
                 .iter()
                 .map(|l| memchr::memmem::Finder::new(l.as_bytes()).into_owned())
@@ -77,21 +74,21 @@ impl Skim {
         }
     }
 
-    /// True when both searches are vectorised (Teddy), not the scalar automaton that a grammar with too many
+    /// True when the search is vectorised (Teddy), not the scalar automaton that a grammar with too many
     /// anchors for Teddy would get (several times slower).
     pub fn is_vectorised(&self) -> bool {
-        self.filter.is_vectorised() && self.names.is_vectorised()
+        self.filter.is_vectorised()
     }
 
-    /// The searches over one read buffer: the first finds the literals, the second the file names.
-    pub(super) fn filters(&self) -> [&LineFilter; 2] {
-        [&self.filter, &self.names]
+    /// The search over one read buffer: the literals and the file names.
+    pub(super) fn filter(&self) -> &LineFilter {
+        &self.filter
     }
 
     /// True when `line` holds one of the skim's literals or file names (one line's search, for the tests).
     #[cfg(test)]
     fn holds_literal(&self, line: &[u8]) -> bool {
-        self.filters().iter().any(|f| f.scan(line).possible != 0)
+        self.filter.scan(line).possible != 0
     }
 
     /// True when the two lines before `line` must be framed before it (it holds a look-back literal).

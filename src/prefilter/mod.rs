@@ -71,12 +71,12 @@ enum Searcher {
 /// sorted order, so keys with alike starts share one), each still vectorised (one scalar automaton over them
 /// all would make every read several times slower). One searcher takes up to 128. Teddy puts its keys in 16
 /// buckets (the Fat AVX2 searcher) and compares every key of a bucket wherever the bucket's fingerprint of
-/// their first four bytes matches, so what a searcher costs is how often log text matches a bucket's
-/// fingerprint: [`teddy_order`] fills each bucket with keys alike in the nybbles the fingerprint tests, and
-/// then two searchers of 81 and 89 keys (the built-in grammar's skim and parser) cost less than four of
-/// 41–45 with the keys spread over the buckets as they come (`docs/performance.md`, Speed II, third stop);
-/// one of 128 costs more again.
-const TEDDY_KEYS: usize = 96;
+/// their first four bytes matches, so what a searcher costs is a pass over the bytes plus how often log text
+/// matches a bucket's fingerprint: [`teddy_order`] fills each bucket with keys alike in the nybbles the
+/// fingerprint tests. With that order, two searchers of 81 and 89 keys cost less than four of 41–45
+/// (`docs/performance.md`, Speed II, third stop), one of 128 more than two of 64, and the built-in grammar's
+/// skim (194 keys with the file names) and parser (177) search fastest in three searchers each (fourth stop).
+const TEDDY_KEYS: usize = 80;
 
 /// Keys shorter than this would shorten Teddy's fingerprint for every key (it uses the first
 /// `min(4, shortest key)` bytes), which costs more than finding them separately.
