@@ -14,12 +14,13 @@ use super::raw::{RawExample, RawRule};
 use super::GrammarError;
 
 /// Each rule's lazy DFA cache, forward and reverse (the regex crate's default is 2 MiB per regex). A rule's
-/// regex only runs on the rare lines holding its anchors, and on the mix input the instructions spent in the
-/// rule regexes are the same with 16 KiB as with 256 KiB (callgrind, `docs/performance.md`), while a log that
-/// reaches many rules kept up to 256 KiB of states for each (~10 MB of peak memory on the mix). A regex whose
-/// NFA needs more than this for a handful of states runs without the lazy DFA (the backtracker and the PikeVM,
-/// same matches); the long-lines input, where the DFA matters most, reads as fast as with 256 KiB.
-const LAZY_DFA_CACHE: usize = 16 << 10;
+/// regex only runs on the lines holding its anchors, but a log of many loads reaches the same few rules
+/// again and again: with 16 KiB their states were thrown away and determinized anew all the time (4 % of a
+/// run's instructions on the mix, `docs/performance.md`, Speed II, fourth stop), with 64 KiB they stay, and
+/// 256 KiB saves nothing more. A log that reaches many rules keeps at most this much for each (peak memory
+/// 23 → 25 MB on the mix). A regex whose NFA needs more than this for a handful of states runs without the
+/// lazy DFA (the backtracker and the PikeVM, same matches).
+const LAZY_DFA_CACHE: usize = 64 << 10;
 
 /// A line at least this long is searched for anchors with the anchors' DFA ([`Grammar::candidates`]), built
 /// on the first such line. On a long line the DFA searches about twice as fast as the automaton built at load
