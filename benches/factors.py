@@ -7,7 +7,7 @@ capture starts, src/frame/skim.rs, src/smi/mod.rs), pick 4-byte factors greedily
 key it newly covers, cost = (its count in a frequency corpus + BIAS); keys of 4 bytes or fewer are their own
 factor. Then count, on a log, the lines holding a factor against the lines holding a key (the lines stage two
 would verify for nothing) and say how many factors there are (Teddy takes at most 128 a searcher, vramdiff's
-src/prefilter.rs at most 48).
+src/prefilter/mod.rs at most 48 then).
 
     python3 benches/factors.py parser samples 5 target/bench-data/mix-20M.log
     python3 benches/factors.py skim input 50 target/bench-data/mix-20M.log

@@ -1,6 +1,6 @@
 //! Every grammar's line parser: each line of the input through `Parser::parse_line` with the built-in
 //! grammar (all dialects are tried on every line). Invariants: no panic; the literal prefilter's scan of all
-//! the lines at once (`LineFilter::scan_lines`, `src/prefilter.rs`), their texts abutting, finds in each line
+//! the lines at once (`LineFilter::scan_lines`, `src/prefilter/mod.rs`), their texts abutting, finds in each line
 //! what its scan alone finds.
 #![no_main]
 

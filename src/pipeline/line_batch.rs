@@ -89,7 +89,7 @@ pub(super) struct Batch {
     lines: Vec<(usize, usize)>,
     /// What the scan found in each of `lines`, once [`Batch::scan`] ran.
     hits: Vec<Hits>,
-    /// The lines were scanned (on the reading thread, when the parser had a backlog: see the module doc).
+    /// The lines were scanned (by `super::read_ahead`'s reading thread when the parser had a backlog).
     pub(super) scanned: bool,
 }
 

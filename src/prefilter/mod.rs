@@ -14,7 +14,7 @@
 //! down to about 170 literals for the SIMD searcher (Teddy, from the `aho-corasick` crate) plus `MiB`, `GiB` and
 //! ` MB`, which are found by `memchr` on their rare byte because a 3-byte literal would shorten Teddy's
 //! fingerprint for all the others. A key that starts with text nearly every log line holds is searched from a
-//! later window ([`window`]) and compared whole around each match, so the keys are found where they are and
+//! later window (`window.rs`) and compared whole around each match, so the keys are found where they are and
 //! nowhere else, at fewer fingerprint matches. The patterns are split over several Teddy searchers of at most
 //! `TEDDY_KEYS` each (one takes at most 128), each given its patterns in the order that puts alike ones in
 //! one of its buckets (`teddy_order`: what a searcher costs is how often text matches a bucket). Where Teddy
