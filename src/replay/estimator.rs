@@ -234,9 +234,10 @@ pub fn place_quietly(rules: &Rules, b: &Bounded, max_layers: Option<i64>, point:
 }
 
 /// [`place_by`] without the trace's steps (`steps` is empty): the same placement, allocations, overflow,
-/// refusals and last-layer decisions, for a caller that compares placements only (the rounding points a
-/// replay searches, `placement::place_as`). A round-robin placement makes a step of every block, and
-/// keeping those steps was most of what a point of the search cost (`docs/performance.md`, Speed II).
+/// refusals and last-layer decisions, for a caller that reads the placement only (`placement::place_as`; the
+/// rounding a replay searches, through [`place_searched`]). A round-robin placement makes a step of every
+/// block, and keeping those steps was most of what a point of the search cost (`docs/performance.md`,
+/// Speed II).
 pub fn place_bare(rules: &Rules, b: &Bounded, max_layers: Option<i64>, point: Point) -> Traced {
     place(rules, b, max_layers, point, Detail::Placement)
 }
@@ -440,14 +441,16 @@ fn place(
     let mut unplaced: Vec<i64> = Vec::new();
     let mut run: Option<Run> = None;
     let mut refusals = Vec::new();
+    // A run of blocks on one GPU ends: its step, when the trace keeps steps (the graph's figure is read for it
+    // only then).
     let flush = |run: &mut Option<Run>, steps: &mut Vec<TraceStep>, alloc: &[Span]| {
         let Some(r) = run.take() else {
             return;
         };
-        if detail.keeps_steps() {
-            let (device, free) = &b.gpus[r.gpu];
+        let (device, free) = &b.gpus[r.gpu];
+        step!(steps, {
             let graph = graph_on(r.gpu);
-            step!(steps, TraceStep {
+            TraceStep {
                 stage: TraceStage::Blocks,
                 device: Some(device.clone()),
                 text: say!(
@@ -463,8 +466,8 @@ fn place(
                     human(free.nominal)
                 ),
                 margin: Some(r.tightest),
-            });
-        }
+            }
+        });
     };
     for &i in &order {
         if max_layers.is_some_and(|m| placed >= m) {

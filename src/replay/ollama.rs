@@ -4,9 +4,7 @@
 //! placement is traced decision by decision for `whatif --explain`. What-if changes then replay with that
 //! family's rules.
 
-use super::estimator::{
-    place_bare, place_by, place_quietly, place_searched, Bounded, Point, Span, Traced,
-};
+use super::estimator::{place_by, place_quietly, place_searched, Bounded, Point, Span, Traced};
 use super::families::{candidates, Evidence, Family, Rules};
 use super::figures::{self, Changes, End};
 use super::placement::{schedule, Scheduler};
@@ -160,29 +158,33 @@ fn run(load: &Reconciled, family: Family, why: String) -> Option<Run> {
     // family's point is placed again with them (`replay`).
     let (mut first, mut first_split, mut all) = (None, None, None);
     // A point where a placement already made takes every decision the same places the same: its agreement
-    // is that placement's (`Traced::alike`).
-    let mut placed: Vec<(u32, Agreement)> = Vec::new();
+    // is that placement's, and so is its placement (`Traced::alike`).
+    let mut placed: Vec<(Traced, Agreement)> = Vec::new();
     for (i, &p) in Point::SEARCH.iter().enumerate() {
-        let a = match placed.iter().find(|(alike, _)| alike & (1 << i) != 0) {
+        let a = match placed.iter().find(|(t, _)| t.alike & (1 << i) != 0) {
             Some(&(_, a)) => a,
             None => {
                 let t = place_searched(rules, &b, limit, p);
                 let a = compare(load, &t);
-                placed.push((t.alike, a));
+                placed.push((t, a));
                 a
             }
         };
         if a.all_ok() {
-            all = Some((p, a));
+            all = Some((i, a));
             break;
         }
         if first_split.is_none() && a.split_ok() {
-            first_split = Some((p, a));
+            first_split = Some((i, a));
         }
-        first.get_or_insert((p, a));
+        first.get_or_insert((i, a));
     }
-    let (point, agreement) = all.or(first_split).or(first)?;
-    let traced = place_bare(rules, &b, limit, point);
+    let (chosen, agreement) = all.or(first_split).or(first)?;
+    let point = Point::SEARCH[chosen];
+    let at = placed
+        .iter()
+        .position(|(t, _)| t.alike & (1 << chosen) != 0)?;
+    let (traced, _) = placed.swap_remove(at);
     Some(Run {
         family,
         why,
