@@ -22,6 +22,16 @@ use super::GrammarError;
 /// lazy DFA (the backtracker and the PikeVM, same matches).
 const LAZY_DFA_CACHE: usize = 64 << 10;
 
+/// An ASCII line at most this long is matched by a build of the rule's regex without the lazy DFA (the
+/// bounded backtracker finds the match and its groups in one pass, [`RuleRegex`]); a longer one by the build
+/// with it. To find a match's groups the regex engine first runs the lazy DFA forward and back over the line
+/// to find where the match lies, then the backtracker over that span: on a line of a few hundred bytes the
+/// DFA's two passes (and determinizing its states) cost more than the backtracker's one over the whole line.
+/// The backtracker's work grows with the line times the NFA's states (its visited set), the DFA's with the
+/// line alone: on long lines the DFA wins by far (longlines-100M, with the DFA off for every line: 0.49 →
+/// 3.8 s). The cost of both on the mix: `docs/performance.md`, Speed II, fifth stop.
+const SHORT_LINE_BYTES: usize = 1 << 10;
+
 /// A line at least this long is searched for anchors with the anchors' DFA ([`Grammar::candidates`]), built
 /// on the first such line. On a long line the DFA searches about twice as fast as the automaton built at load
 /// (~8 against ~17 instructions a byte, callgrind; longlines-100M 0.47 → 0.35 s of CPU), but it takes ~10 ms
@@ -61,8 +71,11 @@ struct LazyRegex {
     /// reports): such a regex matches nothing on a line that is not ASCII. (Only the built-in grammars are
     /// built on first use, and every one of their regexes builds: a test below.)
     built: OnceLock<Option<meta::Regex>>,
-    /// The twin for ASCII lines, built on the first ASCII line; `None` when the pattern has none.
+    /// The twin for ASCII lines, built on the first ASCII line longer than [`SHORT_LINE_BYTES`]; `None` when
+    /// the pattern has none.
     ascii: OnceLock<Option<meta::Regex>>,
+    /// The twin without the lazy DFA, for ASCII lines of at most [`SHORT_LINE_BYTES`]; built on the first.
+    ascii_short: OnceLock<Option<meta::Regex>>,
 }
 
 impl RuleRegex {
@@ -88,6 +101,7 @@ impl RuleRegex {
                 .collect(),
             built: OnceLock::new(),
             ascii: OnceLock::new(),
+            ascii_short: OnceLock::new(),
         })))
     }
 
@@ -98,12 +112,16 @@ impl RuleRegex {
             .as_ref()
     }
 
-    /// The matcher for `line`: the ASCII twin when the line is ASCII and the pattern has one.
+    /// The matcher for `line`: the ASCII twin when the line is ASCII and the pattern has one, without the
+    /// lazy DFA when the line is short ([`SHORT_LINE_BYTES`]).
     fn for_line(&self, line: &str) -> Option<&meta::Regex> {
         let twin = || {
-            self.0
-                .ascii
-                .get_or_init(|| build_ascii(&self.0.pattern).ok())
+            let (twin, lazy_dfa) = if line.len() <= SHORT_LINE_BYTES {
+                (&self.0.ascii_short, false)
+            } else {
+                (&self.0.ascii, true)
+            };
+            twin.get_or_init(|| build_ascii(&self.0.pattern, lazy_dfa).ok())
                 .as_ref()
         };
         line.is_ascii()
@@ -157,29 +175,33 @@ impl RuleRegex {
 }
 
 fn build(pattern: &str) -> Result<meta::Regex, String> {
-    build_with(pattern, regex_automata::util::syntax::Config::new())
+    build_with(pattern, regex_automata::util::syntax::Config::new(), true)
 }
 
 /// The ASCII twin of `build(pattern)` (see [`RuleRegex`]): Unicode classes off, and so the check that no
-/// match can split a UTF-8 character, which cannot happen on the ASCII lines it is given.
-fn build_ascii(pattern: &str) -> Result<meta::Regex, String> {
+/// match can split a UTF-8 character, which cannot happen on the ASCII lines it is given; with or without
+/// the lazy DFA ([`SHORT_LINE_BYTES`]).
+fn build_ascii(pattern: &str, lazy_dfa: bool) -> Result<meta::Regex, String> {
     build_with(
         pattern,
         regex_automata::util::syntax::Config::new()
             .unicode(false)
             .utf8(false),
+        lazy_dfa,
     )
 }
 
 fn build_with(
     pattern: &str,
     syntax: regex_automata::util::syntax::Config,
+    lazy_dfa: bool,
 ) -> Result<meta::Regex, String> {
     meta::Regex::builder()
         .syntax(syntax)
         .configure(
             meta::Config::new()
                 .onepass(false)
+                .hybrid(lazy_dfa)
                 .hybrid_cache_capacity(LAZY_DFA_CACHE),
         )
         .build(pattern)
@@ -415,10 +437,11 @@ mod tests {
         assert_eq!(lazy.named_captures("word"), None);
     }
 
-    /// The ASCII twin finds what the Unicode build finds, groups and all, on every ASCII line of the bundled
-    /// logs (real lines copied from the corpus, `sample-logs/`, and the tests' copies, `tests/data/`) that
-    /// holds one of a built-in rule's anchors, and on every rule's example lines, for every rule those lines
-    /// reach; and it is built for every built-in pattern.
+    /// The ASCII twins (without the lazy DFA for a short line, with it for a long one) find what the Unicode
+    /// build finds, groups and all, on every ASCII line of the bundled logs (real lines copied from the
+    /// corpus, `sample-logs/`, and the tests' copies, `tests/data/`) that holds one of a built-in rule's
+    /// anchors, and on every rule's example lines, for every rule those lines reach, each line also made
+    /// longer than [`SHORT_LINE_BYTES`]; and both are built for every built-in pattern.
     #[test]
     fn the_ascii_twin_matches_as_the_unicode_build_on_ascii_lines() {
         let grammar = super::super::load(None).unwrap();
@@ -457,14 +480,16 @@ mod tests {
                     .map(|l| l.trim_end_matches('\r').to_string()),
             );
         }
-        let (mut compared, mut matched) = (0, 0);
+        let (mut compared, mut matched, mut long) = (0, 0, 0);
         let mut candidates = Vec::new();
         for line in lines.iter().filter(|l| l.is_ascii()) {
             grammar.candidates(line, &mut candidates);
             // The line, and generated neighbours where the classes' edges lie: ASCII controls that are white
-            // space in both modes (\x0b) and in neither (\x1c), letters in the other case, digits gone.
+            // space in both modes (\x0b) and in neither (\x1c), letters in the other case, digits gone; and
+            // the line made longer than SHORT_LINE_BYTES, matched by the twin with the lazy DFA.
             let variants = [
                 line.clone(),
+                format!("{line}{}", " ".repeat(SHORT_LINE_BYTES)),
                 line.replace(' ', "\x0b"),
                 line.replace(' ', "\x1c"),
                 line.to_ascii_uppercase(),
@@ -480,16 +505,21 @@ mod tests {
                 assert_eq!(rule.regex.is_match(variant), twin.is_some(), "{}", rule.id);
                 compared += 1;
                 matched += usize::from(twin.is_some());
+                long += usize::from(variant.len() > SHORT_LINE_BYTES);
             }
         }
         for rule in &grammar.rules {
             assert!(
-                build_ascii(&rule.regex.0.pattern).is_ok(),
+                build_ascii(&rule.regex.0.pattern, true).is_ok()
+                    && build_ascii(&rule.regex.0.pattern, false).is_ok(),
                 "{} has no ASCII twin",
                 rule.id
             );
         }
-        assert!(compared > 10_000 && matched > 1_000, "{compared} {matched}");
+        assert!(
+            compared > 10_000 && matched > 1_000 && long > 1_000 && compared - long > 1_000,
+            "{compared} {matched} {long}"
+        );
     }
 
     /// A line that is not ASCII is matched by the Unicode build (a Unicode `\w` takes `é`, a byte class
@@ -505,8 +535,8 @@ mod tests {
             word.named_captures("name=café!"),
             Some(vec![("name", "café")])
         );
-        assert!(word.0.built.get().is_some() && word.0.ascii.get().is_some());
-        assert!(build_ascii(r"(?P<letters>\p{L}+)").is_err());
+        assert!(word.0.built.get().is_some() && word.0.ascii_short.get().is_some());
+        assert!(build_ascii(r"(?P<letters>\p{L}+)", false).is_err());
         let letters = RuleRegex::on_first_use(r"(?P<letters>\p{L}+)").unwrap();
         assert_eq!(
             letters.named_captures("12ab"),
