@@ -8,7 +8,7 @@ use std::sync::{Arc, OnceLock};
 
 use aho_corasick::{AhoCorasick, MatchKind};
 use regex_automata::meta;
-use regex_syntax::hir::{Hir, HirKind};
+use regex_syntax::ast::{self, Ast};
 
 use super::raw::{RawExample, RawRule};
 use super::GrammarError;
@@ -45,8 +45,8 @@ const DFA_LINE_BYTES: usize = 16 << 10;
 /// first line (heaptrack). The captures of the rare matching line are found by the bounded backtracker or
 /// the PikeVM instead.
 ///
-/// The pattern is parsed when the rule is loaded (a syntax error is the grammar's error, and the capture
-/// names are known); the matcher may be built then ([`RuleRegex::new`]) or on the first line that reaches
+/// The pattern's syntax is parsed when the rule is loaded (a syntax error is the grammar's error, and the
+/// capture names are known); the matcher may be built then ([`RuleRegex::new`]) or on the first line that reaches
 /// the rule ([`RuleRegex::on_first_use`]): building every rule's NFAs was most of a run's start-up (~25 ms,
 /// `docs/performance.md`), and a log reaches few rules. Clones share the one matcher, built once.
 ///
@@ -87,11 +87,15 @@ impl RuleRegex {
         Ok(regex)
     }
 
-    /// Parse the regex now (its syntax errors are reported here) and build its matcher on first use.
+    /// Parse the regex's syntax now (its syntax errors are reported here) and build its matcher on first use
+    /// (an error only the build finds, such as an unknown Unicode class, then leaves it matching nothing:
+    /// the built-in grammars are built on first use, and a test builds every one of their regexes).
     pub fn on_first_use(pattern: &str) -> Result<RuleRegex, String> {
-        let hir = regex_automata::util::syntax::parse(pattern).map_err(|e| e.to_string())?;
+        let ast = ast::parse::Parser::new()
+            .parse(pattern)
+            .map_err(|e| e.to_string())?;
         let mut names = Vec::new();
-        capture_names(&hir, &mut names);
+        capture_names(&ast, &mut names);
         names.sort_by_key(|(index, _)| *index);
         Ok(RuleRegex(Arc::new(LazyRegex {
             pattern: pattern.to_string(),
@@ -208,22 +212,35 @@ fn build_with(
         .map_err(|e| e.to_string())
 }
 
-/// Every named capture group of `hir` with its group index (the order `regex` numbers them in).
-fn capture_names(hir: &Hir, out: &mut Vec<(u32, String)>) {
-    match hir.kind() {
-        HirKind::Capture(capture) => {
-            if let Some(name) = &capture.name {
-                out.push((capture.index, name.to_string()));
+/// Every named capture group of `ast` with its group index (the order `regex` numbers them in: the
+/// translation to the HIR keeps the syntax tree's indexes). The syntax tree is all a rule needs at load:
+/// translating it (Unicode classes such as `\w` expanded into hundreds of ranges) was a third of every run's
+/// start-up (`docs/performance.md`, Speed II, fifth stop), and the matcher translates it again when built.
+fn capture_names(ast: &Ast, out: &mut Vec<(u32, String)>) {
+    match ast {
+        Ast::Group(group) => {
+            match &group.kind {
+                ast::GroupKind::CaptureName { name, .. } => {
+                    out.push((name.index, name.name.clone()))
+                }
+                ast::GroupKind::CaptureIndex(_) | ast::GroupKind::NonCapturing(_) => {}
             }
-            capture_names(&capture.sub, out);
+            capture_names(&group.ast, out);
         }
-        HirKind::Repetition(repetition) => capture_names(&repetition.sub, out),
-        HirKind::Concat(subs) | HirKind::Alternation(subs) => {
-            for sub in subs {
-                capture_names(sub, out);
-            }
-        }
-        HirKind::Empty | HirKind::Literal(_) | HirKind::Class(_) | HirKind::Look(_) => {}
+        Ast::Repetition(repetition) => capture_names(&repetition.ast, out),
+        Ast::Concat(concat) => concat.asts.iter().for_each(|sub| capture_names(sub, out)),
+        Ast::Alternation(alternation) => alternation
+            .asts
+            .iter()
+            .for_each(|sub| capture_names(sub, out)),
+        Ast::Empty(_)
+        | Ast::Flags(_)
+        | Ast::Literal(_)
+        | Ast::Dot(_)
+        | Ast::Assertion(_)
+        | Ast::ClassUnicode(_)
+        | Ast::ClassPerl(_)
+        | Ast::ClassBracketed(_) => {}
     }
 }
 
@@ -426,15 +443,21 @@ mod tests {
         }
     }
 
-    /// A pattern past the engine's size limits: a syntax error neither way, an error when built now, and a
-    /// regex matching nothing (never a panic) when built on first use.
+    /// A pattern past the engine's size limits, or with a Unicode class that does not exist: no syntax
+    /// error, an error when built now, and a regex matching nothing (never a panic) when built on first use.
+    /// A syntax error is an error either way.
     #[test]
-    fn a_regex_too_big_to_build_is_an_error_now_and_no_match_later() {
-        let pattern = r"\w{1000}\w{1000}\w{1000}\w{1000}";
-        assert!(RuleRegex::new(pattern).is_err());
-        let lazy = RuleRegex::on_first_use(pattern).unwrap();
-        assert!(!lazy.is_match("word"));
-        assert_eq!(lazy.named_captures("word"), None);
+    fn a_regex_that_cannot_be_built_is_an_error_now_and_no_match_later() {
+        for pattern in [r"\w{1000}\w{1000}\w{1000}\w{1000}", r"(?P<x>\p{Nope})"] {
+            assert!(RuleRegex::new(pattern).is_err(), "{pattern}");
+            let lazy = RuleRegex::on_first_use(pattern).unwrap();
+            assert!(!lazy.is_match("word"), "{pattern}");
+            assert_eq!(lazy.named_captures("word"), None, "{pattern}");
+        }
+        for pattern in [r"(?P<x>a", r"a{2,1}", r"(?P<1x>a)"] {
+            assert!(RuleRegex::new(pattern).is_err(), "{pattern}");
+            assert!(RuleRegex::on_first_use(pattern).is_err(), "{pattern}");
+        }
     }
 
     /// The ASCII twins (without the lazy DFA for a short line, with it for a long one) find what the Unicode

@@ -180,30 +180,33 @@ impl LineFilterBuilder {
 
     pub fn build(&self) -> LineFilter {
         // A literal containing another literal is redundant: the shorter one finds every line it would.
-        let mut keys: Vec<&[u8]> = self.literals.iter().map(|(l, _)| l.as_slice()).collect();
-        keys.sort_unstable();
-        keys.dedup();
-        keys = keys
-            .iter()
-            .copied()
-            .filter(|k| !keys.iter().any(|o| o.len() < k.len() && contains(k, o)))
-            .collect();
+        let mut distinct: Vec<&[u8]> = self.literals.iter().map(|(l, _)| l.as_slice()).collect();
+        distinct.sort_unstable();
+        distinct.dedup();
+        let within = containment(&distinct);
         let all = self.literals.iter().fold(0, |acc, (_, g)| acc | g);
+        // A key answers for every literal that contains it (every literal contains at least one key), and
+        // certainly for those it equals.
+        let mut answers = vec![Hits::default(); distinct.len()];
+        for (literal, group) in &self.literals {
+            let Ok(literal) = distinct.binary_search(&literal.as_slice()) else {
+                continue;
+            };
+            for &key in &within[literal] {
+                answers[key].possible |= group;
+                if key == literal {
+                    answers[key].certain |= group;
+                }
+            }
+        }
         let mut short = ShortKeys::default();
         let mut long: Vec<&[u8]> = Vec::new();
         let mut key_groups: Vec<Hits> = Vec::new();
-        for key in keys {
-            // A key answers for every literal that contains it (every literal contains at least one key),
-            // and certainly for those it equals.
-            let mut groups = Hits::default();
-            for (literal, group) in &self.literals {
-                if contains(literal, key) {
-                    groups.possible |= group;
-                    if literal.as_slice() == key {
-                        groups.certain |= group;
-                    }
-                }
+        for (index, &key) in distinct.iter().enumerate() {
+            if within[index].iter().any(|&o| distinct[o].len() < key.len()) {
+                continue;
             }
+            let groups = answers[index];
             if key.len() < SHORT {
                 let offset = (0..key.len())
                     .rev()
@@ -542,6 +545,38 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
             .any(|(i, &b)| b == first && haystack[i + 1..].starts_with(rest))
 }
 
+/// For each of `distinct` (no two alike), the indexes of those it contains, itself included: one overlapping
+/// search of each in an automaton of them all, instead of a test of every pair (the grammar's few hundred
+/// literals: 18 M instructions of every run's start-up, `docs/performance.md`, Speed II, fifth stop). Where
+/// the automaton cannot be built, every pair is tested.
+fn containment(distinct: &[&[u8]]) -> Vec<Vec<usize>> {
+    let automaton = aho_corasick::AhoCorasick::builder()
+        .kind(Some(aho_corasick::AhoCorasickKind::NoncontiguousNFA))
+        .build(distinct);
+    distinct
+        .iter()
+        .map(|literal| match &automaton {
+            Ok(automaton) => {
+                let mut found: Vec<usize> = automaton
+                    .find_overlapping_iter(*literal)
+                    .map(|m| m.pattern().as_usize())
+                    .collect();
+                found.sort_unstable();
+                found.dedup();
+                found
+            }
+            Err(_) => contained_pairwise(literal, distinct),
+        })
+        .collect()
+}
+
+/// The indexes of the literals of `distinct` that `literal` contains, each pair tested.
+fn contained_pairwise(literal: &[u8], distinct: &[&[u8]]) -> Vec<usize> {
+    (0..distinct.len())
+        .filter(|&o| contains(literal, distinct[o]))
+        .collect()
+}
+
 /// How common a byte is in log text, roughly (higher: more common); picks the byte a short key is found by.
 fn commonness(b: u8) -> u8 {
     match b {
@@ -578,6 +613,43 @@ mod tests {
         }
         assert_eq!(filter.scan(b"key30word is not a key").possible, 0);
         assert_eq!(filter.block(b"no key\nat all\n").next_from(0), None);
+    }
+
+    #[test]
+    fn containment_by_automaton_is_containment_by_pairs() {
+        // Anchors and memory words as the grammar has them (grammars/*.toml, src/parse/mod.rs), and every
+        // string of one to five bytes over a two-letter alphabet (overlaps of every shape).
+        let mut literals: Vec<Vec<u8>> = [
+            "msg=\"offload to gpu\"",
+            "offload",
+            "msg=offload",
+            "msg=",
+            "MiB",
+            "buffer size",
+            "model buffer size",
+            "CUDA0 model buffer size",
+            "llama_kv_cache",
+            "llama_kv_cache_init:",
+            "KV self size",
+            ": size = ",
+        ]
+        .iter()
+        .map(|l| l.as_bytes().to_vec())
+        .collect();
+        for len in 1..=5u32 {
+            for bits in 0..1u32 << len {
+                literals.push((0..len).map(|i| b"ab"[(bits >> i & 1) as usize]).collect());
+            }
+        }
+        let mut distinct: Vec<&[u8]> = literals.iter().map(Vec::as_slice).collect();
+        distinct.sort_unstable();
+        distinct.dedup();
+        let by_pairs: Vec<Vec<usize>> = distinct
+            .iter()
+            .map(|l| contained_pairwise(l, &distinct))
+            .collect();
+        assert_eq!(containment(&distinct), by_pairs);
+        assert!(by_pairs.iter().map(Vec::len).sum::<usize>() > 2 * distinct.len());
     }
 
     #[test]
