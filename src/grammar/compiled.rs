@@ -46,9 +46,9 @@ const DFA_LINE_BYTES: usize = 16 << 10;
 /// the PikeVM instead.
 ///
 /// The pattern's syntax is parsed when the rule is loaded (a syntax error is the grammar's error, and the
-/// capture names are known); the matcher may be built then ([`RuleRegex::new`]) or on the first line that reaches
-/// the rule ([`RuleRegex::on_first_use`]): building every rule's NFAs was most of a run's start-up (~25 ms,
-/// `docs/performance.md`), and a log reaches few rules. Clones share the one matcher, built once.
+/// capture names are known); the matcher may be built then ([`RuleRegex::new`]) or on the first line that
+/// reaches the rule ([`RuleRegex::on_first_use`]): building every rule's NFAs was most of a run's start-up
+/// (~25 ms, `docs/performance.md`), and a log reaches few rules. Clones share the one matcher, built once.
 ///
 /// A line that is all ASCII is matched by a twin built from the same pattern with Unicode classes off (its
 /// `\d`, `\w`, `\s`, `\S` and `.` are then byte classes): on ASCII text every class, case folding and word
