@@ -531,9 +531,9 @@ impl ShortKeys {
     }
 }
 
-/// True when `needle` occurs in `haystack`. The builder asks this of every pair of literals (tens of thousands,
-/// each a few dozen bytes), where a plain comparison at each offset costs less than setting up a `memmem`
-/// searcher for every pair.
+/// True when `needle` occurs in `haystack`: [`containment`]'s test of every pair where its automaton cannot be
+/// built (tens of thousands of pairs, each a few dozen bytes), where a plain comparison at each offset costs
+/// less than setting up a `memmem` searcher for every pair.
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     let Some((&first, rest)) = needle.split_first() else {
         return true;
