@@ -20,7 +20,7 @@ use super::GrammarError;
 /// 256 KiB saves nothing more. A log that reaches many rules keeps at most this much for each (peak memory
 /// 23 → 25 MB on the mix). A regex whose NFA needs more than this for a handful of states runs without the
 /// lazy DFA (the backtracker and the PikeVM, same matches). Since the fifth stop only the lines longer than
-/// [`SHORT_LINE_BYTES`] or beyond ASCII use it: the mix's regexes keep no such cache at all.
+/// [`SHORT_LINE_BYTES`] or beyond ASCII use it: on the mix only the few rules a longer line reaches keep one.
 const LAZY_DFA_CACHE: usize = 64 << 10;
 
 /// An ASCII line at most this long is matched by a build of the rule's regex without the lazy DFA (the
