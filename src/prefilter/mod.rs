@@ -420,9 +420,9 @@ impl LineFilter {
     }
 }
 
-/// The next hit of one of a block search's two searchers, remembered so that it is searched for once: the
-/// other searcher's hits may be far closer, and searching again from each of them would cost the distance
-/// to this hit every time.
+/// The next hit of one of a block search's searchers (each Teddy part, the short keys), remembered so that it
+/// is searched for once: another searcher's hits may be far closer, and searching again from each of them
+/// would cost the distance to this hit every time.
 #[derive(Debug, Clone, Copy)]
 enum Cached {
     /// Not searched yet (or the last hit lies before where the search now starts).
@@ -452,35 +452,27 @@ impl BlockSearch<'_, '_> {
     /// The first position at or after `from` where a key occurs (a position inside the key), or `None` when
     /// no key occurs there. `from` must not decrease from one call to the next.
     pub fn next_from(&mut self, from: usize) -> Option<usize> {
-        let hay = self.haystack;
+        let (filter, hay) = (self.filter, self.haystack);
         for (part, cached) in self.long.iter_mut().enumerate() {
-            if matches!(cached, Cached::Unknown) || matches!(cached, Cached::At(at) if *at < from) {
-                *cached = match self.filter.find_long(part, hay, from) {
-                    Some(at) => Cached::At(at),
-                    None => Cached::Nowhere,
-                };
-            }
+            cached.refresh(from, || filter.find_long(part, hay, from));
         }
-        let long = self
-            .long
+        self.short.refresh(from, || filter.short.find(hay, from));
+        self.long
             .iter()
+            .chain([&self.short])
             .filter_map(|c| match c {
                 Cached::At(at) => Some(*at),
                 Cached::Unknown | Cached::Nowhere => None,
             })
-            .min();
-        if matches!(self.short, Cached::Unknown)
-            || matches!(self.short, Cached::At(at) if at < from)
-        {
-            self.short = match self.filter.short.find(hay, from) {
-                Some(at) => Cached::At(at),
-                None => Cached::Nowhere,
-            };
-        }
-        match (long, self.short) {
-            (Some(a), Cached::At(b)) => Some(a.min(b)),
-            (Some(a), Cached::Unknown | Cached::Nowhere) | (None, Cached::At(a)) => Some(a),
-            (None, Cached::Unknown | Cached::Nowhere) => None,
+            .min()
+    }
+}
+
+impl Cached {
+    /// Search again with `find` when nothing is remembered or the hit remembered lies before `from`.
+    fn refresh(&mut self, from: usize, find: impl FnOnce() -> Option<usize>) {
+        if matches!(self, Cached::Unknown) || matches!(self, Cached::At(at) if *at < from) {
+            *self = find().map_or(Cached::Nowhere, Cached::At);
         }
     }
 }
