@@ -136,6 +136,8 @@ pub(crate) struct Load {
     #[serde(default)]
     ollama_version: Option<String>,
     #[serde(default)]
+    llama_cpp_build: Option<String>,
+    #[serde(default)]
     notes: Vec<String>,
     /// Added with issue 22: four views of each GPU of an Ollama ≥ 0.30 load, and of all GPUs together.
     #[serde(default)]
@@ -596,6 +598,8 @@ struct FitSummary {
     reduce_by: Option<Q>,
     context: Option<i64>,
     context_by_user: Option<bool>,
+    #[serde(default)]
+    context_scaled_from: Option<i64>,
     probes: u32,
     plan_line: Option<u64>,
     seconds: Option<f64>,

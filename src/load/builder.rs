@@ -12,8 +12,8 @@ use crate::model::{
 };
 use crate::parse::event::ParamValue;
 use crate::parse::event::{
-    BreakdownLine, ContextParam, GpuInfo, KvSizeLine, LoadRequest, RunnerCommand, RunnerDevice,
-    SummaryPart,
+    BreakdownLine, ContextParam, GpuInfo, KvSizeLine, LlamaServerStart, LoadRequest, RunnerCommand,
+    RunnerDevice, SummaryPart,
 };
 
 use super::buffers::{BufferLedger, BufferLine};
@@ -151,6 +151,8 @@ pub struct LoadBuilder {
     pub ollama_llama_server: bool,
     /// The model path from `loading model via llama-server` (Ollama ≥ 0.30 only prints it that way).
     pub model_path: Option<String>,
+    /// What llama-server's own start lines said (`load::events`), with the first of them.
+    pub llama_server: Option<(LlamaServerStart, u64)>,
     /// llama.cpp read a model in this load (`llama_model_loader`): a weak sign of the llama engine.
     pub model_loader_seen: bool,
     /// GPUs the server found and rejected (carried across loads until the server restarts).
@@ -203,6 +205,40 @@ impl LoadBuilder {
         });
         self.failure_oom = false;
         self.failed_part = None;
+    }
+
+    /// One of llama-server's start lines: keep what it says (the first build, model and verbosity printed).
+    pub fn llama_server_start(&mut self, start: LlamaServerStart, line: u64) {
+        let (seen, _) = self
+            .llama_server
+            .get_or_insert_with(|| (LlamaServerStart::default(), line));
+        seen.build = seen.build.take().or(start.build);
+        seen.model = seen.model.take().or(start.model);
+        seen.verbosity = seen.verbosity.or(start.verbosity);
+    }
+
+    /// llama-server started here but printed none of its memory lines: they come at verbosity 4 only.
+    fn quiet_llama_server_note(&self) -> Option<String> {
+        let (start, _) = self.llama_server.as_ref()?;
+        if self.runner.is_some() {
+            // Ollama starts llama-server with `--log-verbosity 4` itself.
+            return None;
+        }
+        let memory_lines = !self.ledger.is_empty()
+            || !self.fit.is_empty()
+            || !self.exit_table.is_empty()
+            || !self.kv_caches.is_empty();
+        if memory_lines {
+            return None;
+        }
+        let level = match start.verbosity {
+            Some(v) if v >= 4 => return None,
+            Some(v) => format!("this log was written at verbosity {v}"),
+            None => "this log does not say its verbosity".to_string(),
+        };
+        Some(format!(
+            "llama-server prints its memory lines (weights, KV cache and compute buffers, --fit, the breakdown table) only at verbosity 4 and {level}: start it with `-lv 4` to compare its memory"
+        ))
     }
 
     pub fn touch(&mut self, line: u64) {
@@ -292,7 +328,12 @@ impl LoadBuilder {
         let path = self
             .command()
             .and_then(|(c, _)| c.model.clone())
-            .or(self.model_path.clone());
+            .or(self.model_path.clone())
+            .or_else(|| {
+                self.llama_server
+                    .as_ref()
+                    .and_then(|(s, _)| s.model.clone())
+            });
         let blob = path.as_deref().and_then(|p| {
             let i = p.rfind("sha256-").or_else(|| p.rfind("sha256:"))?;
             let hex: String = p[i + 7..]
@@ -322,6 +363,9 @@ impl LoadBuilder {
             reasons.push(PartialReason::Unfinished(ended_by));
         }
         self.demote_lone_dry_run();
+        if let Some(note) = self.quiet_llama_server_note() {
+            self.notes.push(note);
+        }
         let engine = self.engine();
         let runtime = self.runtime();
         let shared_pools = self.shared_pools();
@@ -526,6 +570,7 @@ impl LoadBuilder {
             },
             serving,
             ollama_version: self.version,
+            llama_cpp_build: self.llama_server.and_then(|(s, _)| s.build),
             scheduler: None,
             notes: self.notes,
             lifecycle,

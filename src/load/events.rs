@@ -62,6 +62,23 @@ impl Assembler {
                 b.started_cleanly = true;
                 b.advance(Phase::RunnerStarted);
             }
+            EventKind::LlamaServerStart(start) => {
+                // Attach to a load llama-server has not started in yet (Ollama's `starting llama-server`
+                // opened it), or whose start lines are still being printed; otherwise a new run begins.
+                let attach = matches!(&self.current, Some(b) if b.phase < Phase::Ended
+                    && b.failure.is_none()
+                    && (b.phase < Phase::RunnerOutput || b.llama_server.is_none()));
+                let b = if attach {
+                    self.current.as_mut().expect("checked")
+                } else {
+                    self.open(line, true, done)
+                };
+                b.touch(line);
+                b.llama_engine_hint = true;
+                b.started_cleanly = true;
+                b.llama_server_start(*start, line);
+                b.advance(Phase::RunnerStarted);
+            }
             EventKind::LoadingModel {
                 layers,
                 requested,

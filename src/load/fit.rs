@@ -80,7 +80,9 @@ pub struct FitLedger {
     /// The projection per device with the user's settings: device, target margin, line, name, total, free.
     initial: Vec<(Device, Option<Quantity>, u64, InitialFree)>,
     decision: Option<(bool, Option<Quantity>, Option<Quantity>, u64)>,
-    context: Option<(i64, bool, u64)>,
+    /// `context size reduced from A to B` (`Some(A)`) / `set by user to N`: the context, by the user or not, the
+    /// line, the context it was reduced from.
+    context: Option<(i64, bool, u64, Option<i64>)>,
     targets: Vec<(i64, Quantity, u64)>,
     sets: Vec<(i64, i64, u64)>,
     results: Vec<ResultLine>,
@@ -201,7 +203,9 @@ impl FitLedger {
                 target,
                 amount,
             } => self.decision = Some((change, target, amount, number)),
-            FitLine::Context { to, by_user, .. } => self.context = Some((to, by_user, number)),
+            FitLine::Context { from, to, by_user } => {
+                self.context = Some((to, by_user, number, from))
+            }
             FitLine::Target { id, target } => self.targets.push((id, target, number)),
             FitLine::Probe { id, layers, .. } => {
                 if let Some(t) = self.tables.last_mut() {
@@ -306,7 +310,7 @@ impl FitLedger {
             (None, decision) => match decision {
                 Some((false, ..)) => FitDecision::NoChange,
                 Some((true, ..)) if !self.results.is_empty() => FitDecision::Changed,
-                _ if self.context.is_some_and(|(_, by_user, _)| !by_user) => FitDecision::Changed,
+                _ if self.context.is_some_and(|(_, by_user, ..)| !by_user) => FitDecision::Changed,
                 _ => FitDecision::Unknown,
             },
         };
@@ -400,6 +404,7 @@ impl FitLedger {
             reduce_by: self.decision.filter(|d| d.0).and_then(|d| d.2),
             context: self.context.map(|c| c.0),
             context_by_user: self.context.map(|c| c.1),
+            context_scaled_from: self.scaled_context(plan).map(|(from, _)| from),
             // A header whose rows were cut off is not a table.
             probes: self.tables.iter().filter(|t| !t.rows.is_empty()).count() as u32
                 + self.dropped_tables,
@@ -433,6 +438,17 @@ impl FitLedger {
             ([], [only]) => Some(only.clone()),
             _ => None,
         }
+    }
+
+    /// The context the plan's table was measured at and the one the fit reduced it to, when the plan is the
+    /// first table (measured with the user's settings) and the fit then reduced the context
+    /// (`context size reduced from A to B`): the table's KV figures are for A, the load allocates for B.
+    fn scaled_context(&self, plan: Option<&ProbeTable>) -> Option<(i64, i64)> {
+        let (to, by_user, _, from) = self.context?;
+        let from = from?;
+        let first = self.tables.first()?;
+        let is_first = plan.is_some_and(|p| std::ptr::eq(p, first));
+        (is_first && !by_user && from > to && to > 0).then_some((from, to))
     }
 
     /// The estimate the fit gives, or `None` when it printed nothing to estimate from.
@@ -484,6 +500,19 @@ impl FitLedger {
                 host.kv = add(host.kv, r.context);
                 host.graph = add(host.graph, r.compute);
                 host.total = add(host.total, r.self_);
+            }
+            if let Some((from, to)) = self.scaled_context(plan) {
+                // The table was measured at the user's context and the fit then reduced it: its context
+                // column (the KV cache, linear in the context) is scaled to the context the load got, and
+                // each device's total with it; the compute column is kept (it moves by less than the
+                // table's rounding on the oracle's runs, `tests/oracle.rs`).
+                for d in per_device.iter_mut().chain(std::iter::once(&mut host)) {
+                    if let Some(kv) = d.kv {
+                        let scaled = kv.scale(to, from);
+                        d.total = d.total.map(|t| t.minus(kv).plus(scaled));
+                        d.kv = Some(scaled);
+                    }
+                }
             }
         } else {
             for r in &self.results {

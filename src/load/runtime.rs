@@ -4,7 +4,7 @@
 //! The signs, strongest first:
 //! - llama.cpp's `--fit` placed the layers when the log has its lines (`llama_params_fit…`), llama-server's
 //!   command line, Ollama's `loading model via llama-server`, a memory breakdown table or a dry run (only
-//!   llama.cpp prints them), Ollama's `disabling multimodal projector offload` or `waiting for llama-server …`
+//!   llama.cpp prints them), llama-server's own start lines (`initializing`, its build), Ollama's `disabling multimodal projector offload` or `waiting for llama-server …`
 //!   (its llama-server wrapper), or Ollama's version is 0.30 or later. Ollama ran
 //!   it ([`Runtime::OllamaFit`]) when one of Ollama's own server lines is in the load (its version, the runner
 //!   command it starts, its GPU discovery, a load request, its estimate); otherwise it is llama.cpp on its own
@@ -58,6 +58,8 @@ impl LoadBuilder {
         let cmd = self.command().map(|(c, _)| c);
         let fit_placed = cmd.is_some_and(|c| c.llama_server)
             || self.model_path.is_some()
+            // llama-server's own start lines (`srv  llama_server: initializing`, its build).
+            || self.llama_server.is_some()
             || !self.fit.is_empty()
             || !self.tables.is_empty()
             || self.dry_run.is_some()

@@ -47,6 +47,10 @@ pub struct FitSummary {
     pub context: Option<i64>,
     /// Whether the user's context was kept (`context size set by user to N -> no change`).
     pub context_by_user: Option<bool>,
+    /// The context the plan's table was measured at, when the fit reduced it afterwards: the plan's KV
+    /// figures are scaled from it to [`Self::context`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context_scaled_from: Option<i64>,
     /// Breakdown tables printed while fitting (each a test allocation, none of them memory in use).
     pub probes: u32,
     /// Line of the table chosen as the plan (the probe matching the result, or the first table).

@@ -275,6 +275,9 @@ pub struct Load {
     /// Ollama's version when the log printed it (`Listening on … (version 0.9.6)`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ollama_version: Option<String>,
+    /// llama.cpp's build when llama-server printed it at its start (`build_info: b9026-a817a22bc`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub llama_cpp_build: Option<String>,
     /// Things vramdiff noticed while reading this load that a reader should know (duplicate lines, …).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,

@@ -248,6 +248,17 @@ pub struct BreakdownLine {
     pub unaccounted_suspect: bool,
 }
 
+/// What one of llama-server's start lines says (each field only where that line prints it).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LlamaServerStart {
+    /// The build, as llama.cpp prints it: `b9026-a817a22bc`, `b0-unknown`, `b1 (d222767c7)`.
+    pub build: Option<String>,
+    /// The model file being loaded.
+    pub model: Option<String>,
+    /// `verbosity = N`: llama-server prints its memory lines only at 4 (`-lv 4`).
+    pub verbosity: Option<i64>,
+}
+
 /// What a line says.
 #[derive(Debug, Clone)]
 pub enum EventKind {
@@ -271,6 +282,11 @@ pub enum EventKind {
         requested: Option<i64>,
         model: Option<String>,
     },
+    /// llama-server's own start (`srv  llama_server: initializing`, `srv init: loading model`,
+    /// `build_info: b9026-…`, `common_params_print_info: build N (…) with …`, its verbosity, `srv load_model:
+    /// loading model '…'`): a run of llama.cpp's server begins, alone or under Ollama; each line gives what it
+    /// says.
+    LlamaServerStart(Box<LlamaServerStart>),
     /// The runner's `load request` (`fit`, `alloc`, `commit`).
     LoadRequest(Box<LoadRequest>),
     /// `starting ollama engine` / `starting go runner`.

@@ -2,7 +2,7 @@
 //! `--fit` lines (`fit.rs`): llama.cpp's device inventory, the memory breakdown table and the `[mtmd]`/`[spec]`
 //! side estimates.
 
-use super::event::{BreakdownLine, EventKind, RunnerDevice};
+use super::event::{BreakdownLine, EventKind, LlamaServerStart, RunnerDevice};
 use super::fields::{BuildError, Fields};
 use super::kind::{EventSpec, Words};
 use super::values::parse_mib_truncated;
@@ -10,6 +10,23 @@ use super::words::side_estimate;
 use crate::model::{Device, MIB};
 
 pub const SPECS: &[EventSpec] = &[
+    EventSpec {
+        kind: "llama_server_start",
+        required: &[],
+        optional: &["build", "commit", "model", "verbosity"],
+        settable: &[],
+        build: |f| {
+            let build = f.opt_text("build").map(|b| match f.opt_text("commit") {
+                Some(commit) => format!("b{b}-{commit}"),
+                None => format!("b{b}"),
+            });
+            Ok(EventKind::LlamaServerStart(Box::new(LlamaServerStart {
+                build,
+                model: f.opt_text("model"),
+                verbosity: f.opt_int("verbosity"),
+            })))
+        },
+    },
     EventSpec {
         kind: "runner_device",
         required: &["device", "free"],

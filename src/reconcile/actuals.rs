@@ -69,6 +69,58 @@ pub fn sum_breakdown(
     }
 }
 
+/// The weights counted twice when the model file is mapped (mmap on) and llama.cpp repacks some of its tensors
+/// for the CPU: the `CPU_REPACK` buffer is a copy of tensors whose bytes the mapped file (`CPU_Mapped`) holds
+/// as well, and llama.cpp reads only the copy after the load. The two are one set of weights: the `--fit` plan
+/// counts them once (the host's model column without the repacked tensors, plus `CPU_REPACK`), while the
+/// buffers and the table at exit count the mapped file whole. Measured with the real llama.cpp (b11549,
+/// `tests/data/oracle/README.md`): a 55.32 MiB Q4_K model maps 55.32 MiB and repacks 34.88 MiB with mmap on,
+/// and allocates 20.45 + 34.88 MiB with it off. `None` without both kinds of buffer.
+pub fn repacked_view(actual: &Actual) -> Option<Sum> {
+    let host_weights = |suffix: &str| -> Vec<&Buffer> {
+        actual
+            .buffers
+            .iter()
+            .filter(|b| {
+                b.kind == BufferKind::Model
+                    && b.host
+                    && !b.projector
+                    && !is_draft(b)
+                    && b.buffer.ends_with(suffix)
+            })
+            .collect()
+    };
+    let (mapped, repacked) = (host_weights("_Mapped"), host_weights("_REPACK"));
+    let mapped_sum = Quantity::sum(mapped.iter().map(|b| b.size))?;
+    let repacked_sum = Quantity::sum(repacked.iter().map(|b| b.size))?;
+    let view = if repacked_sum.bytes <= mapped_sum.bytes {
+        repacked_sum
+    } else {
+        mapped_sum
+    };
+    Some(Sum {
+        value: Some(view),
+        from: format!(
+            "{} counted once: a repacked copy of weights the mapped file ({}) holds too",
+            describe(&repacked),
+            describe(&mapped)
+        ),
+        lines: repacked.iter().chain(&mapped).map(|b| b.line).collect(),
+    })
+}
+
+/// Take the mapped file's view of the repacked tensors ([`repacked_view`]) out of a sum of host buffers that
+/// holds both.
+pub fn without_repacked_view(mut sum: Sum, actual: &Actual) -> Sum {
+    if let (Some(value), Some(view)) = (sum.value, repacked_view(actual)) {
+        if let Some(v) = view.value {
+            sum.value = Some(value.minus(v));
+            sum.from.push_str(&format!("; {}", view.from));
+        }
+    }
+    sum
+}
+
 /// True when the load has buffer lines (then the breakdown table is only a cross-check).
 pub fn has_buffers(actual: &Actual) -> bool {
     !actual.buffers.is_empty()
@@ -114,7 +166,11 @@ pub fn device_total(actual: &Actual, device: &Device, without_output: bool) -> S
                 crate::model::human(q.bytes)
             ));
         }
-        sum
+        if device.is_host() {
+            without_repacked_view(sum, actual)
+        } else {
+            sum
+        }
     } else {
         sum_breakdown(
             actual,

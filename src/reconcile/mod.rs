@@ -70,9 +70,12 @@ fn components(load: &Load) -> Vec<ComponentRow> {
         sum_breakdown(a, "model on GPUs", |r| r.model, |r| r.device.is_gpu()),
     );
     let mut weights_host = pick(
-        sum_buffers(a, "host weight buffers", |b| {
-            b.kind == BufferKind::Model && b.host && !b.projector && !is_draft(b)
-        }),
+        actuals::without_repacked_view(
+            sum_buffers(a, "host weight buffers", |b| {
+                b.kind == BufferKind::Model && b.host && !b.projector && !is_draft(b)
+            }),
+            a,
+        ),
         sum_breakdown(a, "model on the host", |r| r.model, |r| r.device.is_host()),
     );
     if weights_host.value.is_some() {

@@ -206,10 +206,15 @@ pub fn kv(e: &Estimate) -> Term {
         };
     }
     let sum = Quantity::sum(e.per_device.iter().filter_map(|d| d.kv));
-    Term {
-        value: sum,
-        from: per_device_words(e, "\"kv cache\"", "context column"),
+    let mut from = per_device_words(e, "\"kv cache\"", "context column");
+    if let Some((Some(scaled_from), Some(to))) =
+        e.fit.as_ref().map(|f| (f.context_scaled_from, f.context))
+    {
+        from.push_str(&format!(
+            ", scaled from the {scaled_from} tokens it was measured at to the {to} the fit reduced the context to"
+        ));
     }
+    Term { value: sum, from }
 }
 
 /// The compute graph charged to GPUs.

@@ -17,7 +17,7 @@
 //! (`{name, reason, line}`), `model.block_count`, `gpus[].free`, `settings.{ubatch_size, kv_cache_type_v,
 //! projector_offload, projector_offload_reason, projector_offload_line, split_mode, main_gpu, mmap, speculative,
 //! fit_target}`, `estimate.{projector_total, projector_device, draft_total, fit}` (`fit`: `{outcome, target,
-//! reduce_by, context, context_by_user, probes, plan_line, seconds, free[], lines}`),
+//! reduce_by, context, context_by_user, context_scaled_from, probes, plan_line, seconds, free[], lines}`),
 //! `actual.{projector_device, projector_device_line, kv_caches[]}`, `whatif.estimate.layers_agree`; estimate
 //! forms `fit-plan`, `fit-probe`, `fit-result`; finding codes `gpu-unused` and `projector-on-cpu`.
 //!

@@ -101,6 +101,13 @@ fn load_blocks(
             .as_ref()
             .map(|v| format!("Ollama {v}")),
     );
+    tags.extend(
+        load.reconciled
+            .load
+            .llama_cpp_build
+            .as_ref()
+            .map(|b| format!("llama.cpp {b}")),
+    );
     doc.push(Block::Subject(Subject {
         label: format!("Load {index}"),
         name: Some(tables::model_name(load)),
