@@ -323,7 +323,7 @@ impl LoadBuilder {
             .and_then(|n| i64::try_from(n).ok())
     }
 
-    fn model(&self) -> ModelRef {
+    pub(super) fn model(&self) -> ModelRef {
         let hyperparameters = hyperparameters(&self.model_params);
         let path = self
             .command()

@@ -167,7 +167,12 @@ impl LoadBuilder {
             None if settings_offload => gpu_name,
             None => Device::Host,
         };
+        let settings = self.settings();
         FitContext {
+            kv: self
+                .model()
+                .layout
+                .zip(crate::model::kv_geometry::kv_geometry_of(&settings)),
             blocks: self.model_count("n_layer"),
             gpu_layers: self.command().and_then(|(c, _)| c.gpu_layers),
             projector: self.projector_estimate.map(|(q, l)| (q, device, l)),

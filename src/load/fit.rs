@@ -7,6 +7,8 @@
 //! probe whose per-device figures equal the result lines, or the first table when the fit said "no changes
 //! needed". Every figure is whole MiB, truncated.
 
+use crate::model::kv_geometry::{kv_sizes, CacheGeometry};
+use crate::model::ModelLayout;
 use crate::model::{
     Device, DeviceEstimate, DeviceFree, Estimate, EstimateForm, FitDecision, FitSummary, Layers,
     Quantity, WeightsSemantics,
@@ -80,15 +82,25 @@ pub struct FitLedger {
     /// The projection per device with the user's settings: device, target margin, line, name, total, free.
     initial: Vec<(Device, Option<Quantity>, u64, InitialFree)>,
     decision: Option<(bool, Option<Quantity>, Option<Quantity>, u64)>,
-    /// `context size reduced from A to B` (`Some(A)`) / `set by user to N`: the context, by the user or not, the
-    /// line, the context it was reduced from.
-    context: Option<(i64, bool, u64, Option<i64>)>,
+    context: Option<ContextLine>,
     targets: Vec<(i64, Quantity, u64)>,
     sets: Vec<(i64, i64, u64)>,
     results: Vec<ResultLine>,
     seconds: Option<f64>,
     done_line: Option<u64>,
     stopped: Option<(crate::model::FitStopCause, Option<i64>, u64)>,
+}
+
+/// `context size reduced from A to B -> need N MiB less memory in total` / `set by user to N -> no change`.
+#[derive(Debug, Clone, Copy)]
+struct ContextLine {
+    to: i64,
+    by_user: bool,
+    line: u64,
+    /// The context before the reduction.
+    from: Option<i64>,
+    /// What the reduction saves over all devices.
+    less: Option<Quantity>,
 }
 
 /// What the builder knows beside the fit that the estimate needs.
@@ -110,6 +122,33 @@ pub struct FitContext {
     /// The GPUs the load's buffers are on: the one device a projection without a device name measured, when
     /// the load allocated on a single GPU and nothing else names it.
     pub buffer_gpus: Vec<Device>,
+    /// The model's layers and the load's cache settings, when the log gives both: how the KV cache grows
+    /// with the context (a sliding-window cache does not).
+    pub kv: Option<(ModelLayout, CacheGeometry)>,
+}
+
+/// A KV figure measured at context `from`, scaled to context `to`: by the model's cache geometry when known
+/// (full-attention caches grow with the context, sliding-window and recurrent ones do not), else in
+/// proportion (every cache full attention).
+fn scale_kv(
+    kv: Quantity,
+    from: i64,
+    to: i64,
+    geometry: Option<&(ModelLayout, CacheGeometry)>,
+) -> Quantity {
+    let bytes_at = |context: i64| {
+        geometry.and_then(|(layout, g)| {
+            let g = CacheGeometry {
+                context: u64::try_from(context).ok()?,
+                ..*g
+            };
+            i64::try_from(kv_sizes(layout, &g).total()).ok()
+        })
+    };
+    match (bytes_at(from), bytes_at(to)) {
+        (Some(a), Some(b)) if a > 0 => kv.scale(b, a),
+        _ => kv.scale(to, from),
+    }
 }
 
 impl FitLedger {
@@ -203,8 +242,19 @@ impl FitLedger {
                 target,
                 amount,
             } => self.decision = Some((change, target, amount, number)),
-            FitLine::Context { from, to, by_user } => {
-                self.context = Some((to, by_user, number, from))
+            FitLine::Context {
+                from,
+                less,
+                to,
+                by_user,
+            } => {
+                self.context = Some(ContextLine {
+                    to,
+                    by_user,
+                    line: number,
+                    from,
+                    less,
+                })
             }
             FitLine::Target { id, target } => self.targets.push((id, target, number)),
             FitLine::Probe { id, layers, .. } => {
@@ -310,7 +360,7 @@ impl FitLedger {
             (None, decision) => match decision {
                 Some((false, ..)) => FitDecision::NoChange,
                 Some((true, ..)) if !self.results.is_empty() => FitDecision::Changed,
-                _ if self.context.is_some_and(|(_, by_user, ..)| !by_user) => FitDecision::Changed,
+                _ if self.context.is_some_and(|c| !c.by_user) => FitDecision::Changed,
                 _ => FitDecision::Unknown,
             },
         };
@@ -392,7 +442,7 @@ impl FitLedger {
                 .collect();
         }
         let mut lines = self.lines(plan);
-        lines.extend(self.context.map(|c| c.2));
+        lines.extend(self.context.map(|c| c.line));
         lines.extend(self.done_line);
         lines.extend(self.stopped.map(|s| s.2));
         lines.extend(self.targets.iter().map(|t| t.2));
@@ -402,8 +452,8 @@ impl FitLedger {
             outcome,
             target,
             reduce_by: self.decision.filter(|d| d.0).and_then(|d| d.2),
-            context: self.context.map(|c| c.0),
-            context_by_user: self.context.map(|c| c.1),
+            context: self.context.map(|c| c.to),
+            context_by_user: self.context.map(|c| c.by_user),
             context_scaled_from: self.scaled_context(plan).map(|(from, _)| from),
             // A header whose rows were cut off is not a table.
             probes: self.tables.iter().filter(|t| !t.rows.is_empty()).count() as u32
@@ -444,7 +494,9 @@ impl FitLedger {
     /// first table (measured with the user's settings) and the fit then reduced the context
     /// (`context size reduced from A to B`): the table's KV figures are for A, the load allocates for B.
     fn scaled_context(&self, plan: Option<&ProbeTable>) -> Option<(i64, i64)> {
-        let (to, by_user, _, from) = self.context?;
+        let ContextLine {
+            to, by_user, from, ..
+        } = self.context?;
         let from = from?;
         let first = self.tables.first()?;
         let is_first = plan.is_some_and(|p| std::ptr::eq(p, first));
@@ -503,14 +555,31 @@ impl FitLedger {
             }
             if let Some((from, to)) = self.scaled_context(plan) {
                 // The table was measured at the user's context and the fit then reduced it: its context
-                // column (the KV cache, linear in the context) is scaled to the context the load got, and
+                // column (the KV cache) is scaled to the context the load got, and
                 // each device's total with it; the compute column is kept (it moves by less than the
                 // table's rounding on the oracle's runs, `tests/oracle.rs`).
+                let less = self.context.and_then(|c| c.less);
+                let holding: Vec<bool> = per_device
+                    .iter()
+                    .chain(std::iter::once(&host))
+                    .map(|d| d.kv.is_some_and(|kv| kv.bytes > 0))
+                    .collect();
+                let one_holds = holding.iter().filter(|h| **h).count() == 1;
                 for d in per_device.iter_mut().chain(std::iter::once(&mut host)) {
-                    if let Some(kv) = d.kv {
-                        let scaled = kv.scale(to, from);
-                        d.total = d.total.map(|t| t.minus(kv).plus(scaled));
-                        d.kv = Some(scaled);
+                    let Some(kv) = d.kv.filter(|kv| kv.bytes > 0) else {
+                        continue;
+                    };
+                    let scaled = scale_kv(kv, from, to, cx.kv.as_ref());
+                    d.kv = Some(scaled);
+                    match (less, one_holds, d.total) {
+                        // The fit's own saving, when one device holds the context: the compute buffer
+                        // shrinks with it too, by what the total says beyond the KV cache.
+                        (Some(less), true, Some(total)) => {
+                            let after = total.minus(less);
+                            d.total = Some(after);
+                            d.graph = d.weights.map(|w| after.minus(w).minus(scaled));
+                        }
+                        (_, _, total) => d.total = total.map(|t| t.minus(kv).plus(scaled)),
                     }
                 }
             }

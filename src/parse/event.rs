@@ -145,9 +145,12 @@ pub enum FitLine {
         target: Option<Quantity>,
         amount: Option<Quantity>,
     },
-    /// `context size reduced from A to B` / `context size set by user to N -> no change`.
+    /// `context size reduced from A to B [-> need N MiB less memory in total]` / `context size set by user to N
+    /// -> no change`.
     Context {
         from: Option<i64>,
+        /// What the reduction saves over all devices (MiB, truncated).
+        less: Option<Quantity>,
         to: i64,
         by_user: bool,
     },

@@ -94,12 +94,13 @@ pub const SPECS: &[EventSpec] = &[
     EventSpec {
         kind: "fit_context",
         required: &["to"],
-        optional: &["from"],
+        optional: &["from", "less"],
         settable: &[],
         // `context size set by user to N -> no change` has no `from`; `reduced from A to B` has.
         build: |f| {
             fit(FitLine::Context {
                 from: f.opt_int("from"),
+                less: f.opt_mib("less"),
                 to: f.int("to")?,
                 by_user: f.get("from").is_none(),
             })

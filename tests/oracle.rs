@@ -1,0 +1,357 @@
+//! The real llama.cpp as the oracle (issue 50): logs the real server printed on small models under many
+//! settings (`tests/data/oracle/`, written by `scripts/oracle/run.py`), and vramdiff's figures checked against
+//! what that server allocated.
+//!
+//! - every run reconciles without a false finding: no component or device off beyond the printed rounding, no
+//!   warning or error, never an incomplete load, the model file and the llama.cpp build named;
+//! - `inspect`'s weights equal the buffers where llama.cpp allocates the weights outright (mmap off), and its
+//!   KV cache per token times the cells llama.cpp printed equals each KV cache it allocated;
+//! - `whatif` from one run's log, with one lever changed, predicts what the real run at that setting allocated.
+//!
+//! By default the committed logs of llama.cpp build b11549 are read; CI also runs the real server again and
+//! points `VRAMDIFF_ORACLE_DIR` at the fresh logs (`.ci/run`), so the same checks meet the runtime itself.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::util::{root, run, stdout};
+
+/// The oracle's folder: `VRAMDIFF_ORACLE_DIR` (a fresh run of the real server), else the committed one.
+fn oracle_dir() -> PathBuf {
+    match std::env::var_os("VRAMDIFF_ORACLE_DIR") {
+        Some(dir) => root().join(dir),
+        None => root().join("tests/data/oracle/b11549"),
+    }
+}
+
+struct Run {
+    name: String,
+    model: String,
+    log: PathBuf,
+    model_file: PathBuf,
+    settings: Value,
+    ok: bool,
+}
+
+fn runs() -> Vec<Run> {
+    let dir = oracle_dir();
+    let manifest: Value = serde_json::from_slice(
+        &std::fs::read(dir.join("manifest.json")).expect("the oracle's manifest.json"),
+    )
+    .expect("manifest.json is JSON");
+    let runs: Vec<Run> = manifest["runs"]
+        .as_array()
+        .expect("runs[]")
+        .iter()
+        .map(|r| Run {
+            name: r["run"].as_str().expect("run").to_string(),
+            model: r["model"].as_str().expect("model").to_string(),
+            log: dir.join(r["log"].as_str().expect("log")),
+            model_file: dir.join(r["model_file"].as_str().expect("model_file")),
+            settings: r["settings"].clone(),
+            ok: r["status"] == "ok",
+        })
+        .collect();
+    assert!(runs.len() >= 10, "the oracle has its runs ({})", runs.len());
+    runs
+}
+
+fn relative(path: &Path) -> String {
+    path.strip_prefix(root())
+        .unwrap_or(path)
+        .display()
+        .to_string()
+}
+
+fn json(args: &[&str]) -> Value {
+    let out = run(args, b"");
+    assert!(
+        out.status.success() || out.status.code() == Some(1),
+        "vramdiff {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_str(&stdout(&out)).unwrap_or_else(|e| panic!("{args:?}: JSON: {e}"))
+}
+
+fn report(run: &Run) -> Value {
+    json(&[&relative(&run.log), "--format", "json"])
+}
+
+fn only_load(report: &Value, run: &Run) -> Value {
+    let loads = report["loads"].as_array().expect("loads[]");
+    assert_eq!(loads.len(), 1, "{}: one load", run.name);
+    loads[0].clone()
+}
+
+/// Bytes of a figure as llama.cpp printed it (`{bytes, low, high}`).
+fn bytes(q: &Value) -> i64 {
+    q["bytes"].as_i64().expect("bytes")
+}
+
+/// The half-width of llama.cpp's `%.2f MiB`: a printed figure is within this of the bytes.
+const HALF_CENT_MIB: i64 = 5243;
+
+#[test]
+fn every_run_reconciles_without_a_false_finding() {
+    let mut checked = 0;
+    for run in runs().iter().filter(|r| r.ok) {
+        let load = only_load(&report(run), run);
+        let name = &run.name;
+        assert_eq!(load["source"]["partial"], false, "{name}: a whole load");
+        assert_eq!(load["era"], "llama-server", "{name}: llama.cpp on its own");
+        assert_eq!(
+            load["llama_cpp_build"], "b0-unknown",
+            "{name}: the build line"
+        );
+        let model = run.model_file.file_name().unwrap().to_string_lossy();
+        assert!(
+            load["model"]["path"]
+                .as_str()
+                .is_some_and(|p| p.ends_with(&*model)),
+            "{name}: the model file is named: {}",
+            load["model"]
+        );
+        for row in load["components"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .chain(load["devices"].as_array().unwrap())
+        {
+            let verdict = row["verdict"].as_str().unwrap_or("unknown");
+            assert!(
+                verdict == "match" || verdict == "unknown",
+                "{name}: {} is '{verdict}' ({})",
+                row["component"]
+                    .as_str()
+                    .or(row["device"].as_str())
+                    .unwrap_or("?"),
+                row
+            );
+        }
+        for finding in load["findings"].as_array().unwrap() {
+            assert_eq!(
+                finding["severity"], "info",
+                "{name}: a false finding: {finding}"
+            );
+        }
+        if run.settings["verbosity"].as_i64().unwrap_or(4) < 4 {
+            let notes = load["notes"].to_string();
+            assert!(
+                notes.contains("-lv 4"),
+                "{name}: says to log at -lv 4: {notes}"
+            );
+        } else if run.settings["fit"] != false {
+            // At verbosity 4 with --fit on (its default), the KV cache is compared, never left unknown.
+            let kv = load["components"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|c| c["component"] == "kv")
+                .expect("a KV row");
+            assert_eq!(
+                kv["verdict"], "match",
+                "{name}: the KV cache is compared: {kv}"
+            );
+        }
+        checked += 1;
+    }
+    assert!(checked >= 10, "{checked} runs checked");
+}
+
+#[test]
+fn a_refused_setting_is_a_failed_load_not_a_memory_one() {
+    for run in runs().iter().filter(|r| !r.ok) {
+        let load = only_load(&report(run), run);
+        let failed: Vec<&Value> = load["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["code"] == "load-failed")
+            .collect();
+        assert_eq!(failed.len(), 1, "{}: {}", run.name, load["findings"]);
+        assert!(
+            failed[0]["message"]
+                .as_str()
+                .unwrap()
+                .contains("requires flash_attn"),
+            "{}: the line that says why: {}",
+            run.name,
+            failed[0]
+        );
+        assert!(
+            load["findings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|f| f["code"] != "incomplete-load"),
+            "{}: a failed load is not an incomplete one",
+            run.name
+        );
+    }
+}
+
+/// The slots' KV streams, as the manifest's settings give them (`-np -1` is 4 slots in one unified cache).
+fn streams(settings: &Value) -> i64 {
+    let parallel = settings["n_parallel"].as_i64().unwrap();
+    if parallel < 0 || settings["kv_unified"] == true {
+        1
+    } else {
+        parallel.max(1)
+    }
+}
+
+#[test]
+fn inspect_weights_and_kv_per_token_meet_the_buffers() {
+    let mut weights_checked = 0;
+    let mut caches_checked = 0;
+    for run in runs().iter().filter(|r| r.ok) {
+        let inspect = json(&["inspect", &relative(&run.model_file), "--format", "json"]);
+        let load = only_load(&report(run), run);
+        let buffers = load["actual"]["buffers"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let model_buffers: Vec<&Value> = buffers.iter().filter(|b| b["kind"] == "model").collect();
+        if run.settings["mmap"] == false {
+            // Without mmap llama.cpp allocates every tensor: the plain CPU buffer and the repacked copies.
+            let allocated: i64 = model_buffers.iter().map(|b| bytes(&b["size"])).sum();
+            let weights = inspect["weights_bytes"].as_i64().unwrap();
+            assert!(
+                (allocated - weights).abs() <= HALF_CENT_MIB * model_buffers.len() as i64,
+                "{}: inspect's weights {weights} B against the buffers' {allocated} B",
+                run.name
+            );
+            weights_checked += 1;
+        }
+        let per_token = |kind: &str, ty: &str| {
+            inspect["kv_cache"][ty][kind]
+                .as_i64()
+                .unwrap_or_else(|| panic!("kv_cache.{ty}.{kind}"))
+        };
+        let (k, v) = (
+            run.settings["cache_type_k"].as_str().unwrap(),
+            run.settings["cache_type_v"].as_str().unwrap(),
+        );
+        // K and V rows have the same width in these models: a token costs half of each type's K+V figure.
+        let token = |kind: &str| (per_token(kind, k) + per_token(kind, v)) / 2;
+        let streams = streams(&run.settings);
+        let caches = load["actual"]["kv_caches"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        for cache in &caches {
+            if cache["recurrent"] == true {
+                continue;
+            }
+            let cells = cache["cells"].as_i64().unwrap();
+            let window = cache["layers"].as_i64().unwrap() > 1 && run.model == "gemma3";
+            let kind = if window {
+                "sliding_window_bytes_per_token"
+            } else {
+                "full_bytes_per_token"
+            };
+            let expected = token(kind) * cells * streams;
+            let printed = bytes(&cache["size"]);
+            assert!(
+                (printed - expected).abs() <= HALF_CENT_MIB,
+                "{}: a {kind} cache of {cells} cells × {streams} streams: inspect gives {expected} B, llama.cpp {printed} B",
+                run.name
+            );
+            caches_checked += 1;
+        }
+    }
+    assert!(weights_checked >= 3, "{weights_checked} runs without mmap");
+    assert!(caches_checked >= 60, "{caches_checked} caches");
+}
+
+/// A lever of `whatif` and the real run it must predict, from a run of the same model.
+struct Lever {
+    from: &'static str,
+    to: &'static str,
+    args: &'static [&'static str],
+}
+
+/// The KV cache `whatif` predicts (`whatif[].effects[]` of the KV figure), in bytes.
+fn predicted_kv(report: &Value) -> Option<i64> {
+    report["loads"][0]["whatif"]["effects"]
+        .as_array()?
+        .iter()
+        .find(|e| e["figure"] == "kv-cache")
+        .and_then(|e| e["after"].as_i64())
+}
+
+fn measured_kv(load: &Value) -> i64 {
+    load["actual"]["kv_caches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| bytes(&c["size"]))
+        .sum()
+}
+
+#[test]
+fn whatif_levers_meet_the_real_runs() {
+    let levers = [
+        // The context of a single slot, up and down.
+        Lever {
+            from: "llama-gqa--baseline",
+            to: "llama-gqa--ctx8192",
+            args: &["--ctx", "8192"],
+        },
+        Lever {
+            from: "llama-gqa--ctx4096",
+            to: "llama-gqa--ctx1024",
+            args: &["--ctx", "1024"],
+        },
+        // The KV cache type.
+        Lever {
+            from: "llama-gqa--ctx4096",
+            to: "llama-gqa--kq8_0-vq8_0-faon",
+            args: &["--kv-type", "q8_0"],
+        },
+        Lever {
+            from: "llama-gqa--ctx4096",
+            to: "llama-gqa--kq4_0-vq4_0-faon",
+            args: &["--kv-type", "q4_0"],
+        },
+        // A sliding window does not grow with the context.
+        Lever {
+            from: "gemma3--baseline",
+            to: "gemma3--ctx16384",
+            args: &["--ctx", "16384"],
+        },
+    ];
+    let all = runs();
+    let find = |name: &str| {
+        all.iter()
+            .find(|r| r.name == name)
+            .unwrap_or_else(|| panic!("the oracle has {name}"))
+    };
+    for lever in &levers {
+        let (from, to) = (find(lever.from), find(lever.to));
+        let mut args = vec!["whatif", "--format", "json"];
+        args.extend(lever.args);
+        let log = relative(&from.log);
+        args.push(&log);
+        let predicted = predicted_kv(&json(&args)).unwrap_or_else(|| {
+            panic!(
+                "{} {:?}: whatif predicts the KV cache",
+                from.name, lever.args
+            )
+        });
+        let real = measured_kv(&only_load(&report(to), to));
+        // Both sides are llama.cpp's two-decimal MiB: the prediction is computed from printed figures.
+        let caches = only_load(&report(to), to)["actual"]["kv_caches"]
+            .as_array()
+            .unwrap()
+            .len() as i64;
+        assert!(
+            (predicted - real).abs() <= 2 * HALF_CENT_MIB * caches,
+            "{} {:?}: whatif predicts {predicted} B, the real {} allocated {real} B",
+            from.name,
+            lever.args,
+            to.name
+        );
+    }
+}
