@@ -44,6 +44,7 @@ mod manners;
 mod max_ctx;
 mod max_ctx_gguf;
 mod observed;
+mod oracle_levers;
 mod peer_vectors;
 mod projector_headroom;
 mod properties;

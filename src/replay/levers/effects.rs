@@ -26,6 +26,7 @@ pub fn effects(
     let llama_placed = load.load.runtime.llama_cpp_places_layers();
     let kv_levers = levers(&[
         ("ctx", changes.ctx.is_some()),
+        ("parallel", changes.parallel.is_some()),
         ("kv-type", changes.kv_type.is_some()),
     ]);
     if !kv_levers.is_empty() {
@@ -196,12 +197,20 @@ fn kv_cache(
         let Some(kv) = llama_server::kv_change(load, changes) else {
             return;
         };
-        let mut how = vec!["by the measured KV buffers".to_string()];
-        if changes.ctx.is_some() {
-            how.push(format!(
+        let mut how = vec![if kv.by_layout {
+            "by the measured KV buffers, changed as llama.cpp sizes the model's caches".to_string()
+        } else {
+            "by the measured KV buffers".to_string()
+        }];
+        match changes.slots(load) {
+            Some((logged, new)) if changes.ctx.is_some() || changes.parallel.is_some() => {
+                how.push(super::super::figures::slot_words(load, logged, new));
+            }
+            Some(_) | None if changes.ctx.is_some() => how.push(format!(
                 "context {} → {} tokens in all",
                 kv.context.0, kv.context.1
-            ));
+            )),
+            Some(_) | None => {}
         }
         how.extend(type_words);
         if let Some(state) = kv.state {
@@ -225,8 +234,15 @@ fn kv_cache(
                 .fold(0i64, |sum, (_, kv)| sum.saturating_add(*kv))
         };
         let mut how = vec!["by the estimate's memory.required.kv".to_string()];
-        if let Some((new, logged)) = changes.context_tokens(load) {
-            how.push(format!("context {logged} → {new} tokens in all"));
+        match changes.slots(load) {
+            Some((logged, new)) if changes.ctx.is_some() || changes.parallel.is_some() => {
+                how.push(super::super::figures::slot_words(load, logged, new));
+            }
+            Some(_) | None => {
+                if let Some((new, logged)) = changes.context_tokens(load) {
+                    how.push(format!("context {logged} → {new} tokens in all"));
+                }
+            }
         }
         how.extend(type_words);
         (logged.bytes, after, how.join("; "))
