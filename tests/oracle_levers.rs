@@ -174,3 +174,46 @@ fn parallel_adds_slots_with_their_own_window_caches() {
     );
     kv_prediction("llama-c16384-np4", &["--parallel", "2"], "llama-c8192-np2");
 }
+
+// Point 1: a sliding-window cache holds pad256(window + n_ubatch) cells a sequence, not the window: `inspect`
+// says so for the tiny gemma3 (window 512) and the real run of the same file printed that cache at -c 8192.
+#[test]
+fn inspect_sizes_the_window_cache_as_llama_cpp_does() {
+    let gguf = root().join("tests/data/oracle-levers/gemma3-tiny.gguf");
+    let out = run(
+        &["inspect", "--format", "json", &gguf.to_string_lossy()],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let log = std::fs::read_to_string(data("gemma3-c8192-np1")).unwrap();
+    let line = log
+        .lines()
+        .find(|l| l.contains("creating     SWA KV cache, size = "))
+        .unwrap();
+    let cells: u64 = line
+        .rsplit("size = ")
+        .next()
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(v["sliding_window_cells"].as_u64(), Some(cells), "{line}");
+    assert_ne!(
+        v["sliding_window"].as_u64(),
+        Some(cells),
+        "the bare window is not the cache"
+    );
+    // The window cache's line is the smaller of the two `llama_kv_cache: size` lines (1 slot).
+    let kv = real_kv("gemma3-c8192-np1");
+    let window = kv.iter().cloned().fold(f64::MAX, f64::min);
+    assert_printed(
+        v["kv_cache"]["f16"]["sliding_window_bytes_per_slot"]
+            .as_i64()
+            .unwrap(),
+        &[window],
+        "the window layers' cache per slot",
+    );
+}
