@@ -11,8 +11,7 @@
 //! - **llama.cpp's `--fit`** (llama-server era): "fits" is the fit with the measured figures keeping every
 //!   layer on the GPUs with each GPU's margin (`--fit-target`). KV per layer from the model's layout when the
 //!   load has one (sliding-window layers stop growing at pad256(window + n_ubatch) cells per sequence), else the measured KV scaled; the
-//!   compute buffers stay at their measured size (with flash attention they grow little with the context;
-//!   without it the attention scores grow with it, so the answer is optimistic there).
+//!   compute buffers grow with the context by llama.cpp's law (`levers::ComputeLaw`).
 //! - **Cap.** The trained context (`n_ctx_train`), else 1,048,576 tokens per slot.
 //!
 //! "Fits" is taken to be monotone in the context (more KV never frees memory), which is what a binary search
@@ -191,13 +190,11 @@ pub fn max_ctx(load: &Reconciled, changes: &Changes, only: Option<KvType>) -> Op
             Some(u) => {
                 let m = super::levers::MicroBatch::of(load, u);
                 format!(
-                    "compute buffers × {}/{} for the micro-batch ({}), then held at that size as the context grows (with flash attention they grow little with the context; without it the answer is optimistic)",
-                    m.to,
-                    m.logged,
+                    "compute buffers for the micro-batch ({}) and each context by llama.cpp's law (src/replay/levers/compute.rs: n_ubatch × (a + 2 bytes a cell) with flash attention; without it proportional to n_ubatch × cells, an upper bound)",
                     m.words()
                 )
             }
-            None => "compute buffers held at their measured size (with flash attention they grow little with the context; without it the answer is optimistic)".to_string(),
+            None => "compute buffers grown with each context by llama.cpp's law (src/replay/levers/compute.rs: n_ubatch × (a + 2 bytes a cell) with flash attention; without it proportional to n_ubatch × cells, an upper bound)".to_string(),
         };
         let mut lines = vec![
             compute,

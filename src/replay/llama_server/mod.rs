@@ -384,9 +384,15 @@ pub fn changed(load: &Reconciled, changes: &Changes) -> Option<MeasuredReplay> {
     let micro = changes
         .ubatch
         .map(|u| super::levers::MicroBatch::of(load, u));
+    // The compute buffers by llama.cpp's law for the micro-batch, context and slots asked for.
+    let law = super::levers::ComputeLaw::of(load, changes).filter(|l| l.changes());
     let all = gpus(load, |d| {
         let measured = measured_compute(load, d);
-        micro.map_or(measured, |m| m.scale(measured))
+        match (&law, micro) {
+            (Some(l), _) => l.scale(measured),
+            (None, Some(m)) => m.scale(measured),
+            (None, None) => measured,
+        }
     });
     let set = chosen_gpus(&all, changes);
     if set.is_empty() {
@@ -399,14 +405,20 @@ pub fn changed(load: &Reconciled, changes: &Changes) -> Option<MeasuredReplay> {
         fit_input.n_gpu_layers = Some(n.clamp(0, i64::from(u32::MAX)) as u32);
     }
     let outcome = fit(&fit_input);
-    let compute = match micro {
-        Some(m) => format!(
+    let compute = match (&law, micro) {
+        (Some(l), Some(m)) => format!(
+            "compute buffers for the micro-batch ({}): {}",
+            m.words(),
+            l.words()
+        ),
+        (Some(l), None) => format!("compute buffers: {}", l.words()),
+        (None, Some(m)) => format!(
             "compute buffers × {}/{} for the micro-batch ({}): linear in n_ubatch",
             m.to,
             m.logged,
             m.words()
         ),
-        None => "compute buffers at their measured size".to_string(),
+        (None, None) => "compute buffers at their measured size".to_string(),
     };
     let slots = changes
         .slots(load)
