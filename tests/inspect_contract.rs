@@ -35,6 +35,8 @@ struct Inspect {
     kv_bytes_per_token: u64,
     kv_cache: BTreeMap<String, KvCache>,
     sliding_window: Option<u64>,
+    /// llama.cpp's cells per sequence for the window cache at the default micro-batch.
+    sliding_window_cells: Option<u64>,
     sliding_window_layers: Vec<u32>,
     recurrent_layers: Vec<u32>,
     recurrent_state_bytes_per_slot: Option<u64>,
@@ -94,6 +96,7 @@ struct KvCache {
     bytes_per_token: u64,
     full_bytes_per_token: u64,
     sliding_window_bytes_per_token: u64,
+    sliding_window_bytes_per_slot: Option<u64>,
 }
 
 #[derive(Deserialize)]

@@ -45,6 +45,7 @@ mod max_ctx;
 mod max_ctx_gguf;
 mod observed;
 mod oracle;
+mod oracle_levers;
 mod peer_vectors;
 mod projector_headroom;
 mod properties;

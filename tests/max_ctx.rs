@@ -109,7 +109,7 @@ fn max_ctx_in_text_and_markdown() {
         "{text}"
     );
     assert!(
-        text.contains("compute buffers held at their measured size"),
+        text.contains("compute buffers grown with each context by llama.cpp's law"),
         "{text}"
     );
     let md = stdout(&run(
@@ -119,7 +119,7 @@ fn max_ctx_in_text_and_markdown() {
     assert!(md.contains("| KV type | num\\_ctx |"), "{md}");
     assert!(md.contains("| q4\\_0 | 262144 (the cap) |"), "{md}");
     assert!(
-        md.contains("  - compute buffers held at their measured size"),
+        md.contains("  - compute buffers grown with each context by llama.cpp's law"),
         "{md}"
     );
 }

@@ -231,7 +231,9 @@ fn ngl_fixes_the_layers_and_says_whether_they_fit_in_free_memory() {
         "{verdict}"
     );
     // Every layer at eight times the context: no fit moves a layer off, so the GPU is over its free memory.
-    let w = whatif(VULKAN_3090, &["--ngl", "66", "--ctx", "16384"]);
+    // 706 runs llama-server's `-np auto` (4 slots, `kv_unified = true`): every slot sees the whole -c 8192,
+    // so a slot's context of 65536 is -c 65536.
+    let w = whatif(VULKAN_3090, &["--ngl", "66", "--ctx", "65536"]);
     let gpu = &effects(&w, "gpu-memory")[0];
     let (need, free) = (
         gpu["after"].as_i64().unwrap(),
@@ -278,7 +280,7 @@ fn ctx_and_kv_type_show_the_kv_cache_and_the_layers_for_llama_cpp() {
         kv["text"]
             .as_str()
             .unwrap()
-            .contains("context 65536 → 4096 tokens in all"),
+            .contains("context per slot 65536 → 4096 (llama-server -c 65536 → 4096 with 1 slot)"),
         "{kv}"
     );
     assert_eq!(effects(&w, "layers")[0]["after"], 43);

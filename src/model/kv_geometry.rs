@@ -12,6 +12,10 @@
 //!   padded to 32 without flash attention; every context in the corpus is a multiple of 256 either way.
 //! - **Sliding window.** A window layer's cache has `min(cells, pad(n_swa × (unified ? n_seq : 1) + n_ubatch,
 //!   256))` cells per stream.
+//! - **A slot's context.** With `kv_unified = false` a slot sees `n_ctx / n_seq` tokens (`n_ctx_seq`); with
+//!   `kv_unified = true` printed (llama-server's `-np auto`: 4 slots sharing one stream) every slot sees the
+//!   whole `n_ctx`. Eras that print no `kv_unified` shared one stream of `n_ctx` cells, `n_ctx / n_seq` per
+//!   slot (Ollama's `num_ctx × parallel`). [`SlotContext`] holds this.
 //! - **Recurrent state.** One state per slot, whatever the context.
 //! - **Types.** K and V rows are stored in their cache type ([`KvType::bytes`]).
 
@@ -174,6 +178,54 @@ pub fn kv_sizes(layout: &ModelLayout, geometry: &CacheGeometry) -> KvSizes {
         cache.v_bytes = cache.v_bytes.saturating_add(v);
     }
     sizes
+}
+
+/// How a runtime's `-c` relates to the context each slot sees: `-c = per_slot × slots` when the cache is split
+/// per slot (or shared by an era that prints no `kv_unified`), `-c = per_slot` when llama.cpp printed
+/// `kv_unified = true` (every slot sees the whole context).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SlotContext {
+    /// The context one slot sees (Ollama's `num_ctx`; llama.cpp's `n_ctx_seq`).
+    pub per_slot: u64,
+    pub parallel: u64,
+    /// Every slot sees the whole `-c` (`kv_unified = true` printed).
+    pub shared: bool,
+}
+
+impl SlotContext {
+    /// The slots of a load's settings; `None` without a context.
+    pub fn of(settings: &super::Settings) -> Option<SlotContext> {
+        let total = u64::try_from(settings.ctx_size?).ok().filter(|&c| c > 0)?;
+        let parallel = settings
+            .parallel
+            .and_then(|p| u64::try_from(p).ok())
+            .unwrap_or(1)
+            .max(1);
+        let shared = settings.kv_unified == Some(true);
+        Some(SlotContext {
+            per_slot: if shared { total } else { total / parallel },
+            parallel,
+            shared,
+        })
+    }
+
+    /// `-c`: the context over all slots.
+    pub fn total(&self) -> u64 {
+        if self.shared {
+            self.per_slot
+        } else {
+            self.per_slot.saturating_mul(self.parallel.max(1))
+        }
+    }
+
+    /// The same runtime with `per_slot` tokens a slot and `parallel` slots.
+    pub fn with(self, per_slot: Option<u64>, parallel: Option<u64>) -> SlotContext {
+        SlotContext {
+            per_slot: per_slot.unwrap_or(self.per_slot).max(1),
+            parallel: parallel.unwrap_or(self.parallel).max(1),
+            shared: self.shared,
+        }
+    }
 }
 
 /// The geometry a load's settings give: its context, slots, `kv_unified`, micro-batch and cache types (f16

@@ -1,7 +1,7 @@
 //! The figures a replay runs on: derived from the estimate line (per-layer sizes are its totals divided by the
 //! block count, since the log has no per-tensor sizes), or from the measured buffers and nvidia-smi.
 
-use crate::model::kv_geometry::{kv_geometry_of, kv_type, signed};
+use crate::model::kv_geometry::{kv_geometry_of, kv_type, signed, CacheGeometry, SlotContext};
 use crate::model::WeightsSemantics;
 use crate::model::{
     human, Component, Engine, Estimate, KvType, Quantity, Reconciled, ReplayFigures, GIB,
@@ -86,18 +86,50 @@ impl Changes {
     }
 
     /// The context in tokens before and after the change (new total, logged total), when the log prints it.
+    /// `--ctx` is the context a slot sees (Ollama's `num_ctx`, llama.cpp's `n_ctx_seq`): the new `-c` is it
+    /// times the slots when each slot has its own share, and it alone when every slot sees the whole cache
+    /// (`kv_unified = true`, llama-server's `-np auto`) ([`SlotContext`]).
     pub(crate) fn context_tokens(&self, load: &Reconciled) -> Option<(i64, i64)> {
         if self.ctx.is_none() && self.parallel.is_none() && self.context_scale.is_none() {
             return None;
         }
-        let total = load.load.settings.ctx_size?;
-        let parallel = load.load.settings.parallel.unwrap_or(1).max(1);
-        let per_slot = total / parallel;
-        let mut new_total = self.ctx.unwrap_or(per_slot) * self.parallel.unwrap_or(parallel);
+        let (logged, new) = self.slots(load)?;
+        let mut new_total = signed(new.total());
         if let Some((num, den)) = self.context_scale {
             new_total = Quantity::exact(new_total).scale(num, den.max(1)).bytes;
         }
-        Some((new_total, total.max(1)))
+        Some((new_total, signed(logged.total()).max(1)))
+    }
+
+    /// The load's slots and their context, as logged and as changed by `--ctx` and `--parallel`.
+    pub(crate) fn slots(&self, load: &Reconciled) -> Option<(SlotContext, SlotContext)> {
+        let logged = SlotContext::of(&load.load.settings)?;
+        let positive = |v: Option<i64>| v.and_then(|v| u64::try_from(v.max(1)).ok());
+        Some((
+            logged,
+            logged.with(positive(self.ctx), positive(self.parallel)),
+        ))
+    }
+
+    /// The cache geometry of the load with these changes: the context (`--ctx`, `--parallel`, a context
+    /// scale), the slots, the micro-batch (`--ubatch`, at most the logical batch) and the cache type; `None`
+    /// when the log does not give the load's geometry.
+    pub(crate) fn geometry(&self, load: &Reconciled) -> Option<CacheGeometry> {
+        let mut geometry = kv_geometry_of(&load.load.settings)?;
+        if let Some((total, _)) = self.context_tokens(load) {
+            geometry.context = u64::try_from(total).ok()?.max(1);
+        }
+        if let Some(p) = self.parallel {
+            geometry.parallel = u64::try_from(p).ok()?.max(1);
+        }
+        if let Some(u) = self.ubatch {
+            geometry.ubatch = u64::try_from(super::levers::MicroBatch::of(load, u).to).ok()?;
+        }
+        if let Some(t) = self.kv_type {
+            geometry.type_k = t;
+            geometry.type_v = t;
+        }
+        Some(geometry)
     }
 
     /// How much the context changes the KV cache (and, approximately, the graph): new total / logged total,
@@ -109,6 +141,44 @@ impl Changes {
                 .map(|(num, den)| (num, den.max(1)))
         })
     }
+}
+
+/// The context a slot sees before and after, in the words of the load's runtime: "context per slot 2048 →
+/// 4096 (llama-server -c 8192 → 16384 with 4 slots, one cache each)", or with `kv_unified = true` "… (-c 8192
+/// → 16384: the 4 slots share one cache and each sees all of it)"; Ollama's `num_ctx` for its runtimes.
+pub(crate) fn slot_words(load: &Reconciled, logged: SlotContext, new: SlotContext) -> String {
+    use crate::model::Runtime;
+    let (what, flag) = match load.load.runtime {
+        Runtime::LlamaCpp | Runtime::Unknown => ("context per slot", "llama-server -c"),
+        Runtime::OllamaFit => ("num_ctx (context per slot)", "llama-server -c"),
+        Runtime::OllamaEstimator | Runtime::OllamaEngine => {
+            ("num_ctx (context per slot)", "the runner's context")
+        }
+        Runtime::Vllm | Runtime::Sglang => ("context per sequence", "the context"),
+    };
+    let arrow = |a: u64, b: u64| {
+        if a == b {
+            a.to_string()
+        } else {
+            format!("{a} → {b}")
+        }
+    };
+    let slots = arrow(logged.parallel, new.parallel);
+    let plural = if new.parallel == 1 && logged.parallel == 1 {
+        "slot"
+    } else {
+        "slots"
+    };
+    let how = if new.shared {
+        format!(": the {slots} {plural} share one cache and each sees all of it")
+    } else {
+        format!(" with {slots} {plural}")
+    };
+    format!(
+        "{what} {} ({flag} {}{how})",
+        arrow(logged.per_slot, new.per_slot),
+        arrow(logged.total(), new.total())
+    )
 }
 
 /// Ollama's estimator's bytes per element in halves (`kvCacheBytesPerElement`: f16 2, q8_0 1, q4_0 0.5).
@@ -250,9 +320,13 @@ pub fn from_estimate_by(
             Some(growth) => {
                 layer_kv = scale(layer_kv, growth);
                 from.push(format!(
-                    "KV × {}/{} as the layout's cache grows to the new context (sliding-window layers stop at \
-                     their window); graph × {}/{} (linear, an upper bound with flash attention)",
-                    growth.0, growth.1, factor.0, factor.1
+                    "KV × {}/{} as the layout's cache grows to the new context{}; graph × {}/{} (linear, an \
+                     upper bound with flash attention)",
+                    growth.0,
+                    growth.1,
+                    window_words(load),
+                    factor.0,
+                    factor.1
                 ));
             }
             None => {
@@ -336,17 +410,7 @@ fn layout_blocks(
     if layout.layers.len() as i64 != blocks {
         return None;
     }
-    let mut geometry = kv_geometry_of(&load.load.settings)?;
-    if let Some((total, _)) = changes.context_tokens(load) {
-        geometry.context = u64::try_from(total).ok()?.max(1);
-    }
-    if let Some(p) = changes.parallel {
-        geometry.parallel = u64::try_from(p).ok()?.max(1);
-    }
-    if let Some(t) = changes.kv_type {
-        geometry.type_k = t;
-        geometry.type_v = t;
-    }
+    let geometry = changes.geometry(load)?;
     let weights = layout
         .layers
         .iter()
@@ -373,6 +437,23 @@ fn layout_kv_growth(load: &Reconciled, changes: &Changes, blocks: i64) -> Option
     let (_, logged) = layout_blocks(load, &Changes::default(), blocks)?;
     let (new, logged) = (total(new), total(logged));
     (logged > 0).then_some((new, logged))
+}
+
+/// What the layout's sliding-window layers hold, in words (" (sliding-window layers: pad256(window 1024 +
+/// n_ubatch) cells per sequence)"); empty for a model without a window.
+pub(crate) fn window_words(load: &Reconciled) -> String {
+    let Some(window) = load.load.model.layout.as_ref().and_then(|l| {
+        l.layers.iter().find_map(|l| match l.attention {
+            crate::model::LayerAttention::SlidingWindow { window, .. } => Some(window),
+            _ => None,
+        })
+    }) else {
+        return String::new();
+    };
+    format!(
+        " (sliding-window layers stop growing at pad256(window {window} + n_ubatch) cells per sequence, \
+         pad256(window × slots + n_ubatch) in a unified cache)"
+    )
 }
 
 fn layout_note(load: &Reconciled) -> String {

@@ -10,9 +10,8 @@
 //!   flash attention). That is what the estimator would accept, not what the memory would hold.
 //! - **llama.cpp's `--fit`** (llama-server era): "fits" is the fit with the measured figures keeping every
 //!   layer on the GPUs with each GPU's margin (`--fit-target`). KV per layer from the model's layout when the
-//!   load has one (sliding-window layers stop growing at their window), else the measured KV scaled; the
-//!   compute buffers stay at their measured size (with flash attention they grow little with the context;
-//!   without it the attention scores grow with it, so the answer is optimistic there).
+//!   load has one (sliding-window layers stop growing at pad256(window + n_ubatch) cells per sequence), else the measured KV scaled; the
+//!   compute buffers grow with the context by llama.cpp's law (`levers::ComputeLaw`).
 //! - **Cap.** The trained context (`n_ctx_train`), else 1,048,576 tokens per slot.
 //!
 //! "Fits" is taken to be monotone in the context (more KV never frees memory), which is what a binary search
@@ -122,13 +121,17 @@ fn row(
         .or(load.load.settings.parallel)
         .unwrap_or(1)
         .max(1);
+    // Every slot sees the whole cache with `kv_unified = true` (llama-server's `-np auto`): -c is num_ctx.
+    let shared =
+        crate::model::kv_geometry::SlotContext::of(&load.load.settings).is_some_and(|s| s.shared);
+    let slots_in_c = if shared { 1 } else { parallel };
     let verdicts = verdicts(load, judge);
     let fits = |k: i64| verdicts.at(&at(changes, k * STEP, kv_type));
     // The answer with the margin its replay left (each context is replayed once).
     let answer = |k: Option<i64>, margin: Option<i64>, at_cap: bool| MaxContextRow {
         kv_type,
         num_ctx: k.map(|k| k * STEP),
-        context: k.map(|k| k * STEP * parallel),
+        context: k.map(|k| k * STEP * slots_in_c),
         at_cap,
         margin,
     };
@@ -187,18 +190,19 @@ pub fn max_ctx(load: &Reconciled, changes: &Changes, only: Option<KvType>) -> Op
             Some(u) => {
                 let m = super::levers::MicroBatch::of(load, u);
                 format!(
-                    "compute buffers × {}/{} for the micro-batch ({}), then held at that size as the context grows (with flash attention they grow little with the context; without it the answer is optimistic)",
-                    m.to,
-                    m.logged,
+                    "compute buffers for the micro-batch ({}) and each context by llama.cpp's law (src/replay/levers/compute.rs: n_ubatch × (a + 2 bytes a cell) with flash attention; without it proportional to n_ubatch × cells, an upper bound)",
                     m.words()
                 )
             }
-            None => "compute buffers held at their measured size (with flash attention they grow little with the context; without it the answer is optimistic)".to_string(),
+            None => "compute buffers grown with each context by llama.cpp's law (src/replay/levers/compute.rs: n_ubatch × (a + 2 bytes a cell) with flash attention; without it proportional to n_ubatch × cells, an upper bound)".to_string(),
         };
         let mut lines = vec![
             compute,
             if per_layer {
-                "KV layer by layer from the model's layout (sliding-window layers stop at their window)".to_string()
+                format!(
+                    "KV layer by layer from the model's layout{}",
+                    super::figures::window_words(load)
+                )
             } else {
                 "KV: the measured KV scaled with the context (caches sized below the context held fixed)".to_string()
             },
@@ -222,7 +226,7 @@ pub fn max_ctx(load: &Reconciled, changes: &Changes, only: Option<KvType>) -> Op
         vec![
             "the estimator's graph grows linearly with the context (an upper bound with flash attention)".to_string(),
             if per_layer {
-                "KV: the estimate's KV grown as the model's layout's cache grows (sliding-window layers stop at their window), and by the estimator's bytes per element (f16 2, q8_0 1, q4_0 0.5)".to_string()
+                format!("KV: the estimate's KV grown as the model's layout's cache grows{}, and by the estimator's bytes per element (f16 2, q8_0 1, q4_0 0.5)", super::figures::window_words(load))
             } else {
                 "KV: the estimate's KV scaled with the context and by the estimator's bytes per element (f16 2, q8_0 1, q4_0 0.5)".to_string()
             },

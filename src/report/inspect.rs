@@ -8,7 +8,9 @@
 //! dense_bytes, expert_bytes, attention: {kind, …}, kv_bytes_per_token: {f16, q8_0, q4_0}}`), `weights_bytes`,
 //! `repeating_bytes`, `expert_bytes`, `nonrepeating_bytes`, `output_bytes`, `projector_bytes`, `projector_file`,
 //! `kv_bytes_per_token` (f16 K and V, summed over every attention layer), `kv_cache` (per cache type:
-//! `bytes_per_token`, `full_bytes_per_token`, `sliding_window_bytes_per_token`), `sliding_window`,
+//! `bytes_per_token`, `full_bytes_per_token`, `sliding_window_bytes_per_token`, `sliding_window_bytes_per_slot`:
+//! what the window layers hold per sequence at the default micro-batch), `sliding_window`,
+//! `sliding_window_cells` (llama.cpp's `pad256(window + n_ubatch)` cells per sequence at `-ub 512`),
 //! `sliding_window_layers`, `recurrent_layers`, `recurrent_state_bytes_per_slot`, `tensors` (the count).
 //! `--tensors` adds `tensor_list[]` (`{name, type, type_name, shape, offset, bytes, data_bytes}`) and
 //! `metadata[]` (`{key, type, value}`, file order; arrays as JSON arrays).
@@ -18,6 +20,7 @@ use serde_json::{json, Value as Json};
 
 use crate::gguf::value::{type_name, value_type, Array, Value};
 use crate::gguf::GgufHeader;
+use crate::model::kv_geometry::{CacheGeometry, DEFAULT_UBATCH};
 use crate::model::{human, KvType, LayerAttention, LayerLayout, ModelLayout};
 
 use super::document::{Block, Document};
@@ -38,6 +41,35 @@ fn layer_bytes(l: &LayerLayout) -> u64 {
 
 fn is_swa(l: &LayerLayout) -> bool {
     matches!(l.attention, LayerAttention::SlidingWindow { .. })
+}
+
+/// The cells llama.cpp gives a sliding-window cache per sequence at the default micro-batch, whatever the
+/// context above it: `pad256(window + n_ubatch)` (`src/model/kv_geometry.rs`).
+fn window_cells(window: u64) -> u64 {
+    geometry_per_slot(KvType::F16).window_cells(window)
+}
+
+/// One slot with a context no window reaches, at the default micro-batch, in `kv`.
+fn geometry_per_slot(kv: KvType) -> CacheGeometry {
+    CacheGeometry {
+        context: u64::MAX / 2,
+        parallel: 1,
+        unified: false,
+        ubatch: DEFAULT_UBATCH,
+        type_k: kv,
+        type_v: kv,
+    }
+}
+
+/// K and V bytes the sliding-window layers hold per slot at the default micro-batch.
+fn window_bytes_per_slot(layout: &ModelLayout, kv: KvType) -> u64 {
+    let g = geometry_per_slot(kv);
+    layout
+        .layers
+        .iter()
+        .filter(|l| is_swa(l))
+        .map(|l| g.layer_total(l))
+        .sum()
 }
 
 fn is_recurrent(l: &LayerLayout) -> bool {
@@ -83,6 +115,10 @@ pub fn to_json(i: &Inspection<'_>) -> Json {
             .map(|l| l.attention.kv_bytes_per_token(kv))
             .sum()
     };
+    let window = layout.layers.iter().find_map(|l| match l.attention {
+        LayerAttention::SlidingWindow { window, .. } => Some(window),
+        _ => None,
+    });
     let mut kv_cache = serde_json::Map::new();
     for kv in KvType::ALL {
         kv_cache.insert(
@@ -91,6 +127,7 @@ pub fn to_json(i: &Inspection<'_>) -> Json {
                 "bytes_per_token": per_type(&|_| true, kv),
                 "full_bytes_per_token": per_type(&|l| !is_swa(l), kv),
                 "sliding_window_bytes_per_token": per_type(&is_swa, kv),
+                "sliding_window_bytes_per_slot": window.map(|_| window_bytes_per_slot(layout, kv)),
             }),
         );
     }
@@ -117,10 +154,6 @@ pub fn to_json(i: &Inspection<'_>) -> Json {
             })
         })
         .collect();
-    let window = layout.layers.iter().find_map(|l| match l.attention {
-        LayerAttention::SlidingWindow { window, .. } => Some(window),
-        _ => None,
-    });
     let state = layout.layers.iter().find_map(|l| match l.attention {
         LayerAttention::Recurrent {
             state_bytes_per_slot,
@@ -159,6 +192,7 @@ pub fn to_json(i: &Inspection<'_>) -> Json {
         "kv_bytes_per_token": per_type(&|_| true, KvType::F16),
         "kv_cache": kv_cache,
         "sliding_window": window,
+        "sliding_window_cells": window.map(window_cells),
         "sliding_window_layers": layout.layers.iter().filter(|l| is_swa(l)).map(|l| l.index).collect::<Vec<_>>(),
         "recurrent_layers": layout.layers.iter().filter(|l| is_recurrent(l)).map(|l| l.index).collect::<Vec<_>>(),
         "recurrent_state_bytes_per_slot": state,
@@ -325,9 +359,16 @@ fn blocks(i: &Inspection<'_>) -> Document {
         .find(|l| is_swa(l))
         .map(|l| l.attention)
     {
+        let cells = window_cells(window);
+        let per_slot: Vec<String> = KvType::ALL
+            .iter()
+            .map(|&t| format!("{} {}", t.name(), h(window_bytes_per_slot(layout, t))))
+            .collect();
         out.push(format!(
-            "  sliding-window layers {} (window {window}): their cache stops growing at {window} tokens per slot",
-            ranges(&swa)
+            "  sliding-window layers {} (window {window}): their cache stops growing at {cells} cells per slot \
+             (llama.cpp: pad256(window + n_ubatch) at the default -ub {DEFAULT_UBATCH}): {} per slot",
+            ranges(&swa),
+            per_slot.join(", ")
         ));
     }
     let recurrent: Vec<u32> = layout

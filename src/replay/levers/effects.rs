@@ -6,7 +6,7 @@
 
 use super::super::figures::Changes;
 use super::super::llama_server;
-use super::MicroBatch;
+use super::{ComputeLaw, MicroBatch};
 use crate::model::{
     human, Device, EffectFigure, EstimateReplay, FailedPart, LeverEffect, MeasuredReplay, Part,
     Reconciled,
@@ -20,12 +20,19 @@ pub fn effects(
     measured: Option<&MeasuredReplay>,
 ) -> Vec<LeverEffect> {
     let mut out = Vec::new();
-    if let Some(u) = changes.ubatch {
-        micro_batch(load, MicroBatch::of(load, u), &mut out);
-    }
     let llama_placed = load.load.runtime.llama_cpp_places_layers();
+    // The context and the slots move the compute buffers too where llama.cpp sized them for the log's cache.
+    let compute_levers = levers(&[
+        ("ubatch", changes.ubatch.is_some()),
+        ("ctx", changes.ctx.is_some() && llama_placed),
+        ("parallel", changes.parallel.is_some() && llama_placed),
+    ]);
+    if !compute_levers.is_empty() {
+        compute(load, changes, compute_levers, &mut out);
+    }
     let kv_levers = levers(&[
         ("ctx", changes.ctx.is_some()),
+        ("parallel", changes.parallel.is_some()),
         ("kv-type", changes.kv_type.is_some()),
     ]);
     if !kv_levers.is_empty() {
@@ -103,7 +110,8 @@ fn levers(asked: &[(&str, bool)]) -> Vec<String> {
 }
 
 /// The compute buffers on each GPU, as the compute-imbalance check reads them (`src/checks/compute_imbalance.rs`,
-/// `compute_per_gpu`: the buffer lines' low end, else the exit table's compute column).
+/// `compute_per_gpu`: the buffer lines' low end, else the exit table's compute column); on a load without a GPU
+/// buffer, the host's (the CPU compute buffer of a CPU-only load).
 fn compute_buffers(load: &Reconciled) -> Vec<(Device, i64)> {
     let lines: Vec<(Device, i64)> = load
         .grid
@@ -118,30 +126,73 @@ fn compute_buffers(load: &Reconciled) -> Vec<(Device, i64)> {
     if !lines.is_empty() {
         return lines;
     }
-    load.load
+    let table: Vec<(Device, i64)> = load
+        .load
         .actual
         .breakdown
         .iter()
         .filter(|r| r.device.is_gpu() && r.compute.low > 0)
         .map(|r| (r.device.clone(), r.compute.low))
-        .collect()
+        .collect();
+    if !table.is_empty()
+        || load
+            .grid
+            .gpus()
+            .iter()
+            .any(|d| load.grid.cell(d, Part::Weights).is_some())
+    {
+        return table;
+    }
+    load.grid
+        .cell(&Device::Host, Part::Graph)
+        .filter(|c| c.size.bytes > 0)
+        .map(|c| vec![(Device::Host, c.size.bytes)])
+        .unwrap_or_default()
 }
 
-fn micro_batch(load: &Reconciled, m: MicroBatch, out: &mut Vec<LeverEffect>) {
-    let levers = vec!["ubatch".to_string()];
+/// A compute buffer at the changed settings: by llama.cpp's law ([`ComputeLaw`]) when the log gives its cache
+/// geometry, else linear in the micro-batch.
+fn compute_after(law: Option<&ComputeLaw>, micro: Option<MicroBatch>, before: i64) -> i64 {
+    match (law, micro) {
+        (Some(l), _) => l.scale(before),
+        (None, Some(m)) => m.scale(before),
+        (None, None) => before,
+    }
+}
+
+fn compute(load: &Reconciled, changes: &Changes, levers: Vec<String>, out: &mut Vec<LeverEffect>) {
+    let micro = changes.ubatch.map(|u| MicroBatch::of(load, u));
+    let law = ComputeLaw::of(load, changes);
+    let how = |m: Option<MicroBatch>| {
+        let mut how = Vec::new();
+        if let Some(m) = m {
+            how.push(format!("the micro-batch {}", m.words()));
+        }
+        match &law {
+            Some(l) => how.push(l.words()),
+            None if m.is_some() => how.push("linear in n_ubatch".to_string()),
+            None => {}
+        }
+        how.join("; ")
+    };
+    if micro.is_none() && law.is_none() {
+        return;
+    }
     let a = &load.load.actual;
-    if let (Some((FailedPart::Compute, _)), Some(failed)) = (a.failed_part, &a.failed_allocation) {
+    if let (Some(m), Some((FailedPart::Compute, _)), Some(failed)) =
+        (micro, a.failed_part, &a.failed_allocation)
+    {
         let before = failed.size.bytes;
-        let after = m.scale(before);
+        let after = compute_after(law.as_ref(), Some(m), before);
         out.push(LeverEffect {
-            levers: levers.clone(),
+            levers: vec!["ubatch".to_string()],
             figure: EffectFigure::FailedAllocation,
             device: failed.device.clone(),
             before: Some(before),
             after,
             free: None,
             text: format!(
-                "the compute buffer the load failed to allocate{}: {} → about {} (the micro-batch {})",
+                "the compute buffer the load failed to allocate{}: {} → about {} ({})",
                 failed
                     .device
                     .as_ref()
@@ -149,16 +200,22 @@ fn micro_batch(load: &Reconciled, m: MicroBatch, out: &mut Vec<LeverEffect>) {
                     .unwrap_or_default(),
                 human(before),
                 human(after),
-                m.words()
+                how(Some(m))
             ),
         });
     }
     for (device, before) in compute_buffers(load) {
-        let after = m.scale(before);
-        let change = if after <= before {
+        let after = compute_after(law.as_ref(), micro, before);
+        let change = if after == before {
+            "unchanged".to_string()
+        } else if after < before {
             format!("freeing about {}", human(before - after))
         } else {
             format!("about {} more", human(after.saturating_sub(before)))
+        };
+        let name = match &device {
+            Device::Host => "the CPU".to_string(),
+            d => d.to_string(),
         };
         out.push(LeverEffect {
             levers: levers.clone(),
@@ -168,10 +225,10 @@ fn micro_batch(load: &Reconciled, m: MicroBatch, out: &mut Vec<LeverEffect>) {
             after,
             free: None,
             text: format!(
-                "{device}'s compute buffer: {} → about {}, {change} (the micro-batch {})",
+                "{name}'s compute buffer: {} → about {}, {change} ({})",
                 human(before),
                 human(after),
-                m.words()
+                how(micro)
             ),
         });
     }
@@ -196,12 +253,20 @@ fn kv_cache(
         let Some(kv) = llama_server::kv_change(load, changes) else {
             return;
         };
-        let mut how = vec!["by the measured KV buffers".to_string()];
-        if changes.ctx.is_some() {
-            how.push(format!(
+        let mut how = vec![if kv.by_layout {
+            "by the measured KV buffers, changed as llama.cpp sizes the model's caches".to_string()
+        } else {
+            "by the measured KV buffers".to_string()
+        }];
+        match changes.slots(load) {
+            Some((logged, new)) if changes.ctx.is_some() || changes.parallel.is_some() => {
+                how.push(super::super::figures::slot_words(load, logged, new));
+            }
+            Some(_) | None if changes.ctx.is_some() => how.push(format!(
                 "context {} → {} tokens in all",
                 kv.context.0, kv.context.1
-            ));
+            )),
+            Some(_) | None => {}
         }
         how.extend(type_words);
         if let Some(state) = kv.state {
@@ -225,8 +290,15 @@ fn kv_cache(
                 .fold(0i64, |sum, (_, kv)| sum.saturating_add(*kv))
         };
         let mut how = vec!["by the estimate's memory.required.kv".to_string()];
-        if let Some((new, logged)) = changes.context_tokens(load) {
-            how.push(format!("context {logged} → {new} tokens in all"));
+        match changes.slots(load) {
+            Some((logged, new)) if changes.ctx.is_some() || changes.parallel.is_some() => {
+                how.push(super::super::figures::slot_words(load, logged, new));
+            }
+            Some(_) | None => {
+                if let Some((new, logged)) = changes.context_tokens(load) {
+                    how.push(format!("context {logged} → {new} tokens in all"));
+                }
+            }
         }
         how.extend(type_words);
         (logged.bytes, after, how.join("; "))

@@ -266,13 +266,21 @@ pub struct KvSplit {
 /// state is its own part: never KV, never scaled with the context.
 pub fn kv_split(load: &Reconciled) -> KvSplit {
     let a = &load.load.actual;
-    let context = load.load.settings.ctx_size;
+    // A full-attention stream holds at least the context, or its share per slot when every slot has its own stream
+    // (`kv_unified = false`: `-c 8192 -np 4` prints 2048 cells and that cache grows with the context).
+    let settings = &load.load.settings;
+    let streams = if settings.kv_unified == Some(false) {
+        settings.parallel.unwrap_or(1).max(1)
+    } else {
+        1
+    };
+    let stream_cells = settings.ctx_size.map(|c| c / streams);
     let total = |part| load.grid.total(&[part]).map_or(0, |c| c.size.bytes);
     let (kv, state) = (total(Part::Kv), total(Part::State));
     let window: i64 = a
         .kv_caches
         .iter()
-        .filter(|k| !k.recurrent && context.is_some() && k.cells != context)
+        .filter(|k| !k.recurrent && matches!((k.cells, stream_cells), (Some(c), Some(s)) if c < s))
         .map(|k| k.size.bytes)
         .sum();
     if kv + state > 0 {

@@ -17,6 +17,7 @@ pub use load_figures::{kv_split, measured_shape, target, Gpu, KvSplit, Shape};
 use super::figures::Changes;
 use super::fit::{fit, FitContext, FitDevice, FitInput, FitOutcome, FitReason, DEFAULT_FIT_TARGET};
 use super::max_ctx::Judge;
+use crate::model::kv_geometry::{kv_geometry_of, signed};
 use crate::model::{
     human, Device, EstimateReplay, FitDecision, MeasuredReplay, PlacedGpu, Placement,
     ProjectorPadding, Quantity, Reconciled, ReplayFigures, ReplayOutcome, ReplayVerdict,
@@ -223,13 +224,12 @@ fn chosen_gpus(all: &[Gpu], changes: &Changes) -> Vec<Gpu> {
 /// The measured shape with the slots and KV type `changes` asks for, and the context it replays at (all slots).
 pub(crate) struct ChangedShape {
     pub shape: Shape,
+    /// `-c`: the context over all slots.
     pub context: i64,
-    pub per_slot: i64,
-    pub parallel: i64,
 }
 
-/// The measured shape as `changes` changes it (`--parallel`, `--kv-type`, `--ctx`); `None` without measured
-/// figures.
+/// The measured shape as `changes` changes it (`--parallel`, `--kv-type`, `--ctx`, `--ubatch`); `None` without
+/// measured figures. `--ctx` is the context a slot sees ([`crate::model::kv_geometry::SlotContext`]).
 pub(crate) fn changed_shape(load: &Reconciled, changes: &Changes) -> Option<ChangedShape> {
     let logged_parallel = load.load.settings.parallel.unwrap_or(1).max(1);
     let parallel = changes.parallel.unwrap_or(logged_parallel).max(1);
@@ -237,17 +237,24 @@ pub(crate) fn changed_shape(load: &Reconciled, changes: &Changes) -> Option<Chan
     if let Some(t) = changes.kv_type {
         shape = shape.with_kv_type(t, super::figures::logged_kv_type(load));
     }
-    let per_slot = changes.ctx.unwrap_or(shape.context / logged_parallel);
-    Some(ChangedShape {
-        context: per_slot.saturating_mul(parallel),
-        shape,
-        per_slot,
-        parallel,
-    })
+    if let (Some(p), Some(g)) = (&mut shape.per_layer, changes.geometry(load)) {
+        p.geometry = g;
+    }
+    let context = match changes.slots(load) {
+        Some((_, new)) => signed(new.total()),
+        // No context printed: the measured one (0) stands.
+        None => changes
+            .ctx
+            .unwrap_or(shape.context / logged_parallel)
+            .saturating_mul(parallel),
+    };
+    Some(ChangedShape { context, shape })
 }
 
 /// The KV cache (every layer's, the recurrent state included) by the measured figures: as logged, and as
 /// `changes` changes it; `None` without measured figures or when the log prints no context to scale from.
+/// With the model's layout the change is llama.cpp's own sizing (each cache's cells per stream, the window
+/// caches at `pad256(window + n_ubatch)` per sequence), applied to the measured KV.
 pub(crate) fn kv_change(load: &Reconciled, changes: &Changes) -> Option<KvChange> {
     let Some(logged) = measured_shape(load) else {
         return kv_change_by_buffers(load, changes);
@@ -271,12 +278,32 @@ pub(crate) fn kv_change(load: &Reconciled, changes: &Changes) -> Option<KvChange
         after: total(&changed.shape, changed.context),
         state: state(&changed.shape),
         context: (logged.context, changed.context),
+        by_layout: changed.shape.per_layer.is_some(),
     })
 }
 
-/// [`kv_change`] for a load without the layer counts a shape needs (a load that failed before its layers were
-/// placed, sample-logs/1003-…): the KV and recurrent-state buffers as measured, the caches that grow with the
-/// context scaled by it, every cache by the KV type's bytes per element.
+/// The layout's KV as logged and as `changes` changes it, in llama.cpp's sizing; `None` without a layout or
+/// a geometry.
+fn layout_kv_totals(load: &Reconciled, changes: &Changes) -> Option<(i64, i64)> {
+    let layout = load.load.model.layout.as_ref()?;
+    let logged = kv_geometry_of(&load.load.settings)?;
+    let new = changes.geometry(load)?;
+    let total = |g: &crate::model::kv_geometry::CacheGeometry| {
+        layout
+            .layers
+            .iter()
+            .filter(|l| !matches!(l.attention, crate::model::LayerAttention::Recurrent { .. }))
+            .fold(0i64, |sum, l| sum.saturating_add(signed(g.layer_total(l))))
+    };
+    let (before, after) = (total(&logged), total(&new));
+    (before > 0).then_some((before, after))
+}
+
+/// [`kv_change`] for a load without the layer counts a shape needs (a CPU-only load, or one that failed before
+/// its layers were placed, sample-logs/1003-…): the KV and recurrent-state buffers as measured. With the
+/// model's layout the measured KV changes as llama.cpp's sizing of it does; without it the caches that grow
+/// with the context are scaled by it, the window caches by the slots when each slot has its own, and every
+/// cache by the KV type's bytes per element.
 fn kv_change_by_buffers(load: &Reconciled, changes: &Changes) -> Option<KvChange> {
     let KvSplit {
         scaling,
@@ -290,27 +317,47 @@ fn kv_change_by_buffers(load: &Reconciled, changes: &Changes) -> Option<KvChange
     if logged <= 0 && changes.ctx.is_some() {
         return None;
     }
-    let logged_parallel = load.load.settings.parallel.unwrap_or(1).max(1);
-    let parallel = changes.parallel.unwrap_or(logged_parallel).max(1);
-    let context = changes.ctx.map_or(logged, |c| c.saturating_mul(parallel));
     let by = |v: i64, num: i64, den: i64| {
         i64::try_from(i128::from(v) * i128::from(num) / i128::from(den.max(1))).unwrap_or(i64::MAX)
     };
+    let logged_parallel = load.load.settings.parallel.unwrap_or(1).max(1);
+    let parallel = changes.parallel.unwrap_or(logged_parallel).max(1);
+    // The state is one per sequence.
+    let state_after = by(state, parallel, logged_parallel);
+    let context = changes.context_tokens(load).map_or(logged, |(new, _)| new);
+    let measured = scaling.saturating_add(fixed);
+    if let Some((before, after)) = layout_kv_totals(load, changes) {
+        return Some(KvChange {
+            before: measured.saturating_add(state),
+            after: by(measured, after, before).saturating_add(state_after),
+            state: (state > 0).then_some(state_after),
+            context: (logged, context),
+            by_layout: true,
+        });
+    }
     let (num, den) = changes.kv_type.map_or((1, 1), |t| {
         let from = super::figures::logged_kv_type(load);
         (t.bytes(32) as i64, from.bytes(32) as i64)
     });
-    let grown = if changes.ctx.is_some() {
+    let grown = if logged > 0 {
         by(scaling, context, logged)
     } else {
         scaling
     };
+    // A window cache is one per stream: it grows with the slots when each slot has its own.
+    let split = load.load.settings.kv_unified == Some(false);
+    let fixed = if split {
+        by(fixed, parallel, logged_parallel)
+    } else {
+        fixed
+    };
     let kv = by(grown, num, den).saturating_add(by(fixed, num, den));
     Some(KvChange {
-        before: scaling.saturating_add(fixed).saturating_add(state),
-        after: kv.saturating_add(state),
-        state: (state > 0).then_some(state),
+        before: measured.saturating_add(state),
+        after: kv.saturating_add(state_after),
+        state: (state > 0).then_some(state_after),
         context: (logged, context),
+        by_layout: false,
     })
 }
 
@@ -322,6 +369,8 @@ pub(crate) struct KvChange {
     pub state: Option<i64>,
     /// The context (all slots) as logged and as replayed.
     pub context: (i64, i64),
+    /// Computed in llama.cpp's sizing from the model's layout (else the measured KV scaled).
+    pub by_layout: bool,
 }
 
 /// The fit with the measured figures on the GPUs, context, slots, KV type and micro-batch `changes` asks for:
@@ -331,18 +380,19 @@ pub(crate) struct KvChange {
 /// (llama.cpp's `--fit` moves none when the user sets `-ngl`): the default split of that many layers, judged
 /// against the free memory (`gpu_layers::verdict`).
 pub fn changed(load: &Reconciled, changes: &Changes) -> Option<MeasuredReplay> {
-    let ChangedShape {
-        shape,
-        context,
-        per_slot,
-        parallel,
-    } = changed_shape(load, changes)?;
+    let ChangedShape { shape, context } = changed_shape(load, changes)?;
     let micro = changes
         .ubatch
         .map(|u| super::levers::MicroBatch::of(load, u));
+    // The compute buffers by llama.cpp's law for the micro-batch, context and slots asked for.
+    let law = super::levers::ComputeLaw::of(load, changes).filter(|l| l.changes());
     let all = gpus(load, |d| {
         let measured = measured_compute(load, d);
-        micro.map_or(measured, |m| m.scale(measured))
+        match (&law, micro) {
+            (Some(l), _) => l.scale(measured),
+            (None, Some(m)) => m.scale(measured),
+            (None, None) => measured,
+        }
     });
     let set = chosen_gpus(&all, changes);
     if set.is_empty() {
@@ -355,18 +405,26 @@ pub fn changed(load: &Reconciled, changes: &Changes) -> Option<MeasuredReplay> {
         fit_input.n_gpu_layers = Some(n.clamp(0, i64::from(u32::MAX)) as u32);
     }
     let outcome = fit(&fit_input);
-    let compute = match micro {
-        Some(m) => format!(
+    let compute = match (&law, micro) {
+        (Some(l), Some(m)) => format!(
+            "compute buffers for the micro-batch ({}): {}",
+            m.words(),
+            l.words()
+        ),
+        (Some(l), None) => format!("compute buffers: {}", l.words()),
+        (None, Some(m)) => format!(
             "compute buffers × {}/{} for the micro-batch ({}): linear in n_ubatch",
             m.to,
             m.logged,
             m.words()
         ),
-        None => "compute buffers at their measured size".to_string(),
+        (None, None) => "compute buffers at their measured size".to_string(),
     };
-    let mut from = vec![format!(
-        "context {context} ({per_slot} per slot × {parallel}); {compute}"
-    )];
+    let slots = changes
+        .slots(load)
+        .map(|(logged, new)| super::figures::slot_words(load, logged, new))
+        .unwrap_or_else(|| format!("context {context}"));
+    let mut from = vec![format!("{slots}; {compute}")];
     if changes.ctx.is_some() && shape.context <= 0 {
         from.push(
             "the log prints no context (n_ctx): the KV cache is kept at its measured size".into(),
