@@ -96,6 +96,8 @@ def runs():
         r.append(run(g, f"np{np_}-split", n_ctx=4096, n_parallel=np_, kv_unified=False))
         r.append(run(g, f"np{np_}-unified", n_ctx=4096, n_parallel=np_, kv_unified=True))
     r.append(run(g, "np1-unified", n_ctx=4096, n_parallel=1, kv_unified=True))
+    # whatif --ctx 2048 from np4-split (1024 a slot) must predict this run (2048 a slot).
+    r.append(run(g, "np4-split-ctx8192", n_ctx=8192, n_parallel=4, kv_unified=False))
     r.append(run(g, "np-auto", True, n_ctx=4096, n_parallel=-1))
     r.append(run(g, "np-auto-ctx-default", n_ctx=0, n_parallel=-1))
     r.append(run(g, "nommap", True, n_ctx=4096, mmap=False))
@@ -116,6 +118,8 @@ def runs():
         r.append(run(g, f"ub{ub}", n_ctx=4096, n_ubatch=ub, n_batch=max(ub, 2048)))
     r.append(run(g, "ub256-ctx1024", n_ctx=1024, n_ubatch=256))
     r.append(run(g, "np2-split", n_ctx=4096, n_parallel=2, kv_unified=False))
+    # whatif --parallel 2 from the baseline (4096 a slot) must predict this run (4096 a slot, two slots).
+    r.append(run(g, "np2-split-ctx8192", n_ctx=8192, n_parallel=2, kv_unified=False))
     r.append(run(g, "np4-split", True, n_ctx=8192, n_parallel=4, kv_unified=False))
     r.append(run(g, "np2-unified", n_ctx=4096, n_parallel=2, kv_unified=True))
     r.append(run(g, "np4-unified", n_ctx=8192, n_parallel=4, kv_unified=True))
