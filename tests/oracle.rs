@@ -265,192 +265,103 @@ fn inspect_weights_and_kv_per_token_meet_the_buffers() {
     assert!(caches_checked >= 10, "{caches_checked} caches");
 }
 
-/// A lever of `whatif` and the real run it must predict, from a run of the same model.
+/// A lever of `whatif` and the real run it must predict (`tests/data/oracle/levers.json`).
 struct Lever {
-    from: &'static str,
-    to: &'static str,
-    args: &'static [&'static str],
+    figure: String,
+    from: String,
+    to: String,
+    args: Vec<String>,
 }
 
-/// The KV cache `whatif` predicts (`whatif[].effects[]` of the KV figure), in bytes.
-fn predicted_kv(report: &Value) -> Option<i64> {
+fn levers() -> Vec<Lever> {
+    let file: Value = serde_json::from_slice(
+        &std::fs::read(root().join("tests/data/oracle/levers.json")).expect("levers.json"),
+    )
+    .expect("levers.json is JSON");
+    file["levers"]
+        .as_array()
+        .expect("levers[]")
+        .iter()
+        .map(|l| Lever {
+            figure: l["figure"].as_str().expect("figure").to_string(),
+            from: l["from"].as_str().expect("from").to_string(),
+            to: l["to"].as_str().expect("to").to_string(),
+            args: l["args"]
+                .as_array()
+                .expect("args")
+                .iter()
+                .map(|a| a.as_str().expect("an argument").to_string())
+                .collect(),
+        })
+        .collect()
+}
+
+/// What `whatif` predicts for `figure` (`whatif.effects[]`), in bytes.
+fn predicted(report: &Value, figure: &str) -> Option<i64> {
     report["loads"][0]["whatif"]["effects"]
         .as_array()?
         .iter()
-        .find(|e| e["figure"] == "kv-cache")
+        .find(|e| e["figure"] == figure)
         .and_then(|e| e["after"].as_i64())
 }
 
-fn measured_kv(load: &Value) -> i64 {
-    load["actual"]["kv_caches"]
+/// What the real run allocated for `figure`: every KV cache, or every compute buffer.
+fn measured(load: &Value, figure: &str) -> i64 {
+    let kind = match figure {
+        "kv-cache" => "kv",
+        "compute-buffer" => "compute",
+        other => panic!("levers.json: no figure '{other}'"),
+    };
+    load["actual"]["buffers"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|c| bytes(&c["size"]))
+        .filter(|b| b["kind"] == kind)
+        .map(|b| bytes(&b["size"]))
         .sum()
 }
 
 #[test]
 fn whatif_levers_meet_the_real_runs() {
-    let levers = [
-        // The context of a single slot, up and down.
-        Lever {
-            from: "llama-gqa--baseline",
-            to: "llama-gqa--ctx8192",
-            args: &["--ctx", "8192"],
-        },
-        Lever {
-            from: "llama-gqa--ctx4096",
-            to: "llama-gqa--ctx1024",
-            args: &["--ctx", "1024"],
-        },
-        // The KV cache type.
-        Lever {
-            from: "llama-gqa--ctx4096",
-            to: "llama-gqa--kq8_0-vq8_0-faon",
-            args: &["--kv-type", "q8_0"],
-        },
-        Lever {
-            from: "llama-gqa--ctx4096",
-            to: "llama-gqa--kq4_0-vq4_0-faon",
-            args: &["--kv-type", "q4_0"],
-        },
-        // A sliding window does not grow with the context.
-        Lever {
-            from: "gemma3--baseline",
-            to: "gemma3--ctx16384",
-            args: &["--ctx", "16384"],
-        },
-        // --ctx is the context each slot sees: split slots (`-c` = ctx × slots) …
-        Lever {
-            from: "llama-gqa--np4-split",
-            to: "llama-gqa--np4-split-ctx8192",
-            args: &["--ctx", "2048"],
-        },
-        // … and `-np auto`'s four slots in one unified cache (`-c` = ctx).
-        Lever {
-            from: "llama-gqa--np-auto",
-            to: "llama-gqa--np-auto-ctx-default",
-            args: &["--ctx", "8192"],
-        },
-        // More slots at the same context per slot: sliding-window caches are per sequence too.
-        Lever {
-            from: "gemma3--baseline",
-            to: "gemma3--np2-split-ctx8192",
-            args: &["--parallel", "2"],
-        },
-    ];
     let all = runs();
     let find = |name: &str| {
         all.iter()
             .find(|r| r.name == name)
             .unwrap_or_else(|| panic!("the oracle has {name}"))
     };
+    let levers = levers();
+    assert!(levers.len() >= 10, "{} levers", levers.len());
     for lever in &levers {
-        let (from, to) = (find(lever.from), find(lever.to));
-        let mut args = vec!["whatif", "--format", "json"];
-        args.extend(lever.args);
+        let (from, to) = (find(&lever.from), find(&lever.to));
         let log = relative(&from.log);
+        let mut args = vec!["whatif", "--format", "json"];
+        args.extend(lever.args.iter().map(String::as_str));
         args.push(&log);
-        let predicted = predicted_kv(&json(&args)).unwrap_or_else(|| {
+        let predicted = predicted(&json(&args), &lever.figure).unwrap_or_else(|| {
             panic!(
-                "{} {:?}: whatif predicts the KV cache",
-                from.name, lever.args
+                "{} {:?}: whatif predicts the {}",
+                from.name, lever.args, lever.figure
             )
         });
-        let real = measured_kv(&only_load(&report(to), to));
-        // Both sides are llama.cpp's two-decimal MiB: the prediction is computed from printed figures.
-        let caches = only_load(&report(to), to)["actual"]["kv_caches"]
-            .as_array()
-            .unwrap()
-            .len() as i64;
-        assert!(
-            (predicted - real).abs() <= 2 * HALF_CENT_MIB * caches,
-            "{} {:?}: whatif predicts {predicted} B, the real {} allocated {real} B",
-            from.name,
-            lever.args,
-            to.name
-        );
-    }
-}
-
-/// The compute buffer `whatif` predicts for the host (`whatif[].effects[]`, figure `compute-buffer`).
-fn predicted_compute(report: &Value) -> Option<i64> {
-    report["loads"][0]["whatif"]["effects"]
-        .as_array()?
-        .iter()
-        .find(|e| e["figure"] == "compute-buffer")
-        .and_then(|e| e["after"].as_i64())
-}
-
-fn measured_compute(load: &Value) -> i64 {
-    load["actual"]["buffers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|b| b["kind"] == "compute")
-        .map(|b| bytes(&b["size"]))
-        .sum()
-}
-
-#[test]
-fn the_compute_buffer_follows_the_micro_batch_context_and_slots() {
-    let levers = [
-        Lever {
-            from: "llama-gqa--ctx4096",
-            to: "llama-gqa--ub128",
-            args: &["--ubatch", "128"],
-        },
-        Lever {
-            from: "llama-gqa--ub256",
-            to: "llama-gqa--ub1024-b1024",
-            args: &["--ubatch", "1024"],
-        },
-        Lever {
-            from: "gemma3--baseline",
-            to: "gemma3--ub1024",
-            args: &["--ubatch", "1024"],
-        },
-        Lever {
-            from: "llama-gqa--baseline",
-            to: "llama-gqa--ctx8192",
-            args: &["--ctx", "8192"],
-        },
-        Lever {
-            from: "gemma3--baseline",
-            to: "gemma3--ctx16384",
-            args: &["--ctx", "16384"],
-        },
-        Lever {
-            from: "llama-gqa--np4-split",
-            to: "llama-gqa--np4-split-ctx8192",
-            args: &["--ctx", "2048"],
-        },
-    ];
-    let all = runs();
-    let find = |name: &str| all.iter().find(|r| r.name == name);
-    for lever in &levers {
-        let (Some(from), Some(to)) = (find(lever.from), find(lever.to)) else {
-            panic!("the oracle has {} and {}", lever.from, lever.to);
+        let target = only_load(&report(to), to);
+        let real = measured(&target, &lever.figure);
+        let within = if lever.figure == "kv-cache" {
+            // Both sides are llama.cpp's two-decimal MiB: the prediction is computed from printed figures.
+            let buffers = target["actual"]["buffers"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|b| b["kind"] == "kv")
+                .count() as i64;
+            (predicted - real).abs() <= 2 * HALF_CENT_MIB * buffers
+        } else {
+            // The bar for compute buffers: within 5 % of what the real run allocated.
+            (predicted - real).abs() * 20 <= real
         };
-        let log = relative(&from.log);
-        let mut args = vec!["whatif", "--format", "json"];
-        args.extend(lever.args);
-        args.push(&log);
-        let predicted = predicted_compute(&json(&args)).unwrap_or_else(|| {
-            panic!(
-                "{} {:?}: whatif predicts the compute buffer",
-                from.name, lever.args
-            )
-        });
-        let real = measured_compute(&only_load(&report(to), to));
-        // The bar for compute buffers: within 5 % of what the real run allocated.
         assert!(
-            (predicted - real).abs() * 20 <= real,
-            "{} {:?}: whatif predicts a compute buffer of {predicted} B, the real {} allocated {real} B",
-            from.name,
-            lever.args,
-            to.name
+            within,
+            "{} {:?}: whatif predicts a {} of {predicted} B, the real {} allocated {real} B",
+            from.name, lever.args, lever.figure, to.name
         );
     }
 }

@@ -26,3 +26,6 @@ if [ "${1:-}" = --quick ]; then
   filters=(oracle::every_run_reconciles oracle::a_refused_setting oracle::inspect_weights)
 fi
 VRAMDIFF_ORACLE_DIR=target/oracle cargo test --locked --test integration -- "${filters[@]}"
+# The results as a table beside the fresh logs (docs/oracle.md is the same table for the committed ones).
+python3 scripts/oracle/table.py target/oracle target/debug/vramdiff > target/oracle/results.md
+echo "oracle results: target/oracle/results.md"

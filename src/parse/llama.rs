@@ -140,7 +140,7 @@ pub const SPECS: &[EventSpec] = &[
         kind: "context_param",
         required: &["key", "value"],
         optional: &[],
-        settable: &[("key", Words::List(&["n_copies"]))],
+        settable: &[("key", Words::List(&["n_copies", "flash_attn"]))],
         build: |f| {
             Ok(EventKind::ContextParam(context_param(
                 f.need("key")?,
