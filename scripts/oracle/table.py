@@ -91,6 +91,10 @@ def main():
     print("| lever | from | to | predicted | real | within |")
     print("|---|---|---|---:|---:|---|")
     for lever in levers:
+        if lever["from"] not in reports or lever["to"] not in reports:
+            print(f"| `{' '.join(lever['args'])}` ({lever['figure']}) | {lever['from']} | {lever['to']} | – | – | "
+                  "not in this run (`--quick`) |")
+            continue
         report = vramdiff(binary, "whatif", "--format", "json", *lever["args"],
                           str(oracle / f"logs/{lever['from']}.log"))
         effect = next((e for e in report["loads"][0]["whatif"]["effects"] if e["figure"] == lever["figure"]), None)
