@@ -8,6 +8,19 @@ use crate::model::{Backend, BufferKind, Device, Load};
 use crate::parse::event::{EventKind, SideEstimate};
 
 impl Assembler {
+    /// The open load when `attach` (the caller checked it is open), else a new clean one.
+    fn attach_or_open(
+        &mut self,
+        attach: bool,
+        line: u64,
+        done: &mut impl FnMut(Load),
+    ) -> &mut super::builder::LoadBuilder {
+        if !attach || self.current.is_none() {
+            return self.open(line, true, done);
+        }
+        self.current.get_or_insert_with(Default::default)
+    }
+
     /// Feed an event of the open load (or of a new partial one).
     pub(super) fn load_event(&mut self, kind: EventKind, line: u64, done: &mut impl FnMut(Load)) {
         match kind {
@@ -17,11 +30,7 @@ impl Assembler {
                 // way it belongs to the open load until the runner has printed its own output.
                 let replace = matches!(&self.current, Some(b) if b.phase < Phase::RunnerOutput
                     && (b.estimator.is_empty() || b.phase < Phase::RunnerStarted));
-                let b = if replace {
-                    self.current.as_mut().expect("checked")
-                } else {
-                    self.open(line, true, done)
-                };
+                let b = self.attach_or_open(replace, line, done);
                 b.touch(line);
                 let notes = b.estimator.push(*e, line);
                 b.notes.extend(notes.iter().map(|n| n.to_string()));
@@ -32,11 +41,7 @@ impl Assembler {
             }
             EventKind::RunnerStart(cmd) => {
                 let attach = matches!(&self.current, Some(b) if b.phase < Phase::RunnerStarted);
-                let b = if attach {
-                    self.current.as_mut().expect("checked")
-                } else {
-                    self.open(line, true, done)
-                };
+                let b = self.attach_or_open(attach, line, done);
                 b.touch(line);
                 if cmd.llama_server {
                     b.llama_engine_hint = true;
@@ -51,11 +56,7 @@ impl Assembler {
             EventKind::CommandLine(cmd) => {
                 // A new command starts a new run, unless the open load has printed nothing of its own yet.
                 let attach = matches!(&self.current, Some(b) if b.phase < Phase::RunnerOutput && b.command().is_none());
-                let b = if attach {
-                    self.current.as_mut().expect("checked")
-                } else {
-                    self.open(line, true, done)
-                };
+                let b = self.attach_or_open(attach, line, done);
                 b.touch(line);
                 b.llama_engine_hint = true;
                 b.command_line = Some((*cmd, line));
@@ -68,11 +69,7 @@ impl Assembler {
                 let attach = matches!(&self.current, Some(b) if b.phase < Phase::Ended
                     && b.failure.is_none()
                     && (b.phase < Phase::RunnerOutput || b.llama_server.is_none()));
-                let b = if attach {
-                    self.current.as_mut().expect("checked")
-                } else {
-                    self.open(line, true, done)
-                };
+                let b = self.attach_or_open(attach, line, done);
                 b.touch(line);
                 b.llama_engine_hint = true;
                 b.started_cleanly = true;
@@ -85,11 +82,7 @@ impl Assembler {
                 model,
             } => {
                 let attach = matches!(&self.current, Some(b) if b.phase < Phase::Ended && b.loading_model.is_none() && b.phase <= Phase::RunnerStarted);
-                let b = if attach {
-                    self.current.as_mut().expect("checked")
-                } else {
-                    self.open(line, true, done)
-                };
+                let b = self.attach_or_open(attach, line, done);
                 b.touch(line);
                 b.loading_model = Some((layers, requested, line));
                 if model.is_some() {
