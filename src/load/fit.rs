@@ -555,16 +555,16 @@ impl FitLedger {
             }
             if let Some((from, to)) = self.scaled_context(plan) {
                 // The table was measured at the user's context and the fit then reduced it: its context
-                // column (the KV cache) is scaled to the context the load got, and
-                // each device's total with it; the compute column is kept (it moves by less than the
-                // table's rounding on the oracle's runs, `tests/oracle.rs`).
+                // column (the KV cache) is scaled to the context the load got. The device's total takes the
+                // fit's own saving when one device holds the context (the compute buffer shrinks too), else
+                // moves with the KV cache alone.
                 let less = self.context.and_then(|c| c.less);
-                let holding: Vec<bool> = per_device
+                let one_holds = per_device
                     .iter()
                     .chain(std::iter::once(&host))
-                    .map(|d| d.kv.is_some_and(|kv| kv.bytes > 0))
-                    .collect();
-                let one_holds = holding.iter().filter(|h| **h).count() == 1;
+                    .filter(|d| d.kv.is_some_and(|kv| kv.bytes > 0))
+                    .count()
+                    == 1;
                 for d in per_device.iter_mut().chain(std::iter::once(&mut host)) {
                     let Some(kv) = d.kv.filter(|kv| kv.bytes > 0) else {
                         continue;
@@ -572,8 +572,6 @@ impl FitLedger {
                     let scaled = scale_kv(kv, from, to, cx.kv.as_ref());
                     d.kv = Some(scaled);
                     match (less, one_holds, d.total) {
-                        // The fit's own saving, when one device holds the context: the compute buffer
-                        // shrinks with it too, by what the total says beyond the KV cache.
                         (Some(less), true, Some(total)) => {
                             let after = total.minus(less);
                             d.total = Some(after);

@@ -75,8 +75,9 @@ pub fn sum_breakdown(
 /// counts them once (the host's model column without the repacked tensors, plus `CPU_REPACK`), while the
 /// buffers and the table at exit count the mapped file whole. Measured with the real llama.cpp (b11549,
 /// `tests/data/oracle/README.md`): a 55.32 MiB Q4_K model maps 55.32 MiB and repacks 34.88 MiB with mmap on,
-/// and allocates 20.45 + 34.88 MiB with it off. `None` without both kinds of buffer.
-pub fn repacked_view(actual: &Actual) -> Option<Sum> {
+/// and allocates 20.45 + 34.88 MiB with it off. The bytes to take out and the words that say why; `None`
+/// without both kinds of buffer.
+fn repacked_view(actual: &Actual) -> Option<(Quantity, String)> {
     let host_weights = |suffix: &str| -> Vec<&Buffer> {
         actual
             .buffers
@@ -98,25 +99,20 @@ pub fn repacked_view(actual: &Actual) -> Option<Sum> {
     } else {
         mapped_sum
     };
-    Some(Sum {
-        value: Some(view),
-        from: format!(
-            "{} counted once: a repacked copy of weights the mapped file ({}) holds too",
-            describe(&repacked),
-            describe(&mapped)
-        ),
-        lines: repacked.iter().chain(&mapped).map(|b| b.line).collect(),
-    })
+    let why = format!(
+        "{} counted once: a repacked copy of weights the mapped file ({}) holds too",
+        describe(&repacked),
+        describe(&mapped)
+    );
+    Some((view, why))
 }
 
 /// Take the mapped file's view of the repacked tensors ([`repacked_view`]) out of a sum of host buffers that
 /// holds both.
 pub fn without_repacked_view(mut sum: Sum, actual: &Actual) -> Sum {
-    if let (Some(value), Some(view)) = (sum.value, repacked_view(actual)) {
-        if let Some(v) = view.value {
-            sum.value = Some(value.minus(v));
-            sum.from.push_str(&format!("; {}", view.from));
-        }
+    if let (Some(value), Some((view, why))) = (sum.value, repacked_view(actual)) {
+        sum.value = Some(value.minus(view));
+        sum.from.push_str(&format!("; {why}"));
     }
     sum
 }
