@@ -36,6 +36,7 @@ pub fn hyperparameters(params: &[(String, ParamValue, u64)]) -> Option<Hyperpara
             }
             "n_layer" => h.n_layer = count,
             "n_ctx_train" => h.n_ctx_train = count,
+            "n_head" => h.n_head = per_layer(value),
             "n_head_kv" => h.n_head_kv = per_layer(value),
             "n_embd_head_k" => h.n_embd_head_k = count,
             "n_embd_head_v" => h.n_embd_head_v = count,

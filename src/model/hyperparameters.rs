@@ -30,6 +30,8 @@ pub struct Hyperparameters {
     pub architecture: Option<String>,
     pub n_layer: Option<u64>,
     pub n_ctx_train: Option<u64>,
+    /// Query heads (`n_head`): the attention scores llama.cpp keeps without flash attention grow with it.
+    pub n_head: Option<PerLayer>,
     pub n_head_kv: Option<PerLayer>,
     pub n_embd_head_k: Option<u64>,
     pub n_embd_head_v: Option<u64>,

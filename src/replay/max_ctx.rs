@@ -190,11 +190,11 @@ pub fn max_ctx(load: &Reconciled, changes: &Changes, only: Option<KvType>) -> Op
             Some(u) => {
                 let m = super::levers::MicroBatch::of(load, u);
                 format!(
-                    "compute buffers for the micro-batch ({}) and each context by llama.cpp's law (src/replay/levers/compute.rs: n_ubatch × (a + 2 bytes a cell) with flash attention; without it proportional to n_ubatch × cells, an upper bound)",
+                    "compute buffers for the micro-batch ({}) and each context by llama.cpp's law (src/replay/levers/compute.rs: n_ubatch × (a + 2 bytes a cell) with flash attention; without it n_ubatch × (a + 4 × (n_head + 1) bytes a cell), or proportional to n_ubatch × cells, an upper bound, when the log prints no n_head)",
                     m.words()
                 )
             }
-            None => "compute buffers grown with each context by llama.cpp's law (src/replay/levers/compute.rs: n_ubatch × (a + 2 bytes a cell) with flash attention; without it proportional to n_ubatch × cells, an upper bound)".to_string(),
+            None => "compute buffers grown with each context by llama.cpp's law (src/replay/levers/compute.rs: n_ubatch × (a + 2 bytes a cell) with flash attention; without it n_ubatch × (a + 4 × (n_head + 1) bytes a cell), or proportional to n_ubatch × cells, an upper bound, when the log prints no n_head)".to_string(),
         };
         let mut lines = vec![
             compute,

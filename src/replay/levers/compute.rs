@@ -19,10 +19,13 @@
 //! - **flash attention off**: `β = 4 × n_head + 4` (the f32 scores of every head and the f32 mask), `γ = 4`
 //!   (the window's f32 mask; its scores reuse the full layer's memory). llama: `-c 4096` 43.51, 8192 83.51,
 //!   16384 163.51 at `-ub 512` (40 MiB per 4096 cells = 512 × 4096 × 20 bytes, 4 heads); gemma3 at `-c 8192`:
-//!   `-ub 512` 83.77, 2048 347.08 = (83.77 − 2) × 4 + 2048 × 2560 × 4 bytes. The logs vramdiff reads do not
-//!   give `n_head`, so without flash attention the full cache's term is taken as proportional to `u × c`
-//!   (exact for the micro-batch; an upper bound as the context grows, `a` not growing with it: llama 8192 →
-//!   16384 predicts 167.02 for 163.51 real).
+//!   `-ub 512` 83.77, 2048 347.08 = (83.77 − 2) × 4 + 2048 × 2560 × 4 bytes. `n_head` comes from the log's
+//!   `print_info: n_head` (the largest when it differs per layer); a log without it gets the full cache's term
+//!   taken as proportional to `u × c` (exact for the micro-batch; an upper bound as the context grows, `a` not
+//!   growing with it: llama 8192 → 16384 predicts 167.02 for 163.51 real).
+//! - **flash attention on ↔ off** is not a lever: the per-token part `a` differs between the two graphs (llama
+//!   at `-c 4096 -ub 512`: 11.3 KB a token with flash attention, 7.2 KB without), so one run does not give the
+//!   other.
 //! - **slots**: only through `c` and `w`: `-c 8192 -np 4` (2048 cells a stream) 7.52 = 5.52 + 2048 × 512 × 2
 //!   bytes; `-np auto` (one unified stream of 8192) 13.52, as `-np 1`.
 //!
@@ -31,7 +34,7 @@
 //! device whose buffer is smaller than its masks would be is scaled linearly with the micro-batch instead).
 
 use crate::model::kv_geometry::{kv_geometry_of, CacheGeometry};
-use crate::model::{LayerAttention, Reconciled};
+use crate::model::{LayerAttention, PerLayer, Reconciled};
 
 use super::super::figures::Changes;
 
@@ -48,6 +51,8 @@ pub struct ComputeLaw {
     flash: bool,
     /// Whether the log printed flash attention's state.
     flash_printed: bool,
+    /// Query heads (`print_info: n_head`), which size the f32 scores without flash attention.
+    heads: Option<i64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,11 +83,24 @@ impl ComputeLaw {
             })
         });
         let flash = load.load.settings.flash_attention;
+        let heads = load
+            .load
+            .model
+            .hyperparameters
+            .as_ref()
+            .and_then(|h| h.n_head.as_ref())
+            .and_then(|h| match h {
+                PerLayer::All(n) => Some(*n),
+                PerLayer::Each(each) => each.iter().copied().max(),
+            })
+            .and_then(|n| i64::try_from(n).ok())
+            .filter(|&n| n > 0);
         Some(ComputeLaw {
             before: point(&logged, window),
             after: point(&new, window),
             flash: flash.unwrap_or(true),
             flash_printed: flash.is_some(),
+            heads,
         })
     }
 
@@ -106,6 +124,16 @@ impl ComputeLaw {
                 by(c, u1, u0)
             } else {
                 by(rest, u1, u0) + masks(u1, c1, w1)
+            }
+        } else if let Some(heads) = self.heads {
+            // The f32 scores of every head and the f32 mask over the full cache, the f32 mask over the window.
+            let per_cell = i128::from(F32_MASK) * (i128::from(heads) + 1);
+            let scores = |u: i128, c: i128, w: i128| u * (per_cell * c + i128::from(F32_MASK) * w);
+            let rest = c - scores(u0, c0, w0);
+            if rest < 0 {
+                by(c, u1 * c1, u0 * c0)
+            } else {
+                by(rest, u1, u0) + scores(u1, c1, w1)
             }
         } else {
             let window = |u: i128, w: i128| i128::from(F32_MASK) * u * w;
@@ -139,9 +167,12 @@ impl ComputeLaw {
         let law = if self.flash {
             "llama.cpp's compute buffer is n_ubatch × (a + 2 bytes × the cells of every cache) with flash attention \
              (measured, real llama.cpp b11549)"
+        } else if self.heads.is_some() {
+            "without flash attention llama.cpp's compute buffer is n_ubatch × (a + 4 bytes × (n_head + 1) × the full \
+             cache's cells + 4 bytes × the window's) (measured, real llama.cpp b11549)"
         } else if a.cells != b.cells {
             "without flash attention the scores grow with n_ubatch × cells (taken as proportional: an upper bound \
-             as the context grows, the per-token part does not)"
+             as the context grows, the per-token part does not; the log prints no n_head)"
         } else {
             "llama.cpp's compute buffer is proportional to n_ubatch at a fixed context (measured, real llama.cpp \
              b11549)"
@@ -151,6 +182,9 @@ impl ComputeLaw {
         } else {
             "; flash attention assumed on (the log says auto, which llama.cpp turns on where the backend has it)"
         };
+        if let (false, Some(h)) = (self.flash, self.heads) {
+            what.push(format!("n_head {h}"));
+        }
         format!("{}: {law}{assumed}", what.join(", "))
     }
 }
@@ -160,6 +194,15 @@ mod tests {
     use super::*;
 
     fn law(before: (i64, i64, i64), after: (i64, i64, i64), flash: bool) -> ComputeLaw {
+        with_heads(before, after, flash, None)
+    }
+
+    fn with_heads(
+        before: (i64, i64, i64),
+        after: (i64, i64, i64),
+        flash: bool,
+        heads: Option<i64>,
+    ) -> ComputeLaw {
         let p = |(ubatch, cells, window)| Point {
             ubatch,
             cells,
@@ -170,6 +213,7 @@ mod tests {
             after: p(after),
             flash,
             flash_printed: true,
+            heads,
         }
     }
 
@@ -186,5 +230,13 @@ mod tests {
         // llama, flash attention, -ub 512: -c 8192 13.52 → -c 16384 21.52.
         let l = law((512, 8192, 0), (512, 16384, 0), true);
         assert!(near(l.scale(mib(13.52)), 21.52));
+        // llama without flash attention, 4 heads: -c 4096 43.51 → 8192 83.51 and 16384 163.51; without n_head
+        // the context's term is an upper bound (167.02 for 163.51).
+        let l = with_heads((512, 4096, 0), (512, 16384, 0), false, Some(4));
+        assert!(near(l.scale(mib(43.51)), 163.51));
+        let l = with_heads((512, 8192, 0), (128, 8192, 0), false, Some(4));
+        assert!(near(l.scale(mib(83.51)), 83.51 / 4.0));
+        let l = law((512, 8192, 0), (512, 16384, 0), false);
+        assert!(l.scale(mib(83.51)) > mib(163.51));
     }
 }
