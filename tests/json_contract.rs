@@ -614,6 +614,9 @@ struct FitSummary {
     /// Added with issue 21: layers the fit lets overflow into host memory.
     #[serde(default)]
     overflowing: Option<i64>,
+    /// Added with issue 50: the host's total memory a fit without a GPU measured.
+    #[serde(default)]
+    host_total: Option<Q>,
 }
 
 #[derive(Deserialize)]
@@ -1025,6 +1028,9 @@ pub(crate) struct TraceMargin {
 pub(crate) struct MaxContext {
     pub replay: String,
     pub gpus: Vec<String>,
+    /// Added with issue 50: a load fitted to system memory.
+    #[serde(default)]
+    pub on_host: bool,
     pub parallel: i64,
     pub step: i64,
     pub cap: i64,
@@ -1041,6 +1047,9 @@ pub(crate) struct MaxContextRow {
     pub context: Option<i64>,
     pub at_cap: bool,
     pub margin: Option<i64>,
+    /// Added with issue 50: the num_ctx the figures' printed rounding allows, when it is not one step.
+    #[serde(default)]
+    pub range: Option<[i64; 2]>,
 }
 
 #[derive(Deserialize)]

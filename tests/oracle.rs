@@ -365,3 +365,71 @@ fn whatif_levers_meet_the_real_runs() {
         );
     }
 }
+
+/// The context the real `--fit` chose when it shrank one (`context size reduced from A to B`), read from the
+/// run's own log.
+fn fit_choice(run: &Run) -> Option<i64> {
+    let log = std::fs::read_to_string(&run.log).expect("the run's log");
+    let line = log
+        .lines()
+        .find(|l| l.contains("context size reduced from"))?;
+    let after = &line[line.find(" to ").expect("`to`") + 4..];
+    after.split_whitespace().next()?.parse().ok()
+}
+
+// `--max-ctx` on a load fitted to system memory: from any run of the same model at the same `--fit` target, the
+// largest context vramdiff gives (a range: the host's total is printed in whole MiB) holds the context the
+// real fit chose when it had to shrink it. From the user's `-c 8192` (which the fit may not touch) too.
+#[test]
+fn max_ctx_meets_the_context_the_real_fit_chose() {
+    let all = runs();
+    let mut checked = 0;
+    for chosen in all.iter().filter(|r| r.ok) {
+        let Some(choice) = fit_choice(chosen) else {
+            continue;
+        };
+        let same_fit = |r: &&Run| {
+            r.ok && r.model == chosen.model
+                && [
+                    "fit_target_mib",
+                    "cache_type_k",
+                    "n_parallel",
+                    "n_ubatch",
+                    "flash_attn",
+                ]
+                .iter()
+                .all(|k| r.settings[k] == chosen.settings[k])
+        };
+        for from in all.iter().filter(same_fit) {
+            let log = relative(&from.log);
+            let kv = chosen.settings["cache_type_k"].as_str().unwrap();
+            let w = json(&[
+                "whatif",
+                "--max-ctx",
+                "--kv-type",
+                kv,
+                "--format",
+                "json",
+                &log,
+            ]);
+            let m = &w["loads"][0]["whatif"]["max_ctx"];
+            assert_eq!(m["on_host"], true, "{}: {m}", from.name);
+            let row = &m["rows"][0];
+            let (low, high) = match row["range"].as_array() {
+                Some(r) => (r[0].as_i64().unwrap(), r[1].as_i64().unwrap()),
+                None => (
+                    row["num_ctx"].as_i64().unwrap(),
+                    row["num_ctx"].as_i64().unwrap(),
+                ),
+            };
+            assert!(
+                low <= choice && choice <= high,
+                "{}: --max-ctx {low}–{high}, the real fit chose {choice} ({})",
+                from.name,
+                chosen.name
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 3, "{checked} predictions checked");
+}

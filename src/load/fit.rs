@@ -466,6 +466,7 @@ impl FitLedger {
                 .stopped
                 .map(|(cause, value, line)| crate::model::FitStop { cause, value, line }),
             projected: self.projection.filter(|p| !p.2).map(|p| p.0),
+            host_total: self.projection.filter(|p| p.2).map(|p| p.1),
             overflowing: self
                 .results
                 .iter()

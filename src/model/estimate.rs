@@ -67,6 +67,10 @@ pub struct FitSummary {
     /// (`projected to use U MiB of device memory`), MiB truncated.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub projected: Option<Quantity>,
+    /// The host's total memory as a fit without a GPU measured it (`projected to use U MiB of host memory vs.
+    /// T MiB of total host memory`), MiB truncated: what that fit fills, less its target.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host_total: Option<Quantity>,
     /// Layers the result lets overflow into host memory (`N layers ( K overflowing)`), summed over devices.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub overflowing: Option<i64>,

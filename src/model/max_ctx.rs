@@ -19,6 +19,10 @@ pub struct MaxContextRow {
     /// Memory left at `num_ctx` on the tightest GPU holding layers (above the `--fit` margin in the
     /// llama-server era; above the overhead in Ollama's estimator).
     pub margin: Option<i64>,
+    /// The lowest and highest `num_ctx` the printed rounding of the figures allows, when they differ
+    /// (`num_ctx` is the answer at the figures as printed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub range: Option<[i64; 2]>,
 }
 
 /// The largest contexts, with the assumptions they rest on.
@@ -28,6 +32,9 @@ pub struct MaxContext {
     pub replay: String,
     /// The GPUs the layers had to stay on.
     pub gpus: Vec<String>,
+    /// A load without a GPU fitted to system memory: the context had to fit there, no layer moves.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub on_host: bool,
     pub parallel: i64,
     /// The search step per slot (llama.cpp pads a KV stream to 256 cells).
     pub step: i64,

@@ -38,7 +38,7 @@ pub enum Judge {
 }
 
 /// The trained context per slot, and where it came from.
-fn cap(load: &Reconciled) -> (i64, String) {
+pub(super) fn cap(load: &Reconciled) -> (i64, String) {
     let trained = load
         .load
         .model
@@ -134,6 +134,7 @@ fn row(
         context: k.map(|k| k * STEP * slots_in_c),
         at_cap,
         margin,
+        range: None,
     };
     let top = (cap / STEP).max(1);
     let (fits_one, mut lo_margin) = fits(1)?;
@@ -166,6 +167,9 @@ pub fn max_ctx(load: &Reconciled, changes: &Changes, only: Option<KvType>) -> Op
         kv_type: None,
         ..changes.clone()
     };
+    if let Some(host) = super::host_fit::HostFit::of(load) {
+        return host.max_ctx(changes, only);
+    }
     let fit_era = load.load.runtime.llama_cpp_places_layers();
     let types: Vec<KvType> = only.map_or_else(|| KvType::ALL.to_vec(), |t| vec![t]);
     let (cap, cap_from) = cap(load);
@@ -240,6 +244,7 @@ pub fn max_ctx(load: &Reconciled, changes: &Changes, only: Option<KvType>) -> Op
             "Ollama's estimator with the estimate's figures".to_string()
         },
         gpus,
+        on_host: false,
         parallel: changes
             .parallel
             .or(load.load.settings.parallel)

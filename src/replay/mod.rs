@@ -7,6 +7,7 @@ pub mod estimator;
 pub mod families;
 pub mod figures;
 pub mod fit;
+pub mod host_fit;
 pub mod levers;
 pub mod llama_server;
 pub mod max_ctx;
@@ -270,18 +271,19 @@ fn replay_to(load: &Reconciled, asked: &Asked) -> Option<WhatIf> {
         }
     };
     let effects = levers::effects(load, changes, estimate.as_ref(), measured.as_ref());
-    if estimate.is_none() && measured.is_none() && effects.is_empty() {
+    // A load fitted to system memory has no layers to replay, but a largest context.
+    let max_ctx = asked
+        .max_ctx
+        .then(|| max_ctx::max_ctx(load, changes, changes.kv_type))
+        .flatten();
+    if estimate.is_none() && measured.is_none() && effects.is_empty() && max_ctx.is_none() {
         return None;
     }
     Some(WhatIf {
         changes: changes.describe(),
         estimate,
         measured,
-        max_ctx: if asked.max_ctx {
-            max_ctx::max_ctx(load, changes, changes.kv_type)
-        } else {
-            None
-        },
+        max_ctx,
         family: replayed.as_ref().map(|r| r.family.name().to_string()),
         hinge: replayed.as_ref().and_then(|r| r.hinge.clone()),
         charges: replayed.as_ref().and_then(|r| r.charges.clone()),

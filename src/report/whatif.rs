@@ -219,10 +219,15 @@ fn detail(w: &WhatIf) -> Vec<Block> {
 
 /// `whatif --max-ctx`: the largest context per KV type, and what it assumes.
 fn limits(m: &MaxContext) -> Limits {
-    let headline =
-        format!(
-        "  largest num_ctx that keeps every layer on {} ({}; {} slot{}; steps of {}, up to {}):",
-        if m.gpus.is_empty() { "the GPUs".to_string() } else { m.gpus.join(", ") },
+    let headline = format!(
+        "  largest num_ctx that {} ({}; {} slot{}; steps of {}, up to {}):",
+        if m.on_host {
+            "llama.cpp's --fit accepts in host memory".to_string()
+        } else if m.gpus.is_empty() {
+            "keeps every layer on the GPUs".to_string()
+        } else {
+            format!("keeps every layer on {}", m.gpus.join(", "))
+        },
         m.replay,
         m.parallel,
         if m.parallel == 1 { "" } else { "s" },
@@ -236,11 +241,14 @@ fn limits(m: &MaxContext) -> Limits {
         ("margin left", Align::Right),
     ]);
     for r in &m.rows {
-        let ctx = match (r.num_ctx, r.at_cap) {
+        let mut ctx = match (r.num_ctx, r.at_cap) {
             (Some(n), true) => format!("{n} (the cap)"),
             (Some(n), false) => n.to_string(),
             (None, _) => format!("none (not even {})", m.step),
         };
+        if let Some([low, high]) = r.range {
+            ctx.push_str(&format!(" ({low}–{high} within the rounding)"));
+        }
         table.push(vec![
             r.kv_type.name().to_string(),
             ctx,
