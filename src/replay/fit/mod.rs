@@ -27,11 +27,12 @@
 //!   understates `used` for a device without layers (and could pass step 2 for one that is really over its
 //!   margin); it does not change where the fill puts layers, since a device's first layer brings its compute.
 //! - KV scales linearly with the context; the compute buffer is taken as independent of it.
-//! - Context reduction takes the largest context (a multiple of 256, at least the minimum) with which the
-//!   default split keeps every margin, as §5.5 describes. llama.cpp, as we read it, estimates the cut from the
-//!   total deficit instead (with an allowance of about half a layer per device when there are several) and, on
-//!   several devices, goes on to move layers even when the cut should suffice; on one device the two agree up
-//!   to rounding.
+//! - Context reduction is llama.cpp's (b11549, §5.5 step 3): when the devices together miss their margins, a
+//!   linear interpolation between the use at the minimum context and at the configured one, towards the sum of
+//!   the devices' free memory less their margins (less `(devices + 1)` halves of a layer's weights, sixths for a
+//!   MoE, with several devices), rounded down to 256. On one device that is the largest multiple of 256 keeping
+//!   the margin (memory is affine in the context here) and the fit ends; on several it goes on to move layers at
+//!   the reduced context. A device over its margin while the devices together are not gets no reduction.
 //! - MoE: experts are converted onto a device per whole layer, in place, on the device that holds the layer
 //!   (llama.cpp may move full layers forward across devices and lets one partially converted layer per device
 //!   overflow); conversion happens only when the dense-only fill put every layer on a device (llama.cpp
@@ -91,13 +92,19 @@ pub fn fit(input: &FitInput) -> FitOutcome {
     if input.devices.is_empty() || keeps_targets(&initial) {
         return outcome(FitReason::NoChangeNeeded, split, configured, None, None);
     }
-    // 3. The context, when the user left it to llama.cpp.
+    // 3. The context, when the user left it to llama.cpp and the devices together miss their margins.
     let mut context = configured;
     let mut reduced_from = None;
-    if !input.context.set_by_user && input.context.min < configured {
+    let surplus: i64 = initial
+        .iter()
+        .map(|d| d.free_left.saturating_sub(d.target))
+        .sum();
+    if !input.context.set_by_user && input.context.min < configured && surplus < 0 {
         context = reduced_context(input, &split);
         reduced_from = Some(configured);
-        if keeps_targets(&measure(input, &split, context)) {
+        // One device: the cut is the answer, unless even the minimum misses the margin. Several: llama.cpp
+        // goes on to move layers at the reduced context.
+        if input.devices.len() == 1 && keeps_targets(&measure(input, &split, context)) {
             return outcome(
                 FitReason::ContextReduced,
                 split,
@@ -201,28 +208,46 @@ fn measure(input: &FitInput, layers: &[Home], context: i64) -> Vec<DeviceFit> {
     devices
 }
 
-/// Step 3: the largest multiple of 256 in `[min, configured)` with which `split` keeps every margin; the
-/// minimum itself when none does (llama.cpp's `max(n_ctx − n_ctx % 256, n_ctx_min)`).
+/// Step 3, as llama.cpp computes it: the use of every device together at the minimum context and at the
+/// configured one, and the context between them at which it meets the devices' free memory less their margins
+/// (less an allowance for whole layers with several devices), rounded down to 256, never below the minimum.
 fn reduced_context(input: &FitInput, split: &[Home]) -> i64 {
-    let min = input.context.min.max(0);
-    let keeps = |context: i64| keeps_targets(&measure(input, split, context));
-    // Multiples k·256 with min ≤ k·256 < configured; fewer KV bytes never break a margin, so `keeps` is
-    // monotone and a binary search finds the largest.
-    let (mut lo, mut hi) = (
-        (min + CONTEXT_STEP - 1) / CONTEXT_STEP,
-        (input.context.configured - 1).div_euclid(CONTEXT_STEP),
-    );
-    let mut best = None;
-    while lo <= hi {
-        let mid = lo + (hi - lo) / 2;
-        if keeps(mid * CONTEXT_STEP) {
-            best = Some(mid);
-            lo = mid + 1;
-        } else {
-            hi = mid - 1;
-        }
+    let (min, max) = (input.context.min.max(0), input.context.configured);
+    let used = |context: i64| -> i64 {
+        measure(input, split, context)
+            .iter()
+            .fold(0i64, |sum, d| sum.saturating_add(d.used))
+    };
+    let mut target: i64 = input
+        .devices
+        .iter()
+        .fold(0i64, |sum, d| sum.saturating_add(d.budget()));
+    if input.devices.len() > 1 {
+        // "only whole layers can be assigned to devices … on average we expect a waste of 0.5 layers (1/3 of a
+        // MoE layer's tensors) per device".
+        let on_devices: Vec<usize> = (0..split.len())
+            .filter(|&il| split[il].device().is_some())
+            .collect();
+        let model: i64 = on_devices
+            .iter()
+            .map(|&il| match input.layers.get(il) {
+                Some(l) => l.dense.max(0).saturating_add(l.experts.max(0)),
+                None => input.output.max(0),
+            })
+            .sum();
+        let per_layer = model / (on_devices.len().max(1) as i64);
+        let share = if input.is_moe() { 6 } else { 2 };
+        target = target.saturating_sub((input.devices.len() as i64 + 1) * per_layer / share);
     }
-    best.map_or(min, |k| k * CONTEXT_STEP)
+    let (at_min, at_max) = (used(min), used(max));
+    if target <= at_min || at_max <= at_min {
+        return min;
+    }
+    let cut = i128::from(max - min) * i128::from(target - at_min) / i128::from(at_max - at_min);
+    let context = min
+        .saturating_add(i64::try_from(cut).unwrap_or(i64::MAX))
+        .min(max);
+    (context - context.rem_euclid(CONTEXT_STEP)).max(min)
 }
 
 /// Step 5 (and 6's first half with `experts_on_host`): from the last device to the first, give each device the

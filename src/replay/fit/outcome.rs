@@ -29,7 +29,8 @@ pub enum FitReason {
     /// Step 2: with the default split every device keeps its margin, so nothing changes (`no changes needed`).
     /// With several devices this is how a model one GPU could hold ends up split (ollama#16599).
     NoChangeNeeded,
-    /// Step 3: reducing the context (not set by the user) was enough; layers keep the default split.
+    /// Step 3: reducing the context (not set by the user) was enough on the one device; layers keep the default
+    /// split. With several devices llama.cpp moves layers after the cut ([`FitReason::Filled`]).
     ContextReduced,
     /// Step 4: `-ngl` or a tensor split was given, so the fit could not move layers; the default split stays
     /// even where a device is over its margin (see [`DeviceFit::over_target`]).

@@ -324,6 +324,32 @@ fn when_the_minimum_context_is_not_enough_the_context_goes_to_it_and_layers_move
     assert!(out.cpu_layers > 0);
 }
 
+#[test]
+fn on_several_devices_the_cut_keeps_half_a_layer_a_device_back_and_layers_move_after_it() {
+    // Two devices of 8000 MiB (6976 each above the margin); 32 layers of 200 MiB weights and 300 MiB KV at
+    // 32768 tokens, output 200, compute 300 each. Use: 7200 MiB + 9600 × c / 32768 — 16800 at 32768, 8400 at
+    // the minimum 4096. llama.cpp aims at 13952 less (2 + 1) × 200 / 2 = 300 (a layer is (6400 + 200) / 33 =
+    // 200 MiB of weights): 4096 + 28672 × (13652 − 8400) / (16800 − 8400) = 22022.6, so 22016 (without the
+    // allowance 22784). Then it moves layers: at 22016 a layer is 401.6 MiB, and both devices hold theirs.
+    let mut i = input(
+        vec![device("CUDA0", 8000, 300), device("CUDA1", 8000, 300)],
+        dense(32, 200, 300),
+        200 * MIB,
+    );
+    i.context = FitContext {
+        configured: 32768,
+        set_by_user: false,
+        min: 4096,
+    };
+    let out = fit(&i);
+    assert_eq!(
+        (out.reason, out.context, out.context_reduced_from),
+        (FitReason::Filled, 22016, Some(32768))
+    );
+    assert_eq!(out.cpu_layers, 0);
+    assert!(out.devices.iter().all(|d| !d.over_target));
+}
+
 // --- 6. MoE: corpus 043 ---------------------------------------------------------------------------
 
 /// `raw/043-llama-server-fit-breakdown-laptop-moe.log`, one RTX 2000 Ada Laptop GPU, llama-server alone:
@@ -598,6 +624,7 @@ fn check_invariants(i: &FitInput, out: &FitOutcome) {
             assert_eq!(out.context, c.configured);
         }
         FitReason::ContextReduced => {
+            assert_eq!(i.devices.len(), 1);
             assert!(keeps_targets(&out.devices));
             assert_eq!(out.layers, split);
             // The largest such context: 256 more would break a margin.
