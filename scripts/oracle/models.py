@@ -277,6 +277,57 @@ def lfm2(path):
     m.finish()
 
 
+def deepseek2(path):
+    """deepseek2 with multi-head latent attention (MLA): the cache holds one compressed K row a token
+    (kv_lora_rank + the rope dimensions) and no V, whatever n_embd_v_gqa says; one dense lead layer, then MoE
+    with a shared expert; Q8_0."""
+    n_embd, n_head, n_layer = 128, 4, 2
+    kv_lora, rope, nope, v_head = 64, 32, 32, 32  # K row 96: q8_0 and q4_0 blocks of 32 divide it
+    n_expert, n_used, n_ff_exp, n_ff = 4, 2, 64, 256
+    m = Model(path, "deepseek2", 107)
+    # MLA as converted today: one KV head of kv_lora + rope for K and kv_lora for V, the per-head sizes as *_mla.
+    nv = m.common("oracle-deepseek2-mla", 4096, n_embd, n_layer, n_ff, n_head, 1, 7)  # 7 = Q8_0
+    m.w.add_key_length(kv_lora + rope)
+    m.w.add_value_length(kv_lora)
+    m.key("attention.key_length_mla", nope + rope)
+    m.key("attention.value_length_mla", v_head)
+    m.key("attention.kv_lora_rank", kv_lora)
+    m.key("attention.q_lora_rank", 0)  # no Q compression: attn_q as is (llama.cpp requires the key)
+    m.w.add_rope_dimension_count(rope)
+    m.key("leading_dense_block_count", 1)
+    m.w.add_expert_count(n_expert)
+    m.w.add_expert_used_count(n_used)
+    m.w.add_expert_feed_forward_length(n_ff_exp)
+    m.key("expert_shared_count", 1)
+    m.key("expert_weights_scale", 1.0)
+    m.t("token_embd.weight", [n_embd, nv], Q.Q8_0)
+    m.t("output_norm.weight", [n_embd], value=1.0)
+    m.t("output.weight", [n_embd, nv], Q.Q8_0)
+    for i in range(n_layer):
+        p = f"blk.{i}."
+        m.t(p + "attn_norm.weight", [n_embd], value=1.0)
+        m.t(p + "attn_kv_a_norm.weight", [kv_lora], value=1.0)
+        m.t(p + "attn_q.weight", [n_embd, n_head * (nope + rope)], Q.Q8_0)
+        m.t(p + "attn_kv_a_mqa.weight", [n_embd, kv_lora + rope], Q.Q8_0)
+        m.t(p + "attn_k_b.weight", [nope, kv_lora, n_head], Q.Q8_0)
+        m.t(p + "attn_v_b.weight", [kv_lora, v_head, n_head], Q.Q8_0)
+        m.t(p + "attn_output.weight", [n_head * v_head, n_embd], Q.Q8_0)
+        m.t(p + "ffn_norm.weight", [n_embd], value=1.0)
+        if i < 1:
+            m.t(p + "ffn_gate.weight", [n_embd, n_ff], Q.Q8_0)
+            m.t(p + "ffn_up.weight", [n_embd, n_ff], Q.Q8_0)
+            m.t(p + "ffn_down.weight", [n_ff, n_embd], Q.Q8_0)
+        else:
+            m.t(p + "ffn_gate_inp.weight", [n_embd, n_expert])
+            m.t(p + "ffn_gate_exps.weight", [n_embd, n_ff_exp, n_expert], Q.Q8_0)
+            m.t(p + "ffn_up_exps.weight", [n_embd, n_ff_exp, n_expert], Q.Q8_0)
+            m.t(p + "ffn_down_exps.weight", [n_ff_exp, n_embd, n_expert], Q.Q8_0)
+            m.t(p + "ffn_gate_shexp.weight", [n_embd, n_ff_exp], Q.Q8_0)
+            m.t(p + "ffn_up_shexp.weight", [n_embd, n_ff_exp], Q.Q8_0)
+            m.t(p + "ffn_down_shexp.weight", [n_ff_exp, n_embd], Q.Q8_0)
+    m.finish()
+
+
 MODELS = {
     "llama-gqa": llama_gqa,
     "llama-mha": llama_mha,
@@ -284,6 +335,7 @@ MODELS = {
     "gemma3": gemma3,
     "qwen3moe": qwen3moe,
     "lfm2": lfm2,
+    "deepseek2": deepseek2,
 }
 
 

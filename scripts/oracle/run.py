@@ -144,6 +144,11 @@ def runs():
     r.append(run(g, "baseline", q, n_ctx=2048))
     r.append(run(g, "ub128", n_ctx=2048, n_ubatch=128))
     r.append(run(g, "np2-split", n_ctx=4096, n_parallel=2, kv_unified=False))
+    g = "deepseek2"
+    r.append(run(g, "baseline", q, n_ctx=2048))
+    # MLA has one cache, K: llama.cpp refuses a K type that differs from V's, so both are set.
+    r.append(run(g, "ctx4096-kq8_0-vq8_0", n_ctx=4096, cache_type_k="q8_0", cache_type_v="q8_0", flash_attn="on"))
+    r.append(run(g, "np2-split", n_ctx=4096, n_parallel=2, kv_unified=False))
     g = "lfm2"
     r.append(run(g, "baseline", q, n_ctx=2048))
     r.append(run(g, "np2-split", n_ctx=4096, n_parallel=2, kv_unified=False))

@@ -167,6 +167,12 @@ fn attention(header: &GgufHeader, arch: &str, n_layer: usize) -> Vec<LayerAttent
     };
     let recurrent = recurrent_layers(header, arch, &n_head_kv);
     let state = recurrent_state_bytes(header, arch);
+    // Multi-head latent attention (both `*_length_mla` keys set, llama_hparams::is_mla): the cache holds the
+    // compressed K row (`key_length`) and no V.
+    let mla = ["attention.key_length_mla", "attention.value_length_mla"]
+        .iter()
+        .all(|k| header.get_u64(&key(k)).is_some_and(|v| v > 0));
+    let v_of = |v: u64| if mla { 0 } else { v };
     (0..n_layer)
         .map(|il| {
             if recurrent[il] {
@@ -184,12 +190,14 @@ fn attention(header: &GgufHeader, arch: &str, n_layer: usize) -> Vec<LayerAttent
                 return LayerAttention::SlidingWindow {
                     window,
                     k_elements: n_head_kv[il].saturating_mul(k),
-                    v_elements: n_head_kv[il].saturating_mul(v),
+                    v_elements: v_of(n_head_kv[il].saturating_mul(v)),
                 };
             }
             LayerAttention::Full {
                 k_elements: n_head_kv[il].saturating_mul(head_dim(il, "attention.key_length")),
-                v_elements: n_head_kv[il].saturating_mul(head_dim(il, "attention.value_length")),
+                v_elements: v_of(
+                    n_head_kv[il].saturating_mul(head_dim(il, "attention.value_length")),
+                ),
             }
         })
         .collect()

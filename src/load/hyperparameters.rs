@@ -40,6 +40,8 @@ pub fn hyperparameters(params: &[(String, ParamValue, u64)]) -> Option<Hyperpara
             "n_head_kv" => h.n_head_kv = per_layer(value),
             "n_embd_head_k" => h.n_embd_head_k = count,
             "n_embd_head_v" => h.n_embd_head_v = count,
+            "n_embd_head_k_mla" => h.n_embd_head_k_mla = count,
+            "n_embd_head_v_mla" => h.n_embd_head_v_mla = count,
             "n_embd_k_gqa" => h.n_embd_k_gqa = per_layer(value),
             "n_embd_v_gqa" => h.n_embd_v_gqa = per_layer(value),
             "n_swa" => h.n_swa = count,
@@ -88,6 +90,11 @@ pub fn layout(h: &Hyperparameters) -> Result<ModelLayout, String> {
     // Far above any real model (128 heads × 512): a width past it is a hostile or garbled line.
     const MAX_WIDTH: u64 = 1 << 24;
     let recurrent_state = recurrent_state_bytes(h);
+    // llama_hparams::is_mla: the *_mla widths printed are the plain ones unless the model uses MLA.
+    let differs =
+        |mla: Option<u64>, plain: Option<u64>| mla.zip(plain).is_some_and(|(m, p)| m != p);
+    let mla = differs(h.n_embd_head_k_mla, h.n_embd_head_k)
+        || differs(h.n_embd_head_v_mla, h.n_embd_head_v);
     let mut layers = Vec::with_capacity(n as usize);
     for il in 0..n as usize {
         let k = elements(&h.n_embd_k_gqa, h.n_embd_head_k, il).ok_or_else(|| {
@@ -96,6 +103,8 @@ pub fn layout(h: &Hyperparameters) -> Result<ModelLayout, String> {
         let v = elements(&h.n_embd_v_gqa, h.n_embd_head_v, il).ok_or_else(|| {
             format!("no V width for layer {il} (n_embd_v_gqa or n_head_kv × n_embd_head_v)")
         })?;
+        // MLA: the cache has no V (llama_kv_cache allocates K alone).
+        let v = if mla { 0 } else { v };
         if k > MAX_WIDTH || v > MAX_WIDTH {
             return Err(format!(
                 "layer {il}: K/V width {k}/{v} is not a real model's"
@@ -243,6 +252,43 @@ mod tests {
             LayerAttention::Full {
                 k_elements: 512,
                 v_elements: 512
+            }
+        );
+    }
+
+    #[test]
+    fn multi_head_latent_attention_caches_k_alone() {
+        // `tests/data/oracle/b11549/logs/deepseek2--baseline.log` (print_info, llama.cpp b11549): the K row is
+        // kv_lora_rank + rope = 96, and llama.cpp allocates no V cache for an MLA model.
+        let mla = |k_mla: &'static str| {
+            let h = hyperparameters(&params(&[
+                ("arch", "deepseek2"),
+                ("n_layer", "2"),
+                ("n_head_kv", "1"),
+                ("n_embd_head_k", "96"),
+                ("n_embd_head_v", "64"),
+                ("n_embd_k_gqa", "96"),
+                ("n_embd_v_gqa", "64"),
+                ("n_embd_head_k_mla", k_mla),
+                ("n_embd_head_v_mla", if k_mla == "96" { "64" } else { "32" }),
+            ]))
+            .unwrap();
+            layout(&h).unwrap().layers[0].attention
+        };
+        let (k_elements, v_elements) = match mla("64") {
+            LayerAttention::Full {
+                k_elements,
+                v_elements,
+            } => (k_elements, v_elements),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!((k_elements, v_elements), (96, 0));
+        // The same widths printed twice: no MLA (an older conversion), K and V both cached.
+        assert_eq!(
+            mla("96"),
+            LayerAttention::Full {
+                k_elements: 96,
+                v_elements: 64
             }
         );
     }

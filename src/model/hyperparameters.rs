@@ -35,6 +35,11 @@ pub struct Hyperparameters {
     pub n_head_kv: Option<PerLayer>,
     pub n_embd_head_k: Option<u64>,
     pub n_embd_head_v: Option<u64>,
+    /// Per-head K and V widths under multi-head latent attention (`n_embd_head_k_mla`, printed for the
+    /// DeepSeek-2 family): when they differ from `n_embd_head_k`/`n_embd_head_v` the model uses MLA, and
+    /// llama.cpp's cache holds the compressed K row alone, no V.
+    pub n_embd_head_k_mla: Option<u64>,
+    pub n_embd_head_v_mla: Option<u64>,
     /// K elements per token and layer (`n_head_kv × n_embd_head_k`).
     pub n_embd_k_gqa: Option<PerLayer>,
     pub n_embd_v_gqa: Option<PerLayer>,
