@@ -6,7 +6,8 @@
 //! recurrent layers (the `ssm.*`, `wkv.*` and `shortconv.*` keys give their fixed state).
 
 use crate::model::{
-    architecture_swa_pattern, uses_window, LayerAttention, LayerLayout, LayoutSource, ModelLayout,
+    architecture_swa_pattern, swa_dense_first, uses_window, LayerAttention, LayerLayout,
+    LayoutSource, ModelLayout,
 };
 
 use super::error::{GgufError, GgufErrorKind};
@@ -80,7 +81,12 @@ fn swa_layers(header: &GgufHeader, arch: &str, n_layer: usize) -> Vec<bool> {
         None => architecture_swa_pattern(arch),
     };
     match pattern {
-        Some(n) => (0..n_layer as u64).map(|il| uses_window(il, n)).collect(),
+        Some(n) => {
+            let dense_first = swa_dense_first(arch);
+            (0..n_layer as u64)
+                .map(|il| uses_window(il, n, dense_first))
+                .collect()
+        }
         None => vec![false; n_layer],
     }
 }

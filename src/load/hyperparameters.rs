@@ -8,8 +8,8 @@
 //! window and no pattern no layout is built (the reason is returned).
 
 use crate::model::{
-    architecture_swa_pattern, uses_window, Hyperparameters, LayerAttention, LayerLayout,
-    LayoutSource, ModelLayout, PerLayer,
+    architecture_swa_pattern, swa_dense_first, uses_window, Hyperparameters, LayerAttention,
+    LayerLayout, LayoutSource, ModelLayout, PerLayer,
 };
 use crate::parse::event::ParamValue;
 
@@ -89,6 +89,7 @@ pub fn layout(h: &Hyperparameters) -> Result<ModelLayout, String> {
     };
     // Far above any real model (128 heads × 512): a width past it is a hostile or garbled line.
     const MAX_WIDTH: u64 = 1 << 24;
+    let dense_first = h.architecture.as_deref().is_some_and(swa_dense_first);
     let recurrent_state = recurrent_state_bytes(h);
     // llama_hparams::is_mla: the *_mla widths printed are the plain ones unless the model uses MLA.
     let differs =
@@ -115,11 +116,13 @@ pub fn layout(h: &Hyperparameters) -> Result<ModelLayout, String> {
                 state_bytes_per_slot: state,
             },
             _ => match (window, pattern) {
-                (Some(w), Some(p)) if uses_window(il as u64, p) => LayerAttention::SlidingWindow {
-                    window: w,
-                    k_elements: k,
-                    v_elements: v,
-                },
+                (Some(w), Some(p)) if uses_window(il as u64, p, dense_first) => {
+                    LayerAttention::SlidingWindow {
+                        window: w,
+                        k_elements: k,
+                        v_elements: v,
+                    }
+                }
                 _ => LayerAttention::Full {
                     k_elements: k,
                     v_elements: v,

@@ -61,28 +61,71 @@ impl LayerAttention {
 pub fn architecture_swa_pattern(architecture: &str) -> Option<u64> {
     SWA_PATTERNS
         .iter()
-        .find(|(arch, _)| *arch == architecture)
-        .map(|&(_, pattern)| pattern)
+        .find(|p| p.architecture == architecture)
+        .map(|p| p.every)
+}
+
+/// Whether the architecture's pattern puts the full-attention layer first in each group
+/// (`set_swa_pattern(n, dense_first = true)`); `false` for an architecture the table does not know.
+pub fn swa_dense_first(architecture: &str) -> bool {
+    SWA_PATTERNS
+        .iter()
+        .any(|p| p.architecture == architecture && p.dense_first)
+}
+
+/// One architecture's sliding-window layers as llama.cpp sets them in code.
+pub struct SwaPattern {
+    /// llama.cpp's architecture name (`general.architecture`, `print_info: arch`).
+    pub architecture: &'static str,
+    /// One layer in every `every` attends to everything.
+    pub every: u64,
+    /// That layer is the first of its group, not the last.
+    pub dense_first: bool,
+}
+
+const fn swa(architecture: &'static str, every: u64, dense_first: bool) -> SwaPattern {
+    SwaPattern {
+        architecture,
+        every,
+        dense_first,
+    }
 }
 
 /// The architectures with sliding-window layers and their pattern: the one table every stage reads (the KV
-/// geometry, the GGUF layout, the `kv-mismatch` check's causes).
-pub const SWA_PATTERNS: &[(&str, u64)] = &[
-    ("gemma2", 2),
-    ("gpt-oss", 2),
-    ("gptoss", 2),
-    ("cohere2", 4),
-    ("exaone4", 4),
-    ("llama4", 4),
-    ("gemma3n", 5),
-    ("gemma3", 6),
-    ("gemma4", 6),
+/// geometry, the GGUF layout, the `kv-mismatch` check's causes). Read from llama.cpp b11549's
+/// `load_swa_pattern(ml, n[, dense_first])` calls, one per architecture (`src/models/*.cpp` there); a model
+/// file's own `sliding_window_pattern` comes first, as in llama.cpp.
+pub const SWA_PATTERNS: &[SwaPattern] = &[
+    swa("gemma2", 2, false),
+    swa("gpt-oss", 2, false),
+    swa("gptoss", 2, false),
+    swa("afmoe", 4, false),
+    swa("cohere2", 4, false),
+    swa("cohere2moe", 4, true),
+    swa("exaone4", 4, false),
+    swa("exaone-moe", 4, false),
+    swa("laguna", 4, true),
+    swa("llama4", 4, false),
+    swa("mellum", 4, false),
+    swa("muse-glimmer", 4, false),
+    swa("olmo2", 4, false),
+    swa("smallthinker", 4, true),
+    swa("gemma3n", 5, false),
+    swa("gemma3", 6, false),
+    swa("gemma-embedding", 6, false),
+    swa("gemma4", 6, false),
+    swa("plamo3", 8, false),
 ];
 
-/// Whether layer `index` attends through the window under `set_swa_pattern(pattern)`: the last layer of every
-/// group of `pattern` attends to everything (0: every layer uses the window).
-pub fn uses_window(index: u64, pattern: u64) -> bool {
-    pattern == 0 || index % pattern < pattern - 1
+/// Whether layer `index` attends through the window under `set_swa_pattern(pattern, dense_first)`: the last
+/// layer of every group of `pattern` (the first with `dense_first`) attends to everything (0: every layer uses
+/// the window).
+pub fn uses_window(index: u64, pattern: u64, dense_first: bool) -> bool {
+    match (pattern, dense_first) {
+        (0, _) => true,
+        (p, true) => index % p != 0,
+        (p, false) => index % p < p - 1,
+    }
 }
 
 /// One repeating layer (`blk.N.*`).
@@ -164,5 +207,22 @@ mod tests {
         assert_eq!(KvType::F16.bytes(128), 256);
         assert_eq!(KvType::Q8_0.bytes(128), 136);
         assert_eq!(KvType::Q4_0.bytes(128), 72);
+    }
+
+    #[test]
+    fn window_patterns_put_the_full_layer_last_or_first() {
+        let full = |arch: &str, n: u64| -> Vec<u64> {
+            let every = architecture_swa_pattern(arch).unwrap();
+            (0..n)
+                .filter(|&il| !uses_window(il, every, swa_dense_first(arch)))
+                .collect()
+        };
+        // set_swa_pattern(6): every sixth layer, the last of its group.
+        assert_eq!(full("gemma3", 12), vec![5, 11]);
+        // set_swa_pattern(4, dense_first = true): the first of each group.
+        assert_eq!(full("smallthinker", 12), vec![0, 4, 8]);
+        assert_eq!(full("plamo3", 16), vec![7, 15]);
+        assert!(uses_window(3, 0, false) && uses_window(3, 0, true));
+        assert!(architecture_swa_pattern("llama").is_none() && !swa_dense_first("llama"));
     }
 }

@@ -43,8 +43,8 @@ pub use grid::{Cell, Grid, Part};
 pub use hyperparameters::{Hyperparameters, PerLayer};
 pub use knobs::{Knob, KnobEntry, Reach, Spelling};
 pub use layout::{
-    architecture_swa_pattern, uses_window, KvType, LayerAttention, LayerLayout, LayoutSource,
-    ModelLayout,
+    architecture_swa_pattern, swa_dense_first, uses_window, KvType, LayerAttention, LayerLayout,
+    LayoutSource, ModelLayout,
 };
 pub use lifecycle::{
     DryRunBuffers, DryRunEvidence, Lifecycle, LifecyclePhase, TableEvidence, TablePhase,
