@@ -179,8 +179,16 @@ fn attention(header: &GgufHeader, arch: &str, n_layer: usize) -> Vec<LayerAttent
         .iter()
         .all(|k| header.get_u64(&key(k)).is_some_and(|v| v > 0));
     let v_of = |v: u64| if mla { 0 } else { v };
+    let with_kv = layers_with_kv(header, arch, n_layer);
     (0..n_layer)
         .map(|il| {
+            if il >= with_kv {
+                // Reuses an earlier layer's cache: allocates none.
+                return LayerAttention::Full {
+                    k_elements: 0,
+                    v_elements: 0,
+                };
+            }
             if recurrent[il] {
                 return LayerAttention::Recurrent {
                     state_bytes_per_slot: state,
@@ -207,6 +215,21 @@ fn attention(header: &GgufHeader, arch: &str, n_layer: usize) -> Vec<LayerAttent
             }
         })
         .collect()
+}
+
+/// How many layers from the first have a KV cache of their own (`llama_hparams::has_kv`): the later ones reuse
+/// an earlier layer's. llama.cpp b11549 sets it for two architectures: gemma3n fixes it at 20
+/// (`n_layer_kv_from_start = 20`), gemma4 reads `attention.shared_kv_layers` (the layers counted from the end
+/// that share).
+fn layers_with_kv(header: &GgufHeader, arch: &str, n_layer: usize) -> usize {
+    match arch {
+        "gemma3n" => n_layer.min(20),
+        _ => header
+            .get_u64(&format!("{arch}.attention.shared_kv_layers"))
+            .map_or(n_layer, |shared| {
+                n_layer.saturating_sub(usize::try_from(shared).unwrap_or(usize::MAX))
+            }),
+    }
 }
 
 /// The number of repeating layers: `{arch}.block_count`, else one past the highest `blk.N`.
@@ -331,5 +354,63 @@ mod tests {
         assert_eq!(role("mm.0.weight"), TensorRole::Projector);
         assert_eq!(role("token_embd.weight"), TensorRole::NonRepeating);
         assert_eq!(role("blk.x.weight"), TensorRole::NonRepeating);
+    }
+
+    fn header(metadata: &[(&str, Value)]) -> GgufHeader {
+        GgufHeader {
+            path: "test.gguf".into(),
+            version: 3,
+            file_bytes: 0,
+            alignment: 32,
+            data_start: 0,
+            metadata: metadata
+                .iter()
+                .map(|(key, value)| crate::gguf::Metadata {
+                    key: (*key).into(),
+                    value: value.clone(),
+                    offset: 0,
+                })
+                .collect(),
+            tensors: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn layers_that_share_an_earlier_cache_allocate_none() {
+        // gemma4 with `shared_kv_layers` (llama.cpp: n_layer_kv_from_start = n_layer − shared): of 6 layers, the
+        // last 2 reuse a cache; gemma3n's first 20 layers alone have one.
+        let kv = |arch: &str, extra: &[(&str, Value)]| -> Vec<bool> {
+            let mut keys = vec![
+                (format!("{arch}.embedding_length"), Value::U32(256)),
+                (format!("{arch}.attention.head_count"), Value::U32(4)),
+                (format!("{arch}.attention.head_count_kv"), Value::U32(2)),
+            ];
+            keys.extend(
+                extra
+                    .iter()
+                    .map(|(k, v)| (format!("{arch}.{k}"), v.clone())),
+            );
+            let keys: Vec<(&str, Value)> =
+                keys.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+            let n = if arch == "gemma3n" { 30 } else { 6 };
+            attention(&header(&keys), arch, n)
+                .iter()
+                .map(|a| {
+                    !matches!(
+                        a,
+                        LayerAttention::Full {
+                            k_elements: 0,
+                            v_elements: 0
+                        }
+                    )
+                })
+                .collect()
+        };
+        let gemma4 = kv("gemma4", &[("attention.shared_kv_layers", Value::U32(2))]);
+        assert_eq!(gemma4, vec![true, true, true, true, false, false]);
+        let gemma3n = kv("gemma3n", &[]);
+        assert_eq!(gemma3n.iter().filter(|&&k| k).count(), 20);
+        assert!(gemma3n[19] && !gemma3n[20]);
+        assert!(kv("llama", &[]).iter().all(|&k| k));
     }
 }
