@@ -433,3 +433,45 @@ fn max_ctx_meets_the_context_the_real_fit_chose() {
     }
     assert!(checked >= 3, "{checked} predictions checked");
 }
+
+// The refused run's setting asked of a run that works: `whatif --kv-type q8_0` from a load without flash
+// attention gives the smaller cache only with flash attention turned on, which it says, because the real
+// llama.cpp refused that setting (the expected-fail run).
+#[test]
+fn a_quantized_cache_without_flash_attention_is_not_promised() {
+    let all = runs();
+    let refused = all
+        .iter()
+        .find(|r| !r.ok && r.settings["flash_attn"] == "off" && r.settings["cache_type_v"] != "f16")
+        .expect("the oracle's refused run");
+    let from = all
+        .iter()
+        .find(|r| {
+            r.ok && r.model == refused.model
+                && r.settings["flash_attn"] == "off"
+                && r.settings["cache_type_k"] == "f16"
+                && r.settings["cache_type_v"] == "f16"
+        })
+        .expect("a run of the same model without flash attention");
+    let kv = refused.settings["cache_type_v"].as_str().unwrap();
+    let w = json(&[
+        "whatif",
+        "--kv-type",
+        kv,
+        "--format",
+        "json",
+        &relative(&from.log),
+    ]);
+    let effect = w["loads"][0]["whatif"]["effects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["figure"] == "kv-cache")
+        .expect("a KV effect")
+        .clone();
+    let text = effect["text"].as_str().unwrap();
+    assert!(
+        text.contains("refuses a quantized V cache") && text.contains("-fa on"),
+        "{text}"
+    );
+}

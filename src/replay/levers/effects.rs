@@ -269,6 +269,19 @@ fn kv_cache(
             Some(_) | None => {}
         }
         how.extend(type_words);
+        if changes
+            .kv_type
+            .is_some_and(|t| t != crate::model::KvType::F16)
+            && load.load.settings.flash_attention == Some(false)
+        {
+            // tests/data/oracle/b11549/logs/llama-gqa--kq8_0-vq8_0-faoff.log:16.
+            how.push(
+                "only with flash attention, which this load ran without: llama.cpp refuses a quantized V cache \
+                 without it (\"quantized V cache requires flash_attn to be enabled\"), so turn it on too (-fa on; \
+                 Ollama: OLLAMA_FLASH_ATTENTION=1)"
+                    .to_string(),
+            );
+        }
         if let Some(state) = kv.state {
             how.push(format!(
                 "the recurrent state's {} included, which no context or KV type changes",
