@@ -25,6 +25,7 @@ mod founding_case;
 mod founding_chain;
 mod founding_models;
 mod founding_today;
+mod fragments;
 mod gguf_bad_input;
 mod gguf_e2e;
 mod gguf_oracle;
