@@ -10,6 +10,7 @@
 //! vocab-only model load is not a load. Loads are handed out as soon as they are complete, so memory is
 //! bounded by one load, not by the log.
 
+mod attempts;
 mod buffers;
 mod builder;
 mod engine;

@@ -43,6 +43,7 @@ impl LoadBuilder {
             || !self.summary_estimate.is_empty()
             || self.projector_offload_disabled.is_some()
             || self.ollama_llama_server
+            || !self.attempts.is_empty()
     }
 
     /// Who estimated and who placed the layers (see the module doc).
@@ -81,7 +82,8 @@ impl LoadBuilder {
             || !self.summary_estimate.is_empty()
             || version.is_some()
             || cmd.is_some_and(|c| c.ollama_runner)
-            || self.loading_model.is_some();
+            || self.loading_model.is_some()
+            || !self.attempts.is_empty();
         if !ollama_scheduled {
             Runtime::Unknown
         } else if self.requests.is_empty() {

@@ -157,6 +157,19 @@ impl Assembler {
         let Some(decision) = self.server_scheduler.push(decision, line) else {
             return;
         };
+        if let SchedulerLine::MakeSpace { loaded_layers } = decision {
+            // The layout being read could not place every layer: an attempt of the open load, which the next
+            // `loading model` lays out again (`load::attempts`).
+            if let Some(b) = self
+                .current
+                .as_mut()
+                .filter(|b| b.phase < Phase::RunnerOutput)
+            {
+                b.touch(line);
+                b.make_space(loaded_layers, line);
+            }
+            return;
+        }
         if SchedulerLedger::before_start(&decision) {
             match self
                 .current

@@ -59,6 +59,8 @@ pub struct RunnerCommand {
     pub ollama_runner: bool,
     /// The line was cut before the command's closing quote (flags after the cut are missing).
     pub cut: bool,
+    /// Ollama's version when the program's path names it (Homebrew's keg: `…/Cellar/ollama/0.17.0/bin/ollama`).
+    pub version: Option<String>,
 }
 
 impl RunnerCommand {
@@ -510,6 +512,10 @@ pub enum SchedulerLine {
         gpu_free: Option<Quantity>,
         system_free: Option<Quantity>,
     },
+    /// `model requires more gpu memory than is currently available, evicting a model to make space "loaded
+    /// layers"=N` (the llama engine's layout before Ollama 0.30): only N layers fit beside the loaded models, so
+    /// the scheduler evicts one and lays the same load out again.
+    MakeSpace { loaded_layers: Option<i64> },
     /// `disabling mmap for llama-server load …` with its reason (`cpu`, `windows_cuda`, …, or host memory
     /// pressure).
     MmapDisabled { reason: Option<String> },

@@ -41,6 +41,9 @@ pub fn facts(load: &Concluded) -> Vec<(String, String)> {
             .collect();
         out.push(("GPUs".to_string(), gpus.join("; ")));
     }
+    for a in &load.reconciled.load.attempts {
+        out.push(("attempt".to_string(), attempt_words(a)));
+    }
     let st = &load.reconciled.load.settings;
     let opt = |v: Option<i64>| v.map(|v| v.to_string()).unwrap_or_else(|| "–".to_string());
     out.push((
@@ -197,4 +200,34 @@ fn fit_words(f: &crate::model::FitSummary, e: &crate::model::Estimate) -> String
         parts.push(format!("took {s:.2} s"));
     }
     parts.join(", ")
+}
+
+/// A scheduler's attempt before the load: what it asked, what it had, what it evicted.
+fn attempt_words(a: &crate::model::Attempt) -> String {
+    let asked = match (a.layers_fit, a.layers) {
+        (Some(fit), Some(all)) => format!("{fit} of {all} layers fit"),
+        (Some(fit), None) => format!("{fit} layers fit"),
+        (None, _) => "not every layer fit".to_string(),
+    };
+    let had: Vec<String> = a
+        .gpus
+        .iter()
+        .map(|g| {
+            let name = g.library.as_deref().or(g.id.as_deref()).unwrap_or("GPU");
+            match g.available {
+                Some(q) => format!("{} available on {name} (line {})", human(q.bytes), g.line),
+                None => format!("{name} (line {})", g.line),
+            }
+        })
+        .collect();
+    format!(
+        "{asked} in {}; evicted {} and laid the load out again (line {})",
+        if had.is_empty() {
+            "the memory the log does not show".to_string()
+        } else {
+            had.join(", ")
+        },
+        a.evicted,
+        a.line
+    )
 }
