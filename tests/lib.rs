@@ -54,6 +54,7 @@ mod properties;
 mod remote_gguf;
 mod report_formats;
 mod runtime_growth;
+mod runtime_signatures;
 mod serving;
 mod serving_fragments;
 mod skim;

@@ -115,6 +115,8 @@ pub struct LoadBuilder {
     pub serving: ServingLedger,
     /// Ollama's scheduler before llama-server started (Ollama ≥ 0.30): its decisions and retries.
     pub scheduler: SchedulerLedger,
+    /// Lines only one runtime prints (`docs/log-formats.md` §0.1): the weakest signs of the runtime and engine.
+    pub signs: Vec<crate::parse::event::RuntimeSign>,
     /// The scheduler's attempts before this load's layout (`load::attempts`).
     pub attempts: Vec<crate::model::Attempt>,
     pub ledger: BufferLedger,

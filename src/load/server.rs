@@ -105,6 +105,15 @@ impl Assembler {
                 None
             }
             EventKind::Known | EventKind::VocabOnly => None,
+            EventKind::RuntimeSign(sign) => {
+                // A sign, never a line of the load's figures: it neither opens nor extends a load. One read
+                // while no load is open is the next load's (a grep that begins before the load's start).
+                match self.current.as_mut().filter(|b| b.phase < Phase::Ended) {
+                    Some(b) => b.signs.push(sign),
+                    None => self.pending_signs.push(sign),
+                }
+                None
+            }
             EventKind::OllamaLlamaServer => {
                 // A sign for the open load only: it neither opens nor extends one.
                 if let Some(b) = self.current.as_mut().filter(|b| b.phase < Phase::Ended) {

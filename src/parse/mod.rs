@@ -30,6 +30,7 @@ pub mod scheduler;
 pub mod server;
 pub mod serving;
 pub mod serving_line;
+pub mod signature;
 pub mod spec;
 pub mod values;
 pub mod words;
