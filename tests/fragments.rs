@@ -319,3 +319,87 @@ fn fragment_windows_long_run() {
     }
     assert!(found.is_empty());
 }
+
+/// Lines `a..=b` (1-based) of a sample log, as a fragment.
+fn excerpt(prefix: &str, ranges: &[(usize, usize)]) -> String {
+    let dir = root().join("sample-logs");
+    let name = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .find(|n| n.starts_with(prefix) && n.ends_with(".log"))
+        .unwrap();
+    let text = std::fs::read_to_string(dir.join(name)).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = String::new();
+    for &(a, b) in ranges {
+        for line in &lines[a - 1..b] {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+fn only_load(text: &str) -> Concluded {
+    let mut loads = analyze("fragment.log", text.as_bytes()).loads;
+    assert_eq!(loads.len(), 1, "{text}");
+    loads.remove(0)
+}
+
+#[test]
+fn a_fit_projection_alone_keeps_the_free_memory_it_prints() {
+    // `sample-logs/707-…`, lines 12–13: `projected to use 3635 MiB … vs. 5150 MiB of free device memory` and the
+    // decision, without the device lines before them.
+    let l = only_load(&excerpt("707-", &[(12, 13)]));
+    let fit = l
+        .reconciled
+        .load
+        .estimate
+        .as_ref()
+        .unwrap()
+        .fit
+        .as_ref()
+        .unwrap();
+    assert_eq!(fit.free.len(), 1);
+    assert_eq!(fit.free[0].free.bytes, 5150 * vramdiff::model::MIB);
+    assert_eq!(l.reconciled.load.engine, Engine::Llama);
+    let analysis = vramdiff::model::Analysis {
+        inputs: vec![],
+        loads: vec![l],
+    };
+    let text = vramdiff::report::reporter(
+        vramdiff::report::Format::Text,
+        vramdiff::report::ReportOptions::default(),
+    )
+    .render(&analysis);
+    let text = String::from_utf8(text).unwrap();
+    assert!(
+        text.contains("  GPUs: GPU0, 5.03 GiB free (--fit, line 1)"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_command_line_pasted_above_an_excerpt_gives_its_settings() {
+    // `sample-logs/706-…`: the wrapper's `argv: llama-server … --ctx-size 8192 --batch-size 2048 --ubatch-size
+    // 512 … --spec-type draft-mtp` (line 1), then only the weight buffers (lines 30–32).
+    let l = only_load(&excerpt("706-", &[(1, 1), (30, 32)]));
+    let s = &l.reconciled.load.settings;
+    assert_eq!(
+        (s.ctx_size, s.batch_size, s.ubatch_size),
+        (Some(8192), Some(2048), Some(512))
+    );
+    assert_eq!(s.speculative.as_deref(), Some("draft-mtp"));
+    assert_eq!(l.reconciled.load.engine, Engine::Llama);
+}
+
+#[test]
+fn the_tail_of_a_llama_server_start_names_the_llama_engine() {
+    // `sample-logs/706-…`, line 54 (`srv    load_model: initializing, …`, read by the signature table of
+    // docs/log-formats.md §0.1) after a fragment of failure lines that names no engine (`sample-logs/1003-…`,
+    // lines 8–10).
+    let mut text = excerpt("1003-", &[(8, 10)]);
+    assert_eq!(only_load(&text).reconciled.load.engine, Engine::Unknown);
+    text.push_str(&excerpt("706-", &[(54, 54)]));
+    assert_eq!(only_load(&text).reconciled.load.engine, Engine::Llama);
+}

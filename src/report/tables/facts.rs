@@ -40,6 +40,9 @@ pub fn facts(load: &Concluded) -> Vec<(String, String)> {
             })
             .collect();
         out.push(("GPUs".to_string(), gpus.join("; ")));
+    } else if let Some(free) = fit_free(load) {
+        // No GPU line, but llama.cpp's `--fit` printed the free memory it measured on each device.
+        out.push(("GPUs".to_string(), free));
     }
     for a in &load.reconciled.load.attempts {
         out.push(("attempt".to_string(), attempt_words(a)));
@@ -230,4 +233,28 @@ fn attempt_words(a: &crate::model::Attempt) -> String {
         a.evicted,
         a.line
     )
+}
+
+/// The free memory `--fit` measured per device (its table, its per-device lines, or the one device's `vs. F MiB
+/// of free device memory`), when the load has no GPU line of its own.
+fn fit_free(load: &Concluded) -> Option<String> {
+    let fit = load.reconciled.load.estimate.as_ref()?.fit.as_ref()?;
+    let parts: Vec<String> = fit
+        .free
+        .iter()
+        .map(|d| {
+            let name = d
+                .name
+                .as_deref()
+                .map(|n| format!(" ({n})"))
+                .unwrap_or_default();
+            format!(
+                "{}{name}, {} free (--fit, line {})",
+                d.device,
+                human(d.free.bytes),
+                d.line
+            )
+        })
+        .collect();
+    (!parts.is_empty()).then(|| parts.join("; "))
 }
