@@ -24,7 +24,7 @@ const CI_CASES: u32 = 384;
 
 /// The violations the CI windows still find (issue 52 part 2 is not done: docs/testing.md lists the classes
 /// left). A ratchet: a change may lower it, never raise it.
-const KNOWN_VIOLATIONS: usize = 26;
+const KNOWN_VIOLATIONS: usize = 18;
 
 /// The seed of the window sampler: the same windows in every run.
 const SEED: [u8; 32] = *b"vramdiff issue 52 fragment seed!";
@@ -307,17 +307,28 @@ fn fragment_windows_long_run() {
         *by_class.entry(class).or_default() += 1;
         *by_log.entry(name).or_default() += 1;
     }
+    let violations: Vec<_> = found
+        .iter()
+        .filter(|(_, _, _, class, _)| !class.starts_with("measure:"))
+        .collect();
+    let mut windows: Vec<(&str, usize, usize)> = violations
+        .iter()
+        .map(|(name, a, b, _, _)| (name.as_str(), *a, *b))
+        .collect();
+    windows.sort_unstable();
+    windows.dedup();
     eprintln!(
-        "{cases} windows of {} logs in {:.1} s: {} violations",
+        "{cases} windows of {} logs in {:.1} s: {} violations in {} windows",
         real_logs().len(),
         started.elapsed().as_secs_f64(),
-        found.len()
+        violations.len(),
+        windows.len()
     );
     eprintln!("by class: {by_class:#?}\nby log: {by_log:#?}");
     for (name, a, b, class, detail) in found.iter().take(400) {
         eprintln!("{name} lines {a}–{b}: {class}: {detail}");
     }
-    assert!(found.is_empty());
+    assert!(violations.is_empty());
 }
 
 /// Lines `a..=b` (1-based) of a sample log, as a fragment.
