@@ -155,6 +155,37 @@ pub(crate) struct Load {
     /// (Ollama ≥ 0.30 loads only).
     #[serde(default)]
     scheduler: Option<Scheduler>,
+    /// Added with issue 52: the scheduler's attempts before the load (an eviction to make space).
+    #[serde(default)]
+    attempts: Vec<Attempt>,
+}
+
+/// `loads[].attempts[]`: what the scheduler asked, what it had, what it evicted.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Attempt {
+    #[serde(default)]
+    pub layers: Option<i64>,
+    #[serde(default)]
+    pub layers_fit: Option<i64>,
+    pub gpus: Vec<AttemptGpu>,
+    pub evicted: String,
+    pub line: u64,
+    pub lines: Vec<u64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct AttemptGpu {
+    #[serde(default)]
+    pub id: Option<String>,
+    #[serde(default)]
+    pub library: Option<String>,
+    #[serde(default)]
+    pub available: Option<Q>,
+    #[serde(default)]
+    pub free: Option<Q>,
+    pub line: u64,
 }
 
 /// `loads[].gpu_views[]`: Ollama's prediction, llama.cpp's plan, buffers, driver, `ollama ps`, unattributed.
@@ -1250,6 +1281,7 @@ const FINDING_CODES: &[&str] = &[
     "projector-double-counted",
     "kv-mismatch",
     "overestimate",
+    "eviction-overestimate",
     "unattributed-memory",
     "ps-mismatch",
     "knob-ignored",

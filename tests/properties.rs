@@ -38,7 +38,7 @@ fn pipeline() -> &'static Mutex<Pipeline> {
 }
 
 /// Analyse `bytes` as one input, through the pipeline the binary runs.
-fn analyze(name: &str, bytes: &[u8]) -> Analysis {
+pub(crate) fn analyze(name: &str, bytes: &[u8]) -> Analysis {
     let mut pipeline = pipeline().lock().unwrap_or_else(|e| e.into_inner());
     let report = pipeline.run(
         name,

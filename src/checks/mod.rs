@@ -11,6 +11,7 @@ mod budget_exceeded;
 pub mod compute_imbalance;
 mod context_reduced;
 mod cpu_offload_with_free_vram;
+mod eviction_overestimate;
 mod fit_aborted;
 mod foreign_memory;
 mod gpu_unused;
@@ -165,6 +166,7 @@ pub const REGISTRY: &[CheckDef] = &[
     projector_double_counted::DEF,
     kv_mismatch::DEF,
     overestimate::DEF,
+    eviction_overestimate::DEF,
     unattributed_memory::DEF,
     ps_mismatch::DEF,
     knob_ignored::DEF,

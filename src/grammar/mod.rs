@@ -6,6 +6,7 @@
 
 mod compiled;
 mod raw;
+pub mod signatures;
 
 use std::path::Path;
 
@@ -48,7 +49,7 @@ struct Source {
 }
 
 fn builtin_sources() -> Vec<Source> {
-    BUILTIN
+    let mut sources: Vec<Source> = BUILTIN
         .files()
         .filter(|f| f.path().extension().is_some_and(|e| e == "toml"))
         .map(|f| Source {
@@ -60,7 +61,14 @@ fn builtin_sources() -> Vec<Source> {
             text: String::from_utf8_lossy(f.contents()).into_owned(),
             origin: BUILTIN_ORIGIN.to_string(),
         })
-        .collect()
+        .collect();
+    // The runtime signatures of docs/log-formats.md §0.1, the last file (`grammar::signatures`).
+    sources.push(Source {
+        name: signatures::FILE_NAME.to_string(),
+        text: signatures::grammar_file(),
+        origin: BUILTIN_ORIGIN.to_string(),
+    });
+    sources
 }
 
 fn dir_sources(dir: &Path) -> Result<Vec<Source>, GrammarError> {

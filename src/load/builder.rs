@@ -115,6 +115,10 @@ pub struct LoadBuilder {
     pub serving: ServingLedger,
     /// Ollama's scheduler before llama-server started (Ollama ≥ 0.30): its decisions and retries.
     pub scheduler: SchedulerLedger,
+    /// Lines only one runtime prints (`docs/log-formats.md` §0.1): the weakest signs of the runtime and engine.
+    pub signs: Vec<crate::parse::event::RuntimeSign>,
+    /// The scheduler's attempts before this load's layout (`load::attempts`).
+    pub attempts: Vec<crate::model::Attempt>,
     pub ledger: BufferLedger,
     pub summary_actual_total: Option<(Quantity, u64)>,
     /// The breakdown table printed after the load (at llama-server's exit): an actual.
@@ -534,6 +538,7 @@ impl LoadBuilder {
             .collect();
         let projector_device = self.projector_backend.as_ref().map(|(d, _)| d.clone());
         let scheduler = std::mem::take(&mut self.scheduler);
+        let runner_version = self.runner.as_ref().and_then(|(c, _)| c.version.clone());
         let projector_estimate = self.projector_estimate;
         let mut load = Load {
             source: LoadSource {
@@ -569,9 +574,11 @@ impl LoadBuilder {
                 recovered,
             },
             serving,
-            ollama_version: self.version,
+            // The server's `Listening … (version …)`, else the version the runner's path names.
+            ollama_version: self.version.or(runner_version),
             llama_cpp_build: self.llama_server.and_then(|(s, _)| s.build),
             scheduler: None,
+            attempts: self.attempts,
             notes: self.notes,
             lifecycle,
             shared_pools,

@@ -8,19 +8,26 @@ use super::builder::LoadBuilder;
 impl LoadBuilder {
     /// The engine, from the strongest sign the log gives: `--ollama-engine` or the Ollama engine's own lines;
     /// then llama-server, `ollama_llama_server`, `ollama runner --model` without `--ollama-engine`, Ollama's
-    /// projector decision for llama-server, llama.cpp buffer lines; last, a `llama_model_loader` dump (which the server's vocab-only load prints too).
+    /// projector decision for llama-server, llama.cpp buffer lines, a line only llama.cpp's programs print
+    /// (`docs/log-formats.md` §0.1); last, a `llama_model_loader` dump (which the server's vocab-only load prints
+    /// too).
     pub(super) fn engine(&self) -> Engine {
         let cmd = self.command().map(|(c, _)| c);
         if cmd.is_some_and(|c| c.ollama_engine) || self.ollama_engine_hint {
             Engine::Ollama
         } else if self.llama_engine_hint
             || cmd.is_some_and(|c| c.llama_server || c.ollama_runner)
+            // llama.cpp's own programs: a failure line only they print, or a line only llama-server prints.
+            || self.llama_cpp_tool
+            || self.signs.iter().any(|s| s.engine == Engine::Llama)
             // Ollama decides the projector's offload only for llama-server (0.30 and later).
             || self.projector_offload_disabled.is_some()
             || (self.runner.is_some() && !self.ledger.is_empty())
             || self.model_loader_seen
         {
             Engine::Llama
+        } else if self.signs.iter().any(|s| s.engine == Engine::Ollama) {
+            Engine::Ollama
         } else {
             Engine::Unknown
         }

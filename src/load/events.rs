@@ -347,6 +347,7 @@ impl Assembler {
             | EventKind::ModelLoader
             | EventKind::Known
             | EventKind::OllamaLlamaServer
+            | EventKind::RuntimeSign(_)
             | EventKind::Scheduler(_)
             | EventKind::FileSize(_)
             | EventKind::VocabOnly => unreachable!("handled above"),

@@ -416,6 +416,13 @@ impl FitLedger {
                     .or_else(|| match cx.buffer_gpus.as_slice() {
                         [only] => Some(only.clone()),
                         _ => None,
+                    })
+                    // An excerpt of the fit's lines alone: the line is the one-device form, so its free
+                    // memory is a GPU's, one the log does not name.
+                    .or_else(|| {
+                        cx.buffer_gpus
+                            .is_empty()
+                            .then(|| crate::model::Device::gpu(crate::model::Backend::Unknown, 0))
                     });
                 if let Some(device) = device {
                     let name = cx

@@ -10,6 +10,7 @@
 //! vocab-only model load is not a load. Loads are handed out as soon as they are complete, so memory is
 //! bounded by one load, not by the log.
 
+mod attempts;
 mod buffers;
 mod builder;
 mod engine;
@@ -58,6 +59,8 @@ pub struct Assembler {
     pending_runner_devices: Vec<(RunnerDevice, u64)>,
     /// `disabling multimodal projector offload` is printed before the load it concerns starts.
     pending_projector_offload: Option<(Option<String>, u64)>,
+    /// Runtime signature lines read while no load was open (`docs/log-formats.md` §0.1): the next load's.
+    pending_signs: Vec<crate::parse::event::RuntimeSign>,
     /// GPUs discovery rejected, until the server restarts.
     rejected: Vec<RejectedGpu>,
     /// The scheduler's server-wide lines (`server config`, `vram-based default context`), until another log.
@@ -84,6 +87,7 @@ impl Assembler {
             pending_devices: Vec::new(),
             pending_runner_devices: Vec::new(),
             pending_projector_offload: None,
+            pending_signs: Vec::new(),
             rejected: Vec::new(),
             server_scheduler: scheduler::ServerScheduler::default(),
             pending_scheduler: scheduler::SchedulerLedger::default(),
@@ -146,6 +150,7 @@ impl Assembler {
         b.devices = std::mem::take(&mut self.pending_devices);
         b.runner_devices = std::mem::take(&mut self.pending_runner_devices);
         b.projector_offload_disabled = self.pending_projector_offload.take();
+        b.signs = std::mem::take(&mut self.pending_signs);
         if let Some(pid) = &self.process {
             b.notes.push(format!(
                 "the lines of the llama-server router's child process {pid} (`[{pid}] `): a load of its own, never merged with another child's"
@@ -207,6 +212,7 @@ impl Assembler {
         self.pending_devices.clear();
         self.pending_runner_devices.clear();
         self.pending_projector_offload = None;
+        self.pending_signs.clear();
         self.pending_scheduler = scheduler::SchedulerLedger::default();
     }
 

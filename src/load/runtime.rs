@@ -20,11 +20,18 @@
 //! - vLLM and SGLang name themselves: a line only SGLang prints (its stages, pool, `server_args`) makes the
 //!   load [`Runtime::Sglang`], else one only vLLM prints (its profile, engine start, advisories)
 //!   [`Runtime::Vllm`] (`load::serving`).
+//! - A line only one runtime prints (the table of `docs/log-formats.md` §0.1, read by `grammar::signatures`)
+//!   is a sign only as far as it goes, so that a fragment knows less, never something else: Ollama's Go slog
+//!   records say Ollama launched what placed the layers (never whether its estimator or its engine, which
+//!   only the load requests tell), its `llama_server.go` lines that `--fit` placed them under Ollama, and
+//!   llama-server's own tags or llama.cpp's `common` library that `--fit` placed them only beside an Ollama
+//!   line (alone they name the engine, not who launched llama-server).
 //! - Otherwise [`Runtime::Unknown`] (an excerpt of buffer lines).
 //!
 //! The line shapes are in `docs/log-formats.md`.
 
 use crate::model::Runtime;
+use crate::parse::event::SignedRuntime;
 
 use super::builder::LoadBuilder;
 use super::engine::parse_version;
@@ -43,6 +50,14 @@ impl LoadBuilder {
             || !self.summary_estimate.is_empty()
             || self.projector_offload_disabled.is_some()
             || self.ollama_llama_server
+            || !self.attempts.is_empty()
+            || self.signed(SignedRuntime::Ollama)
+            || self.signed(SignedRuntime::OllamaLlamaServer)
+    }
+
+    /// A line only `runtime` prints is part of this load (`docs/log-formats.md` §0.1).
+    pub(super) fn signed(&self, runtime: SignedRuntime) -> bool {
+        self.signs.iter().any(|s| s.runtime == runtime)
     }
 
     /// Who estimated and who placed the layers (see the module doc).
@@ -68,6 +83,11 @@ impl LoadBuilder {
             || self.ollama_llama_server
             // A failure line only llama.cpp's own programs print (`common_init_from_params`, `main: error:`).
             || self.llama_cpp_tool
+            // A line only Ollama's wrapper of llama-server prints; one only llama-server (or llama.cpp's
+            // `common` library) prints when an Ollama line says who launched it (alone, the launcher is not
+            // known: the user or Ollama ≥ 0.30, so it decides the engine only).
+            || self.signed(SignedRuntime::OllamaLlamaServer)
+            || (self.signed(SignedRuntime::LlamaServer) && self.ollama_server_seen())
             || version.is_some_and(|v| v >= (0, 30, 0));
         if fit_placed {
             return if self.ollama_server_seen() {
@@ -81,7 +101,8 @@ impl LoadBuilder {
             || !self.summary_estimate.is_empty()
             || version.is_some()
             || cmd.is_some_and(|c| c.ollama_runner)
-            || self.loading_model.is_some();
+            || self.loading_model.is_some()
+            || !self.attempts.is_empty();
         if !ollama_scheduled {
             Runtime::Unknown
         } else if self.requests.is_empty() {

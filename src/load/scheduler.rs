@@ -120,7 +120,8 @@ impl SchedulerLedger {
             | SchedulerLine::NoBufferSizes
             | SchedulerLine::EnvOverwritten { .. }
             | SchedulerLine::PsHeader
-            | SchedulerLine::PsRow(_) => false,
+            | SchedulerLine::PsRow(_)
+            | SchedulerLine::MakeSpace { .. } => false,
         }
     }
 
@@ -214,6 +215,8 @@ impl SchedulerLedger {
                 line: at,
             }),
             SchedulerLine::RuntimeOom => self.runtime_oom_lines.push(at),
+            // The assembler makes it an attempt of the load (`load::attempts`); it never reaches a ledger.
+            SchedulerLine::MakeSpace { .. } => {}
             SchedulerLine::PredictedExceeds { predicted, .. } => {
                 if let (Some(p), None) = (predicted, self.logged_prediction) {
                     self.logged_prediction = Some((p, at));

@@ -105,6 +105,15 @@ impl Assembler {
                 None
             }
             EventKind::Known | EventKind::VocabOnly => None,
+            EventKind::RuntimeSign(sign) => {
+                // A sign, never a line of the load's figures: it neither opens nor extends a load. One read
+                // while no load is open is the next load's (a grep that begins before the load's start).
+                match self.current.as_mut().filter(|b| b.phase < Phase::Ended) {
+                    Some(b) => b.signs.push(sign),
+                    None => self.pending_signs.push(sign),
+                }
+                None
+            }
             EventKind::OllamaLlamaServer => {
                 // A sign for the open load only: it neither opens nor extends one.
                 if let Some(b) = self.current.as_mut().filter(|b| b.phase < Phase::Ended) {
@@ -157,6 +166,19 @@ impl Assembler {
         let Some(decision) = self.server_scheduler.push(decision, line) else {
             return;
         };
+        if let SchedulerLine::MakeSpace { loaded_layers } = decision {
+            // The layout being read could not place every layer: an attempt of the open load, which the next
+            // `loading model` lays out again (`load::attempts`).
+            if let Some(b) = self
+                .current
+                .as_mut()
+                .filter(|b| b.phase < Phase::RunnerOutput)
+            {
+                b.touch(line);
+                b.make_space(loaded_layers, line);
+            }
+            return;
+        }
         if SchedulerLedger::before_start(&decision) {
             match self
                 .current

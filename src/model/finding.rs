@@ -21,6 +21,7 @@ pub enum FindingCode {
     ProjectorDoubleCounted,
     KvMismatch,
     Overestimate,
+    EvictionOverestimate,
     UnattributedMemory,
     PsMismatch,
     KnobIgnored,
@@ -42,7 +43,7 @@ pub enum FindingCode {
 
 impl FindingCode {
     /// Every code with its word, in the order of the check registry.
-    pub const ALL: [(FindingCode, &'static str); 29] = [
+    pub const ALL: [(FindingCode, &'static str); 30] = [
         (FindingCode::LoadFailed, "load-failed"),
         (FindingCode::GpuUnused, "gpu-unused"),
         (FindingCode::IncompleteLoad, "incomplete-load"),
@@ -61,6 +62,7 @@ impl FindingCode {
         ),
         (FindingCode::KvMismatch, "kv-mismatch"),
         (FindingCode::Overestimate, "overestimate"),
+        (FindingCode::EvictionOverestimate, "eviction-overestimate"),
         (FindingCode::UnattributedMemory, "unattributed-memory"),
         (FindingCode::PsMismatch, "ps-mismatch"),
         (FindingCode::KnobIgnored, "knob-ignored"),
@@ -116,6 +118,7 @@ impl FindingCode {
             | FindingCode::ProjectorDoubleCounted
             | FindingCode::KvMismatch
             | FindingCode::Overestimate
+            | FindingCode::EvictionOverestimate
             | FindingCode::UnattributedMemory
             | FindingCode::PsMismatch
             | FindingCode::FitAborted

@@ -272,6 +272,10 @@ pub struct Load {
     /// single-GPU rule, the GPUs handed over, the projector gate, retries (see [`super::Scheduler`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub scheduler: Option<super::Scheduler>,
+    /// The scheduler's attempts before this load (an eviction to make space, then the layout again): part of
+    /// this load, not loads of their own.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub attempts: Vec<super::Attempt>,
     /// Ollama's version when the log printed it (`Listening on … (version 0.9.6)`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ollama_version: Option<String>,

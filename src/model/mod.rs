@@ -3,6 +3,7 @@
 
 pub mod actual;
 pub mod analysis;
+pub mod attempt;
 pub mod concluded;
 pub mod device;
 pub mod estimate;
@@ -32,6 +33,7 @@ pub use actual::{
     Recovered, WorkingSet,
 };
 pub use analysis::{Analysis, InputRole, InputSummary, InputWarning, UnrecognizedLine};
+pub use attempt::{Attempt, AttemptGpu};
 pub use concluded::Concluded;
 pub use device::{Backend, Device};
 pub use estimate::{

@@ -151,7 +151,22 @@ pub fn runner_command(cmd: &str, fields: &Fields) -> RunnerCommand {
     if program.contains("ollama_llama_server") || words.get(1) == Some(&"runner") {
         c.ollama_runner = true;
     }
+    c.version = keg_version(program);
     c
+}
+
+/// The version of a Homebrew keg's program (`/opt/homebrew/Cellar/ollama/0.17.0/bin/ollama`): Homebrew installs
+/// every formula under `Cellar/<formula>/<version>/`, so the path names the version the program is.
+fn keg_version(program: &str) -> Option<String> {
+    let rest = program.split("/Cellar/ollama/").nth(1)?;
+    let version = rest.split('/').next()?;
+    // `0.17.0`, `0.17.0_1` (a Homebrew revision): digits and dots first.
+    let core = version.split('_').next()?;
+    (core.split('.').count() >= 2
+        && core
+            .split('.')
+            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())))
+    .then(|| core.to_string())
 }
 
 /// A llama.cpp program's own command line as a shell would split it (`llama-server -m "my model.gguf" -c
@@ -228,6 +243,23 @@ fn read_flags(c: &mut RunnerCommand, words: &[&str]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_homebrew_kegs_path_names_the_version() {
+        // `sample-logs/1101-…:1`.
+        let c = runner_command("/opt/homebrew/Cellar/ollama/0.17.0/bin/ollama runner --model /Users/my/.ollama/models/blobs/sha256-633f --port 55334", &Fields::default());
+        assert_eq!(c.version.as_deref(), Some("0.17.0"));
+        assert!(c.ollama_runner);
+        assert_eq!(
+            keg_version("/usr/local/Cellar/ollama/0.5.7_1/bin/ollama").as_deref(),
+            Some("0.5.7")
+        );
+        assert_eq!(keg_version("/usr/local/bin/ollama"), None);
+        assert_eq!(
+            keg_version("/usr/local/Cellar/ollama/HEAD-1234/bin/ollama"),
+            None
+        );
+    }
 
     #[test]
     fn ollama_runner_flags() {

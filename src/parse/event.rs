@@ -59,6 +59,8 @@ pub struct RunnerCommand {
     pub ollama_runner: bool,
     /// The line was cut before the command's closing quote (flags after the cut are missing).
     pub cut: bool,
+    /// Ollama's version when the program's path names it (Homebrew's keg: `…/Cellar/ollama/0.17.0/bin/ollama`).
+    pub version: Option<String>,
 }
 
 impl RunnerCommand {
@@ -391,8 +393,29 @@ pub enum EventKind {
     /// A line of Ollama's llama-server wrapper (`llm/llama_server.go`, 0.30 and later) that carries no figure
     /// (`waiting for llama-server …`): a sign that Ollama, not a user, started the llama-server of the open load.
     OllamaLlamaServer,
+    /// A line only one runtime prints (`docs/log-formats.md` §0.1): the load's runtime and engine when nothing
+    /// stronger says.
+    RuntimeSign(RuntimeSign),
     /// A line we recognise and deliberately do not use.
     Known,
+}
+
+/// Who printed a line only one runtime prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SignedRuntime {
+    /// llama.cpp's server or its `common` library: llama.cpp's `--fit` placed the layers.
+    LlamaServer,
+    /// Ollama's server or runner (Go slog): its placer is decided by the load's other lines.
+    Ollama,
+    /// Ollama ≥ 0.30's wrapper around llama-server.
+    OllamaLlamaServer,
+}
+
+/// A runtime's signature line: the runtime, and the engine when the line tells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RuntimeSign {
+    pub runtime: SignedRuntime,
+    pub engine: crate::model::Engine,
 }
 
 /// What a `load request` asks of the runner.
@@ -510,6 +533,10 @@ pub enum SchedulerLine {
         gpu_free: Option<Quantity>,
         system_free: Option<Quantity>,
     },
+    /// `model requires more gpu memory than is currently available, evicting a model to make space "loaded
+    /// layers"=N` (the llama engine's layout before Ollama 0.30): only N layers fit beside the loaded models, so
+    /// the scheduler evicts one and lays the same load out again.
+    MakeSpace { loaded_layers: Option<i64> },
     /// `disabling mmap for llama-server load …` with its reason (`cpu`, `windows_cuda`, …, or host memory
     /// pressure).
     MmapDisabled { reason: Option<String> },

@@ -30,6 +30,7 @@ pub mod scheduler;
 pub mod server;
 pub mod serving;
 pub mod serving_line;
+pub mod signature;
 pub mod spec;
 pub mod values;
 pub mod words;
@@ -213,6 +214,14 @@ impl Parser {
                 continue;
             };
             return match (self.specs[index].build)(&fields) {
+                // A runtime's signature (`grammar::signatures`, the last rules) on a line that carries memory
+                // figures no rule read: the figures matter more than the sign, so the line stays one not
+                // understood (listed with `--show-unrecognized`).
+                Ok(EventKind::RuntimeSign(_))
+                    if has_memory_word || self.memory_words.is_match(line) =>
+                {
+                    LineOutcome::Unrecognized { memory_like: true }
+                }
                 Ok(kind) => LineOutcome::Event(Box::new(Event {
                     line: number,
                     rule: self.rule_ids[index].clone(),

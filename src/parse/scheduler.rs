@@ -21,6 +21,7 @@ const DECISIONS: &[&str] = &[
     "backend",
     "evicting",
     "fits-alongside",
+    "make-space",
     "mmap-disabled",
     "invalid-fit-target",
     "retry-context",
@@ -68,6 +69,7 @@ pub const SPECS: &[EventSpec] = &[
             "size",
             "processor",
             "context",
+            "loaded layers",
         ],
         settable: &[("decision", Words::List(DECISIONS))],
         build: |f| Ok(EventKind::Scheduler(Box::new(scheduler_line(f)?))),
@@ -111,6 +113,9 @@ fn scheduler_line(f: &Fields) -> Result<SchedulerLine, BuildError> {
             available: f.opt_size("available"),
             gpu_free: f.opt_size("gpu_free"),
             system_free: f.opt_size("system_free"),
+        },
+        "make-space" => SchedulerLine::MakeSpace {
+            loaded_layers: f.opt_int("loaded layers"),
         },
         "mmap-disabled" => SchedulerLine::MmapDisabled {
             reason: f.opt_text("reason").or_else(|| f.opt_text("pressure")),

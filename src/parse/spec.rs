@@ -5,7 +5,7 @@
 //! back the rule's spec, so the parser builds each matched line with no lookup by name.
 
 use super::kind::EventSpec;
-use super::{engine, estimate, fit, llama, llama_server, scheduler, server, serving};
+use super::{engine, estimate, fit, llama, llama_server, scheduler, server, serving, signature};
 use crate::grammar::Rule;
 
 /// Every family's event kinds; no kind is named in two.
@@ -18,6 +18,7 @@ const FAMILIES: &[&[EventSpec]] = &[
     fit::SPECS,
     serving::SPECS,
     scheduler::SPECS,
+    signature::SPECS,
 ];
 
 /// Every event kind a grammar rule may name.

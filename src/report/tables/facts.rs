@@ -40,6 +40,12 @@ pub fn facts(load: &Concluded) -> Vec<(String, String)> {
             })
             .collect();
         out.push(("GPUs".to_string(), gpus.join("; ")));
+    } else if let Some(free) = fit_free(load) {
+        // No GPU line, but llama.cpp's `--fit` printed the free memory it measured on each device.
+        out.push(("GPUs".to_string(), free));
+    }
+    for a in &load.reconciled.load.attempts {
+        out.push(("attempt".to_string(), attempt_words(a)));
     }
     let st = &load.reconciled.load.settings;
     let opt = |v: Option<i64>| v.map(|v| v.to_string()).unwrap_or_else(|| "–".to_string());
@@ -197,4 +203,58 @@ fn fit_words(f: &crate::model::FitSummary, e: &crate::model::Estimate) -> String
         parts.push(format!("took {s:.2} s"));
     }
     parts.join(", ")
+}
+
+/// A scheduler's attempt before the load: what it asked, what it had, what it evicted.
+fn attempt_words(a: &crate::model::Attempt) -> String {
+    let asked = match (a.layers_fit, a.layers) {
+        (Some(fit), Some(all)) => format!("{fit} of {all} layers fit"),
+        (Some(fit), None) => format!("{fit} layers fit"),
+        (None, _) => "not every layer fit".to_string(),
+    };
+    let had: Vec<String> = a
+        .gpus
+        .iter()
+        .map(|g| {
+            let name = g.library.as_deref().or(g.id.as_deref()).unwrap_or("GPU");
+            match g.available {
+                Some(q) => format!("{} available on {name} (line {})", human(q.bytes), g.line),
+                None => format!("{name} (line {})", g.line),
+            }
+        })
+        .collect();
+    format!(
+        "{asked} in {}; evicted {} and laid the load out again (line {})",
+        if had.is_empty() {
+            "the memory the log does not show".to_string()
+        } else {
+            had.join(", ")
+        },
+        a.evicted,
+        a.line
+    )
+}
+
+/// The free memory `--fit` measured per device (its table, its per-device lines, or the one device's `vs. F MiB
+/// of free device memory`), when the load has no GPU line of its own.
+fn fit_free(load: &Concluded) -> Option<String> {
+    let fit = load.reconciled.load.estimate.as_ref()?.fit.as_ref()?;
+    let parts: Vec<String> = fit
+        .free
+        .iter()
+        .map(|d| {
+            let name = d
+                .name
+                .as_deref()
+                .map(|n| format!(" ({n})"))
+                .unwrap_or_default();
+            format!(
+                "{}{name}, {} free (--fit, line {})",
+                d.device,
+                human(d.free.bytes),
+                d.line
+            )
+        })
+        .collect();
+    (!parts.is_empty()).then(|| parts.join("; "))
 }
