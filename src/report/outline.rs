@@ -41,6 +41,7 @@ pub fn report(analysis: &Analysis, options: &ReportOptions, charts: Charts) -> D
         &analysis.inputs,
         loads_of,
         &crate::pairs::find(&analysis.loads),
+        charts,
         options.show_unrecognized,
     );
     doc
@@ -61,12 +62,13 @@ pub fn tail(
     inputs: &[InputSummary],
     loads_of: impl Fn(&str) -> usize,
     pairs: &[crate::model::LoadPair],
+    charts: Charts,
     show_unrecognized: bool,
 ) {
     if loads == 0 {
         doc.push(Block::Paragraph("No model load found.".to_string()));
     }
-    for block in super::pairs::blocks(pairs) {
+    for block in super::pairs::blocks(pairs, charts) {
         doc.push(block);
     }
     doc.push(Block::Inputs(input_items(

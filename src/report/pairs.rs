@@ -6,10 +6,12 @@
 use super::document::Block;
 use super::table::{Align, Table};
 use super::tables::{delta, q};
+use super::Charts;
 use crate::model::{LoadPair, PairFigure};
 
-/// The report's blocks for `pairs`; none without a pair.
-pub fn blocks(pairs: &[LoadPair]) -> Vec<Block> {
+/// The report's blocks for `pairs`; none without a pair. A layout that carries its pictures
+/// (`Charts::Embedded`: HTML) gets each pair's chart.
+pub fn blocks(pairs: &[LoadPair], charts: Charts) -> Vec<Block> {
     let mut out = Vec::new();
     if pairs.is_empty() {
         return out;
@@ -54,6 +56,16 @@ pub fn blocks(pairs: &[LoadPair]) -> Vec<Block> {
             table: table(&pair.figures),
             indent: 2,
         });
+        match charts {
+            Charts::Linked => {}
+            Charts::Embedded => match super::chart::pair_chart(pair) {
+                Ok(Some(chart)) => out.push(Block::Figures(vec![chart])),
+                Ok(None) => {}
+                Err(e) => out.push(Block::Notes(vec![format!(
+                    "the chart could not be drawn: {e}"
+                )])),
+            },
+        }
         let mut notes: Vec<String> = pair.note.iter().cloned().collect();
         notes.extend(
             pair.changed

@@ -135,6 +135,7 @@ impl<'w> Streamed<'w> {
                         inputs,
                         |path| counts.get(path).copied().unwrap_or(0),
                         &pairs,
+                        super::Charts::Linked,
                         self.show_unrecognized,
                     );
                     let mut text = String::new();
