@@ -20,7 +20,7 @@ pub(crate) struct Report {
     pairs: Vec<LoadPair>,
 }
 
-#[derive(Deserialize)]
+#[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct LoadPair {
     first: usize,
@@ -37,14 +37,14 @@ pub(crate) struct LoadPair {
     note: Option<String>,
 }
 
-#[derive(Deserialize)]
+#[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct PairModel {
     by: String,
     value: String,
 }
 
-#[derive(Deserialize)]
+#[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct SettingChange {
     setting: String,
@@ -54,7 +54,7 @@ struct SettingChange {
     why: String,
 }
 
-#[derive(Deserialize)]
+#[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct PairFigure {
     component: String,
@@ -74,7 +74,7 @@ struct PairFigure {
     not_modelled: Vec<String>,
 }
 
-#[derive(Deserialize)]
+#[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct SuggestionOutcome {
     setting: String,
@@ -170,7 +170,7 @@ struct Warning {
     message: String,
 }
 
-#[derive(Deserialize, Clone, Copy)]
+#[derive(Debug, Deserialize, Clone, Copy)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Q {
     pub bytes: i64,

@@ -190,3 +190,31 @@ fn loads_without_settings_pair_by_their_weights_and_predict_nothing() {
         .collect();
     assert_eq!(kv, vec![540_i64 << 20, 1080 << 20, 1080 << 20, 2160 << 20]);
 }
+
+#[test]
+fn diff_pairs_the_old_run_s_load_with_the_new_run_s() {
+    // Two real llama.cpp runs of one model, -ub 512 then -ub 128: the compute buffer predicted from the first.
+    let report = json(&[
+        "diff",
+        "tests/data/oracle/b11549/logs/llama-gqa--ctx4096.log",
+        "tests/data/oracle/b11549/logs/llama-gqa--ub128.log",
+        "--format",
+        "json",
+    ]);
+    let pairs = report["pairs"].as_array().expect("pairs");
+    assert_eq!(pairs.len(), 1);
+    let pair = &pairs[0];
+    assert_eq!(
+        (pair["first"].as_u64(), pair["second"].as_u64()),
+        (Some(1), Some(1))
+    );
+    assert_eq!(pair["changed"][0]["setting"], "ubatch");
+    assert_eq!(pair["changed"][0]["after"], "128");
+    let compute = pair["figures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["component"] == "compute")
+        .expect("the compute buffer");
+    assert_eq!(compute["verdict"], "within-rounding", "{compute}");
+}

@@ -61,6 +61,25 @@ pub fn find(loads: &[Concluded]) -> Vec<LoadPair> {
     pairer.finish()
 }
 
+/// The pairs of two runs (`vramdiff diff OLD NEW`): each load of `new` with the last load of `old` of one
+/// model before it — the old run's last such load for the first, the new run's previous one after that — and
+/// only pairs that cross from `old` to `new`. `first` numbers the old run's load, `second` the new run's.
+pub fn across(old: &[Concluded], new: &[Concluded]) -> Vec<LoadPair> {
+    let mut pairer = Pairer::default();
+    for load in old.iter().chain(new) {
+        pairer.push(load);
+    }
+    pairer
+        .finish()
+        .into_iter()
+        .filter(|p| p.first <= old.len() && p.second > old.len())
+        .map(|mut p| {
+            p.second -= old.len();
+            p
+        })
+        .collect()
+}
+
 /// The pair `from` → `to`; `None` when the two logged the same settings (a reload, not a change).
 fn pair(
     from: &Concluded,

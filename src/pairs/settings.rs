@@ -67,6 +67,16 @@ pub fn diff(from: &Concluded, to: &Concluded, from_number: usize) -> SettingsDif
     }
     unmodelled_flags(a, b, &mut out);
     refuse(from, from_number, &mut out);
+    let slots_changed = out.changes.ctx.is_some() || out.changes.parallel.is_some();
+    if slots_changed && !from.reconciled.load.runtime.llama_cpp_places_layers() {
+        // Ollama's own placement replays its graph estimate at another context, not the runner's buffers.
+        out.unmodelled.push(Unmodelled {
+            words: "the compute buffers at another context or slot count: the replay scales Ollama's graph \
+                    estimate, not the runner's buffers"
+                .to_string(),
+            moves: COMPUTE,
+        });
+    }
     if out.none_logged {
         out.unmodelled.push(Unmodelled {
             words: "neither load's settings are in the log".to_string(),

@@ -68,7 +68,7 @@ pub fn tail(
     if loads == 0 {
         doc.push(Block::Paragraph("No model load found.".to_string()));
     }
-    for block in super::pairs::blocks(pairs, charts) {
+    for block in super::pairs::blocks(pairs, charts, super::pairs::Numbering::OneReport) {
         doc.push(block);
     }
     doc.push(Block::Inputs(input_items(

@@ -9,9 +9,17 @@ use super::tables::{delta, q};
 use super::Charts;
 use crate::model::{LoadPair, PairFigure};
 
+/// How a pair's loads are numbered: in one report, or each in its own run (`vramdiff diff`: the old run's
+/// load first, the new run's second).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Numbering {
+    OneReport,
+    TwoRuns,
+}
+
 /// The report's blocks for `pairs`; none without a pair. A layout that carries its pictures
 /// (`Charts::Embedded`: HTML) gets each pair's chart.
-pub fn blocks(pairs: &[LoadPair], charts: Charts) -> Vec<Block> {
+pub fn blocks(pairs: &[LoadPair], charts: Charts, numbering: Numbering) -> Vec<Block> {
     let mut out = Vec::new();
     if pairs.is_empty() {
         return out;
@@ -22,7 +30,12 @@ pub fn blocks(pairs: &[LoadPair], charts: Charts) -> Vec<Block> {
     });
     for pair in pairs {
         out.push(Block::Field {
-            key: format!("Loads {} → {}", pair.first, pair.second),
+            key: match numbering {
+                Numbering::OneReport => format!("Loads {} → {}", pair.first, pair.second),
+                Numbering::TwoRuns => {
+                    format!("Old load {} → new load {}", pair.first, pair.second)
+                }
+            },
             value: format!(
                 "{}, {}{}",
                 pair.model.words(),
