@@ -218,3 +218,50 @@ fn diff_pairs_the_old_run_s_load_with_the_new_run_s() {
         .expect("the compute buffer");
     assert_eq!(compute["verdict"], "within-rounding", "{compute}");
 }
+
+#[test]
+fn two_ollama_runs_of_one_model_given_together_are_a_pair() {
+    // sample-logs/008-… and 201-…: granite 8b on one M1 Pro (one blob), Ollama's estimator, at num_ctx 128000
+    // (20 layers on the GPU) then 32768 with 4 slots (37 layers).
+    let report = json(&[
+        "sample-logs/008-macos-metal-m1pro-granite-8b-128k-partial.log",
+        "sample-logs/201-macos-metal-m1pro-granite8b-full-mdquote.log",
+        "--format",
+        "json",
+    ]);
+    let pairs = report["pairs"].as_array().expect("pairs");
+    assert_eq!(pairs.len(), 1);
+    let pair = &pairs[0];
+    assert_eq!(pair["model"]["by"], "digest");
+    assert_eq!(pair["runtime"], "Ollama's estimator");
+    let changed: Vec<&str> = pair["changed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["setting"].as_str().unwrap())
+        .collect();
+    assert_eq!(changed, ["ctx", "parallel", "ngl"]);
+    let figure = |component: &str| {
+        pair["figures"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["component"] == component && f.get("device").is_none())
+            .unwrap_or_else(|| panic!("{component}"))
+            .clone()
+    };
+    // The estimator's KV at the new context meets the runner's 4608 MiB within its one-decimal rounding.
+    let kv = figure("kv");
+    assert_eq!(kv["verdict"], "within-rounding", "{kv}");
+    assert_eq!(kv["measured"]["bytes"], 4_831_838_208_i64);
+    let layers = figure("layers");
+    assert_eq!(
+        (
+            layers["predicted"]["bytes"].as_i64(),
+            layers["measured"]["bytes"].as_i64()
+        ),
+        (Some(37), Some(37))
+    );
+    // Ollama's replay scales its graph estimate, not the runner's compute buffers: named, not predicted.
+    assert_eq!(figure("compute")["verdict"], "not-modelled");
+}

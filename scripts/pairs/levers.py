@@ -4,8 +4,8 @@ docs/findings.md between its `<!-- levers:begin -->` and `<!-- levers:end -->` m
 
 A pair is two loads of one model and runtime whose settings differ; vramdiff replays the first with the second's
 settings and sets the prediction beside what the second measured (the report's `pairs[]`). The pairs read here:
-every lever of tests/data/oracle/levers.json (two real llama.cpp runs given together) and every bundled sample
-log with two or more loads of one model (sample-logs/).
+every lever of tests/data/oracle/levers.json (two real llama.cpp runs given together), every bundled sample
+log with two or more loads of one model (sample-logs/), and the bundled files that hold runs of one model (FILE_PAIRS).
 
     python3 scripts/pairs/levers.py target/debug/vramdiff
 
@@ -22,6 +22,9 @@ BEGIN, END = "<!-- levers:begin -->", "<!-- levers:end -->"
 # The levers `whatif` has; a lever with no real pair below is unverified.
 LEVERS = ["ctx", "parallel", "ubatch", "kv-type", "ngl"]
 # The runtimes whose loads the replay models (src/model/runtime.rs, `Runtime::name`).
+# Real runs of one model kept in two bundled files (sample-logs/README.md): read together.
+FILE_PAIRS = [["sample-logs/008-macos-metal-m1pro-granite-8b-128k-partial.log",
+               "sample-logs/201-macos-metal-m1pro-granite8b-full-mdquote.log"]]
 RUNTIMES = ["Ollama's estimator", "Ollama's engine", "Ollama with llama-server --fit", "llama.cpp", "vLLM", "SGLang"]
 
 
@@ -45,6 +48,7 @@ def main():
     for expect in sorted(Path("sample-logs").glob("*.expect.toml")):
         if any(line.strip() in (f"loads = {n}" for n in range(2, 100)) for line in expect.read_text().splitlines()):
             inputs.append([str(expect)[: -len(".expect.toml")]])
+    inputs += FILE_PAIRS
     rows = {}
     for logs in inputs:
         for pair in pairs_of(binary, *logs):
@@ -71,13 +75,17 @@ def main():
     for (settings, runtime, component), r in sorted(rows.items()):
         worst = "–" if r["worst"] is None else f"{r['worst']:+.1f} %"
         out.append(f"| {settings} | {runtime} | {component} | {r['pairs']} | {r['predicted']} | {r['within']} | {worst} |")
-    verified = {s for (settings, _, _) in rows for s in settings.split(", ")}
-    unverified = [lever for lever in LEVERS if lever not in verified]
-    predicted_on = {runtime for (_, runtime, _), r in rows.items() if r["predicted"] > 0}
+    verified = {(runtime, s) for (settings, runtime, _) in rows for s in settings.split(", ")}
+    predicted_on = sorted({runtime for (_, runtime, _), r in rows.items() if r["predicted"] > 0})
     no_pair = [runtime for runtime in RUNTIMES if runtime not in predicted_on]
-    out += ["", f"Pairs read: {len(inputs)} inputs (the oracle's levers and the bundled logs with two loads or more). "
-            + ("Levers without a real pair, whose prediction is unverified: "
-               + ", ".join(f"`{u}`" for u in unverified) + "." if unverified else "Every lever has a real pair.")
+    gaps = []
+    for runtime in predicted_on:
+        missing = [f"`{lever}`" for lever in LEVERS if (runtime, lever) not in verified]
+        if missing:
+            gaps.append(f"{runtime}: {', '.join(missing)}")
+    out += ["", f"Pairs read: {len(inputs)} inputs (the oracle's levers, the bundled logs with two loads or more, "
+            "and the bundled files of one model's runs). A lever changed in no real pair is unverified on that "
+            "runtime" + (": " + "; ".join(gaps) + "." if gaps else ": none.")
             + (" Runtimes without a real pair, whose every lever is unverified: " + ", ".join(no_pair) + "."
                if no_pair else ""),
             "", END]

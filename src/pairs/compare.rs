@@ -67,11 +67,13 @@ pub fn figures(from: &Concluded, to: &Concluded, diff: &SettingsDiff) -> Vec<Pai
     // The KV cache (with a recurrent state), in all.
     let (kv_before, kv_after) = common_sums(from, to, &[Part::Kv, Part::State]);
     let kv_effect = effects.iter().find(|e| e.figure == EffectFigure::KvCache);
+    // The replay scales the measured KV (llama.cpp) or the estimate's (Ollama's estimator): the range is that
+    // of the figure it started from.
+    let kv_estimate = from.reconciled.load.estimate.as_ref().and_then(|x| x.kv);
     let kv_predicted = match kv_effect {
-        Some(e) => predicted(
-            e,
-            kv_before.or(from.reconciled.load.estimate.as_ref().and_then(|x| x.kv)),
-        ),
+        Some(e) => predicted(e, kv_before)
+            .filter(|q| q.spread() > 0)
+            .or_else(|| predicted(e, kv_estimate)),
         None => kv_before,
     };
     out.push(figure(

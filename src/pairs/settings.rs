@@ -66,6 +66,7 @@ pub fn diff(from: &Concluded, to: &Concluded, from_number: usize) -> SettingsDif
         }
     }
     unmodelled_flags(a, b, &mut out);
+    gpus(from, to, &mut out);
     refuse(from, from_number, &mut out);
     let slots_changed = out.changes.ctx.is_some() || out.changes.parallel.is_some();
     if slots_changed && !from.reconciled.load.runtime.llama_cpp_places_layers() {
@@ -309,6 +310,33 @@ fn unmodelled_flags(a: &Settings, b: &Settings, out: &mut SettingsDiff) {
                 &[Moves::Weights, Moves::Compute],
             );
         }
+    }
+}
+
+/// The GPUs the loads name (`inference compute` lines, a device list): other cards are another machine or
+/// another GPU set, which no lever replays a load on.
+fn gpus(from: &Concluded, to: &Concluded, out: &mut SettingsDiff) {
+    let names = |c: &Concluded| {
+        let mut n: Vec<String> = c
+            .reconciled
+            .load
+            .gpus
+            .iter()
+            .filter_map(|g| g.name.clone())
+            .collect();
+        n.sort();
+        n
+    };
+    let (x, y) = (names(from), names(to));
+    if !x.is_empty() && !y.is_empty() && x != y {
+        not_modelled(
+            out,
+            "gpus",
+            x.join(" + "),
+            y.join(" + "),
+            "other cards: no lever replays a load on another GPU set",
+            ALL,
+        );
     }
 }
 

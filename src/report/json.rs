@@ -209,12 +209,17 @@ mod tests {
 
     /// The reference: the whole report as one `Value`.
     fn whole(analysis: &Analysis) -> Vec<u8> {
-        let value: Value = json!({
+        let mut value: Value = json!({
             "schema_version": SCHEMA_VERSION,
             "tool": {"name": "vramdiff", "version": env!("CARGO_PKG_VERSION")},
             "inputs": analysis.inputs,
             "loads": analysis.loads,
         });
+        // The pairs of loads, only when there is one (an addition to the contract).
+        let pairs = crate::pairs::find(&analysis.loads);
+        if !pairs.is_empty() {
+            value["pairs"] = json!(pairs);
+        }
         let mut out = serde_json::to_vec_pretty(&value).unwrap();
         out.push(b'\n');
         out
