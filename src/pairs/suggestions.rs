@@ -110,3 +110,35 @@ pub fn outcomes(
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::lever;
+
+    #[test]
+    fn a_suggestion_is_read_back_in_the_spellings_the_suggestions_write() {
+        // Settings as the reports in reports/ print them; `None`: no lever, never guessed.
+        let cases = [
+            ("-ub 256", Some(("ubatch", "256"))),
+            ("num_ctx=6912", Some(("ctx-per-slot", "6912"))),
+            ("--ctx-size 34816", Some(("ctx", "34816"))),
+            ("num_gpu=49", Some(("ngl", "49"))),
+            ("-np 1", Some(("parallel", "1"))),
+            ("OLLAMA_KV_CACHE_TYPE=q8_0", Some(("kv-type", "q8_0"))),
+            (
+                "--cache-type-k q8_0 --cache-type-v q8_0",
+                Some(("kv-type", "q8_0")),
+            ),
+            (
+                "num_ctx at 1/16 of this load's context (the log does not print it)",
+                None,
+            ),
+            ("CUDA_VISIBLE_DEVICES=0", None),
+            ("--cache-type-k q8_0 --cache-type-v f16", None),
+        ];
+        for (setting, want) in cases {
+            let want = want.map(|(name, value)| (name, value.to_string()));
+            assert_eq!(lever(setting), want, "{setting}");
+        }
+    }
+}
