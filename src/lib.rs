@@ -30,6 +30,7 @@ pub mod grammar;
 pub mod live;
 pub mod load;
 pub mod model;
+pub mod pairs;
 pub mod parse;
 pub mod pipeline;
 pub mod prefilter;

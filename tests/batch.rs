@@ -382,3 +382,41 @@ fn serving_loads_have_their_runtime_and_version_in_the_tables() {
         .count();
     assert_eq!(devices, 2);
 }
+
+#[test]
+fn the_scorecard_sets_each_pair_s_prediction_beside_its_measurement_and_gates_on_it() {
+    // Two real llama.cpp runs of one model pasted one after the other: the KV type changed (f16 → q8_0).
+    let dir = scratch("pairs");
+    let logs = root().join("tests/data/oracle/b11549/logs");
+    let mut paste = std::fs::read(logs.join("llama-gqa--ctx4096.log")).unwrap();
+    paste.extend(std::fs::read(logs.join("llama-gqa--kq8_0-vq8_0-faon.log")).unwrap());
+    let log = dir.join("kv-type-pair.log");
+    std::fs::write(&log, paste).unwrap();
+    let passed = run(&["batch", text(&log), "--max-error", "prediction=5"], b"");
+    assert_eq!(passed.status.code(), Some(0), "{}", stderr(&passed));
+    let summary = stdout(&passed);
+    assert!(
+        summary.contains("## Pairs of loads: predicted against measured"),
+        "{summary}"
+    );
+    // The KV predicted from the f16 run's 4.00 MiB at q8_0 meets the q8_0 run's 2.12 MiB within the rounding.
+    assert!(
+        summary.contains(
+            "| 1 → 2 | llama.cpp b0-unknown | kv-type f16 → q8\\_0 | kv | 2.1 MiB | 2.1 MiB |"
+        ),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("| llama.cpp | kv-type | kv | 1 | 1 | 1 | – |"),
+        "{summary}"
+    );
+    // The compute buffer, predicted unchanged, grew by 30 KiB (0.4 %): beyond the rounding, so a tight gate
+    // fails on it.
+    let failed = run(&["batch", text(&log), "--max-error", "prediction=0.1"], b"");
+    assert_eq!(failed.status.code(), Some(1), "{}", stderr(&failed));
+    assert!(
+        stderr(&failed).contains("loads 1 → 2 (kv-type f16 → q8_0): compute predicted -0.4 %"),
+        "{}",
+        stderr(&failed)
+    );
+}

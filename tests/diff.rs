@@ -25,6 +25,9 @@ pub struct DiffDoc {
     changed: usize,
     regressed: usize,
     loads: Vec<LoadDiff>,
+    /// The new run's loads paired with the old run's of one model whose settings differ (issue 53).
+    #[serde(default)]
+    pairs: Vec<crate::json_contract::LoadPair>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -370,6 +373,8 @@ fn a_changed_context_is_compared_with_the_change_named() {
     let doc = diff_json(OLD, edited.to_str().unwrap());
     assert_eq!((doc.matched, doc.only_old, doc.only_new), (1, 0, 0));
     assert_eq!(doc.loads[0].settings_changes, ["ctx 4096 → 8192"]);
+    // And the two loads are a pair: the old one replayed at the new context (issue 53).
+    assert_eq!(doc.pairs.len(), 1);
     assert!(doc.loads[0].changed && doc.loads[0].regressions.is_empty());
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -15,6 +15,73 @@ pub(crate) struct Report {
     tool: Tool,
     inputs: Vec<Input>,
     loads: Vec<Load>,
+    /// Pairs of loads of one model whose settings differ (issue 53); absent without one.
+    #[serde(default)]
+    pairs: Vec<LoadPair>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct LoadPair {
+    first: usize,
+    second: usize,
+    runtime: String,
+    #[serde(default)]
+    version: Option<String>,
+    model: PairModel,
+    changed: Vec<SettingChange>,
+    figures: Vec<PairFigure>,
+    #[serde(default)]
+    suggestions: Vec<SuggestionOutcome>,
+    #[serde(default)]
+    note: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PairModel {
+    by: String,
+    value: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SettingChange {
+    setting: String,
+    before: String,
+    after: String,
+    modelled: bool,
+    why: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PairFigure {
+    component: String,
+    #[serde(default)]
+    device: Option<String>,
+    #[serde(default)]
+    before: Option<Q>,
+    #[serde(default)]
+    predicted: Option<Q>,
+    #[serde(default)]
+    measured: Option<Q>,
+    #[serde(default)]
+    error: Option<i64>,
+    verdict: String,
+    levers: Vec<String>,
+    #[serde(default)]
+    not_modelled: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SuggestionOutcome {
+    setting: String,
+    effect: String,
+    #[serde(default)]
+    delivered: Option<bool>,
+    text: String,
 }
 
 #[derive(Deserialize)]
@@ -103,7 +170,7 @@ struct Warning {
     message: String,
 }
 
-#[derive(Deserialize, Clone, Copy)]
+#[derive(Debug, Deserialize, Clone, Copy)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Q {
     pub bytes: i64,

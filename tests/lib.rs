@@ -47,6 +47,7 @@ mod max_ctx_gguf;
 mod observed;
 mod oracle;
 mod oracle_levers;
+mod pairs;
 mod peer_vectors;
 mod projector_headroom;
 mod properties;

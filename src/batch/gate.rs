@@ -5,7 +5,12 @@ use super::ingest::FileResult;
 use super::rows::COMPONENTS;
 use crate::model::Severity;
 
-/// `graph=25`: the component's actual/estimated may differ from 1 by at most 25 %.
+/// `--max-error prediction=PCT`: a pair's prediction may miss what the second load measured by at most PCT %
+/// beyond the rounding of both.
+pub const PREDICTION: &str = "prediction";
+
+/// `graph=25`: the component's actual/estimated may differ from 1 by at most 25 %; `prediction=10`: a pair of
+/// loads' prediction may miss the measurement by at most 10 %.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MaxError {
     pub component: String,
@@ -18,7 +23,9 @@ impl std::str::FromStr for MaxError {
         let (component, percent) = s
             .split_once('=')
             .ok_or_else(|| format!("'{s}': expected COMPONENT=PCT, e.g. graph=25"))?;
-        let names: Vec<&str> = COMPONENTS.iter().map(|c| c.as_str()).collect();
+        let mut names: Vec<&str> = COMPONENTS.iter().map(|c| c.as_str()).collect();
+        // The error of a pair's prediction (`super::scorecard`), beyond the rounding.
+        names.push(PREDICTION);
         if !names.contains(&component) {
             return Err(format!(
                 "'{component}' is not a component ({})",
@@ -62,6 +69,16 @@ pub fn offenders(
                     f.code,
                     f.message
                 ));
+            }
+        }
+        for m in max_errors.iter().filter(|m| m.component == PREDICTION) {
+            for p in &r.pairs {
+                if let Some(error) = p.error_percent().filter(|e| e.abs() > m.percent) {
+                    out.push(format!(
+                        "{}:{}: loads {} → {} ({}): {} predicted {error:+.1} % off what was measured (limit {} %)",
+                        p.file, p.first_line, p.first, p.second, p.setting, p.component, m.percent
+                    ));
+                }
             }
         }
         for m in max_errors {

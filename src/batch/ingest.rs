@@ -22,6 +22,8 @@ pub struct FileResult {
     pub components: Vec<ComponentRecord>,
     /// Every finding of every load, with the load's number (1-based within the file).
     pub findings: Vec<(i64, Finding)>,
+    /// The pairs of loads among the file's loads (`super::scorecard`), one row per figure.
+    pub pairs: Vec<super::scorecard::PairRow>,
 }
 
 /// A file to read, with its shard key (see [`super::shard`]: its path relative to the folder or glob it came
@@ -113,6 +115,7 @@ fn analyze_file(path: &str, pipeline: &mut Pipeline) -> FileResult {
     };
     let mut result = FileResult {
         summary,
+        pairs: super::scorecard::rows(path, &loads),
         ..FileResult::default()
     };
     for (i, load) in loads.into_iter().enumerate() {

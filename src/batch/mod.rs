@@ -13,6 +13,7 @@ pub mod gate;
 pub mod ingest;
 pub mod junit;
 pub mod rows;
+pub mod scorecard;
 pub mod shard;
 pub mod summary;
 pub mod tables;
@@ -234,6 +235,8 @@ fn summarise(
             regressions.push(format!("{}: {}: {}", c.at, c.key, c.regressions.join("; ")));
         }
     }
+    let pairs: Vec<&scorecard::PairRow> = results.iter().flat_map(|r| &r.pairs).collect();
+    summary.push_str(&scorecard::render(&pairs));
     let mut offenders = gate::offenders(results, options.fail_on, &options.max_errors);
     if options.fail_on_regression {
         offenders.extend(regressions.iter().map(|r| format!("regression: {r}")));

@@ -160,6 +160,10 @@ pub struct Diff {
     pub changed: usize,
     /// Loads with a regression.
     pub regressed: usize,
+    /// The new run's loads paired with the old run's of one model whose settings differ (`crate::pairs`: the
+    /// old load replayed with the new one's settings, beside what the new one measured); two logs only.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pairs: Vec<crate::model::LoadPair>,
 }
 
 impl Diff {
@@ -191,6 +195,7 @@ pub fn diff(old_name: &str, new_name: &str, old: &[LoadFacts], new: &[LoadFacts]
         changed: loads.iter().filter(|l| l.changed).count(),
         regressed: loads.iter().filter(|l| !l.regressions.is_empty()).count(),
         loads,
+        pairs: Vec::new(),
     }
 }
 

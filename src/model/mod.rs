@@ -17,6 +17,7 @@ pub mod lifecycle;
 pub mod load;
 pub mod max_ctx;
 pub mod observed;
+pub mod pair;
 pub mod placement_trace;
 pub mod ps;
 pub mod quantity;
@@ -58,6 +59,9 @@ pub use load::{
 };
 pub use max_ctx::{MaxContext, MaxContextRow};
 pub use observed::{CaptureRef, GpuJoin, ObservedRow};
+pub use pair::{
+    LoadPair, ModelIdentity, PairFigure, PairVerdict, SettingChange, SuggestionOutcome,
+};
 pub use placement_trace::{FamilyTry, Margin, PlacementTrace, TraceStage, TraceStep};
 pub use ps::{gpu_buffers_of, CardFigure, OllamaPs};
 pub use quantity::{human, Ordering3, Quantity, GIB, KIB, MIB, TIB};

@@ -157,6 +157,14 @@ pub fn document(diff: &Diff) -> Document {
     for (i, l) in diff.loads.iter().enumerate() {
         load_blocks(&mut doc, i, l);
     }
+    // Loads numbered in their own run: the old run's first, the new run's second.
+    for block in super::pairs::blocks(
+        &diff.pairs,
+        super::Charts::Linked,
+        super::pairs::Numbering::TwoRuns,
+    ) {
+        doc.push(block);
+    }
     doc.push(Block::Verdict(verdict(diff)));
     doc
 }

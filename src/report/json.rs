@@ -85,7 +85,11 @@ fn render(analysis: &Analysis) -> serde_json::Result<Vec<u8>> {
     let mut whole = Vec::with_capacity(out.len() + 4096);
     report_until_loads(&mut whole, &analysis.inputs)?;
     whole.extend_from_slice(&out);
-    report_after_loads(&mut whole, !analysis.loads.is_empty())?;
+    report_after_loads(
+        &mut whole,
+        !analysis.loads.is_empty(),
+        &crate::pairs::find(&analysis.loads),
+    )?;
     Ok(whole)
 }
 
@@ -115,14 +119,23 @@ pub(super) fn load_element(
     super::json_sorted::write_sorted_pretty(out, load, 2)
 }
 
-/// The report's text after its loads (`any`: whether [`load_element`] wrote one).
-pub(super) fn report_after_loads(out: &mut Vec<u8>, any: bool) -> serde_json::Result<()> {
+/// The report's text after its loads (`any`: whether [`load_element`] wrote one): the pairs of loads when
+/// there are any (`crate::pairs`; the key is left out without one), the schema and the tool.
+pub(super) fn report_after_loads(
+    out: &mut Vec<u8>,
+    any: bool,
+    pairs: &[crate::model::LoadPair],
+) -> serde_json::Result<()> {
     if any {
         out.push(b'\n');
         indent(out, 1);
         out.push(b']');
     } else {
         out.extend_from_slice(b"[]");
+    }
+    if !pairs.is_empty() {
+        out.extend_from_slice(b",\n  \"pairs\": ");
+        pretty_array(out, pairs, 1)?;
     }
     let tool = json!({"name": "vramdiff", "version": env!("CARGO_PKG_VERSION")});
     out.extend_from_slice(
@@ -196,12 +209,17 @@ mod tests {
 
     /// The reference: the whole report as one `Value`.
     fn whole(analysis: &Analysis) -> Vec<u8> {
-        let value: Value = json!({
+        let mut value: Value = json!({
             "schema_version": SCHEMA_VERSION,
             "tool": {"name": "vramdiff", "version": env!("CARGO_PKG_VERSION")},
             "inputs": analysis.inputs,
             "loads": analysis.loads,
         });
+        // The pairs of loads, only when there is one (an addition to the contract).
+        let pairs = crate::pairs::find(&analysis.loads);
+        if !pairs.is_empty() {
+            value["pairs"] = json!(pairs);
+        }
         let mut out = serde_json::to_vec_pretty(&value).unwrap();
         out.push(b'\n');
         out

@@ -40,6 +40,8 @@ pub fn report(analysis: &Analysis, options: &ReportOptions, charts: Charts) -> D
         analysis.loads.len(),
         &analysis.inputs,
         loads_of,
+        &crate::pairs::find(&analysis.loads),
+        charts,
         options.show_unrecognized,
     );
     doc
@@ -52,17 +54,22 @@ pub fn head() -> Document {
     doc
 }
 
-/// The report's last blocks, after its `loads` loads: the inputs, each with the number of loads read from it
+/// The report's last blocks, after its `loads` loads: the pairs of loads (`crate::pairs`), the inputs, each with the number of loads read from it
 /// (`loads_of`, by path), so a report written load by load (`report::streamed`) keeps only those counts.
 pub fn tail(
     doc: &mut Document,
     loads: usize,
     inputs: &[InputSummary],
     loads_of: impl Fn(&str) -> usize,
+    pairs: &[crate::model::LoadPair],
+    charts: Charts,
     show_unrecognized: bool,
 ) {
     if loads == 0 {
         doc.push(Block::Paragraph("No model load found.".to_string()));
+    }
+    for block in super::pairs::blocks(pairs, charts, super::pairs::Numbering::OneReport) {
+        doc.push(block);
     }
     doc.push(Block::Inputs(input_items(
         inputs,

@@ -34,6 +34,8 @@ pub struct Streamed<'w> {
     loads: usize,
     loads_by_path: BTreeMap<String, usize>,
     worst: Option<Severity>,
+    /// The pairs of loads (`crate::pairs`), found as the loads come; written at the end.
+    pairer: crate::pairs::Pairer,
     /// The first write that failed; nothing is written after it.
     error: Option<io::Error>,
 }
@@ -68,6 +70,7 @@ impl<'w> Streamed<'w> {
             loads: 0,
             loads_by_path: BTreeMap::new(),
             worst: None,
+            pairer: crate::pairs::Pairer::default(),
             error: None,
         };
         if let Layout::Markup(markup) = &mut streamed.layout {
@@ -88,6 +91,9 @@ impl<'w> Streamed<'w> {
         self.worst = self
             .worst
             .max(load.findings.iter().map(|f| f.severity).max());
+        if !matches!(self.layout, Layout::JsonLines) {
+            self.pairer.push(load);
+        }
         if self.error.is_some() {
             return;
         }
@@ -117,6 +123,7 @@ impl<'w> Streamed<'w> {
 
     /// The end of the report (the inputs, read to their end), flushed; the first write error, if any.
     pub fn finish(mut self, inputs: &[InputSummary]) -> io::Result<()> {
+        let pairs = std::mem::take(&mut self.pairer).finish();
         if self.error.is_none() {
             let result = match &mut self.layout {
                 Layout::Markup(markup) => {
@@ -127,6 +134,8 @@ impl<'w> Streamed<'w> {
                         self.loads,
                         inputs,
                         |path| counts.get(path).copied().unwrap_or(0),
+                        &pairs,
+                        super::Charts::Linked,
                         self.show_unrecognized,
                     );
                     let mut text = String::new();
@@ -139,7 +148,7 @@ impl<'w> Streamed<'w> {
                     let mut head = Vec::new();
                     let mut tail = Vec::new();
                     json::report_until_loads(&mut head, inputs)
-                        .and_then(|()| json::report_after_loads(&mut tail, self.loads > 0))
+                        .and_then(|()| json::report_after_loads(&mut tail, self.loads > 0, &pairs))
                         .map_err(io::Error::other)
                         .and_then(|()| self.out.write_all(&head))
                         .and_then(|()| spool.copy_to(&mut *self.out))

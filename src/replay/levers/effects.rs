@@ -37,6 +37,19 @@ pub fn effects(
     ]);
     if !kv_levers.is_empty() {
         kv_cache(load, changes, llama_placed, estimate, kv_levers, &mut out);
+    } else if changes.ubatch.is_some() && llama_placed {
+        // A sliding-window cache holds `window + n_ubatch` cells a sequence, so the micro-batch alone moves
+        // it (tests/data/oracle/b11549: gemma3 at -ub 512 → 1024, 2.25 → 2.88 MiB); said only when it does.
+        let mut window = Vec::new();
+        kv_cache(
+            load,
+            changes,
+            llama_placed,
+            estimate,
+            vec!["ubatch".to_string()],
+            &mut window,
+        );
+        out.extend(window.into_iter().filter(|e| e.before != Some(e.after)));
     }
     let all = levers(&[
         ("ubatch", changes.ubatch.is_some()),

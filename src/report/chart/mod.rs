@@ -5,6 +5,7 @@
 mod components;
 mod devices;
 pub mod files;
+mod pair;
 
 pub mod style;
 
@@ -174,6 +175,23 @@ pub fn load_charts(load: &Concluded, number: usize) -> Result<Vec<Chart>, ChartE
         });
     }
     Ok(charts)
+}
+
+/// The chart of a pair of loads (`crate::pairs`), for the HTML report; `None` without a figure to draw.
+pub fn pair_chart(pair: &crate::model::LoadPair) -> Result<Option<Chart>, ChartError> {
+    if !pair::has_figures(pair) {
+        return Ok(None);
+    }
+    let title = format!(
+        "Loads {} → {}: predicted at the second load's settings vs measured",
+        pair.first, pair.second
+    );
+    let png = render(|root| pair::draw(root, &title, pair))?;
+    Ok(Some(Chart {
+        file_name: format!("pair-{}-{}.png", pair.first, pair.second),
+        title,
+        png,
+    }))
 }
 
 #[cfg(test)]

@@ -1,0 +1,200 @@
+//! The scorecard of the pairs of loads (issue 53, `crate::pairs`): every pair a file holds — two loads of one
+//! model and runtime whose settings differ — as rows of runtime and version, the settings changed, the
+//! component, what the replay of the first load predicted at the second's settings, what the second measured,
+//! and the error; then the error summed up by runtime, setting and component. A model CI that reloads with
+//! other settings sees at once when a runtime's allocator no longer does what the levers say, and
+//! `--max-error prediction=PCT` (`super::gate`) fails the run on it.
+
+use std::fmt::Write as _;
+
+use crate::model::{Concluded, PairVerdict};
+use crate::report::md_escape;
+
+/// One figure (every device's) of one pair.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PairRow {
+    pub file: String,
+    /// The loads' numbers in the file.
+    pub first: usize,
+    pub second: usize,
+    pub first_line: u64,
+    pub runtime: String,
+    pub version: Option<String>,
+    /// The settings changed, `ctx 4096 → 8192, flash attention on → off`.
+    pub setting: String,
+    /// The names of the settings changed, without their values (`ctx, batch`): what the summary groups by.
+    pub settings: String,
+    pub component: String,
+    pub predicted: Option<i64>,
+    pub measured: Option<i64>,
+    pub error: Option<i64>,
+    pub verdict: PairVerdict,
+}
+
+impl PairRow {
+    /// The error as a share of the measurement, in percent, when it is one beyond the rounding.
+    pub fn error_percent(&self) -> Option<f64> {
+        match self.verdict {
+            PairVerdict::Over | PairVerdict::Under => {}
+            PairVerdict::WithinRounding | PairVerdict::NotModelled | PairVerdict::NotMeasured => {
+                return None
+            }
+        }
+        let (e, m) = (self.error?, self.measured?);
+        (m > 0).then(|| e as f64 * 100.0 / m as f64)
+    }
+}
+
+/// The rows of the pairs among one file's loads.
+pub fn rows(path: &str, loads: &[Concluded]) -> Vec<PairRow> {
+    let mut out = Vec::new();
+    for pair in crate::pairs::find(loads) {
+        let setting = if pair.changed.is_empty() {
+            "not in the log".to_string()
+        } else {
+            pair.changed
+                .iter()
+                .map(|c| format!("{} {} → {}", c.setting, c.before, c.after))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let settings = if pair.changed.is_empty() {
+            "not in the log".to_string()
+        } else {
+            pair.changed
+                .iter()
+                .map(|c| c.setting.clone())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let first_line = loads
+            .get(pair.second.saturating_sub(1))
+            .map_or(0, |l| l.reconciled.load.source.first_line);
+        // Every device's figure: the one without a device, else a component's only device (a CPU-only
+        // load's compute buffer).
+        let every = pair.figures.iter().filter(|f| {
+            f.device.is_none()
+                || (!pair
+                    .figures
+                    .iter()
+                    .any(|g| g.device.is_none() && g.component == f.component)
+                    && pair
+                        .figures
+                        .iter()
+                        .filter(|g| g.component == f.component)
+                        .count()
+                        == 1)
+        });
+        for f in every {
+            out.push(PairRow {
+                file: path.to_string(),
+                first: pair.first,
+                second: pair.second,
+                first_line,
+                runtime: pair.runtime.clone(),
+                version: pair.version.clone(),
+                setting: setting.clone(),
+                settings: settings.clone(),
+                component: f.component.clone(),
+                predicted: f.predicted.map(|q| q.bytes),
+                measured: f.measured.map(|q| q.bytes),
+                error: f.error,
+                verdict: f.verdict,
+            });
+        }
+    }
+    out
+}
+
+fn size(component: &str, v: Option<i64>) -> String {
+    match v {
+        None => "–".to_string(),
+        Some(v) if component == "layers" => v.to_string(),
+        Some(v) => crate::model::human(v),
+    }
+}
+
+fn signed(component: &str, v: Option<i64>) -> String {
+    match v {
+        None => "–".to_string(),
+        Some(v) if component == "layers" => format!("{v:+}"),
+        Some(v) if v > 0 => format!("+{}", crate::model::human(v)),
+        Some(v) => crate::model::human(v),
+    }
+}
+
+/// The scorecard as Markdown: the table, then the summary by runtime, setting and component; empty without a
+/// pair.
+pub fn render(rows: &[&PairRow]) -> String {
+    let mut out = String::new();
+    if rows.is_empty() {
+        return out;
+    }
+    out.push_str(
+        "## Pairs of loads: predicted against measured\n\nTwo loads of one model and runtime whose settings \
+         differ: the first replayed with the second's settings, beside what the second measured (every \
+         device's figure).\n\n| file | loads | runtime | setting changed | component | predicted | measured | \
+         error | verdict |\n| :--- | :--- | :--- | :--- | :--- | ---: | ---: | ---: | :--- |\n",
+    );
+    for r in rows {
+        let runtime = match &r.version {
+            Some(v) => format!("{} {v}", r.runtime),
+            None => r.runtime.clone(),
+        };
+        let error = match r.error_percent() {
+            Some(p) => format!("{} ({p:+.1} %)", signed(&r.component, r.error)),
+            None => signed(&r.component, r.error),
+        };
+        let _ = writeln!(
+            out,
+            "| `{}` | {} → {} | {} | {} | {} | {} | {} | {} | {} |",
+            r.file.replace('`', "'"),
+            r.first,
+            r.second,
+            md_escape(&runtime),
+            md_escape(&r.setting),
+            r.component,
+            size(&r.component, r.predicted),
+            size(&r.component, r.measured),
+            error,
+            r.verdict.as_str()
+        );
+    }
+    out.push_str(
+        "\n### Prediction error by runtime, setting and component\n\n`within` counts the predictions inside \
+         the rounding of both loads; `worst` is the largest error beyond it, as a share of the measurement.\n\n\
+         | runtime | setting changed | component | figures | predicted | within | worst |\n\
+         | :--- | :--- | :--- | ---: | ---: | ---: | ---: |\n",
+    );
+    let mut groups: Vec<(String, String, String)> = rows
+        .iter()
+        .map(|r| (r.runtime.clone(), r.settings.clone(), r.component.clone()))
+        .collect();
+    groups.sort();
+    groups.dedup();
+    for (runtime, setting, component) in groups {
+        let of: Vec<&&PairRow> = rows
+            .iter()
+            .filter(|r| r.runtime == runtime && r.settings == setting && r.component == component)
+            .collect();
+        let predicted = of.iter().filter(|r| r.predicted.is_some()).count();
+        let within = of
+            .iter()
+            .filter(|r| r.verdict == PairVerdict::WithinRounding)
+            .count();
+        let worst = of
+            .iter()
+            .filter_map(|r| r.error_percent())
+            .max_by(|a, b| a.abs().total_cmp(&b.abs()));
+        let _ = writeln!(
+            out,
+            "| {} | {} | {component} | {} | {predicted} | {within} | {} |",
+            md_escape(&runtime),
+            md_escape(&setting),
+            of.len(),
+            worst.map_or("–".to_string(), |w| format!("{w:+.1} %"))
+        );
+    }
+    out.push('\n');
+    out
+}

@@ -1,0 +1,123 @@
+//! Advice checked against the next load (issue 53): two loads of one model on one runtime whose settings
+//! differ are a measured `whatif`. The first is replayed with exactly the second's settings (the levers of
+//! `src/replay/levers/`), and the prediction is set beside what the second load measured, per component and
+//! per device, with the rounding of both ([`compare`]); a changed setting no lever models is named, never
+//! ignored ([`settings`]); a suggestion of the first load that is the change the user made is said to have
+//! delivered or not ([`suggestions`]).
+//!
+//! A load is paired with the previous load of the same model ([`identity`]) and runtime in the report's order:
+//! a log's loads, the files of one run given together, two runs pasted one after the other. [`Pairer`] keeps
+//! only the last load of each model, so the report written load by load (`report::streamed`) finds the same
+//! pairs as the report of the whole analysis.
+
+pub mod compare;
+pub mod identity;
+pub mod settings;
+pub mod suggestions;
+
+use crate::model::{Concluded, LoadPair, ModelIdentity, Runtime};
+
+/// The pairs of a stream of loads, fed one at a time.
+#[derive(Default)]
+pub struct Pairer {
+    /// The last load of each model and runtime, with its number.
+    last: Vec<((Runtime, ModelIdentity), usize, Concluded)>,
+    loads: usize,
+    pairs: Vec<LoadPair>,
+}
+
+impl Pairer {
+    /// The next load of the report (numbered from 1 in the order fed).
+    pub fn push(&mut self, load: &Concluded) {
+        self.loads += 1;
+        let number = self.loads;
+        let Some(key) = identity::identity(load) else {
+            return;
+        };
+        match self.last.iter_mut().find(|(k, _, _)| *k == key) {
+            Some(entry) => {
+                if let Some(pair) = pair(&entry.2, entry.1, load, number, &key.1) {
+                    self.pairs.push(pair);
+                }
+                entry.1 = number;
+                entry.2 = load.clone();
+            }
+            None => self.last.push((key, number, load.clone())),
+        }
+    }
+
+    /// The pairs found, in the order of their second loads.
+    pub fn finish(self) -> Vec<LoadPair> {
+        self.pairs
+    }
+}
+
+/// The pairs among `loads`, in the report's order.
+pub fn find(loads: &[Concluded]) -> Vec<LoadPair> {
+    let mut pairer = Pairer::default();
+    for load in loads {
+        pairer.push(load);
+    }
+    pairer.finish()
+}
+
+/// The pairs of two runs (`vramdiff diff OLD NEW`): each load of `new` with the last load of `old` of one
+/// model before it — the old run's last such load for the first, the new run's previous one after that — and
+/// only pairs that cross from `old` to `new`. `first` numbers the old run's load, `second` the new run's.
+pub fn across(old: &[Concluded], new: &[Concluded]) -> Vec<LoadPair> {
+    let mut pairer = Pairer::default();
+    for load in old.iter().chain(new) {
+        pairer.push(load);
+    }
+    pairer
+        .finish()
+        .into_iter()
+        .filter(|p| p.first <= old.len() && p.second > old.len())
+        .map(|mut p| {
+            p.second -= old.len();
+            p
+        })
+        .collect()
+}
+
+/// The pair `from` → `to`; `None` when the two logged the same settings (a reload, not a change).
+fn pair(
+    from: &Concluded,
+    first: usize,
+    to: &Concluded,
+    second: usize,
+    model: &ModelIdentity,
+) -> Option<LoadPair> {
+    let diff = settings::diff(from, to, first);
+    if diff.changed.is_empty() && !diff.none_logged {
+        return None;
+    }
+    let runtime = to.reconciled.load.runtime;
+    let note = if diff.none_logged {
+        Some("neither load's settings are in the log: nothing to replay, the figures are set side by side".to_string())
+    } else if !settings::replayed(runtime) {
+        Some(format!(
+            "{}'s settings are not replayed yet: the figures are set side by side",
+            runtime.name()
+        ))
+    } else {
+        None
+    };
+    let figures = compare::figures(from, to, &diff);
+    let suggestions = suggestions::outcomes(from, &diff, &figures);
+    let l = &to.reconciled.load;
+    Some(LoadPair {
+        first,
+        second,
+        runtime: runtime.name().to_string(),
+        version: l
+            .llama_cpp_build
+            .clone()
+            .or_else(|| l.ollama_version.clone()),
+        model: model.clone(),
+        changed: diff.changed,
+        figures,
+        suggestions,
+        note,
+    })
+}

@@ -1,0 +1,267 @@
+//! Pairs of loads (issue 53): two loads of one model and runtime whose settings differ, the first replayed
+//! with the second's settings, and the prediction set beside what the second measured.
+//!
+//! - every lever's pair in the oracle suite (`tests/data/oracle/levers.json`: two real llama.cpp runs that
+//!   differ in one setting) is found from the two logs alone, the setting read from them is the lever the
+//!   suite names, and the prediction meets the second run as `whatif` does (KV within the printed rounding,
+//!   the compute buffers within 5 %);
+//! - the real pair of `sample-logs/1256-…` (flash attention on → off) names flash attention as not modelled
+//!   beside the compute buffer it moved, and checks the weights and KV it did not move;
+//! - the loads of `sample-logs/703-…` (one model's buffers at three contexts, no settings printed) are paired
+//!   by their weights, and nothing is predicted.
+
+use serde_json::Value;
+
+use crate::util::{root, run, stdout};
+
+fn json(args: &[&str]) -> Value {
+    let out = run(args, b"");
+    assert!(
+        out.status.success() || out.status.code() == Some(1),
+        "vramdiff {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_str(&stdout(&out)).unwrap_or_else(|e| panic!("{args:?}: JSON: {e}"))
+}
+
+fn lever_setting(flag: &str) -> &'static str {
+    match flag {
+        "--ctx" => "ctx",
+        "--parallel" => "parallel",
+        "--ubatch" => "ubatch",
+        "--kv-type" => "kv-type",
+        "--ngl" => "ngl",
+        other => panic!("levers.json: no lever {other}"),
+    }
+}
+
+/// The half-width of llama.cpp's `%.2f MiB`.
+const HALF_CENT_MIB: i64 = 5243;
+
+#[test]
+fn pairs_every_oracle_lever_and_meets_the_second_run() {
+    let levers: Value = serde_json::from_slice(
+        &std::fs::read(root().join("tests/data/oracle/levers.json")).expect("levers.json"),
+    )
+    .expect("levers.json is JSON");
+    let log = |run: &str| format!("tests/data/oracle/b11549/logs/{run}.log");
+    let mut checked = 0;
+    for lever in levers["levers"].as_array().expect("levers[]") {
+        let (from, to) = (
+            lever["from"].as_str().unwrap(),
+            lever["to"].as_str().unwrap(),
+        );
+        let figure = lever["figure"].as_str().unwrap();
+        let flag = lever["args"][0].as_str().unwrap();
+        let report = json(&[&log(from), &log(to), "--format", "json"]);
+        let pairs = report["pairs"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{from} → {to}: a pair"));
+        assert_eq!(pairs.len(), 1, "{from} → {to}: one pair");
+        let pair = &pairs[0];
+        assert_eq!(
+            (pair["first"].as_u64(), pair["second"].as_u64()),
+            (Some(1), Some(2))
+        );
+        let setting = lever_setting(flag);
+        assert!(
+            pair["changed"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|c| c["setting"] == setting && c["modelled"] == true),
+            "{from} → {to}: {setting} read as a modelled change: {}",
+            pair["changed"]
+        );
+        let figures = pair["figures"].as_array().unwrap();
+        let buffers = |kind: &str| {
+            report["loads"][1]["actual"]["buffers"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|b| b["kind"] == kind)
+                .count() as i64
+        };
+        match figure {
+            "kv-cache" => {
+                let kv = figures
+                    .iter()
+                    .find(|f| f["component"] == "kv" && f.get("device").is_none())
+                    .unwrap_or_else(|| panic!("{from} → {to}: the KV figure"));
+                let error = kv["error"].as_i64().expect("an error");
+                assert!(
+                    error.abs() <= 2 * HALF_CENT_MIB * buffers("kv"),
+                    "{from} → {to}: KV off by {error} B: {kv}"
+                );
+                assert_eq!(kv["verdict"], "within-rounding", "{from} → {to}: {kv}");
+            }
+            "compute-buffer" => {
+                let compute: Vec<&Value> = figures
+                    .iter()
+                    .filter(|f| f["component"] == "compute" && f.get("device").is_some())
+                    .collect();
+                assert!(!compute.is_empty(), "{from} → {to}: compute figures");
+                for f in compute {
+                    let (p, m) = (
+                        f["predicted"]["bytes"].as_i64().expect("predicted"),
+                        f["measured"]["bytes"].as_i64().expect("measured"),
+                    );
+                    assert!(
+                        (p - m).abs() * 20 <= m,
+                        "{from} → {to}: compute predicted {p} B, measured {m} B"
+                    );
+                }
+            }
+            other => panic!("levers.json: no figure {other}"),
+        }
+        checked += 1;
+    }
+    assert!(checked >= 10, "{checked} levers");
+}
+
+#[test]
+fn the_flash_attention_pair_names_what_it_cannot_model() {
+    let report = json(&[
+        "sample-logs/1256-llama-cli-vulkan-rtx5090-gpt-oss-20b-c16384-fa1-vs-fa0-memory-breakdown.log",
+        "--format",
+        "json",
+    ]);
+    let pair = &report["pairs"][0];
+    assert_eq!(pair["model"]["value"], "gpt-oss-20b-mxfp4.gguf");
+    let changed = pair["changed"].as_array().unwrap();
+    assert_eq!(changed.len(), 1, "{changed:?}");
+    assert_eq!(changed[0]["setting"], "flash attention");
+    assert_eq!(changed[0]["modelled"], false);
+    let figures = pair["figures"].as_array().unwrap();
+    let find = |component: &str, device: Option<&str>| {
+        figures
+            .iter()
+            .find(|f| f["component"] == component && f["device"].as_str() == device)
+            .unwrap_or_else(|| panic!("{component} {device:?}"))
+    };
+    let compute = find("compute", Some("Vulkan0"));
+    assert_eq!(compute["verdict"], "not-modelled");
+    assert!(compute.get("predicted").is_none());
+    // The table's whole MiB: 2210 measured after 398.
+    assert_eq!(compute["measured"]["bytes"], 2210_i64 << 20);
+    assert_eq!(compute["before"]["bytes"], 398_i64 << 20);
+    for (component, mib) in [("weights", 10949_i64), ("kv", 402)] {
+        let f = find(component, None);
+        assert_eq!(f["verdict"], "within-rounding", "{f}");
+        assert_eq!(f["measured"]["bytes"], mib << 20);
+        assert_eq!(f["predicted"]["bytes"], mib << 20);
+    }
+}
+
+#[test]
+fn loads_without_settings_pair_by_their_weights_and_predict_nothing() {
+    let report = json(&[
+        "sample-logs/703-md-ollama-03213-deepseek-coder-v2-3loads-buffer-grep.log",
+        "--format",
+        "json",
+    ]);
+    let pairs = report["pairs"].as_array().expect("pairs");
+    assert_eq!(pairs.len(), 2);
+    for pair in pairs {
+        assert_eq!(pair["model"]["by"], "weights");
+        assert!(pair["changed"].as_array().unwrap().is_empty());
+        assert!(pair["figures"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|f| f["verdict"] == "not-modelled" && f.get("predicted").is_none()));
+    }
+    // 540.00 → 1080.00 → 2160.00 MiB of KV, as printed.
+    let kv: Vec<i64> = pairs
+        .iter()
+        .flat_map(|p| {
+            let f = p["figures"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|f| f["component"] == "kv")
+                .unwrap()
+                .clone();
+            [
+                f["before"]["bytes"].as_i64().unwrap(),
+                f["measured"]["bytes"].as_i64().unwrap(),
+            ]
+        })
+        .collect();
+    assert_eq!(kv, vec![540_i64 << 20, 1080 << 20, 1080 << 20, 2160 << 20]);
+}
+
+#[test]
+fn diff_pairs_the_old_run_s_load_with_the_new_run_s() {
+    // Two real llama.cpp runs of one model, -ub 512 then -ub 128: the compute buffer predicted from the first.
+    let report = json(&[
+        "diff",
+        "tests/data/oracle/b11549/logs/llama-gqa--ctx4096.log",
+        "tests/data/oracle/b11549/logs/llama-gqa--ub128.log",
+        "--format",
+        "json",
+    ]);
+    let pairs = report["pairs"].as_array().expect("pairs");
+    assert_eq!(pairs.len(), 1);
+    let pair = &pairs[0];
+    assert_eq!(
+        (pair["first"].as_u64(), pair["second"].as_u64()),
+        (Some(1), Some(1))
+    );
+    assert_eq!(pair["changed"][0]["setting"], "ubatch");
+    assert_eq!(pair["changed"][0]["after"], "128");
+    let compute = pair["figures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["component"] == "compute")
+        .expect("the compute buffer");
+    assert_eq!(compute["verdict"], "within-rounding", "{compute}");
+}
+
+#[test]
+fn two_ollama_runs_of_one_model_given_together_are_a_pair() {
+    // sample-logs/008-… and 201-…: granite 8b on one M1 Pro (one blob), Ollama's estimator, at num_ctx 128000
+    // (20 layers on the GPU) then 32768 with 4 slots (37 layers).
+    let report = json(&[
+        "sample-logs/008-macos-metal-m1pro-granite-8b-128k-partial.log",
+        "sample-logs/201-macos-metal-m1pro-granite8b-full-mdquote.log",
+        "--format",
+        "json",
+    ]);
+    let pairs = report["pairs"].as_array().expect("pairs");
+    assert_eq!(pairs.len(), 1);
+    let pair = &pairs[0];
+    assert_eq!(pair["model"]["by"], "digest");
+    assert_eq!(pair["runtime"], "Ollama's estimator");
+    let changed: Vec<&str> = pair["changed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["setting"].as_str().unwrap())
+        .collect();
+    assert_eq!(changed, ["ctx", "parallel", "ngl"]);
+    let figure = |component: &str| {
+        pair["figures"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["component"] == component && f.get("device").is_none())
+            .unwrap_or_else(|| panic!("{component}"))
+            .clone()
+    };
+    // The estimator's KV at the new context meets the runner's 4608 MiB within its one-decimal rounding.
+    let kv = figure("kv");
+    assert_eq!(kv["verdict"], "within-rounding", "{kv}");
+    assert_eq!(kv["measured"]["bytes"], 4_831_838_208_i64);
+    let layers = figure("layers");
+    assert_eq!(
+        (
+            layers["predicted"]["bytes"].as_i64(),
+            layers["measured"]["bytes"].as_i64()
+        ),
+        (Some(37), Some(37))
+    );
+    // Ollama's replay scales its graph estimate, not the runner's compute buffers: named, not predicted.
+    assert_eq!(figure("compute")["verdict"], "not-modelled");
+}
