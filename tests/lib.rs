@@ -46,6 +46,8 @@ mod max_ctx_gguf;
 mod observed;
 mod oracle;
 mod oracle_levers;
+mod paste_invariance;
+mod paste_transforms;
 mod peer_vectors;
 mod projector_headroom;
 mod properties;

@@ -17,6 +17,7 @@
 //! ([`Framed::Process`], whenever it changes), and never joins the lines of two processes, so the stages
 //! after it keep one load per child, never one child's buffers in another's load.
 
+pub mod envelope;
 pub mod join;
 pub mod prefix;
 pub mod read;
@@ -50,6 +51,12 @@ pub struct Framer {
     /// prefix was seen in this input; `routed` says one was.
     process: Option<String>,
     routed: bool,
+    /// The held record's last piece was partial (a container runtime's `P` line, a `json-file` piece without
+    /// its `\n`): the next piece is glued onto it as it is.
+    glue: bool,
+    /// The held record is no slog record (nothing joins onto it by the re-wrap rules): it is held only as
+    /// the first piece of a possible hard wrap, which needs the evidence of [`join::plain_wrap`].
+    plain: bool,
 }
 
 /// What the framer hands out, in input order.
@@ -110,8 +117,30 @@ impl Framer {
             Ok(valid) => std::borrow::Cow::Borrowed(valid),
             Err(_) => String::from_utf8_lossy(bytes),
         };
+        // Docker's json-file envelope changes the line itself (its escapes): opened first (see [`envelope`]).
+        let (text, json_markup, json_partial) = match envelope::open(&text) {
+            Some((opened, markup, partial)) => {
+                (std::borrow::Cow::Owned(opened), Some(markup), partial)
+            }
+            None => (text, None, false),
+        };
         let text = prefix::strip_ansi(&text);
         let (mut line, stripped) = prefix::strip_prefixes(&text);
+        let partial = json_partial || stripped.partial;
+        if std::mem::take(&mut self.glue) && self.has_pending {
+            if let Some(start) = json_markup.or(stripped.envelope_end) {
+                // The rest of a partial line: its text as the runtime stored it, nothing else stripped.
+                self.pending.push_str(&text[start.min(text.len())..]);
+                self.joined_lines += 1;
+                self.wrap = Wrap::No;
+                self.glue = partial;
+                if !partial && !join::can_be_continued(&self.pending) {
+                    self.has_pending = false;
+                    emit(Framed::Line(self.pending_line, &self.pending));
+                }
+                return;
+            }
+        }
         if let Some(name) = stripped.file {
             self.grep = true;
             if self.file.as_deref() != Some(name) {
@@ -142,6 +171,19 @@ impl Framer {
                 emit(Framed::Line(self.pending_line, &self.pending));
             }
             self.wrap = Wrap::No;
+            if partial {
+                self.hold(number, &prefix::rank_tag(rank, line));
+                return;
+            }
+            if self.terminal_wide(&text) {
+                // Held as the first piece of a possible hard wrap; its width is the line as printed (the
+                // rank tag replaced the prefix).
+                self.hold(number, &prefix::rank_tag(rank, line));
+                self.glue = false;
+                self.plain = true;
+                self.wrap = Wrap::Width(text.chars().count());
+                return;
+            }
             emit(Framed::Line(number, &prefix::rank_tag(rank, line)));
             return;
         }
@@ -197,7 +239,14 @@ impl Framer {
                 self.start_file(number, name, &mut emit);
             }
         }
-        if join::can_be_continued(line) {
+        if partial {
+            // The line goes on in the next piece: held, whatever it is.
+            self.hold(number, line);
+            self.wrap = Wrap::No;
+        } else if join::can_be_continued(line) || self.terminal_wide(&text) {
+            // A slog record, which later lines may continue; or any other line as wide as a terminal, the
+            // first piece of a hard wrap, perhaps, held only for that (`plain`).
+            self.plain = !join::can_be_continued(line);
             self.pending.clear();
             self.pending.push_str(line);
             self.pending_line = number;
@@ -221,6 +270,45 @@ impl Framer {
         }
     }
 
+    /// True when the physical line `text` is exactly as wide as a terminal ([`join::TERMINAL_WIDTHS`]) or as
+    /// this input's known wrap width: a line that is no slog record is held for a hard wrap only then.
+    fn terminal_wide(&self, text: &str) -> bool {
+        if text.len() < join::MIN_WRAP_WIDTH {
+            return false;
+        }
+        let chars = if text.is_ascii() {
+            text.len()
+        } else {
+            text.chars().count()
+        };
+        join::TERMINAL_WIDTHS.contains(&chars) || chars == self.wrap_width
+    }
+
+    /// True when the framer, quiet ([`Framer::is_quiet`]), may hold the physical line `bytes` for a hard
+    /// wrap ([`Framer::terminal_wide`], the known width being none when quiet): as many bytes as a
+    /// terminal's width, or more, up to four per character, with a byte past ASCII. A line for which this is
+    /// false is handed out at once if it holds no literal, so the skim may skip it (`super::read`).
+    pub fn holds_for_wrap(bytes: &[u8]) -> bool {
+        let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
+        let n = bytes.len();
+        if join::TERMINAL_WIDTHS.contains(&n) {
+            return true;
+        }
+        n > join::TERMINAL_WIDTHS[0]
+            && n <= 4 * join::TERMINAL_WIDTHS[join::TERMINAL_WIDTHS.len() - 1]
+            && !bytes.is_ascii()
+    }
+
+    /// Hold `line` (physical line `number`) as a partial line whose next piece is glued on.
+    fn hold(&mut self, number: u64, line: &str) {
+        self.plain = false;
+        self.pending.clear();
+        self.pending.push_str(line);
+        self.pending_line = number;
+        self.has_pending = true;
+        self.glue = true;
+    }
+
     /// When `raw` (whose stripped form is `line`) is the next piece of the pending record's hard wrap:
     /// `Some(true)` if it is as wide as the others (more may follow), `Some(false)` if it is the last.
     fn hard_wrap(&mut self, raw: &str, line: &str) -> Option<bool> {
@@ -230,7 +318,16 @@ impl Framer {
         // What the line is, first: the usual next record is rejected here, before anything is measured.
         let blanks = raw.len() - raw.trim_start_matches([' ', '\t']).len();
         let prefixed = line.len() + blanks < raw.len();
-        let open = join::wrap_piece(&self.pending, raw, line, prefixed)?;
+        let piece = if self.plain {
+            join::plain_piece(&self.pending, raw, line, prefixed)
+        } else {
+            join::PlainPiece::Yes
+        };
+        let open = match piece {
+            join::PlainPiece::No => return None,
+            _ if self.plain => false,
+            _ => join::wrap_piece(&self.pending, raw, line, prefixed)?,
+        };
         let width = match self.wrap {
             Wrap::No => return None,
             Wrap::Width(width) => width,
@@ -248,7 +345,15 @@ impl Framer {
             raw.chars().count()
         };
         let known = self.wrap_width == width;
-        if !join::hard_wrap(&self.pending, width, known, raw, raw_chars, open) {
+        if piece == join::PlainPiece::IfWidthKnown && !known {
+            return None;
+        }
+        let wrapped = if self.plain {
+            join::plain_wrap(&self.pending, width, known, raw, raw_chars)
+        } else {
+            join::hard_wrap(&self.pending, width, known, raw, raw_chars, open)
+        };
+        if !wrapped {
             return None;
         }
         self.wrap_width = width;
@@ -294,6 +399,7 @@ impl Framer {
             emit(self.pending_line, &self.pending);
         }
         self.has_pending = false;
+        self.glue = false;
         self.wrap = Wrap::No;
         self.pending.clear();
     }
