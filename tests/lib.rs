@@ -61,4 +61,5 @@ mod skim;
 mod smi;
 mod spills;
 mod streamed_report;
+mod unread_lines;
 mod whatif_levers;
