@@ -408,18 +408,33 @@ fn trim_trailing(text: &str, _seed: u64) -> String {
         .collect()
 }
 
-/// A terminal (or `fold -w`) `width` columns wide: every longer line cut every `width` characters.
+/// A terminal `width` columns wide: every longer line cut every `width` characters. A raw escape sequence
+/// (a colour) takes no column and is never cut, as on a terminal.
 pub fn hard_wrap(text: &str, width: usize) -> String {
     let mut out = String::with_capacity(text.len() + text.len() / width * 2);
     for line in lines(text) {
-        let chars: Vec<char> = line.chars().collect();
-        if chars.is_empty() {
-            out.push('\n');
+        let mut columns = 0;
+        let mut chars = line.chars();
+        while let Some(c) = chars.next() {
+            if c == '\x1b' {
+                // `ESC [ … letter`: copied whole, in no column.
+                out.push(c);
+                for e in chars.by_ref() {
+                    out.push(e);
+                    if e.is_ascii_alphabetic() {
+                        break;
+                    }
+                }
+                continue;
+            }
+            if columns == width {
+                out.push('\n');
+                columns = 0;
+            }
+            out.push(c);
+            columns += 1;
         }
-        for piece in chars.chunks(width) {
-            out.extend(piece);
-            out.push('\n');
-        }
+        out.push('\n');
     }
     out
 }

@@ -331,13 +331,14 @@ pub fn plain_wrap(
 
 /// Whether the physical line `raw` (`line` once stripped, `prefixed` if a collector prefix was stripped from
 /// it) can be the next piece of a terminal hard wrap of `previous`, a record that is no slog record (see
-/// [`PlainPiece`]): not a prefixed line (only a slog value begins like a prefix, see [`wrap_piece`]), no line
+/// [`PlainPiece`]): not a prefixed line (only a slog value or a table's cell begins like a prefix, see
+/// [`wrap_piece`] and [`table_cut`]), no line
 /// that begins as `previous` does, and no record start, unless the record start is what a cut left: the
 /// rest of a table's row or border ([`table_cut`]), or a word and a colon (no function name: those hold `_`)
 /// cut at the space before it (` ID: GPU-…` after `… VMM: yes,`; `memory: 6.87 GiB` after `… Available KV
 /// cache `) or, where this input already wrapped at the width, inside it (`locks: 6241` after `… # CPU b`).
 pub fn plain_piece(previous: &str, raw: &str, line: &str, prefixed: bool) -> PlainPiece {
-    if raw.is_empty() || prefixed {
+    if raw.is_empty() || prefixed && !table_cut(previous, raw) {
         return PlainPiece::No;
     }
     // A line that begins as the record did is the record printed again (a progress line, a repeated
@@ -347,6 +348,15 @@ pub fn plain_piece(previous: &str, raw: &str, line: &str, prefixed: bool) -> Pla
         return PlainPiece::No;
     }
     if !is_record_start(line) || table_cut(previous, raw) {
+        return PlainPiece::Yes;
+    }
+    if !previous.is_empty()
+        && previous
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.')
+    {
+        // A collector's prefix left room for a word only, cut inside a function name (`llama_kv_cach` /
+        // `e_unified: …`): a lone fragment is no record.
         return PlainPiece::Yes;
     }
     let word = line.split_once(": ").map_or(line, |(head, _)| head);
@@ -376,8 +386,8 @@ pub enum PlainPiece {
 
 /// True when `raw` is the rest of the table row or border that `previous` cut: a border's rest after a
 /// border without its closing corner (`+-----` / `-----+`, `|=====` / `=====|`), or, after a row not closed yet (it holds a `|` but
-/// does not end in one: nvidia-smi's rows, llama.cpp's `memory_breakdown_print` rows), a piece that starts
-/// or ends with `|` (`|  7807 = 7627 + … |`, `   |`).
+/// does not end in one: nvidia-smi's rows, llama.cpp's `memory_breakdown_print` rows), a piece with a `|`
+/// (`|  7807 = 7627 + … |`, `   |`, `REPACK         |   1404 = …`, which reads like a compose prefix).
 pub fn table_cut(previous: &str, raw: &str) -> bool {
     let border =
         |s: &str| !s.is_empty() && s.bytes().all(|b| matches!(b, b'-' | b'=' | b'+' | b'|'));
@@ -390,7 +400,7 @@ pub fn table_cut(previous: &str, raw: &str) -> bool {
     previous.contains('|')
         && !border(previous.trim_start())
         && !previous.ends_with(['|', '+'])
-        && (piece.starts_with('|') || piece.ends_with('|'))
+        && piece.contains('|')
 }
 
 /// True when `raw`, after a line as wide as a terminal, reads as the rest of that line: it has a letter or

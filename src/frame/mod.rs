@@ -26,6 +26,10 @@ pub mod source_file;
 
 use join::Continuation;
 
+/// The longest markup a paste puts before each line that the skim allows for ([`Framer::holds_for_wrap`]):
+/// `  1234 | `, `> > `.
+const MAX_MARKUP: usize = 9;
+
 /// A logical line bigger than this is not extended further by joining.
 const MAX_JOINED_BYTES: usize = 1 << 20;
 
@@ -117,15 +121,22 @@ impl Framer {
             Ok(valid) => std::borrow::Cow::Borrowed(valid),
             Err(_) => String::from_utf8_lossy(bytes),
         };
-        // Docker's json-file envelope changes the line itself (its escapes): opened first (see [`envelope`]).
+        let text = prefix::strip_ansi(&text);
+        // Docker's json-file envelope changes the line itself (its escapes): opened before any prefix is
+        // stripped (see [`envelope`]), and the colours its text held removed after.
         let (text, json_markup, json_partial) = match envelope::open(&text) {
             Some((opened, markup, partial)) => {
+                let opened = match prefix::strip_ansi(&opened) {
+                    std::borrow::Cow::Owned(plain) => plain,
+                    std::borrow::Cow::Borrowed(_) => opened,
+                };
                 (std::borrow::Cow::Owned(opened), Some(markup), partial)
             }
             None => (text, None, false),
         };
-        let text = prefix::strip_ansi(&text);
         let (mut line, stripped) = prefix::strip_prefixes(&text);
+        // The line as the terminal printed it: a paste's markup came after any wrap (see `Stripped::markup`).
+        let printed = &text[stripped.markup..];
         let partial = json_partial || stripped.partial;
         if std::mem::take(&mut self.glue) && self.has_pending {
             if let Some(start) = json_markup.or(stripped.envelope_end) {
@@ -157,8 +168,8 @@ impl Framer {
             self.start_process(number, stripped.pid, &mut emit);
         }
         if self.wrap_width > 0
-            && text.len() > self.wrap_width
-            && text.chars().count() > self.wrap_width
+            && printed.len() > self.wrap_width
+            && printed.chars().count() > self.wrap_width
         {
             // A terminal never prints a line longer than its width: this input is not wrapped there.
             self.wrap_width = 0;
@@ -175,13 +186,13 @@ impl Framer {
                 self.hold(number, &prefix::rank_tag(rank, line));
                 return;
             }
-            if self.terminal_wide(&text) {
+            if self.terminal_wide(printed) {
                 // Held as the first piece of a possible hard wrap; its width is the line as printed (the
                 // rank tag replaced the prefix).
                 self.hold(number, &prefix::rank_tag(rank, line));
                 self.glue = false;
                 self.plain = true;
-                self.wrap = Wrap::Width(text.chars().count());
+                self.wrap = Wrap::Width(printed.chars().count());
                 return;
             }
             emit(Framed::Line(number, &prefix::rank_tag(rank, line)));
@@ -193,11 +204,11 @@ impl Framer {
             let wrapped = if record {
                 None
             } else {
-                self.hard_wrap(&text, line)
+                self.hard_wrap(printed, line)
             };
             if let Some(full) = wrapped {
                 // The piece as printed, prefix-like text and spaces included: the cut was mid-record.
-                self.pending.push_str(&text);
+                self.pending.push_str(printed);
                 self.joined_lines += 1;
                 if !full {
                     // A piece shorter than the width ends the record.
@@ -243,7 +254,7 @@ impl Framer {
             // The line goes on in the next piece: held, whatever it is.
             self.hold(number, line);
             self.wrap = Wrap::No;
-        } else if join::can_be_continued(line) || self.terminal_wide(&text) {
+        } else if join::can_be_continued(line) || self.terminal_wide(printed) {
             // A slog record, which later lines may continue; or any other line as wide as a terminal, the
             // first piece of a hard wrap, perhaps, held only for that (`plain`).
             self.plain = !join::can_be_continued(line);
@@ -252,8 +263,8 @@ impl Framer {
             self.pending_line = number;
             self.has_pending = true;
             // Bytes bound characters from above: a line shorter in bytes cannot be a wide enough piece.
-            self.wrap = if text.len() >= join::MIN_WRAP_WIDTH {
-                let prefix = &text[..text.len() - line.len()];
+            self.wrap = if printed.len() >= join::MIN_WRAP_WIDTH {
+                let prefix = &printed[..printed.len() - line.len()];
                 let prefix_chars = if prefix.is_ascii() {
                     prefix.len()
                 } else {
@@ -291,7 +302,11 @@ impl Framer {
     pub fn holds_for_wrap(bytes: &[u8]) -> bool {
         let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
         let n = bytes.len();
-        if join::TERMINAL_WIDTHS.contains(&n) {
+        // A paste's markup (`> `, `  123 | `, at most eight bytes) may come before the printed line.
+        if join::TERMINAL_WIDTHS
+            .iter()
+            .any(|&w| (w..=w + MAX_MARKUP).contains(&n))
+        {
             return true;
         }
         n > join::TERMINAL_WIDTHS[0]

@@ -172,6 +172,10 @@ pub struct Stripped<'a> {
     pub envelope_end: Option<usize>,
     /// The CRI envelope said `P`: the line goes on in the next piece, glued on with nothing between.
     pub partial: bool,
+    /// How many bytes at the start of the line are a paste's markup, outside every other prefix: a Markdown
+    /// quote marker, a comment marker, a line number (`12:`, `  12 | `). Markup is put on every physical
+    /// line after a terminal wrapped them, so the framer measures a hard wrap's pieces without it.
+    pub markup: usize,
 }
 
 /// Remove ANSI escape sequences.
@@ -191,9 +195,19 @@ pub fn strip_ansi(line: &str) -> Cow<'_, str> {
 pub fn strip_prefixes(mut line: &str) -> (&str, Stripped<'_>) {
     let whole = line;
     let mut info = Stripped::default();
+    // Markup counts while nothing but markup (and blanks) was removed.
+    let mut outermost = true;
     // Each pass removes one prefix; ten is more nesting than any real capture has.
     for _ in 0..10 {
         let before = line.len();
+        if outermost
+            && !whole.as_bytes()[info.markup..whole.len() - line.len()]
+                .iter()
+                .all(|&b| b == b' ' || b == b'\t')
+        {
+            // Something other than markup and blanks was removed: what follows is inside it.
+            outermost = false;
+        }
         let blanks = line
             .bytes()
             .take_while(|&b| b == b' ' || b == b'\t')
@@ -207,6 +221,9 @@ pub fn strip_prefixes(mut line: &str) -> (&str, Stripped<'_>) {
             if rest.is_empty() || rest.starts_with(' ') || rest.starts_with('>') {
                 line = rest.strip_prefix(' ').unwrap_or(rest);
                 info.indented = false;
+                if outermost {
+                    info.markup = whole.len() - line.len();
+                }
                 continue;
             }
         }
@@ -215,6 +232,9 @@ pub fn strip_prefixes(mut line: &str) -> (&str, Stripped<'_>) {
             if rest.is_empty() || rest.starts_with(' ') && commented_log_line(&rest[1..]) {
                 line = rest.strip_prefix(' ').unwrap_or(rest);
                 info.indented = false;
+                if outermost {
+                    info.markup = whole.len() - line.len();
+                }
                 continue;
             }
         }
@@ -329,6 +349,9 @@ pub fn strip_prefixes(mut line: &str) -> (&str, Stripped<'_>) {
                 // `grep -n` over one file (`12:`): what follows is the line as it was.
                 line = &line[end..];
                 info.indented = false;
+                if outermost {
+                    info.markup = whole.len() - line.len();
+                }
                 continue;
             }
         }
@@ -376,8 +399,17 @@ pub fn strip_prefixes(mut line: &str) -> (&str, Stripped<'_>) {
             }
             if spaced_bar && !line.starts_with("[GIN]") {
                 if let Some(m) = COMPOSE.find(line) {
+                    // An editor's line number (`  12 | `) has the compose prefix's shape: it is markup.
+                    let number = line.as_bytes()[..m.end() - 3]
+                        .iter()
+                        .all(|b| b.is_ascii_digit() || *b == b' ');
                     line = &line[m.end()..];
                     info.indented = false;
+                    if number && outermost {
+                        info.markup = whole.len() - line.len();
+                    } else {
+                        outermost = false;
+                    }
                     continue;
                 }
             }
