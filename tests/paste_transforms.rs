@@ -233,17 +233,25 @@ fn pieces(line: &str, max: usize) -> Vec<&str> {
 /// the line with its `\n` in `log`; a line longer than the driver's buffer is split, every piece but the
 /// last without `\n`. Docker splits at 16 KiB; `max` smaller shows the joining on the corpus's lines.
 fn docker_json_file_split(text: &str, max: usize) -> String {
+    split_lines(text, max, |i, part, last| {
+        let newline = if last { "\\n" } else { "" };
+        format!(
+            "{{\"log\":\"{}{newline}\",\"stream\":\"stderr\",\"time\":\"{}\"}}\n",
+            json_escape(part),
+            rfc3339_nanos(i)
+        )
+    })
+}
+
+/// Every line of `text` cut in pieces of at most `max` bytes, each written by `piece(line index, piece,
+/// whether it is the line's last)`: how a container runtime stores a line longer than its buffer.
+fn split_lines(text: &str, max: usize, piece: impl Fn(usize, &str, bool) -> String) -> String {
     let mut out = String::with_capacity(text.len() * 2);
     for (i, line) in lines(text).enumerate() {
         let parts = pieces(line, max);
         let last = parts.len() - 1;
         for (k, part) in parts.into_iter().enumerate() {
-            let newline = if k == last { "\\n" } else { "" };
-            out.push_str(&format!(
-                "{{\"log\":\"{}{newline}\",\"stream\":\"stderr\",\"time\":\"{}\"}}\n",
-                json_escape(part),
-                rfc3339_nanos(i)
-            ));
+            out.push_str(&piece(i, part, k == last));
         }
     }
     out
@@ -262,16 +270,10 @@ fn docker_json_file_partial(text: &str, _seed: u64) -> String {
 /// buffer (16 KiB by default) is written as `P` pieces and a last `F` piece, which a reader joins with
 /// nothing between them.
 fn cri_split(text: &str, max: usize) -> String {
-    let mut out = String::with_capacity(text.len() * 2);
-    for (i, line) in lines(text).enumerate() {
-        let parts = pieces(line, max);
-        let last = parts.len() - 1;
-        for (k, part) in parts.into_iter().enumerate() {
-            let tag = if k == last { 'F' } else { 'P' };
-            out.push_str(&format!("{} stderr {tag} {part}\n", rfc3339_nanos(i)));
-        }
-    }
-    out
+    split_lines(text, max, |i, part, last| {
+        let tag = if last { 'F' } else { 'P' };
+        format!("{} stderr {tag} {part}\n", rfc3339_nanos(i))
+    })
 }
 
 fn cri(text: &str, _seed: u64) -> String {

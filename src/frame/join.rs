@@ -385,8 +385,8 @@ pub enum PlainPiece {
 }
 
 /// True when `raw` is the rest of the table row or border that `previous` cut: a border's rest after a
-/// border without its closing corner (`+-----` / `-----+`, `|=====` / `=====|`), or, after a row not closed yet (it holds a `|` but
-/// does not end in one: nvidia-smi's rows, llama.cpp's `memory_breakdown_print` rows), a piece with a `|`
+/// border without its closing corner (`+-----` / `-----+`, `|=====` / `=====|`), or, after a row not closed yet (it starts
+/// with `|` or `…: |` and does not end in one: nvidia-smi's rows, llama.cpp's `memory_breakdown_print` rows), a piece with a `|`
 /// (`|  7807 = 7627 + … |`, `   |`, `REPACK         |   1404 = …`, which reads like a compose prefix).
 pub fn table_cut(previous: &str, raw: &str) -> bool {
     let border =
@@ -397,10 +397,9 @@ pub fn table_cut(previous: &str, raw: &str) -> bool {
         // A border ends with its corner: one that does not was cut.
         return !previous.ends_with(['+', '|']);
     }
-    previous.contains('|')
-        && !border(previous.trim_start())
-        && !previous.ends_with(['|', '+'])
-        && piece.contains('|')
+    // A row: nvidia-smi's (`| …`) or llama.cpp's (`…_print: | …`), not a line with `|` between fields.
+    let row = previous.trim_start().starts_with('|') || previous.contains(": |");
+    row && !border(previous.trim_start()) && !previous.ends_with(['|', '+']) && piece.contains('|')
 }
 
 /// True when `raw`, after a line as wide as a terminal, reads as the rest of that line: it has a letter or

@@ -26,9 +26,36 @@ pub mod source_file;
 
 use join::Continuation;
 
-/// The longest markup a paste puts before each line that the skim allows for ([`Framer::holds_for_wrap`]):
-/// `  1234 | `, `> > `.
-const MAX_MARKUP: usize = 9;
+/// The length of a paste's markup before a physical line, as `prefix::Stripped::markup` counts it, read
+/// from the bytes alone for the skim ([`Framer::holds_for_wrap`]): Markdown quote markers (`> `), comment
+/// markers (`# `), an editor's line number (`  12 | `) and `grep -n`'s (`12:`).
+fn markup_len(b: &[u8]) -> usize {
+    let mut i = 0;
+    loop {
+        match b.get(i) {
+            Some(b'>') => i += 1 + usize::from(b.get(i + 1) == Some(&b' ')),
+            Some(b'#') if b.get(i + 1) == Some(&b' ') => i += 2,
+            Some(c) if c.is_ascii_digit() || *c == b' ' => {
+                let spaces = b[i..].iter().take_while(|&&c| c == b' ').count();
+                let digits = b[i + spaces..]
+                    .iter()
+                    .take_while(|c| c.is_ascii_digit())
+                    .count();
+                let j = i + spaces + digits;
+                if digits == 0 || digits > 7 {
+                    return i;
+                } else if b[j..].starts_with(b" | ") {
+                    i = j + 3;
+                } else if spaces == 0 && b.get(j) == Some(&b':') {
+                    i = j + 1;
+                } else {
+                    return i;
+                }
+            }
+            _ => return i,
+        }
+    }
+}
 
 /// A logical line bigger than this is not extended further by joining.
 const MAX_JOINED_BYTES: usize = 1 << 20;
@@ -297,21 +324,23 @@ impl Framer {
 
     /// True when the framer, quiet ([`Framer::is_quiet`]), may hold the physical line `bytes` for a hard
     /// wrap ([`Framer::terminal_wide`], the known width being none when quiet): as many bytes as a
-    /// terminal's width, or more, up to four per character, with a byte past ASCII. A line for which this is
+    /// terminal's width (and a paste's markup), or more, up to four per character, with a byte past ASCII
+    /// in its first 64 (a month in another script; a line whose only such bytes come later is missed). A line for which this is
     /// false is handed out at once if it holds no literal, so the skim may skip it (`super::read`).
     pub fn holds_for_wrap(bytes: &[u8]) -> bool {
         let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
         let n = bytes.len();
-        // A paste's markup (`> `, `  123 | `, at most eight bytes) may come before the printed line.
-        if join::TERMINAL_WIDTHS
-            .iter()
-            .any(|&w| (w..=w + MAX_MARKUP).contains(&n))
-        {
+        if n < join::TERMINAL_WIDTHS[0] {
+            return false;
+        }
+        if join::TERMINAL_WIDTHS.contains(&(n - markup_len(bytes))) {
             return true;
         }
+        // More bytes than characters: a line past ASCII, looked for in its first bytes only (where a
+        // collector's prefix writes a month in another script), so a skipped line is never read in full.
         n > join::TERMINAL_WIDTHS[0]
             && n <= 4 * join::TERMINAL_WIDTHS[join::TERMINAL_WIDTHS.len() - 1]
-            && !bytes.is_ascii()
+            && !bytes[..64].is_ascii()
     }
 
     /// Hold `line` (physical line `number`) as a partial line whose next piece is glued on.
