@@ -161,6 +161,16 @@ pub(crate) struct SmiProcess {
 struct Unrecognized {
     line: u64,
     text: String,
+    #[serde(default)]
+    figures: Vec<Figure>,
+}
+
+/// A size an unrecognised line prints (issue 52).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Figure {
+    text: String,
+    bytes: u64,
 }
 
 #[derive(Deserialize)]

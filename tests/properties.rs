@@ -38,7 +38,7 @@ fn pipeline() -> &'static Mutex<Pipeline> {
 }
 
 /// Analyse `bytes` as one input, through the pipeline the binary runs.
-pub(crate) fn analyze(name: &str, bytes: &[u8]) -> Analysis {
+pub fn analyze(name: &str, bytes: &[u8]) -> Analysis {
     let mut pipeline = pipeline().lock().unwrap_or_else(|e| e.into_inner());
     let report = pipeline.run(
         name,
@@ -68,8 +68,14 @@ fn sample(name: &str) -> String {
     std::fs::read_to_string(root().join(name)).unwrap()
 }
 
+/// A JSON key whose value says where a line sits, not what it says: `line`, `first_line`, `plan_line`,
+/// `capture_began` (a rank's first graph-capture line), the input's `path`.
+fn is_line_ref(key: &str) -> bool {
+    matches!(key, "line" | "lines" | "path" | "capture_began") || key.ends_with("_line")
+}
+
 /// A load's JSON without what depends on where its lines sit in the file: line numbers, the input's path.
-fn figures(load: &serde_json::Value) -> serde_json::Value {
+pub fn figures(load: &serde_json::Value) -> serde_json::Value {
     static LINE_REFS: OnceLock<regex::Regex> = OnceLock::new();
     let refs =
         LINE_REFS.get_or_init(|| regex::Regex::new(r"(?i)\b(lines?:? )[0-9][0-9,+ –]*").unwrap());
@@ -78,13 +84,29 @@ fn figures(load: &serde_json::Value) -> serde_json::Value {
         match v {
             Value::Object(map) => Value::Object(
                 map.iter()
-                    .filter(|(k, _)| {
-                        !matches!(
-                            k.as_str(),
-                            "line" | "lines" | "first_line" | "last_line" | "path"
-                        )
+                    .filter(|(k, _)| !is_line_ref(k))
+                    .map(|(k, v)| match (k.as_str(), v) {
+                        // `(part, line)`, `(peak, line)`: the first is a fact, the line is where it sits.
+                        ("failed_part" | "peak", Value::Array(pair)) => {
+                            (k.clone(), Value::Array(pair[..pair.len().min(1)].to_vec()))
+                        }
+                        // `[(phase, line)]`.
+                        ("phases", Value::Array(phases)) => (
+                            k.clone(),
+                            Value::Array(
+                                phases
+                                    .iter()
+                                    .map(|p| match p {
+                                        Value::Array(pair) => {
+                                            Value::Array(pair[..pair.len().min(1)].to_vec())
+                                        }
+                                        other => other.clone(),
+                                    })
+                                    .collect(),
+                            ),
+                        ),
+                        _ => (k.clone(), walk(v, refs)),
                     })
-                    .map(|(k, v)| (k.clone(), walk(v, refs)))
                     .collect(),
             ),
             Value::Array(items) => Value::Array(items.iter().map(|v| walk(v, refs)).collect()),
@@ -95,7 +117,7 @@ fn figures(load: &serde_json::Value) -> serde_json::Value {
     walk(load, refs)
 }
 
-fn loads_json(analysis: &Analysis) -> Vec<serde_json::Value> {
+pub fn loads_json(analysis: &Analysis) -> Vec<serde_json::Value> {
     let (_, json) = render(analysis);
     let v: serde_json::Value = serde_json::from_slice(&json).unwrap();
     v["loads"].as_array().unwrap().iter().map(figures).collect()

@@ -5,7 +5,7 @@
 
 use super::ingest::FileResult;
 use crate::model::Severity;
-use crate::report::junit::{finding_failure, Case, Suite};
+use crate::report::junit::{finding_failure, input_properties, Case, Suite};
 
 /// A suite per file read (an unreadable one carries its error), a case per load named by its model × settings
 /// key and first line.
@@ -32,6 +32,7 @@ pub fn suites(results: &[FileResult], threshold: Option<Severity>) -> Vec<Suite>
                 })
                 .collect(),
             error: r.summary.error.clone(),
+            properties: input_properties(&r.summary),
         })
         .collect()
 }

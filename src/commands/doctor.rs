@@ -13,7 +13,7 @@ use super::resolve::Doctor;
 use super::Outcome;
 use crate::live::capture::Capturer;
 use crate::live::ollama::PsClient;
-use crate::model::{Concluded, Load};
+use crate::model::{Concluded, Load, UnrecognizedLine};
 use crate::pipeline::{LoadSink, Options, Pipeline};
 use crate::reconcile::observations::{Moment, Series};
 use crate::report::{self, issue, redact::Known, Format};
@@ -82,7 +82,7 @@ pub fn doctor(request: &Doctor) -> Outcome {
     };
     let outcome = match result {
         Err(e) => Outcome::error(e),
-        Ok((_, None)) => {
+        Ok((_, None, _)) => {
             messages.push(format!("no model load in {}", found.origin));
             Outcome {
                 messages,
@@ -90,12 +90,18 @@ pub fn doctor(request: &Doctor) -> Outcome {
                 ..Outcome::default()
             }
         }
-        Ok((count, Some(load))) => {
+        Ok((count, Some(load), unread)) => {
             let stdout = if request.issue {
+                let source = &load.reconciled.load.source;
                 let context = issue::IssueContext {
                     origin: found.origin.clone(),
                     observed: observed_words(&load),
                     evidence: evidence_of(&load),
+                    unread: unread
+                        .iter()
+                        .filter(|u| (source.first_line..=source.last_line).contains(&u.line))
+                        .map(|u| (u.line, u.text.clone()))
+                        .collect(),
                 };
                 issue::issue(count, &load, &context, &Known::this_machine()).into_bytes()
             } else {
@@ -175,8 +181,12 @@ fn observe(request: &Doctor, messages: &mut Vec<String>) -> Moment {
 }
 
 /// The log through the pipeline; the number of loads and the last.
-fn run(path: &str, now: Moment) -> Result<(usize, Option<Concluded>), String> {
+/// The loads counted, the last one, and the memory-like lines no rule understood.
+type Run = (usize, Option<Concluded>, Vec<UnrecognizedLine>);
+
+fn run(path: &str, now: Moment) -> Result<Run, String> {
     let options = Options {
+        keep_unrecognized: true,
         model_files: crate::load::model_file::ModelFiles::from_environment(
             None,
             std::env::var_os("VRAMDIFF_NO_MODEL_SEARCH").is_none(),
@@ -194,7 +204,7 @@ fn run(path: &str, now: Moment) -> Result<(usize, Option<Concluded>), String> {
     if let Some(e) = summary.error {
         return Err(e);
     }
-    Ok((sink.count, sink.last))
+    Ok((sink.count, sink.last, summary.unrecognized))
 }
 
 /// What was observed of the load now, in words.

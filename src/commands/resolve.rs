@@ -291,7 +291,8 @@ pub fn resolve(args: &Args) -> Result<Resolved, String> {
 fn report(args: &ReportArgs, config: &Config) -> Report {
     Report {
         files: files(&args.input),
-        options: options(&args.input, config, args.show_unrecognized),
+        // Kept whatever the flag: the JSON report lists them (the text report only with the flag).
+        options: options(&args.input, config, true),
         format: format(args.format, config),
         show_unrecognized: args.show_unrecognized,
         chart: args.chart.clone(),

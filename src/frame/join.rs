@@ -306,6 +306,124 @@ pub fn hard_wrap(
     raw_chars == width || known_width || open || slog_cut(previous, raw)
 }
 
+/// The widths terminals open at and users set (`COLUMNS`), at which a line of exactly that many characters
+/// followed by the rest of a line is taken for a cut without other evidence.
+pub const TERMINAL_WIDTHS: [usize; 7] = [80, 100, 120, 132, 150, 160, 200];
+
+/// True when `raw` is the next piece of a terminal hard wrap at `width` characters of `previous`, a record
+/// that is no Go slog record (a llama.cpp, vLLM or SGLang line: nothing else joins onto it), `raw` being no
+/// record start ([`wrap_piece`]). Without slog's `key=value` pairs to show the cut, the piece must read as
+/// the rest of a line ([`plain_cut`]) and the width must be evidence: the piece is as wide as the first (more
+/// follow), or this input already wrapped at `width`, or `width` is a terminal's ([`TERMINAL_WIDTHS`]).
+pub fn plain_wrap(
+    previous: &str,
+    width: usize,
+    known_width: bool,
+    raw: &str,
+    raw_chars: usize,
+) -> bool {
+    if width < MIN_WRAP_WIDTH || raw_chars > width {
+        return false;
+    }
+    (raw_chars == width || known_width || TERMINAL_WIDTHS.contains(&width))
+        && plain_cut(previous, raw)
+}
+
+/// Whether the physical line `raw` (`line` once stripped, `prefixed` if a collector prefix was stripped from
+/// it) can be the next piece of a terminal hard wrap of `previous`, a record that is no slog record (see
+/// [`PlainPiece`]): not a prefixed line (only a slog value or a table's cell begins like a prefix, see
+/// [`wrap_piece`] and [`table_cut`]), no line
+/// that begins as `previous` does, and no record start, unless the record start is what a cut left: the
+/// rest of a table's row or border ([`table_cut`]), or a word and a colon (no function name: those hold `_`)
+/// cut at the space before it (` ID: GPU-…` after `… VMM: yes,`; `memory: 6.87 GiB` after `… Available KV
+/// cache `) or, where this input already wrapped at the width, inside it (`locks: 6241` after `… # CPU b`).
+pub fn plain_piece(previous: &str, raw: &str, line: &str, prefixed: bool) -> PlainPiece {
+    if raw.is_empty() || prefixed && !table_cut(previous, raw) {
+        return PlainPiece::No;
+    }
+    // A line that begins as the record did is the record printed again (a progress line, a repeated
+    // warning), as wide as it by nature, not its rest.
+    let head = &line.as_bytes()[..line.len().min(12)];
+    if head.len() >= 4 && previous.as_bytes().starts_with(head) {
+        return PlainPiece::No;
+    }
+    if !is_record_start(line) || table_cut(previous, raw) {
+        return PlainPiece::Yes;
+    }
+    if !previous.is_empty()
+        && previous
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.')
+    {
+        // A collector's prefix left room for a word only, cut inside a function name (`llama_kv_cach` /
+        // `e_unified: …`): a lone fragment is no record.
+        return PlainPiece::Yes;
+    }
+    let word = line.split_once(": ").map_or(line, |(head, _)| head);
+    let word = word.strip_suffix(':').unwrap_or(word);
+    if word.is_empty() || !word.bytes().all(|b| b.is_ascii_alphabetic()) {
+        return PlainPiece::No;
+    }
+    let ends_in_word = previous.ends_with(|c: char| c.is_ascii_alphanumeric());
+    match raw.strip_prefix(' ') {
+        Some(rest) if !rest.starts_with([' ', '\t']) && !previous.ends_with(' ') => PlainPiece::Yes,
+        None if previous.ends_with(' ') => PlainPiece::Yes,
+        None if ends_in_word => PlainPiece::IfWidthKnown,
+        _ => PlainPiece::No,
+    }
+}
+
+/// What [`plain_piece`] says of a line after a record that is no slog record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PlainPiece {
+    /// It starts a record of its own.
+    No,
+    /// It may be the next piece (the widths decide, [`plain_wrap`]).
+    Yes,
+    /// It may be the next piece only where this input already wrapped at the width.
+    IfWidthKnown,
+}
+
+/// True when `raw` is the rest of the table row or border that `previous` cut: a border's rest after a
+/// border without its closing corner (`+-----` / `-----+`, `|=====` / `=====|`), or, after a row not closed yet (it starts
+/// with `|` or `…: |` and does not end in one: nvidia-smi's rows, llama.cpp's `memory_breakdown_print` rows), a piece with a `|`
+/// (`|  7807 = 7627 + … |`, `   |`, `REPACK         |   1404 = …`, which reads like a compose prefix).
+pub fn table_cut(previous: &str, raw: &str) -> bool {
+    let border =
+        |s: &str| !s.is_empty() && s.bytes().all(|b| matches!(b, b'-' | b'=' | b'+' | b'|'));
+    let piece = raw.trim();
+    let previous = previous.trim_end();
+    if border(piece) && border(previous.trim_start()) {
+        // A border ends with its corner: one that does not was cut.
+        return !previous.ends_with(['+', '|']);
+    }
+    // A row: nvidia-smi's (`| …`) or llama.cpp's (`…_print: | …`), not a line with `|` between fields.
+    let row = previous.trim_start().starts_with('|') || previous.contains(": |");
+    row && !border(previous.trim_start()) && !previous.ends_with(['|', '+']) && piece.contains('|')
+}
+
+/// True when `raw`, after a line as wide as a terminal, reads as the rest of that line: it has a letter or
+/// digit (progress dots are a line of their own), and once its blanks are skipped (a cut inside a table's
+/// aligned columns leaves many) it is not a table's row or border (`|`, `+-`), a list item (`- `), a
+/// Python traceback's `File "…"` or an XML element after another; unless it is the rest of a table's row or border ([`table_cut`]).
+pub fn plain_cut(previous: &str, raw: &str) -> bool {
+    let rest = raw.trim_start_matches([' ', '\t']);
+    let Some(&first) = rest.as_bytes().first() else {
+        return false;
+    };
+    if table_cut(previous, raw) {
+        return true;
+    }
+    if matches!(first, b'|' | b'+') || rest.starts_with("- ") || rest.starts_with("File \"") {
+        return false;
+    }
+    if first == b'<' && previous.trim_end().ends_with('>') {
+        // The next element of an XML capture (`nvidia-smi -q -x`).
+        return false;
+    }
+    rest.bytes().any(|b| b.is_ascii_alphanumeric())
+}
+
 /// How a physical line continues the previous logical line, if it does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Continuation {

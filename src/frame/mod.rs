@@ -17,6 +17,7 @@
 //! ([`Framed::Process`], whenever it changes), and never joins the lines of two processes, so the stages
 //! after it keep one load per child, never one child's buffers in another's load.
 
+pub mod envelope;
 pub mod join;
 pub mod prefix;
 pub mod read;
@@ -24,6 +25,37 @@ pub mod skim;
 pub mod source_file;
 
 use join::Continuation;
+
+/// The length of a paste's markup before a physical line, as `prefix::Stripped::markup` counts it, read
+/// from the bytes alone for the skim ([`Framer::holds_for_wrap`]): Markdown quote markers (`> `), comment
+/// markers (`# `), an editor's line number (`  12 | `) and `grep -n`'s (`12:`).
+fn markup_len(b: &[u8]) -> usize {
+    let mut i = 0;
+    loop {
+        match b.get(i) {
+            Some(b'>') => i += 1 + usize::from(b.get(i + 1) == Some(&b' ')),
+            Some(b'#') if b.get(i + 1) == Some(&b' ') => i += 2,
+            Some(c) if c.is_ascii_digit() || *c == b' ' => {
+                let spaces = b[i..].iter().take_while(|&&c| c == b' ').count();
+                let digits = b[i + spaces..]
+                    .iter()
+                    .take_while(|c| c.is_ascii_digit())
+                    .count();
+                let j = i + spaces + digits;
+                if digits == 0 || digits > 7 {
+                    return i;
+                } else if b[j..].starts_with(b" | ") {
+                    i = j + 3;
+                } else if spaces == 0 && b.get(j) == Some(&b':') {
+                    i = j + 1;
+                } else {
+                    return i;
+                }
+            }
+            _ => return i,
+        }
+    }
+}
 
 /// A logical line bigger than this is not extended further by joining.
 const MAX_JOINED_BYTES: usize = 1 << 20;
@@ -50,6 +82,12 @@ pub struct Framer {
     /// prefix was seen in this input; `routed` says one was.
     process: Option<String>,
     routed: bool,
+    /// The held record's last piece was partial (a container runtime's `P` line, a `json-file` piece without
+    /// its `\n`): the next piece is glued onto it as it is.
+    glue: bool,
+    /// The held record is no slog record (nothing joins onto it by the re-wrap rules): it is held only as
+    /// the first piece of a possible hard wrap, which needs the evidence of [`join::plain_wrap`].
+    plain: bool,
 }
 
 /// What the framer hands out, in input order.
@@ -111,7 +149,36 @@ impl Framer {
             Err(_) => String::from_utf8_lossy(bytes),
         };
         let text = prefix::strip_ansi(&text);
+        // Docker's json-file envelope changes the line itself (its escapes): opened before any prefix is
+        // stripped (see [`envelope`]), and the colours its text held removed after.
+        let (text, json_markup, json_partial) = match envelope::open(&text) {
+            Some((opened, markup, partial)) => {
+                let opened = match prefix::strip_ansi(&opened) {
+                    std::borrow::Cow::Owned(plain) => plain,
+                    std::borrow::Cow::Borrowed(_) => opened,
+                };
+                (std::borrow::Cow::Owned(opened), Some(markup), partial)
+            }
+            None => (text, None, false),
+        };
         let (mut line, stripped) = prefix::strip_prefixes(&text);
+        // The line as the terminal printed it: a paste's markup came after any wrap (see `Stripped::markup`).
+        let printed = &text[stripped.markup..];
+        let partial = json_partial || stripped.partial;
+        if std::mem::take(&mut self.glue) && self.has_pending {
+            if let Some(start) = json_markup.or(stripped.envelope_end) {
+                // The rest of a partial line: its text as the runtime stored it, nothing else stripped.
+                self.pending.push_str(&text[start.min(text.len())..]);
+                self.joined_lines += 1;
+                self.wrap = Wrap::No;
+                self.glue = partial;
+                if !partial && !join::can_be_continued(&self.pending) {
+                    self.has_pending = false;
+                    emit(Framed::Line(self.pending_line, &self.pending));
+                }
+                return;
+            }
+        }
         if let Some(name) = stripped.file {
             self.grep = true;
             if self.file.as_deref() != Some(name) {
@@ -128,8 +195,8 @@ impl Framer {
             self.start_process(number, stripped.pid, &mut emit);
         }
         if self.wrap_width > 0
-            && text.len() > self.wrap_width
-            && text.chars().count() > self.wrap_width
+            && printed.len() > self.wrap_width
+            && printed.chars().count() > self.wrap_width
         {
             // A terminal never prints a line longer than its width: this input is not wrapped there.
             self.wrap_width = 0;
@@ -142,6 +209,19 @@ impl Framer {
                 emit(Framed::Line(self.pending_line, &self.pending));
             }
             self.wrap = Wrap::No;
+            if partial {
+                self.hold(number, &prefix::rank_tag(rank, line));
+                return;
+            }
+            if self.terminal_wide(printed) {
+                // Held as the first piece of a possible hard wrap; its width is the line as printed (the
+                // rank tag replaced the prefix).
+                self.hold(number, &prefix::rank_tag(rank, line));
+                self.glue = false;
+                self.plain = true;
+                self.wrap = Wrap::Width(printed.chars().count());
+                return;
+            }
             emit(Framed::Line(number, &prefix::rank_tag(rank, line)));
             return;
         }
@@ -151,11 +231,11 @@ impl Framer {
             let wrapped = if record {
                 None
             } else {
-                self.hard_wrap(&text, line)
+                self.hard_wrap(printed, line)
             };
             if let Some(full) = wrapped {
                 // The piece as printed, prefix-like text and spaces included: the cut was mid-record.
-                self.pending.push_str(&text);
+                self.pending.push_str(printed);
                 self.joined_lines += 1;
                 if !full {
                     // A piece shorter than the width ends the record.
@@ -197,14 +277,21 @@ impl Framer {
                 self.start_file(number, name, &mut emit);
             }
         }
-        if join::can_be_continued(line) {
+        if partial {
+            // The line goes on in the next piece: held, whatever it is.
+            self.hold(number, line);
+            self.wrap = Wrap::No;
+        } else if join::can_be_continued(line) || self.terminal_wide(printed) {
+            // A slog record, which later lines may continue; or any other line as wide as a terminal, the
+            // first piece of a hard wrap, perhaps, held only for that (`plain`).
+            self.plain = !join::can_be_continued(line);
             self.pending.clear();
             self.pending.push_str(line);
             self.pending_line = number;
             self.has_pending = true;
             // Bytes bound characters from above: a line shorter in bytes cannot be a wide enough piece.
-            self.wrap = if text.len() >= join::MIN_WRAP_WIDTH {
-                let prefix = &text[..text.len() - line.len()];
+            self.wrap = if printed.len() >= join::MIN_WRAP_WIDTH {
+                let prefix = &printed[..printed.len() - line.len()];
                 let prefix_chars = if prefix.is_ascii() {
                     prefix.len()
                 } else {
@@ -221,6 +308,51 @@ impl Framer {
         }
     }
 
+    /// True when the physical line `text` is exactly as wide as a terminal ([`join::TERMINAL_WIDTHS`]) or as
+    /// this input's known wrap width: a line that is no slog record is held for a hard wrap only then.
+    fn terminal_wide(&self, text: &str) -> bool {
+        if text.len() < join::MIN_WRAP_WIDTH {
+            return false;
+        }
+        let chars = if text.is_ascii() {
+            text.len()
+        } else {
+            text.chars().count()
+        };
+        join::TERMINAL_WIDTHS.contains(&chars) || chars == self.wrap_width
+    }
+
+    /// True when the framer, quiet ([`Framer::is_quiet`]), may hold the physical line `bytes` for a hard
+    /// wrap ([`Framer::terminal_wide`], the known width being none when quiet): as many bytes as a
+    /// terminal's width (and a paste's markup), or more, up to four per character, with a byte past ASCII
+    /// in its first 64 (a month in another script; a line whose only such bytes come later is missed). A line for which this is
+    /// false is handed out at once if it holds no literal, so the skim may skip it (`super::read`).
+    pub fn holds_for_wrap(bytes: &[u8]) -> bool {
+        let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
+        let n = bytes.len();
+        if n < join::TERMINAL_WIDTHS[0] {
+            return false;
+        }
+        if join::TERMINAL_WIDTHS.contains(&(n - markup_len(bytes))) {
+            return true;
+        }
+        // More bytes than characters: a line past ASCII, looked for in its first bytes only (where a
+        // collector's prefix writes a month in another script), so a skipped line is never read in full.
+        n > join::TERMINAL_WIDTHS[0]
+            && n <= 4 * join::TERMINAL_WIDTHS[join::TERMINAL_WIDTHS.len() - 1]
+            && !bytes[..64].is_ascii()
+    }
+
+    /// Hold `line` (physical line `number`) as a partial line whose next piece is glued on.
+    fn hold(&mut self, number: u64, line: &str) {
+        self.plain = false;
+        self.pending.clear();
+        self.pending.push_str(line);
+        self.pending_line = number;
+        self.has_pending = true;
+        self.glue = true;
+    }
+
     /// When `raw` (whose stripped form is `line`) is the next piece of the pending record's hard wrap:
     /// `Some(true)` if it is as wide as the others (more may follow), `Some(false)` if it is the last.
     fn hard_wrap(&mut self, raw: &str, line: &str) -> Option<bool> {
@@ -230,7 +362,16 @@ impl Framer {
         // What the line is, first: the usual next record is rejected here, before anything is measured.
         let blanks = raw.len() - raw.trim_start_matches([' ', '\t']).len();
         let prefixed = line.len() + blanks < raw.len();
-        let open = join::wrap_piece(&self.pending, raw, line, prefixed)?;
+        let piece = if self.plain {
+            join::plain_piece(&self.pending, raw, line, prefixed)
+        } else {
+            join::PlainPiece::Yes
+        };
+        let open = match piece {
+            join::PlainPiece::No => return None,
+            _ if self.plain => false,
+            _ => join::wrap_piece(&self.pending, raw, line, prefixed)?,
+        };
         let width = match self.wrap {
             Wrap::No => return None,
             Wrap::Width(width) => width,
@@ -248,7 +389,15 @@ impl Framer {
             raw.chars().count()
         };
         let known = self.wrap_width == width;
-        if !join::hard_wrap(&self.pending, width, known, raw, raw_chars, open) {
+        if piece == join::PlainPiece::IfWidthKnown && !known {
+            return None;
+        }
+        let wrapped = if self.plain {
+            join::plain_wrap(&self.pending, width, known, raw, raw_chars)
+        } else {
+            join::hard_wrap(&self.pending, width, known, raw, raw_chars, open)
+        };
+        if !wrapped {
             return None;
         }
         self.wrap_width = width;
@@ -294,6 +443,7 @@ impl Framer {
             emit(self.pending_line, &self.pending);
         }
         self.has_pending = false;
+        self.glue = false;
         self.wrap = Wrap::No;
         self.pending.clear();
     }

@@ -55,6 +55,12 @@ static JOURNALD: LazyLock<Regex> = LazyLock::new(|| {
     .unwrap()
 });
 
+/// What follows journald's time when the time is one token (`short-iso`, `short-iso-precise`, rsyslog's RFC
+/// 3339 template: `2026-12-07T03:14:19+0000 `) or bracketed (`short-monotonic`: `[ 8421.034112] `): the
+/// host, if any, and `ident[pid]: `.
+static JOURNALD_TAIL: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^(?:\S+ +)??[^\s\[\]]+\[\d*\]:(?: |$)").unwrap());
+
 /// `docker logs --timestamps`: RFC 3339 with nanoseconds, then one space.
 static DOCKER_TIMESTAMP: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2}) ").unwrap()
@@ -160,6 +166,16 @@ pub struct Stripped<'a> {
     pub rank: Option<Rank<'a>>,
     /// The child process a llama-server router's `[pid] ` prefix named (`34353`), when the line had one.
     pub pid: Option<&'a str>,
+    /// Where the text a container runtime's CRI envelope holds starts in the line given to
+    /// [`strip_prefixes`] (after `… stderr F `), when the line had one: the piece that continues a partial
+    /// line is this text as it is, nothing else stripped from it.
+    pub envelope_end: Option<usize>,
+    /// The CRI envelope said `P`: the line goes on in the next piece, glued on with nothing between.
+    pub partial: bool,
+    /// How many bytes at the start of the line are a paste's markup, outside every other prefix: a Markdown
+    /// quote marker, a comment marker, a line number (`12:`, `  12 | `). Markup is put on every physical
+    /// line after a terminal wrapped them, so the framer measures a hard wrap's pieces without it.
+    pub markup: usize,
 }
 
 /// Remove ANSI escape sequences.
@@ -179,9 +195,19 @@ pub fn strip_ansi(line: &str) -> Cow<'_, str> {
 pub fn strip_prefixes(mut line: &str) -> (&str, Stripped<'_>) {
     let whole = line;
     let mut info = Stripped::default();
+    // Markup counts while nothing but markup (and blanks) was removed.
+    let mut outermost = true;
     // Each pass removes one prefix; ten is more nesting than any real capture has.
     for _ in 0..10 {
         let before = line.len();
+        if outermost
+            && !whole.as_bytes()[info.markup..whole.len() - line.len()]
+                .iter()
+                .all(|&b| b == b' ' || b == b'\t')
+        {
+            // Something other than markup and blanks was removed: what follows is inside it.
+            outermost = false;
+        }
         let blanks = line
             .bytes()
             .take_while(|&b| b == b' ' || b == b'\t')
@@ -195,6 +221,9 @@ pub fn strip_prefixes(mut line: &str) -> (&str, Stripped<'_>) {
             if rest.is_empty() || rest.starts_with(' ') || rest.starts_with('>') {
                 line = rest.strip_prefix(' ').unwrap_or(rest);
                 info.indented = false;
+                if outermost {
+                    info.markup = whole.len() - line.len();
+                }
                 continue;
             }
         }
@@ -203,6 +232,9 @@ pub fn strip_prefixes(mut line: &str) -> (&str, Stripped<'_>) {
             if rest.is_empty() || rest.starts_with(' ') && commented_log_line(&rest[1..]) {
                 line = rest.strip_prefix(' ').unwrap_or(rest);
                 info.indented = false;
+                if outermost {
+                    info.markup = whole.len() - line.len();
+                }
                 continue;
             }
         }
@@ -253,6 +285,14 @@ pub fn strip_prefixes(mut line: &str) -> (&str, Stripped<'_>) {
                 break;
             }
         }
+        if let Some(stamp) = monotonic_stamp(line.as_bytes()) {
+            // journald's `short-monotonic`: the time since boot, then a journald line's host and identifier.
+            if let Some(m) = JOURNALD_TAIL.find(&line[stamp..]) {
+                line = &line[stamp + m.end()..];
+                info.indented = false;
+                continue;
+            }
+        }
         if line.starts_with('[') {
             let b = line.as_bytes();
             if let Some(end) = memchr::memchr_iter(b']', b).find(|&i| b.get(i + 1) == Some(&b' ')) {
@@ -273,7 +313,23 @@ pub fn strip_prefixes(mut line: &str) -> (&str, Stripped<'_>) {
         let first = line.as_bytes().first().copied().unwrap_or(0);
         if first.is_ascii_digit() {
             if let Some(m) = DOCKER_TIMESTAMP.find(line) {
-                line = &line[m.end()..];
+                let rest = &line[m.end()..];
+                if let Some((text, partial)) = cri_envelope(rest) {
+                    // containerd's and CRI-O's node log: the stream and whether the line is whole.
+                    line = &rest[text..];
+                    info.envelope_end = Some(whole.len() - line.len());
+                    info.partial = partial;
+                    continue;
+                }
+                line = rest;
+                // journald `short-iso` and RFC 3339 syslog: the host and identifier follow the time.
+                let head = &line[..floor_char_boundary(line, 160)];
+                if hints(head.as_bytes()).0 {
+                    if let Some(m) = JOURNALD_TAIL.find(line) {
+                        line = &line[m.end()..];
+                        info.indented = false;
+                    }
+                }
                 continue;
             }
             if line.as_bytes()[..line.len().min(5)].contains(&b'%') {
@@ -287,6 +343,15 @@ pub fn strip_prefixes(mut line: &str) -> (&str, Stripped<'_>) {
             }
             if let Some(m) = ELAPSED.find(line) {
                 line = &line[m.end()..];
+                continue;
+            }
+            if let Some(end) = line_number(line.as_bytes()) {
+                // `grep -n` over one file (`12:`): what follows is the line as it was.
+                line = &line[end..];
+                info.indented = false;
+                if outermost {
+                    info.markup = whole.len() - line.len();
+                }
                 continue;
             }
         }
@@ -314,8 +379,9 @@ pub fn strip_prefixes(mut line: &str) -> (&str, Stripped<'_>) {
                 break;
             }
         }
-        if first.is_ascii_alphanumeric() {
-            // Cheap checks first: journald needs "]: " and compose needs " | " near the start.
+        if first.is_ascii_alphanumeric() || first >= 0x80 {
+            // Cheap checks first: journald needs "]: " and compose needs " | " near the start. A month in
+            // another script (`дек`, `Δεκ`, `ديس`) starts with a byte past ASCII.
             let head = &line[..floor_char_boundary(line, 160)];
             if let Some(end) = plain_journald(line.as_bytes(), head.len()) {
                 // What the journald regex would match, found without it (the usual `journalctl` layout).
@@ -333,8 +399,17 @@ pub fn strip_prefixes(mut line: &str) -> (&str, Stripped<'_>) {
             }
             if spaced_bar && !line.starts_with("[GIN]") {
                 if let Some(m) = COMPOSE.find(line) {
+                    // An editor's line number (`  12 | `) has the compose prefix's shape: it is markup.
+                    let number = line.as_bytes()[..m.end() - 3]
+                        .iter()
+                        .all(|b| b.is_ascii_digit() || *b == b' ');
                     line = &line[m.end()..];
                     info.indented = false;
+                    if number && outermost {
+                        info.markup = whole.len() - line.len();
+                    } else {
+                        outermost = false;
+                    }
                     continue;
                 }
             }
@@ -355,6 +430,68 @@ pub fn strip_prefixes(mut line: &str) -> (&str, Stripped<'_>) {
         }
     }
     (line, info)
+}
+
+/// The length of journald's `short-monotonic` time, `[ 8421.034112] ` (spaces, seconds, six decimals), when
+/// `b` starts with one.
+#[inline]
+fn monotonic_stamp(b: &[u8]) -> Option<usize> {
+    if b.first() != Some(&b'[') || !b.get(1).is_some_and(|&c| c == b' ' || c.is_ascii_digit()) {
+        return None;
+    }
+    let spaces = b[1..].iter().take_while(|&&c| c == b' ').count();
+    let digits = b[1 + spaces..]
+        .iter()
+        .take_while(|c| c.is_ascii_digit())
+        .count();
+    let dot = 1 + spaces + digits;
+    let decimals = b.get(dot + 1..dot + 7)?;
+    (digits > 0
+        && b[dot] == b'.'
+        && decimals.iter().all(u8::is_ascii_digit)
+        && b.get(dot + 7) == Some(&b']')
+        && b.get(dot + 8) == Some(&b' '))
+    .then_some(dot + 9)
+}
+
+/// After a CRI node log's time (containerd's and CRI-O's `/var/log/pods/…` files): `stderr F ` or `stdout P `
+/// (`F` a full line, `P` a partial one that the next piece continues). The offset of the text, and whether
+/// the piece is partial.
+#[inline]
+fn cri_envelope(rest: &str) -> Option<(usize, bool)> {
+    let b = rest.as_bytes();
+    if b.len() < 8 || !(b.starts_with(b"stderr ") || b.starts_with(b"stdout ")) {
+        return None;
+    }
+    let partial = match b[7] {
+        b'F' => false,
+        b'P' => true,
+        _ => return None,
+    };
+    match b.get(8) {
+        None => Some((8, partial)),
+        Some(b' ') => Some((9, partial)),
+        Some(_) => None,
+    }
+}
+
+/// The length of `grep -n`'s line number over one file, `12:`, when `b` starts with one: one to seven digits
+/// and a colon, unless exactly two digits follow (`03:14:19`, `12:30 ` are times; `1:0.05.209.581 I …` and
+/// `1:2026-06-06T…` are numbered lines). No log line of the corpus starts that way.
+#[inline]
+fn line_number(b: &[u8]) -> Option<usize> {
+    let digits = b.iter().take(8).take_while(|c| c.is_ascii_digit()).count();
+    if digits == 0 || digits > 7 || b.get(digits) != Some(&b':') {
+        return None;
+    }
+    let after = &b[digits + 1..];
+    let next = after
+        .iter()
+        .take(3)
+        .take_while(|c| c.is_ascii_digit())
+        .count();
+    let time = next == 2 && after.get(2) != Some(&b'.');
+    (!time).then_some(digits + 1)
 }
 
 /// Whether `b` contains `]:` (a journald prefix may end there) and ` | ` (a compose prefix may), in one pass.

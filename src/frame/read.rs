@@ -247,9 +247,21 @@ impl<'s, F: FnMut(Read<'_>) -> Wants> Lines<'s, F> {
         self.wants == Wants::Candidates && self.framer.is_quiet()
     }
 
-    /// Count the whole lines of `span` as read, without framing them.
+    /// Count the whole lines of `span` as read, without framing them, except a line as wide as a terminal
+    /// ([`super::Framer::holds_for_wrap`]): the framer holds it as the first piece of a possible hard wrap,
+    /// whose cut may have split the very literal the skim looks for, so it and the lines after it, while
+    /// the framer holds something, are framed.
     fn skip(&mut self, span: &[u8]) {
-        self.number += memchr::memchr_iter(b'\n', span).count() as u64;
+        let mut pos = 0;
+        for end in memchr::memchr_iter(b'\n', span) {
+            let line = &span[pos..end];
+            pos = end + 1;
+            if self.is_quiet() && !Framer::holds_for_wrap(line) {
+                self.number += 1;
+            } else {
+                self.frame_raw(line);
+            }
+        }
         self.facts.lines = self.number;
     }
 

@@ -14,7 +14,8 @@
 //!   line that starts a Go slog record (`time=`, `level=`: the framer holds it for joining, and the log
 //!   boundary clock, `crate::parse::clock`, reads its `time=`), an ANSI escape (removing it can make a literal
 //!   appear), a NUL byte (the stream's first one is reported), a file name with a log extension or a `==> `
-//!   header (where a file of a paste starts). Prefix stripping only removes bytes at the front of a line and
+//!   header (where a file of a paste starts), a Docker `json-file` object (decoding its escapes can make a
+//!   literal appear) or a CRI partial piece (the literal may begin in it and end in the next). Prefix stripping only removes bytes at the front of a line and
 //!   the lossy UTF-8 decoding only replaces invalid bytes, so neither can make a literal appear.
 //! * **Nothing is open**: the framer holds no record that the line could continue and has learnt no
 //!   hard-wrap width that a longer line would reset ([`super::Framer::is_quiet`]), and the consumer says it
@@ -29,8 +30,19 @@ use crate::prefilter::{LineFilter, LineFilterBuilder};
 /// The literals framing itself needs to see (besides the file names of [`super::source_file::name_literals`]):
 /// the starts of the records the framer can join lines onto ([`super::join::can_be_continued`]; `time=` is
 /// also the log boundary clock's), an ANSI escape ([`super::prefix::strip_ansi`]), a NUL byte (reported with
-/// the stream's facts) and the `==> ` of a `head`/`tail` header ([`super::source_file::header`]).
-pub const FRAMING_LITERALS: [&str; 5] = ["time=", "level=", "\x1b", "\0", "==> "];
+/// the stream's facts), the `==> ` of a `head`/`tail` header ([`super::source_file::header`]), and the
+/// envelopes that change a line's bytes or split it: Docker's `json-file` object (its escapes hide literals,
+/// [`super::envelope`]) and a CRI node log's partial piece (a literal may straddle two pieces).
+pub const FRAMING_LITERALS: [&str; 8] = [
+    "time=",
+    "level=",
+    "\x1b",
+    "\0",
+    "==> ",
+    "{\"log\":\"",
+    " stderr P ",
+    " stdout P ",
+];
 
 /// Shorter literals that stand for every literal containing them (the search drops a literal that contains
 /// another): `msg=` stands for the many anchors of Go slog messages (`msg="offload to gpu"` …). Every line

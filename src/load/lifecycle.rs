@@ -22,11 +22,10 @@ use crate::parse::event::BreakdownLine;
 use super::builder::LoadBuilder;
 use super::fit::FitContext;
 
-/// The table being read (its rows follow each other).
+/// The table being read (its rows follow each other: another record closes it, `Assembler::push`).
 #[derive(Debug, Clone, Copy)]
 pub struct OpenTable {
     pub exit: bool,
-    pub last_line: u64,
 }
 
 /// Whether a table is the exit table (`true`) or a dry run, and why: from the fit's state, whether the load
@@ -62,11 +61,9 @@ impl LoadBuilder {
 
     /// Add one row of a memory breakdown table, deciding the table's phase at its first row.
     pub fn add_breakdown(&mut self, row: BreakdownLine, line: u64) {
-        let continues = self.open_table.filter(|t| {
-            !self.header_pending
-                && line <= t.last_line.saturating_add(1)
-                && !self.table_has(t.exit, &row)
-        });
+        let continues = self
+            .open_table
+            .filter(|t| !self.header_pending && !self.table_has(t.exit, &row));
         let exit = match continues {
             Some(t) => t.exit,
             None => {
@@ -97,10 +94,7 @@ impl LoadBuilder {
             }
         };
         self.header_pending = false;
-        self.open_table = Some(OpenTable {
-            exit,
-            last_line: line,
-        });
+        self.open_table = Some(OpenTable { exit });
         if exit {
             self.exit_table.push((row, line));
         } else {

@@ -226,6 +226,18 @@ impl Assembler {
     /// Feed one event; completed loads are passed to `done`.
     pub fn push(&mut self, event: Event, mut done: impl FnMut(Load)) {
         let line = event.line;
+        if !matches!(
+            event.kind,
+            crate::parse::event::EventKind::Breakdown(_)
+                | crate::parse::event::EventKind::BreakdownHeader
+        ) {
+            // A breakdown table's rows follow one another: any other record ends the table. (Physical line
+            // numbers cannot say it: a paste wraps a row over two lines or puts other processes' lines
+            // between rows, and those are no records.)
+            if let Some(b) = self.current.as_mut() {
+                b.open_table = None;
+            }
+        }
         if let Some(kind) = self.server_event(event.kind, line, &mut done) {
             self.load_event(kind, line, &mut done);
         }

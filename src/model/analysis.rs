@@ -10,6 +10,17 @@ use super::snapshot::Snapshot;
 pub struct UnrecognizedLine {
     pub line: u64,
     pub text: String,
+    /// The sizes the line prints, in order (`crate::parse::figures`): what the report did not read.
+    pub figures: Vec<LineFigure>,
+}
+
+/// A size as an unrecognised line prints it, and its bytes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LineFigure {
+    /// As printed: `1024.00 MiB`, `7.5 GiB`, `21.63 GB`.
+    pub text: String,
+    /// The nominal bytes (binary units for `KiB`…, decimal for `KB`…, as `crate::parse::values` reads them).
+    pub bytes: u64,
 }
 
 /// A problem with an input that did not stop vramdiff from reading the rest.

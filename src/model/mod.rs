@@ -33,7 +33,7 @@ pub use actual::{
     Actual, BreakdownRow, Buffer, BufferKind, FailedAllocation, FailedPart, FailureCause, KvCache,
     Recovered, WorkingSet,
 };
-pub use analysis::{Analysis, InputRole, InputSummary, InputWarning, UnrecognizedLine};
+pub use analysis::{Analysis, InputRole, InputSummary, InputWarning, LineFigure, UnrecognizedLine};
 pub use attempt::{Attempt, AttemptGpu};
 pub use concluded::Concluded;
 pub use device::{Backend, Device};

@@ -21,6 +21,7 @@ pub mod engine;
 pub mod estimate;
 pub mod event;
 pub mod fields;
+pub mod figures;
 pub mod fit;
 pub mod kind;
 pub mod llama;

@@ -297,6 +297,7 @@ impl Pipeline {
                         summary.unrecognized.push(UnrecognizedLine {
                             line: number,
                             text: text.to_string(),
+                            figures: crate::parse::figures::size_figures(text),
                         });
                     }
                 };

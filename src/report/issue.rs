@@ -22,6 +22,9 @@ pub struct IssueContext {
     pub observed: Vec<String>,
     /// The lines the findings name, as the log wrote them: `(line, text)`.
     pub evidence: Vec<(u64, String)>,
+    /// The memory-like lines of the load no rule understood: `(line, text)` (issue 52: a report says what
+    /// it did not read).
+    pub unread: Vec<(u64, String)>,
 }
 
 /// The issue block of `load` (number `index`), redacted.
@@ -55,6 +58,14 @@ pub fn issue(index: usize, load: &Concluded, context: &IssueContext, known: &Kno
     for o in &context.observed {
         let _ = writeln!(out, "- **Observed now:** {}", md_escape(o));
     }
+    if !context.unread.is_empty() {
+        let _ = writeln!(
+            out,
+            "- **Not read:** {} memory-like line{} no rule understood (listed below)",
+            context.unread.len(),
+            if context.unread.len() == 1 { "" } else { "s" }
+        );
+    }
     out.push('\n');
     if load.findings.is_empty() {
         out.push_str("No finding.\n\n");
@@ -87,6 +98,13 @@ pub fn issue(index: usize, load: &Concluded, context: &IssueContext, known: &Kno
             let _ = writeln!(out, "{line}: {}", text.replace("```", "'''"));
         }
         out.push_str("```\n\n");
+    }
+    if !context.unread.is_empty() {
+        out.push_str("<details><summary>Memory-like lines not understood</summary>\n\n```text\n");
+        for (line, text) in &context.unread {
+            let _ = writeln!(out, "{line}: {}", text.replace("```", "'''"));
+        }
+        out.push_str("```\n\n</details>\n\n");
     }
     out.push_str("<details><summary>The whole report");
     if !rest.is_empty() {

@@ -14,7 +14,7 @@ use quick_xml::Writer;
 
 use crate::diff::Diff;
 use crate::diff::MatchKey;
-use crate::model::{Analysis, Concluded, Finding, InputRole, Severity};
+use crate::model::{Analysis, Concluded, Finding, InputRole, InputSummary, Severity};
 
 /// A failed check inside a test case.
 #[derive(Debug, Clone)]
@@ -44,6 +44,9 @@ pub struct Suite {
     pub cases: Vec<Case>,
     /// The input could not be read.
     pub error: Option<String>,
+    /// The suite's `<properties>`: facts about the input that are no test (the memory-like lines no rule
+    /// understood), as `(name, value)`.
+    pub properties: Vec<(String, String)>,
 }
 
 /// Text that XML 1.0 can carry: forbidden characters (controls other than tab and newline, the
@@ -110,6 +113,18 @@ fn suite(w: &mut Writer<Vec<u8>>, s: &Suite) -> io::Result<()> {
         .with_attribute(("errors", errors.as_str()))
         .with_attribute(("skipped", "0"))
         .write_inner_content(|w| {
+            if !s.properties.is_empty() {
+                w.create_element("properties").write_inner_content(|w| {
+                    for (name, value) in &s.properties {
+                        let (name, value) = (xml_text(name), xml_text(value));
+                        w.create_element("property")
+                            .with_attribute(("name", name.as_str()))
+                            .with_attribute(("value", value.as_str()))
+                            .write_empty()?;
+                    }
+                    Ok(())
+                })?;
+            }
             if let Some(e) = &s.error {
                 let e = xml_text(e);
                 w.create_element("error")
@@ -199,6 +214,15 @@ fn load_case(load: &Concluded, threshold: Option<Severity>) -> Case {
     }
 }
 
+/// The properties of an input's suite: the count of memory-like lines no rule understood, so what was not
+/// read is visible in CI too (issue 52; the JSON report lists them).
+pub fn input_properties(input: &InputSummary) -> Vec<(String, String)> {
+    vec![(
+        "unrecognized_memory_lines".to_string(),
+        input.unrecognized_memory_lines.to_string(),
+    )]
+}
+
 /// A suite per log input with a case per load of it. `system_out` adds text to each load's case.
 pub fn analysis_suites(
     analysis: &Analysis,
@@ -221,6 +245,7 @@ pub fn analysis_suites(
                 })
                 .collect(),
             error: input.error.clone(),
+            properties: input_properties(input),
         })
         .collect()
 }
@@ -256,5 +281,6 @@ pub fn diff(diff: &Diff) -> Vec<u8> {
         name: format!("{} → {}", diff.old, diff.new),
         cases,
         error: None,
+        properties: Vec::new(),
     }])
 }
