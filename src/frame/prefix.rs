@@ -92,9 +92,15 @@ static VLLM_SOURCE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^\[[\w.]+\.py:\d+\] ").unwrap());
 
 /// SGLang's prefix: `[2025-03-08 12:29:21 TP0] `, `[2025-07-02 07:41:58 DP0 TP0] `, `[2026-07-15 13:14:53] `,
-/// and before late 2024 without the date (`[23:17:01 TP7] `, corpus 1039).
+/// and before late 2024 without the date (`[23:17:01 TP7] `, corpus 1039). Its `configure_logger`
+/// (`sglang/srt/utils`, census `census/sglang.tsv`) adds milliseconds under `SGLANG_LOG_MS`
+/// (`[2026-10-30 08:01:02.345 TP0] `) and, from 0.5.10, ranks in this order: `DP`, `PP`, `ATTN_CP`, `MOE_DP`,
+/// `TP`, `EP`.
 static SGLANG: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^\[(?:\d{4}-\d{2}-\d{2} )?\d{2}:\d{2}:\d{2}((?: (?:DP|TP|EP|PP)\d+)*)\] ").unwrap()
+    Regex::new(
+        r"^\[(?:\d{4}-\d{2}-\d{2} )?\d{2}:\d{2}:\d{2}(?:\.\d{3})?((?: (?:DP|TP|EP|PP|ATTN_CP|MOE_DP)\d+)*)\] ",
+    )
+    .unwrap()
 });
 
 /// A tqdm bar a redraw left before a record on the same line: `  0%|    | 0/13 [00:00<?, ?it/s]`.
@@ -1109,6 +1115,11 @@ mod tests {
         assert_eq!(
             strip("[2025-03-08] not a stamp"),
             "[2025-03-08] not a stamp"
+        );
+        // Milliseconds (`SGLANG_LOG_MS`) and every rank word of 0.5.10+ (census `census/sglang.tsv`).
+        assert_eq!(
+            framed("[2026-10-30 08:01:02.345 DP1 PP0 ATTN_CP0 MOE_DP0 TP3 EP3] Load weight end. type=X, dtype=torch.bfloat16, avail mem=21.73 GB, mem usage=16.59 GB."),
+            "[rank=DP1_PP0_ATTN_CP0_MOE_DP0_TP3_EP3] Load weight end. type=X, dtype=torch.bfloat16, avail mem=21.73 GB, mem usage=16.59 GB."
         );
         // Builds of 2024 print the time without the date (`sample-logs/1039-…:1`, `:18`).
         assert_eq!(
