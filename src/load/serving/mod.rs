@@ -217,7 +217,7 @@ impl ServingLedger {
                 avail,
                 usage,
             } => self.sglang_stage(rank, stage, avail, usage, line),
-            ServingLine::SglangPool { tokens, k, v } => self.sglang_pool(rank, tokens, k, v, line),
+            ServingLine::SglangPool { tokens, kv } => self.sglang_pool(rank, tokens, kv, line),
             ServingLine::SglangTokens { tokens, context } => {
                 self.sglang_tokens(tokens, context, line)
             }
