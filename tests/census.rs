@@ -518,8 +518,9 @@ fn same_figure(a: &str, b: &str) -> bool {
     }
 }
 
-/// Check one runtime's census: returns the rows read and excused.
-fn check(runtime: &str) -> (usize, usize) {
+/// Check one runtime's census: every verdict holds (reads render and read as said, no stale verdict), and,
+/// when `complete`, every row has one. Returns the rows read, excused, and without a verdict.
+fn check(runtime: &str, complete: bool) -> (usize, usize, usize) {
     let g = grammar::load(None).expect("built-in grammar");
     let rows = census(runtime);
     let verdicts = verdicts(runtime);
@@ -596,7 +597,10 @@ fn check(runtime: &str) -> (usize, usize) {
             let mut taken = false;
             for line in &lines {
                 let Some((rule, f)) = classify(&g, line, &mut candidates) else {
-                    failures.push(format!("{}: not recognised: {line:?}", verdict.rule));
+                    failures.push(format!(
+                        "{}: not recognised: {line:?} FORMAT {:?}",
+                        verdict.rule, row.format
+                    ));
                     continue;
                 };
                 if rule.id == verdict.rule {
@@ -608,7 +612,10 @@ fn check(runtime: &str) -> (usize, usize) {
                 }
             }
             if !taken {
-                failures.push(format!("{}: not taken by it: {text:?}", verdict.rule));
+                failures.push(format!(
+                    "{}: not taken by it: {text:?} FORMAT {:?}",
+                    verdict.rule, row.format
+                ));
                 continue;
             }
             for (field, want) in &verdict.fields {
@@ -661,7 +668,7 @@ fn check(runtime: &str) -> (usize, usize) {
         }
     }
     assert!(
-        missing.is_empty(),
+        !complete || missing.is_empty(),
         "{runtime}: {} census rows neither read nor excused (census/{runtime}.verdicts.toml):\n{}",
         missing.len(),
         missing.join("\n")
@@ -672,7 +679,7 @@ fn check(runtime: &str) -> (usize, usize) {
         failures.len(),
         failures.join("\n")
     );
-    (n_read, n_excused)
+    (n_read, n_excused, missing.len())
 }
 
 fn nth_spec(row: &Row, n: usize) -> Spec {
@@ -739,11 +746,26 @@ fn rendering_follows_the_engines_specifiers() {
 
 #[test]
 fn every_vllm_memory_line_is_read_or_excused() {
-    let (read, excused) = check("vllm");
+    let (read, excused, open) = check("vllm", true);
     assert!(
-        read >= 20 && read + excused >= 100,
+        read >= 20 && read + excused >= 100 && open == 0,
         "{read} read, {excused} excused"
     );
+}
+
+/// SGLang and llama.cpp are NOT yet complete (issue 51): their censuses are committed and every verdict they
+/// have must hold, but rows without a verdict remain (`census_proposals` lists them). The bound keeps the
+/// open count from growing; when a runtime reaches none, make its check `complete` like vLLM's.
+#[test]
+fn sglang_and_llama_cpp_verdicts_hold_while_their_census_is_open() {
+    for (runtime, most_open) in [("sglang", 463), ("llama.cpp", 569)] {
+        let (read, _, open) = check(runtime, false);
+        assert!(read >= 20, "{runtime}: {read} rows read");
+        assert!(
+            open <= most_open,
+            "{runtime}: {open} rows without a verdict, more than the {most_open} left open"
+        );
+    }
 }
 
 /// Not a check: for rows with no verdict yet, what the grammar makes of them (rendered with a distinct figure
