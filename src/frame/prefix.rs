@@ -74,9 +74,12 @@ static ELAPSED: LazyLock<Regex> =
 static ANSI: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?:\x1b|\^\[)\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07").unwrap());
 
-/// vLLM's process prefix: `(Worker_TP1 pid=448) `, `(VllmWorker rank=1 pid=448) `, `(EngineCore_DP0 pid=1) `.
+/// vLLM's process prefix: `(Worker_TP1 pid=448) `, `(VllmWorker rank=1 pid=448) `, `(EngineCore_DP0 pid=1) `,
+/// and the names the census (`census/vllm.tsv`'s sources) found besides: `(Worker_3 pid=…)`, `(VllmWorker-1
+/// pid=…)`, and Ray's `(RayWorkerWrapper pid=…, ip=10.0.0.2)` on a multi-node start.
 static VLLM_PROCESS: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^\(([A-Za-z][A-Za-z0-9_]*)(?: rank=(\d+))? pid=(\d+)\) ").unwrap()
+    Regex::new(r"^\(([A-Za-z][A-Za-z0-9_-]*)(?: rank=(\d+))? pid=(\d+)(?:, ip=[0-9A-Fa-f.:]+)?\) ")
+        .unwrap()
 });
 
 /// vLLM's logger: level, `MM-DD HH:MM:SS` and the source, `[gpu_worker.py:563] ` (V1) or `worker.py:243] ` (V0).
@@ -147,7 +150,12 @@ fn vllm_rank<'a>(name: &'a str, rank: Option<&'a str>, pid: &'a str) -> Option<R
                     && part[letters..].bytes().all(|b| b.is_ascii_digit())
             })
     });
-    match (parallel, rank) {
+    // `Worker_3`, `VllmWorker-1`: the rank as a bare number after the name
+    let numbered = name
+        .rsplit_once(['_', '-'])
+        .map(|(_, n)| n)
+        .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+    match (parallel, rank.or(numbered)) {
         (Some(p), _) => Some(Rank::Parallel(p)),
         (None, Some(n)) => Some(Rank::Number(n)),
         (None, None) => Some(Rank::Process(pid)),
@@ -1067,6 +1075,19 @@ mod tests {
         assert_eq!(
             framed("(VllmWorker rank=1 pid=448) INFO 08-14 14:07:22 [gpu_worker.py:563] Available KV cache memory: 6.87 GiB"),
             "[rank=rank1] Available KV cache memory: 6.87 GiB"
+        );
+        // Names with a bare rank number, and Ray's workers with their node's address (census/vllm.tsv sources).
+        assert_eq!(
+            framed("(Worker_3 pid=448) INFO 08-14 14:07:22 [gpu_worker.py:563] Available KV cache memory: 6.87 GiB"),
+            "[rank=rank3] Available KV cache memory: 6.87 GiB"
+        );
+        assert_eq!(
+            framed("(VllmWorker-1 pid=448) INFO 08-14 14:07:22 [gpu_worker.py:563] Available KV cache memory: 6.87 GiB"),
+            "[rank=rank1] Available KV cache memory: 6.87 GiB"
+        );
+        assert_eq!(
+            framed("(RayWorkerWrapper pid=36405, ip=192.168.1.11) INFO 08-14 14:07:22 worker.py:243] # GPU blocks: 22982, # CPU blocks: 6241"),
+            "[rank=pid36405] # GPU blocks: 22982, # CPU blocks: 6241"
         );
         // The engine core and the API server are no rank; V0's logger without brackets; the source alone.
         assert_eq!(
