@@ -8,6 +8,7 @@ mod architecture;
 mod bad_input;
 #[cfg(feature = "batch")]
 mod batch;
+mod census;
 mod ci;
 mod cli;
 mod compute_imbalance;

@@ -80,9 +80,12 @@ static ELAPSED: LazyLock<Regex> =
 static ANSI: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?:\x1b|\^\[)\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07").unwrap());
 
-/// vLLM's process prefix: `(Worker_TP1 pid=448) `, `(VllmWorker rank=1 pid=448) `, `(EngineCore_DP0 pid=1) `.
+/// vLLM's process prefix: `(Worker_TP1 pid=448) `, `(VllmWorker rank=1 pid=448) `, `(EngineCore_DP0 pid=1) `,
+/// and the names the census (`census/vllm.tsv`'s sources) found besides: `(Worker_3 pid=…)`, `(VllmWorker-1
+/// pid=…)`, and Ray's `(RayWorkerWrapper pid=…, ip=10.0.0.2)` on a multi-node start.
 static VLLM_PROCESS: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^\(([A-Za-z][A-Za-z0-9_]*)(?: rank=(\d+))? pid=(\d+)\) ").unwrap()
+    Regex::new(r"^\(([A-Za-z][A-Za-z0-9_-]*)(?: rank=(\d+))? pid=(\d+)(?:, ip=[0-9A-Fa-f.:]+)?\) ")
+        .unwrap()
 });
 
 /// vLLM's logger: level, `MM-DD HH:MM:SS` and the source, `[gpu_worker.py:563] ` (V1) or `worker.py:243] ` (V0).
@@ -98,9 +101,15 @@ static VLLM_SOURCE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^\[[\w.]+\.py:\d+\] ").unwrap());
 
 /// SGLang's prefix: `[2025-03-08 12:29:21 TP0] `, `[2025-07-02 07:41:58 DP0 TP0] `, `[2026-07-15 13:14:53] `,
-/// and before late 2024 without the date (`[23:17:01 TP7] `, corpus 1039).
+/// and before late 2024 without the date (`[23:17:01 TP7] `, corpus 1039). Its `configure_logger`
+/// (`sglang/srt/utils`, census `census/sglang.tsv`) adds milliseconds under `SGLANG_LOG_MS`
+/// (`[2026-10-30 08:01:02.345 TP0] `) and, from 0.5.10, ranks in this order: `DP`, `PP`, `ATTN_CP`, `MOE_DP`,
+/// `TP`, `EP`.
 static SGLANG: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^\[(?:\d{4}-\d{2}-\d{2} )?\d{2}:\d{2}:\d{2}((?: (?:DP|TP|EP|PP)\d+)*)\] ").unwrap()
+    Regex::new(
+        r"^\[(?:\d{4}-\d{2}-\d{2} )?\d{2}:\d{2}:\d{2}(?:\.\d{3})?((?: (?:DP|TP|EP|PP|ATTN_CP|MOE_DP)\d+)*)\] ",
+    )
+    .unwrap()
 });
 
 /// A tqdm bar a redraw left before a record on the same line: `  0%|    | 0/13 [00:00<?, ?it/s]`.
@@ -147,7 +156,12 @@ fn vllm_rank<'a>(name: &'a str, rank: Option<&'a str>, pid: &'a str) -> Option<R
                     && part[letters..].bytes().all(|b| b.is_ascii_digit())
             })
     });
-    match (parallel, rank) {
+    // `Worker_3`, `VllmWorker-1`: the rank as a bare number after the name
+    let numbered = name
+        .rsplit_once(['_', '-'])
+        .map(|(_, n)| n)
+        .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+    match (parallel, rank.or(numbered)) {
         (Some(p), _) => Some(Rank::Parallel(p)),
         (None, Some(n)) => Some(Rank::Number(n)),
         (None, None) => Some(Rank::Process(pid)),
@@ -1199,6 +1213,19 @@ mod tests {
             framed("(VllmWorker rank=1 pid=448) INFO 08-14 14:07:22 [gpu_worker.py:563] Available KV cache memory: 6.87 GiB"),
             "[rank=rank1] Available KV cache memory: 6.87 GiB"
         );
+        // Names with a bare rank number, and Ray's workers with their node's address (census/vllm.tsv sources).
+        assert_eq!(
+            framed("(Worker_3 pid=448) INFO 08-14 14:07:22 [gpu_worker.py:563] Available KV cache memory: 6.87 GiB"),
+            "[rank=rank3] Available KV cache memory: 6.87 GiB"
+        );
+        assert_eq!(
+            framed("(VllmWorker-1 pid=448) INFO 08-14 14:07:22 [gpu_worker.py:563] Available KV cache memory: 6.87 GiB"),
+            "[rank=rank1] Available KV cache memory: 6.87 GiB"
+        );
+        assert_eq!(
+            framed("(RayWorkerWrapper pid=36405, ip=192.168.1.11) INFO 08-14 14:07:22 worker.py:243] # GPU blocks: 22982, # CPU blocks: 6241"),
+            "[rank=pid36405] # GPU blocks: 22982, # CPU blocks: 6241"
+        );
         // The engine core and the API server are no rank; V0's logger without brackets; the source alone.
         assert_eq!(
             strip("(EngineCore_DP0 pid=1805889) INFO 10-23 15:14:30 [kv_cache_utils.py:1028] GPU KV cache size: 973,760 tokens"),
@@ -1246,6 +1273,11 @@ mod tests {
         assert_eq!(
             strip("[2025-03-08] not a stamp"),
             "[2025-03-08] not a stamp"
+        );
+        // Milliseconds (`SGLANG_LOG_MS`) and every rank word of 0.5.10+ (census `census/sglang.tsv`).
+        assert_eq!(
+            framed("[2026-10-30 08:01:02.345 DP1 PP0 ATTN_CP0 MOE_DP0 TP3 EP3] Load weight end. type=X, dtype=torch.bfloat16, avail mem=21.73 GB, mem usage=16.59 GB."),
+            "[rank=DP1_PP0_ATTN_CP0_MOE_DP0_TP3_EP3] Load weight end. type=X, dtype=torch.bfloat16, avail mem=21.73 GB, mem usage=16.59 GB."
         );
         // Builds of 2024 print the time without the date (`sample-logs/1039-…:1`, `:18`).
         assert_eq!(

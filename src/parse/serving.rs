@@ -548,16 +548,20 @@ pub const SPECS: &[EventSpec] = &[
     },
     EventSpec {
         kind: "sglang_pool",
-        required: &["tokens", "k", "v"],
-        optional: &["rank"],
+        required: &["tokens"],
+        optional: &["rank", "k", "v", "kv"],
         settable: &[],
         build: |f| {
+            // K and V apart (until 0.5.x), or their sum (`KV size: X GB`, census/sglang.tsv)
+            let kv = match f.get("kv") {
+                Some(_) => need_gib(f, "kv")?,
+                None => need_gib(f, "k")?.plus(need_gib(f, "v")?),
+            };
             serving(
                 f,
                 ServingLine::SglangPool {
                     tokens: need_count(f, "tokens")?,
-                    k: need_gib(f, "k")?,
-                    v: need_gib(f, "v")?,
+                    kv,
                 },
             )
         },

@@ -195,12 +195,9 @@ pub enum ServingLine {
         avail: Option<Quantity>,
         usage: Option<Quantity>,
     },
-    /// `KV Cache is allocated. #tokens: N, K size: X GB, V size: Y GB`.
-    SglangPool {
-        tokens: i64,
-        k: Quantity,
-        v: Quantity,
-    },
+    /// `KV Cache is allocated. #tokens: N, K size: X GB, V size: Y GB` (K and V summed), or the later
+    /// `…, KV size: X GB`.
+    SglangPool { tokens: i64, kv: Quantity },
     /// `max_total_num_tokens=N, … context_len=C`.
     SglangTokens { tokens: i64, context: Option<i64> },
     /// `max_total_tokens=A is larger than the profiled value P. Use the profiled value instead.`

@@ -184,7 +184,12 @@ impl ServingLedger {
             ServingLine::MaxModelLen(n) => self.max_len = Some(Count { value: n, line }),
             ServingLine::WeightsLoaded(q) => self.vllm_weights_loaded(rank, q, line),
             ServingLine::Profile(p) => self.vllm_profile(rank, p, line),
-            ServingLine::Blocks { gpu, .. } => self.vllm_blocks(gpu, line),
+            ServingLine::Blocks { gpu, .. } => {
+                // The blocks of every rank, printed by the driver (GPU 0 in V0): a fragment holding only this
+                // line still has that device (`known_rank` adds it only while the load has no rank).
+                let _ = self.known_rank(rank, line);
+                self.vllm_blocks(gpu, line)
+            }
             ServingLine::KvTokens(n) => self.vllm_kv_tokens(n, line),
             ServingLine::Concurrency { len, times } => {
                 if self.max_len.is_none() {
@@ -217,7 +222,7 @@ impl ServingLedger {
                 avail,
                 usage,
             } => self.sglang_stage(rank, stage, avail, usage, line),
-            ServingLine::SglangPool { tokens, k, v } => self.sglang_pool(rank, tokens, k, v, line),
+            ServingLine::SglangPool { tokens, kv } => self.sglang_pool(rank, tokens, kv, line),
             ServingLine::SglangTokens { tokens, context } => {
                 self.sglang_tokens(tokens, context, line)
             }

@@ -53,17 +53,10 @@ impl ServingLedger {
     }
 
     /// `KV Cache is allocated. #tokens: N, K size: X GB, V size: Y GB`.
-    pub(super) fn sglang_pool(
-        &mut self,
-        rank: Option<&str>,
-        tokens: i64,
-        k: Quantity,
-        v: Quantity,
-        line: u64,
-    ) {
+    pub(super) fn sglang_pool(&mut self, rank: Option<&str>, tokens: i64, kv: Quantity, line: u64) {
         self.sglang = true;
         let r = self.rank(rank, line);
-        set(&mut r.kv, Some(k.plus(v)), line);
+        set(&mut r.kv, Some(kv), line);
         r.kv_tokens = Some(Count {
             value: tokens,
             line,
