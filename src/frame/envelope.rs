@@ -18,7 +18,7 @@ const MAX_MARKUP: usize = 24;
 /// The object's opening, up to the `log` string's first byte.
 const OPENING: &str = "{\"log\":\"";
 
-/// The line inside a `json-file` object, when `line` is one (after at most [`MAX_MARKUP`] bytes of
+/// The line inside a `json-file` object, when `line` is one (after at most `MAX_MARKUP` bytes of
 /// markup): the markup followed by the decoded `log` string without its final `\n` (or `\r\n`), the
 /// markup's length (where the decoded string starts), and whether the string lacked that `\n` (a partial
 /// piece). `None` for any other line, and for an object whose string

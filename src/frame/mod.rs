@@ -323,7 +323,7 @@ impl Framer {
     }
 
     /// True when the framer, quiet ([`Framer::is_quiet`]), may hold the physical line `bytes` for a hard
-    /// wrap ([`Framer::terminal_wide`], the known width being none when quiet): as many bytes as a
+    /// wrap (`Framer::terminal_wide`, the known width being none when quiet): as many bytes as a
     /// terminal's width (and a paste's markup), or more, up to four per character, with a byte past ASCII
     /// in its first 64 (a month in another script; a line whose only such bytes come later is missed). A line for which this is
     /// false is handed out at once if it holds no literal, so the skim may skip it (`super::read`).

@@ -24,7 +24,7 @@ const UNITS: [(&str, i64); 9] = [
 ];
 
 /// Every size `line` prints, in order: a number (digits, one optional fraction) not glued to a word before
-/// it, at most one space, a unit of [`UNITS`] not glued to a word after it.
+/// it, at most one space, a unit of `UNITS` not glued to a word after it.
 pub fn size_figures(line: &str) -> Vec<LineFigure> {
     let b = line.as_bytes();
     let mut out = Vec::new();
