@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::util::{root, run, stdout};
+use crate::util::{json, root};
 
 /// The oracle's folder: `VRAMDIFF_ORACLE_DIR` (a fresh run of the real server), else the committed one.
 fn oracle_dir() -> PathBuf {
@@ -62,16 +62,6 @@ fn relative(path: &Path) -> String {
         .unwrap_or(path)
         .display()
         .to_string()
-}
-
-fn json(args: &[&str]) -> Value {
-    let out = run(args, b"");
-    assert!(
-        out.status.success() || out.status.code() == Some(1),
-        "vramdiff {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_str(&stdout(&out)).unwrap_or_else(|e| panic!("{args:?}: JSON: {e}"))
 }
 
 fn report(run: &Run) -> Value {

@@ -12,17 +12,7 @@
 
 use serde_json::Value;
 
-use crate::util::{root, run, stdout};
-
-fn json(args: &[&str]) -> Value {
-    let out = run(args, b"");
-    assert!(
-        out.status.success() || out.status.code() == Some(1),
-        "vramdiff {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_str(&stdout(&out)).unwrap_or_else(|e| panic!("{args:?}: JSON: {e}"))
-}
+use crate::util::{json, root};
 
 fn lever_setting(flag: &str) -> &'static str {
     match flag {

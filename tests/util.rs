@@ -160,3 +160,14 @@ pub fn scratch(tag: &str) -> PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
+
+/// The binary's JSON for `args` (exit 0, or 1 for findings at `--fail-on`), parsed.
+pub fn json(args: &[&str]) -> serde_json::Value {
+    let out = run(args, b"");
+    assert!(
+        out.status.success() || out.status.code() == Some(1),
+        "vramdiff {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_str(&stdout(&out)).unwrap_or_else(|e| panic!("{args:?}: JSON: {e}"))
+}
