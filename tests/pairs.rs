@@ -255,3 +255,109 @@ fn two_ollama_runs_of_one_model_given_together_are_a_pair() {
     // Ollama's replay scales its graph estimate, not the runner's compute buffers: named, not predicted.
     assert_eq!(figure("compute")["verdict"], "not-modelled");
 }
+
+#[test]
+fn a_pasted_diff_of_two_runs_pairs_them_as_the_two_files_do() {
+    // The two granite runs of sample-logs/008-… and 201-… pasted as a unified diff (old lines `-`, new `+`) and
+    // one after the other: the same pair, the same settings and figures as the two files given together.
+    let read = |name: &str| std::fs::read_to_string(root().join("sample-logs").join(name)).unwrap();
+    let (old, new) = (
+        read("008-macos-metal-m1pro-granite-8b-128k-partial.log"),
+        read("201-macos-metal-m1pro-granite8b-full-mdquote.log"),
+    );
+    let prefixed = |text: &str, mark: &str| -> String {
+        text.lines().map(|l| format!("{mark}{l}\n")).collect()
+    };
+    let dir = crate::util::scratch("pairs-pasted");
+    let diff = dir.join("pasted.diff");
+    std::fs::write(
+        &diff,
+        format!("{}{}", prefixed(&old, "-"), prefixed(&new, "+")),
+    )
+    .unwrap();
+    let one_after = dir.join("one-after-the-other.log");
+    std::fs::write(&one_after, format!("{old}{new}")).unwrap();
+    let given = json(&[
+        "sample-logs/008-macos-metal-m1pro-granite-8b-128k-partial.log",
+        "sample-logs/201-macos-metal-m1pro-granite8b-full-mdquote.log",
+        "--format",
+        "json",
+    ]);
+    let figures = |report: &Value| -> Vec<(Value, Value, Value)> {
+        report["pairs"]
+            .as_array()
+            .expect("pairs")
+            .iter()
+            .flat_map(|p| p["figures"].as_array().unwrap().clone())
+            .map(|f| {
+                (
+                    f["component"].clone(),
+                    f["predicted"].clone(),
+                    f["measured"].clone(),
+                )
+            })
+            .collect()
+    };
+    let want = figures(&given);
+    assert!(!want.is_empty());
+    for paste in [&diff, &one_after] {
+        let report = json(&[paste.to_str().unwrap(), "--format", "json"]);
+        assert_eq!(
+            report["pairs"].as_array().map(Vec::len),
+            Some(1),
+            "{paste:?}"
+        );
+        assert_eq!(report["pairs"][0]["changed"], given["pairs"][0]["changed"]);
+        assert_eq!(figures(&report), want, "{paste:?}");
+    }
+}
+
+#[test]
+fn a_unified_diff_of_two_runs_is_read_as_its_two_sides() {
+    // tests/data/pairs/…diff: `diff -u` of two real llama.cpp runs (-ub 512, -ub 128), the lines both printed
+    // alike shared. Its two sides are the two runs: the same pair as the two logs, on the diff's line numbers.
+    let diff = json(&[
+        "tests/data/pairs/llama-gqa--ctx4096-vs-ub128.diff",
+        "--format",
+        "json",
+    ]);
+    let logs = json(&[
+        "tests/data/oracle/b11549/logs/llama-gqa--ctx4096.log",
+        "tests/data/oracle/b11549/logs/llama-gqa--ub128.log",
+        "--format",
+        "json",
+    ]);
+    let paths: Vec<&str> = diff["inputs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        paths,
+        [
+            "tests/data/pairs/llama-gqa--ctx4096-vs-ub128.diff (− lines)",
+            "tests/data/pairs/llama-gqa--ctx4096-vs-ub128.diff (+ lines)"
+        ]
+    );
+    assert_eq!(diff["pairs"].as_array().map(Vec::len), Some(1));
+    assert_eq!(diff["pairs"][0]["changed"], logs["pairs"][0]["changed"]);
+    assert_eq!(diff["pairs"][0]["figures"], logs["pairs"][0]["figures"]);
+    // The new run's compute buffer line, numbered as in the diff (the `+` line), not as in its log.
+    let text =
+        std::fs::read_to_string(root().join("tests/data/pairs/llama-gqa--ctx4096-vs-ub128.diff"))
+            .unwrap();
+    let compute_line = text
+        .lines()
+        .position(|l| l.starts_with('+') && l.contains("CPU compute buffer size"))
+        .expect("the + side's compute buffer line") as u64
+        + 1;
+    let lines: Vec<u64> = diff["loads"][1]["actual"]["buffers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| b["kind"] == "compute")
+        .map(|b| b["line"].as_u64().unwrap())
+        .collect();
+    assert_eq!(lines, [compute_line]);
+}
