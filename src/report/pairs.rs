@@ -18,7 +18,8 @@ pub enum Numbering {
 }
 
 /// The report's blocks for `pairs`; none without a pair. A layout that carries its pictures
-/// (`Charts::Embedded`: HTML) gets each pair's chart.
+/// (`Charts::Embedded`: HTML) gets each pair's chart drawn; the others (Markdown, the terminal) its bars of
+/// Unicode blocks (`super::pair_bars`).
 pub fn blocks(pairs: &[LoadPair], charts: Charts, numbering: Numbering) -> Vec<Block> {
     let mut out = Vec::new();
     if pairs.is_empty() {
@@ -70,7 +71,12 @@ pub fn blocks(pairs: &[LoadPair], charts: Charts, numbering: Numbering) -> Vec<B
             indent: 2,
         });
         match charts {
-            Charts::Linked => {}
+            Charts::Linked => {
+                let bars = super::pair_bars::lines(pair);
+                if !bars.is_empty() {
+                    out.push(Block::Fenced(vec![Block::Lines(bars)]));
+                }
+            }
             Charts::Embedded => match super::chart::pair_chart(pair) {
                 Ok(Some(chart)) => out.push(Block::Figures(vec![chart])),
                 Ok(None) => {}
