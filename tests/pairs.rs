@@ -361,3 +361,44 @@ fn a_unified_diff_of_two_runs_is_read_as_its_two_sides() {
         .collect();
     assert_eq!(lines, [compute_line]);
 }
+
+#[test]
+fn two_vllm_runs_of_one_model_pair_by_the_model_their_command_names() {
+    // sample-logs/801-…: a vLLM maintainer's two runs of meta-llama/Meta-Llama-3-8B on H100s, `vllm serve …`
+    // then `… -tp 2`. The model is the command's; the tensor-parallel size is named as not modelled beside
+    // the weights it halved on GPU0 (14.96 → 7.48 GiB as printed).
+    let report = json(&[
+        "sample-logs/801-vllm-065-h100-llama3-8b-tp1-tp2-profiling-results-multiline.log",
+        "--format",
+        "json",
+    ]);
+    let pair = &report["pairs"][0];
+    assert_eq!(pair["model"]["by"], "name");
+    assert_eq!(pair["model"]["value"], "meta-llama/Meta-Llama-3-8B");
+    assert_eq!(pair["runtime"], "vLLM");
+    let changed = pair["changed"].as_array().unwrap();
+    assert_eq!(changed.len(), 1, "{changed:?}");
+    assert_eq!(
+        (
+            &changed[0]["setting"],
+            &changed[0]["before"],
+            &changed[0]["after"]
+        ),
+        (
+            &Value::from("tensor-parallel"),
+            &Value::from("1"),
+            &Value::from("2")
+        )
+    );
+    assert_eq!(changed[0]["modelled"], false);
+    let weights = pair["figures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["component"] == "weights" && f["device"] == "GPU0")
+        .expect("GPU0's weights");
+    assert_eq!(weights["verdict"], "not-modelled");
+    let gib = |f: &Value| f["bytes"].as_f64().unwrap() / f64::from(1u32 << 30);
+    assert!((gib(&weights["before"]) - 14.96).abs() < 0.006);
+    assert!((gib(&weights["measured"]) - 7.48).abs() < 0.006);
+}

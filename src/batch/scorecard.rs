@@ -36,6 +36,8 @@ pub struct PairRow {
     pub measured: Option<Quantity>,
     pub error: Option<i64>,
     pub verdict: PairVerdict,
+    /// The prediction rests on a lever no real pair has checked yet.
+    pub unverified: bool,
 }
 
 impl PairRow {
@@ -143,6 +145,7 @@ fn pair_rows(pair: &LoadPair, first_file: &str, file: &str, first_line: u64) -> 
             measured: f.measured,
             error: f.error,
             verdict: f.verdict,
+            unverified: f.unverified,
         })
         .collect()
 }
@@ -197,7 +200,11 @@ pub fn render(rows: &[PairRow]) -> String {
             size(&r.component, r.predicted.map(|q| q.bytes)),
             size(&r.component, r.measured.map(|q| q.bytes)),
             error,
-            r.verdict.as_str()
+            if r.unverified {
+                format!("{} (unverified lever)", r.verdict.as_str())
+            } else {
+                r.verdict.as_str().to_string()
+            }
         );
     }
     out.push_str(

@@ -220,6 +220,10 @@ pub fn pairs_frame(rows: &[PairRow]) -> PolarsResult<DataFrame> {
                     .collect::<Vec<Option<f64>>>()
             ),
             column!("verdict", s(&|r| r.verdict.as_str())),
+            column!(
+                "unverified",
+                rows.iter().map(|r| r.unverified).collect::<Vec<bool>>()
+            ),
         ],
     )
 }

@@ -30,12 +30,35 @@ pub struct Unmodelled {
     pub moves: &'static [Moves],
 }
 
+/// A serving engine's share of each GPU (vLLM's `--gpu-memory-utilization`, SGLang's `--mem-fraction-static`)
+/// changed: the KV pool is what that share leaves after the weights and the rest, so it moves by each GPU's
+/// total × the change.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct PoolShift {
+    pub before: f64,
+    pub after: f64,
+}
+
+/// A lever no real pair has checked yet — no pair of loads in `sample-logs/` nor in the oracle suite
+/// (`tests/data/oracle/`) changes its setting alone (`docs/findings.md`); the report calls its prediction
+/// unverified.
+pub const UNVERIFIED: &[&str] = &[
+    "gpu-memory-utilization",
+    "mem-fraction-static",
+    "max-model-len",
+    "context-length",
+];
+
 /// What differs between two loads' settings.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SettingsDiff {
     pub changed: Vec<SettingChange>,
     /// The `whatif` changes that replay the first load with the second's settings.
     pub changes: Changes,
+    /// A serving engine's KV pool share, when it changed.
+    pub pool: Option<PoolShift>,
+    /// The serving levers that move the KV pool figure (`gpu-memory-utilization`, `max-model-len`…).
+    pub pool_levers: Vec<String>,
     pub unmodelled: Vec<Unmodelled>,
     /// Neither load printed a setting this module reads.
     pub none_logged: bool,
@@ -45,9 +68,13 @@ pub struct SettingsDiff {
 pub fn diff(from: &Concluded, to: &Concluded, from_number: usize) -> SettingsDiff {
     let (a, b) = (&from.reconciled.load.settings, &to.reconciled.load.settings);
     let mut out = SettingsDiff {
-        none_logged: !logs_any(a) && !logs_any(b),
+        none_logged: !logs_any(a)
+            && !logs_any(b)
+            && !serving_logs_any(from)
+            && !serving_logs_any(to),
         ..SettingsDiff::default()
     };
+    serving(from, to, &mut out);
     context(a, b, &mut out);
     micro_batch(a, b, &mut out);
     kv_types(a, b, &mut out);
@@ -93,6 +120,110 @@ pub fn diff(from: &Concluded, to: &Concluded, from_number: usize) -> SettingsDif
         });
     }
     out
+}
+
+/// Whether a serving engine's start printed a setting [`serving`] reads.
+fn serving_logs_any(load: &Concluded) -> bool {
+    load.reconciled.load.serving.as_ref().is_some_and(|s| {
+        s.utilization.is_some() || s.tensor_parallel.is_some() || s.max_len.is_some()
+    })
+}
+
+/// A vLLM or SGLang start's settings (`crate::model::ServingFigures`): the pool share and the longest request
+/// are replayed on the KV pool; the tensor-parallel size, the KV type and the batch limits are named, not
+/// modelled. A command line without `-tp` ran one GPU (`sample-logs/801-…`: `vllm serve …` then `… -tp 2`).
+fn serving(from: &Concluded, to: &Concluded, out: &mut SettingsDiff) {
+    let (Some(a), Some(b)) = (
+        from.reconciled.load.serving.as_ref(),
+        to.reconciled.load.serving.as_ref(),
+    ) else {
+        return;
+    };
+    let sglang = matches!(to.reconciled.load.runtime, Runtime::Sglang);
+    if let (Some(x), Some(y)) = (a.utilization, b.utilization) {
+        if (x.value - y.value).abs() > 1e-9 {
+            let name = if sglang {
+                "mem-fraction-static"
+            } else {
+                "gpu-memory-utilization"
+            };
+            out.pool = Some(PoolShift {
+                before: x.value,
+                after: y.value,
+            });
+            out.pool_levers.push(name.to_string());
+            out.changed.push(modelled(
+                name,
+                x.value,
+                y.value,
+                "replayed on the KV pool: each GPU's total × the change (unverified: no real pair yet)",
+            ));
+        }
+    }
+    if let (Some(x), Some(y)) = (a.max_len, b.max_len) {
+        if x.value != y.value {
+            let name = if sglang {
+                "context-length"
+            } else {
+                "max-model-len"
+            };
+            out.pool_levers.push(name.to_string());
+            out.changed.push(modelled(
+                name,
+                x.value,
+                y.value,
+                "the KV pool is what the budget leaves, not sized by the longest request: predicted unchanged \
+                 (unverified: no real pair yet)",
+            ));
+        }
+    }
+    let tp = |s: &crate::model::ServingFigures| {
+        s.tensor_parallel
+            .map(|c| c.value)
+            .or(s.model.as_ref().map(|_| 1))
+    };
+    if let (Some(x), Some(y)) = (tp(a), tp(b)) {
+        if x != y {
+            not_modelled(
+                out,
+                "tensor-parallel",
+                x.to_string(),
+                y.to_string(),
+                "the weights, the KV pool and the engine's own memory split over other GPUs",
+                ALL,
+            );
+        }
+    }
+    if let (Some(x), Some(y)) = (a.kv_cache_fp8, b.kv_cache_fp8) {
+        if x != y {
+            let words = |fp8: bool| if fp8 { "fp8" } else { "16-bit" }.to_string();
+            not_modelled(
+                out,
+                "kv-cache-dtype",
+                words(x),
+                words(y),
+                "the pool holds other tokens per byte",
+                &[Moves::Kv],
+            );
+        }
+    }
+    for (name, x, y) in [
+        ("max-num-seqs", a.max_num_seqs, b.max_num_seqs),
+        ("max-num-batched-tokens", a.batched_tokens, b.batched_tokens),
+    ] {
+        if let (Some(x), Some(y)) = (x, y) {
+            if x.value != y.value {
+                not_modelled(
+                    out,
+                    name,
+                    x.value.to_string(),
+                    y.value.to_string(),
+                    "the activation peak and the CUDA graphs move, and the KV pool with them",
+                    &[Moves::Kv, Moves::Compute],
+                );
+            }
+        }
+    }
 }
 
 fn logs_any(s: &Settings) -> bool {
@@ -376,14 +507,15 @@ fn refuse(from: &Concluded, number: usize, out: &mut SettingsDiff) {
     }
 }
 
-/// Whether the runtime has a replay at all (vLLM's and SGLang's KV pool is not replayed yet).
+/// Whether the runtime has a replay at all: every one has (vLLM's and SGLang's is their KV pool's, [`serving`]).
 pub fn replayed(runtime: Runtime) -> bool {
     match runtime {
         Runtime::OllamaEstimator
         | Runtime::OllamaEngine
         | Runtime::OllamaFit
         | Runtime::LlamaCpp
-        | Runtime::Unknown => true,
-        Runtime::Vllm | Runtime::Sglang => false,
+        | Runtime::Unknown
+        | Runtime::Vllm
+        | Runtime::Sglang => true,
     }
 }

@@ -41,7 +41,8 @@ fn drawn(pair: &LoadPair) -> Vec<&PairFigure> {
         .collect()
 }
 
-/// The bars of `pair`'s figures, one line per bar; empty when it has no figure in bytes.
+/// The bars of `pair`'s figures, one line per bar, indented as the pair's table; empty when it has no figure
+/// in bytes.
 pub fn lines(pair: &LoadPair) -> Vec<String> {
     let figures = drawn(pair);
     let top = figures
@@ -76,7 +77,7 @@ pub fn lines(pair: &LoadPair) -> Vec<String> {
             let line = match value {
                 Some(q) => {
                     let verdict = if k == 2 {
-                        format!("  {}", f.verdict.as_str())
+                        format!("  {}", f.verdict_words())
                     } else {
                         String::new()
                     };
@@ -89,11 +90,11 @@ pub fn lines(pair: &LoadPair) -> Vec<String> {
                 None if k == 1 => format!(
                     "{shown:<label_width$}  {name:<10}  {:<WIDTH$} – ({})",
                     "",
-                    f.verdict.as_str()
+                    f.verdict_words()
                 ),
                 None => format!("{shown:<label_width$}  {name:<10}  {:<WIDTH$} –", ""),
             };
-            out.push(line.trim_end().to_string());
+            out.push(format!("  {}", line.trim_end()));
         }
     }
     out

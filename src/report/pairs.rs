@@ -136,7 +136,7 @@ fn table(figures: &[PairFigure]) -> Table {
             predicted,
             measured,
             error,
-            f.verdict.as_str().to_string(),
+            f.verdict_words(),
         ]);
     }
     t

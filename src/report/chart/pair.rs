@@ -104,9 +104,9 @@ where
             .max()
             .unwrap_or(0);
         let words = match f.error {
-            Some(e) if e > 0 => format!("+{} {}", human(e), f.verdict.as_str()),
-            Some(e) => format!("{} {}", human(e), f.verdict.as_str()),
-            None => f.verdict.as_str().to_string(),
+            Some(e) if e > 0 => format!("+{} {}", human(e), f.verdict_words()),
+            Some(e) => format!("{} {}", human(e), f.verdict_words()),
+            None => f.verdict_words(),
         };
         chart
             .draw_series(std::iter::once(Text::new(
