@@ -216,3 +216,53 @@ fn whatif_explain_reports_are_current() {
         "whatif --explain reports differ (regenerate with VRAMDIFF_UPDATE_REPORTS=1 and review): {mismatched:?}"
     );
 }
+
+/// Pairs of loads in two files given together (issue 53): the Ollama pair of sample-logs/008-… and 201-…
+/// (granite 8b on one M1 Pro, one blob, `num_ctx` 128000 → 32768 with 4 slots, 20 → 37 layers), in text,
+/// Markdown, JSON and HTML. The llama.cpp pair (1256) and the vLLM pair (801) are samples of one file each,
+/// with the goldens of every sample. Goldens in `reports/pairs/`, regenerated like the others.
+#[test]
+fn pair_reports_are_current() {
+    let update = updating();
+    let mut mismatched = Vec::new();
+    let cases: [(&str, &[&str]); 1] = [(
+        "ollama-granite-008-then-201",
+        &[
+            "sample-logs/008-macos-metal-m1pro-granite-8b-128k-partial.log",
+            "sample-logs/201-macos-metal-m1pro-granite8b-full-mdquote.log",
+        ],
+    )];
+    for (name, inputs) in cases {
+        for (format, extension) in [
+            ("text", "txt"),
+            ("markdown", "md"),
+            ("json", "json"),
+            ("html", "html"),
+        ] {
+            let mut args = vec!["--format", format, "--fail-on", "never"];
+            args.extend(inputs);
+            let out = run(&args, b"");
+            assert_eq!(out.status.code(), Some(0), "{name}");
+            let report = String::from_utf8_lossy(&out.stdout);
+            assert!(
+                report.contains("Pairs of loads") || report.contains("\"pairs\""),
+                "{name}.{extension}: a pair"
+            );
+            let path = root()
+                .join("reports/pairs")
+                .join(format!("{name}.{extension}"));
+            if update {
+                std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+                std::fs::write(&path, &out.stdout).unwrap();
+                continue;
+            }
+            if std::fs::read(&path).unwrap_or_default() != out.stdout {
+                mismatched.push(path.display().to_string());
+            }
+        }
+    }
+    assert!(
+        mismatched.is_empty(),
+        "pair reports differ (regenerate with VRAMDIFF_UPDATE_REPORTS=1 and review): {mismatched:?}"
+    );
+}

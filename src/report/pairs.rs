@@ -92,6 +92,18 @@ pub fn blocks(pairs: &[LoadPair], charts: Charts, numbering: Numbering) -> Vec<B
                 .filter(|c| !c.modelled)
                 .map(|c| c.why.clone()),
         );
+        // What keeps a figure from a prediction besides a changed setting (Ollama's graph estimate scaled in
+        // place of the runner's buffers), once each.
+        for f in &pair.figures {
+            for why in &f.not_modelled {
+                let said = pair.changed.iter().any(|c| c.why.starts_with(why.as_str()))
+                    || pair.note.as_deref().is_some_and(|n| n.starts_with(why.as_str()))
+                    || notes.iter().any(|n| n.contains(why.as_str()));
+                if !said {
+                    notes.push(format!("{}: {why}", f.component));
+                }
+            }
+        }
         notes.extend(pair.suggestions.iter().map(|s| s.text.clone()));
         if !notes.is_empty() {
             out.push(Block::Notes(notes));
