@@ -402,3 +402,93 @@ fn two_vllm_runs_of_one_model_pair_by_the_model_their_command_names() {
     assert!((gib(&weights["before"]) - 14.96).abs() < 0.006);
     assert!((gib(&weights["measured"]) - 7.48).abs() < 0.006);
 }
+
+#[test]
+fn the_serving_pool_lever_is_the_total_times_the_change_and_is_called_unverified() {
+    // No real pair in the corpus or the oracle suite changes vLLM's --gpu-memory-utilization alone, so the
+    // lever stays unverified (docs/findings.md). This checks its arithmetic and its label only: the first
+    // run of sample-logs/801-… (79.22 GiB total, 0.90, 53.29 GiB of KV) and the same run with its
+    // utilization line edited to 0.80. The predicted pool is 53.29 − 79.22 × 0.10 GiB; the "measured" side is
+    // the edited copy and is not judged.
+    let text =
+        std::fs::read_to_string(root().join(
+            "sample-logs/801-vllm-065-h100-llama3-8b-tp1-tp2-profiling-results-multiline.log",
+        ))
+        .unwrap();
+    let first: String = text.lines().take(10).map(|l| format!("{l}\n")).collect();
+    let edited = first.replace(
+        "gpu_memory_utilization       0.90",
+        "gpu_memory_utilization       0.80",
+    );
+    assert_ne!(first, edited);
+    let dir = crate::util::scratch("pairs-pool");
+    let log = dir.join("utilization.log");
+    std::fs::write(&log, format!("{first}\n{edited}")).unwrap();
+    let report = json(&[log.to_str().unwrap(), "--format", "json"]);
+    let pair = &report["pairs"][0];
+    assert_eq!(pair["changed"][0]["setting"], "gpu-memory-utilization");
+    assert_eq!(pair["changed"][0]["modelled"], true);
+    let kv = pair["figures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["component"] == "kv" && f.get("device").is_none())
+        .expect("the KV figure");
+    assert_eq!(kv["unverified"], true, "{kv}");
+    assert_eq!(kv["levers"][0], "gpu-memory-utilization");
+    let gib = f64::from(1u32 << 30);
+    let want = 53.29 * gib - 79.22 * gib * 0.10;
+    let predicted = &kv["predicted"];
+    assert!(
+        (predicted["bytes"].as_f64().unwrap() - want).abs() < 0.001 * gib,
+        "{predicted}"
+    );
+    // The range carries both figures' half-hundredth of a GiB.
+    assert!(
+        predicted["low"].as_f64().unwrap() <= want && want <= predicted["high"].as_f64().unwrap()
+    );
+    for format in ["text", "markdown", "html"] {
+        let out = crate::util::run(&[log.to_str().unwrap(), "--format", format], b"");
+        assert!(
+            crate::util::stdout(&out).contains("(unverified lever)"),
+            "{format}"
+        );
+    }
+}
+
+#[test]
+fn the_levers_docs_findings_calls_verified_are_the_ones_the_report_treats_so() {
+    // docs/findings.md (scripts/pairs/levers.py) lists per runtime the levers a real pair verified and those
+    // it did not; the report's `unverified` (src/pairs/settings.rs, `verified`) must say the same.
+    use vramdiff::model::Runtime;
+    let doc = std::fs::read_to_string(root().join("docs/findings.md")).unwrap();
+    let section =
+        &doc[doc.find("<!-- levers:begin -->").unwrap()..doc.find("<!-- levers:end -->").unwrap()];
+    let mut checked = 0;
+    for line in section.lines().filter_map(|l| l.strip_prefix("- ")) {
+        let (name, rest) = line.split_once(": ").unwrap();
+        let runtime = Runtime::ALL
+            .into_iter()
+            .find(|r| r.name() == name)
+            .unwrap_or_else(|| panic!("no runtime {name}"));
+        for part in rest.trim_end_matches('.').split("; ") {
+            let (want, levers) = if let Some(l) = part.strip_prefix("verified ") {
+                (true, l)
+            } else if let Some(l) = part.strip_prefix("unverified ") {
+                (false, l)
+            } else {
+                continue;
+            };
+            for lever in levers.split(", ") {
+                let lever = lever.trim_matches('`');
+                assert_eq!(
+                    vramdiff::pairs::settings::verified(runtime, lever),
+                    want,
+                    "{name}: {lever}"
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 20, "{checked}");
+}

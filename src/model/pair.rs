@@ -112,7 +112,8 @@ pub struct PairFigure {
     /// The changed settings that move this figure and that the replay cannot model.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub not_modelled: Vec<String>,
-    /// The prediction rests on a lever no real pair has checked yet (`crate::pairs::settings::UNVERIFIED`).
+    /// The prediction rests on a lever no real pair has checked yet on this runtime
+    /// (`crate::pairs::settings::verified`).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub unverified: bool,
 }

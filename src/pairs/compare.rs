@@ -15,7 +15,7 @@ use crate::model::{
 };
 use crate::replay::{self, Changes};
 
-use super::settings::{Moves, PoolShift, SettingsDiff, UNVERIFIED};
+use super::settings::{verified, Moves, PoolShift, SettingsDiff};
 
 /// The figures of the pair `from` → `to`, by the replay of `from` with `diff.changes`.
 pub fn figures(from: &Concluded, to: &Concluded, diff: &SettingsDiff) -> Vec<PairFigure> {
@@ -158,6 +158,11 @@ pub fn figures(from: &Concluded, to: &Concluded, diff: &SettingsDiff) -> Vec<Pai
             unmodelled(Moves::Layers),
         ));
     }
+    let runtime = to.reconciled.load.runtime;
+    // A prediction that rests on a lever no real pair has checked on this runtime is said to be unverified.
+    for f in &mut out {
+        f.unverified = f.predicted.is_some() && f.levers.iter().any(|l| !verified(runtime, l));
+    }
     out
 }
 
@@ -221,7 +226,8 @@ fn figure(
         (Some(_) | None, Some(_) | None) => PairVerdict::NotMeasured,
     };
     PairFigure {
-        unverified: predicted.is_some() && levers.iter().any(|l| UNVERIFIED.contains(&l.as_str())),
+        // Set by `figures`, which knows the runtime.
+        unverified: false,
         component: component.to_string(),
         device,
         before,

@@ -97,7 +97,10 @@ pub fn blocks(pairs: &[LoadPair], charts: Charts, numbering: Numbering) -> Vec<B
         for f in &pair.figures {
             for why in &f.not_modelled {
                 let said = pair.changed.iter().any(|c| c.why.starts_with(why.as_str()))
-                    || pair.note.as_deref().is_some_and(|n| n.starts_with(why.as_str()))
+                    || pair
+                        .note
+                        .as_deref()
+                        .is_some_and(|n| n.starts_with(why.as_str()))
                     || notes.iter().any(|n| n.contains(why.as_str()));
                 if !said {
                     notes.push(format!("{}: {why}", f.component));
