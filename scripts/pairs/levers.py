@@ -21,7 +21,10 @@ MIB = 1024 * 1024
 BEGIN, END = "<!-- levers:begin -->", "<!-- levers:end -->"
 # The levers the replay has per runtime (src/pairs/settings.rs); a lever no real pair below changed is unverified,
 # and the report says so beside its prediction (src/pairs/settings.rs, UNVERIFIED).
-LLAMA_LEVERS = ["ctx", "parallel", "ubatch", "kv-type", "ngl"]
+LLAMA_LEVERS = ["ctx", "parallel", "ubatch", "kv-type", "ngl", "flash-attention"]
+# Real oracle runs that differ in a setting no `whatif` flag sets (levers.json lists those it has): read together.
+ORACLE_PAIRS = [["llama-gqa--ctx4096", "llama-gqa--faoff"], ["llama-gqa--faon-ctx8192", "llama-gqa--faoff-ctx8192"],
+                ["gemma3--baseline", "gemma3--faoff"], ["llama-gqa--faoff", "llama-gqa--ctx4096"]]
 LEVERS = {
     "Ollama's estimator": LLAMA_LEVERS,
     "Ollama's engine": LLAMA_LEVERS,
@@ -57,6 +60,7 @@ def main():
     for expect in sorted(Path("sample-logs").glob("*.expect.toml")):
         if any(line.strip() in (f"loads = {n}" for n in range(2, 100)) for line in expect.read_text().splitlines()):
             inputs.append([str(expect)[: -len(".expect.toml")]])
+    inputs += [[f"tests/data/oracle/b11549/logs/{run}.log" for run in pair] for pair in ORACLE_PAIRS]
     inputs += FILE_PAIRS
     rows = {}
     for logs in inputs:

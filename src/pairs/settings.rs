@@ -1,12 +1,13 @@
 //! The settings two loads of one model differ in, and the `whatif` changes that replay the first with the
 //! second's: the context and the slots (`--ctx`, `--parallel`), the micro-batch (`--ubatch`), the KV cache type
-//! (`--kv-type`) and the layers (`--ngl`). A setting no lever models (flash attention, mmap, the split mode, a
-//! K and V of different types) is named with the figures it moves, so the comparison never passes a figure it
-//! moved off as predicted.
+//! (`--kv-type`), the layers (`--ngl`) and flash attention (the compute law's other mode); a serving engine's
+//! KV pool share and longest request. A setting no lever models (mmap, the split mode, a K and V of different
+//! types, a serving engine's tensor-parallel size) is named with the figures it moves, so the comparison never
+//! passes a figure it moved off as predicted.
 
 use crate::model::kv_geometry::{kv_type, SlotContext};
 use crate::model::{Concluded, Runtime, SettingChange, Settings};
-use crate::replay::levers::refusal;
+use crate::replay::levers::{refusal, ComputeLaw};
 use crate::replay::Changes;
 
 /// A figure of the comparison a setting moves.
@@ -45,7 +46,10 @@ pub struct PoolShift {
 /// report calls any other lever's prediction unverified.
 pub fn verified(runtime: Runtime, lever: &str) -> bool {
     match runtime {
-        Runtime::LlamaCpp => matches!(lever, "ctx" | "parallel" | "ubatch" | "kv-type"),
+        Runtime::LlamaCpp => matches!(
+            lever,
+            "ctx" | "parallel" | "ubatch" | "kv-type" | "flash-attention"
+        ),
         Runtime::OllamaEstimator => matches!(lever, "ctx" | "parallel" | "ngl"),
         Runtime::OllamaEngine
         | Runtime::OllamaFit
@@ -98,6 +102,7 @@ pub fn diff(from: &Concluded, to: &Concluded, from_number: usize) -> SettingsDif
             ));
         }
     }
+    flash_attention(from, to, &mut out);
     unmodelled_flags(a, b, &mut out);
     gpus(from, to, &mut out);
     refuse(from, from_number, &mut out);
@@ -386,20 +391,50 @@ fn kv_types(a: &Settings, b: &Settings, out: &mut SettingsDiff) {
     }
 }
 
+/// Flash attention on ↔ off: replayed on the compute buffers by llama.cpp's law where llama.cpp sized them and
+/// the log prints `n_head` (`src/replay/levers/compute.rs`), else named as not modelled.
+fn flash_attention(from: &Concluded, to: &Concluded, out: &mut SettingsDiff) {
+    let on_off = |v: bool| if v { "on" } else { "off" }.to_string();
+    let (Some(x), Some(y)) = (
+        from.reconciled.load.settings.flash_attention,
+        to.reconciled.load.settings.flash_attention,
+    ) else {
+        return;
+    };
+    if x == y {
+        return;
+    }
+    let only = Changes {
+        flash_attention: Some(y),
+        ..Changes::default()
+    };
+    let law = ComputeLaw::of(&from.reconciled, &only);
+    if from.reconciled.load.runtime.llama_cpp_places_layers()
+        && law.is_some_and(|l| l.models_flash_switch())
+    {
+        out.changes.flash_attention = Some(y);
+        out.changed.push(modelled(
+            "flash-attention",
+            on_off(x),
+            on_off(y),
+            "replayed on the compute buffers: one mode's masks and scores for the other's, the per-token part held",
+        ));
+    } else {
+        not_modelled(
+            out,
+            "flash-attention",
+            on_off(x),
+            on_off(y),
+            "the scores without flash attention need the log's n_head and llama.cpp's own compute buffers, \
+             src/replay/levers/compute.rs",
+            &[Moves::Compute],
+        );
+    }
+}
+
 fn unmodelled_flags(a: &Settings, b: &Settings, out: &mut SettingsDiff) {
     let on_off = |v: bool| if v { "on" } else { "off" }.to_string();
-    if let (Some(x), Some(y)) = (a.flash_attention, b.flash_attention) {
-        if x != y {
-            not_modelled(
-                out,
-                "flash attention",
-                on_off(x),
-                on_off(y),
-                "the compute graph's per-token part differs between the two, src/replay/levers/compute.rs",
-                &[Moves::Compute],
-            );
-        }
-    }
+
     if let (Some(x), Some(y)) = (a.mmap, b.mmap) {
         if x != y {
             not_modelled(
