@@ -179,11 +179,9 @@ pub fn components_frame(rows: &[&ComponentRecord]) -> PolarsResult<DataFrame> {
 /// their ranges (bytes; layers count), the error and the verdict (`within rounding`, `over`, `under`, `not
 /// modelled`, `not measured`).
 pub fn pairs_frame(rows: &[PairRow]) -> PolarsResult<DataFrame> {
-    let s = |f: &dyn Fn(&PairRow) -> &str| rows.iter().map(|r| f(r)).collect::<Vec<&str>>();
-    let n = |f: &dyn Fn(&PairRow) -> i64| rows.iter().map(|r| f(r)).collect::<Vec<i64>>();
-    let i = |f: &dyn Fn(&PairRow) -> Option<i64>| {
-        rows.iter().map(|r| f(r)).collect::<Vec<Option<i64>>>()
-    };
+    let s = |f: &dyn Fn(&PairRow) -> &str| rows.iter().map(f).collect::<Vec<&str>>();
+    let n = |f: &dyn Fn(&PairRow) -> i64| rows.iter().map(f).collect::<Vec<i64>>();
+    let i = |f: &dyn Fn(&PairRow) -> Option<i64>| rows.iter().map(f).collect::<Vec<Option<i64>>>();
     let count = |v: usize| i64::try_from(v).unwrap_or(i64::MAX);
     DataFrame::new(
         rows.len(),

@@ -166,16 +166,9 @@ fn pair(
         return None;
     }
     let runtime = to.reconciled.load.runtime;
-    let note = if diff.none_logged {
-        Some("neither load's settings are in the log: nothing to replay, the figures are set side by side".to_string())
-    } else if !settings::replayed(runtime) {
-        Some(format!(
-            "{}'s settings are not replayed yet: the figures are set side by side",
-            runtime.name()
-        ))
-    } else {
-        None
-    };
+    let note = diff.none_logged.then(|| {
+        "neither load's settings are in the log: nothing to replay, the figures are set side by side".to_string()
+    });
     let figures = compare::figures(from, to, &diff);
     let suggestions = suggestions::outcomes(from, &diff, &figures);
     let l = &to.reconciled.load;

@@ -121,14 +121,6 @@ pub fn diff(from: &Concluded, to: &Concluded, from_number: usize) -> SettingsDif
             words: "neither load's settings are in the log".to_string(),
             moves: ALL,
         });
-    } else if !replayed(to.reconciled.load.runtime) {
-        out.unmodelled.push(Unmodelled {
-            words: format!(
-                "{}'s settings are not replayed",
-                to.reconciled.load.runtime.name()
-            ),
-            moves: ALL,
-        });
     }
     out
 }
@@ -172,7 +164,17 @@ fn serving(from: &Concluded, to: &Concluded, out: &mut SettingsDiff) {
         }
     }
     if let (Some(x), Some(y)) = (a.max_len, b.max_len) {
-        if x.value != y.value {
+        if x.value != y.value && a.v0 && !sglang {
+            // V0 without chunked prefill profiles max(max-model-len, 2048) tokens at once.
+            not_modelled(
+                out,
+                "max-model-len",
+                x.value.to_string(),
+                y.value.to_string(),
+                "vLLM's V0 engine profiles its activation peak on as many tokens when chunked prefill is off",
+                &[Moves::Kv, Moves::Compute],
+            );
+        } else if x.value != y.value {
             let name = if sglang {
                 "context-length"
             } else {
@@ -408,10 +410,27 @@ fn flash_attention(from: &Concluded, to: &Concluded, out: &mut SettingsDiff) {
         flash_attention: Some(y),
         ..Changes::default()
     };
-    let law = ComputeLaw::of(&from.reconciled, &only);
-    if from.reconciled.load.runtime.llama_cpp_places_layers()
-        && law.is_some_and(|l| l.models_flash_switch())
-    {
+    let why = if !from.reconciled.load.runtime.llama_cpp_places_layers() {
+        Some("the runtime's own graph estimate is replayed, not llama.cpp's compute buffers")
+    } else {
+        match ComputeLaw::of(&from.reconciled, &only) {
+            None => Some("the log does not give the cache's context and micro-batch"),
+            Some(law) if !law.models_flash_switch() => {
+                Some("the log prints no n_head, which sizes the scores without flash attention")
+            }
+            Some(_) => None,
+        }
+    };
+    if let Some(why) = why {
+        not_modelled(
+            out,
+            "flash-attention",
+            on_off(x),
+            on_off(y),
+            why,
+            &[Moves::Compute],
+        );
+    } else {
         out.changes.flash_attention = Some(y);
         out.changed.push(modelled(
             "flash-attention",
@@ -419,16 +438,6 @@ fn flash_attention(from: &Concluded, to: &Concluded, out: &mut SettingsDiff) {
             on_off(y),
             "replayed on the compute buffers: one mode's masks and scores for the other's, the per-token part held",
         ));
-    } else {
-        not_modelled(
-            out,
-            "flash-attention",
-            on_off(x),
-            on_off(y),
-            "the scores without flash attention need the log's n_head and llama.cpp's own compute buffers, \
-             src/replay/levers/compute.rs",
-            &[Moves::Compute],
-        );
     }
 }
 
@@ -545,18 +554,5 @@ fn refuse(from: &Concluded, number: usize, out: &mut SettingsDiff) {
                 moves,
             });
         }
-    }
-}
-
-/// Whether the runtime has a replay at all: every one has (vLLM's and SGLang's is their KV pool's, [`serving`]).
-pub fn replayed(runtime: Runtime) -> bool {
-    match runtime {
-        Runtime::OllamaEstimator
-        | Runtime::OllamaEngine
-        | Runtime::OllamaFit
-        | Runtime::LlamaCpp
-        | Runtime::Unknown
-        | Runtime::Vllm
-        | Runtime::Sglang => true,
     }
 }
