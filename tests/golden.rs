@@ -12,6 +12,21 @@ pub fn paired_capture(name: &str) -> Option<String> {
     root().join(&capture).exists().then_some(capture)
 }
 
+/// Write `fresh` to the golden `path` when updating, else note `path` in `mismatched` when they differ.
+fn compare_or_update(
+    path: &std::path::Path,
+    fresh: &[u8],
+    update: bool,
+    mismatched: &mut Vec<String>,
+) {
+    if update {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, fresh).unwrap();
+    } else if std::fs::read(path).unwrap_or_default() != fresh {
+        mismatched.push(path.display().to_string());
+    }
+}
+
 fn updating() -> bool {
     std::env::var_os("VRAMDIFF_UPDATE_REPORTS").is_some() && std::env::var_os("CI").is_none()
 }
@@ -201,14 +216,7 @@ fn whatif_explain_reports_are_current() {
             let path = root()
                 .join("reports/whatif")
                 .join(format!("{name}.explain.{extension}"));
-            if update {
-                std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-                std::fs::write(&path, &out.stdout).unwrap();
-                continue;
-            }
-            if std::fs::read(&path).unwrap_or_default() != out.stdout {
-                mismatched.push(path.display().to_string());
-            }
+            compare_or_update(&path, &out.stdout, update, &mut mismatched);
         }
     }
     assert!(
@@ -251,14 +259,7 @@ fn pair_reports_are_current() {
             let path = root()
                 .join("reports/pairs")
                 .join(format!("{name}.{extension}"));
-            if update {
-                std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-                std::fs::write(&path, &out.stdout).unwrap();
-                continue;
-            }
-            if std::fs::read(&path).unwrap_or_default() != out.stdout {
-                mismatched.push(path.display().to_string());
-            }
+            compare_or_update(&path, &out.stdout, update, &mut mismatched);
         }
     }
     assert!(

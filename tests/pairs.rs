@@ -25,6 +25,16 @@ fn lever_setting(flag: &str) -> &'static str {
     }
 }
 
+/// A pair's first figure of `component` (the figure of every device comes before each device's).
+fn first_figure<'a>(pair: &'a Value, component: &str) -> &'a Value {
+    pair["figures"]
+        .as_array()
+        .expect("figures[]")
+        .iter()
+        .find(|f| f["component"] == component)
+        .unwrap_or_else(|| panic!("no {component} figure: {pair}"))
+}
+
 /// The half-width of llama.cpp's `%.2f MiB`.
 const HALF_CENT_MIB: i64 = 5243;
 
@@ -201,12 +211,7 @@ fn diff_pairs_the_old_run_s_load_with_the_new_run_s() {
     );
     assert_eq!(pair["changed"][0]["setting"], "ubatch");
     assert_eq!(pair["changed"][0]["after"], "128");
-    let compute = pair["figures"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["component"] == "compute")
-        .expect("the compute buffer");
+    let compute = first_figure(pair, "compute");
     assert_eq!(compute["verdict"], "within-rounding", "{compute}");
 }
 
@@ -429,12 +434,8 @@ fn the_serving_pool_lever_is_the_total_times_the_change_and_is_called_unverified
     let pair = &report["pairs"][0];
     assert_eq!(pair["changed"][0]["setting"], "gpu-memory-utilization");
     assert_eq!(pair["changed"][0]["modelled"], true);
-    let kv = pair["figures"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["component"] == "kv" && f.get("device").is_none())
-        .expect("the KV figure");
+    let kv = first_figure(pair, "kv");
+    assert!(kv.get("device").is_none());
     assert_eq!(kv["unverified"], true, "{kv}");
     assert_eq!(kv["levers"][0], "gpu-memory-utilization");
     let gib = f64::from(1u32 << 30);
@@ -512,12 +513,7 @@ fn flash_attention_is_replayed_on_the_compute_buffer_of_the_oracle_s_real_runs()
             "{from} → {to}"
         );
         assert_eq!(pair["changed"][0]["modelled"], true, "{from} → {to}");
-        let compute = pair["figures"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|f| f["component"] == "compute")
-            .expect("the compute buffer");
+        let compute = first_figure(pair, "compute");
         assert_eq!(compute["levers"][0], "flash-attention");
         let (p, m) = (
             compute["predicted"]["bytes"].as_f64().unwrap(),

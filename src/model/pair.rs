@@ -63,6 +63,16 @@ pub enum PairVerdict {
     NotMeasured,
 }
 
+impl LoadPair {
+    /// The figures a chart of the pair draws: those in bytes (not the layer counts) either load logged.
+    pub fn figures_in_bytes(&self) -> Vec<&PairFigure> {
+        self.figures
+            .iter()
+            .filter(|f| f.component != "layers" && (f.before.is_some() || f.measured.is_some()))
+            .collect()
+    }
+}
+
 impl PairFigure {
     /// The verdict in words, an unverified lever's said so (`within rounding (unverified lever)`).
     pub fn verdict_words(&self) -> String {

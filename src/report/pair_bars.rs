@@ -4,7 +4,7 @@
 //! the same figures as a picture (`super::chart::pair`); these bars are what Markdown shows in its place, in
 //! a code block so that every viewer keeps the columns.
 
-use crate::model::{human, LoadPair, PairFigure, Quantity};
+use crate::model::{human, LoadPair, Quantity};
 
 /// The longest bar, in character cells.
 const WIDTH: usize = 30;
@@ -33,18 +33,10 @@ fn bar(value: i64, top: i64) -> String {
     out
 }
 
-/// The figures drawn: those in bytes (not the layer counts) either load logged.
-fn drawn(pair: &LoadPair) -> Vec<&PairFigure> {
-    pair.figures
-        .iter()
-        .filter(|f| f.component != "layers" && (f.before.is_some() || f.measured.is_some()))
-        .collect()
-}
-
 /// The bars of `pair`'s figures, one line per bar, indented as the pair's table; empty when it has no figure
 /// in bytes.
 pub fn lines(pair: &LoadPair) -> Vec<String> {
-    let figures = drawn(pair);
+    let figures = pair.figures_in_bytes();
     let top = figures
         .iter()
         .flat_map(|f| [f.before, f.predicted, f.measured])
