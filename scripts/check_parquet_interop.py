@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Check that the Parquet tables `vramdiff batch` writes load in pandas (pyarrow), DuckDB and polars, with the
-same rows and the figures intact; and, given a second folder written with `--partition-by`, that the
+"""Check that the Parquet tables `vramdiff batch` writes (loads, components, calibration, pairs) load in pandas
+(pyarrow), DuckDB and polars, with the same rows and the figures intact; and, given a second folder written with `--partition-by`, that the
 Hive-partitioned dataset reads as one table in each of them and equals the flat tables row for row.
 
     python3 scripts/check_parquet_interop.py RESULTS_DIR [DATASET_DIR PARTITION_COLUMNS]
@@ -76,7 +76,7 @@ def check_dataset(flat_dir: str, dataset_dir: str, by: list, problems: list) -> 
 def main() -> int:
     out = sys.argv[1]
     problems = []
-    for table in ["loads", "components", "calibration"]:
+    for table in ["loads", "components", "calibration", "pairs"]:
         path = os.path.join(out, f"{table}.parquet")
         by_pandas = pd.read_parquet(path, engine="pyarrow")
         by_polars = pl.read_parquet(path)
@@ -102,6 +102,21 @@ def main() -> int:
         "WHERE kind = 'component' AND ratio IS NOT NULL GROUP BY name ORDER BY name"
     ).fetchall()
     print("DuckDB median actual/estimated per component:", ", ".join(f"{n} {m:.3f} ({c})" for n, c, m in q))
+    # A pair across two files (sample-logs/008-… then 201-…, granite 8b on one M1 Pro, issue 53): the KV predicted
+    # at num_ctx 32768 × 4 slots meets the 4608 MiB the second run allocated, as tests/batch.rs pins it.
+    pairs = pd.read_parquet(os.path.join(out, "pairs.parquet"))
+    granite = pairs[pairs["file"].str.endswith("201-macos-metal-m1pro-granite8b-full-mdquote.log")
+                    & pairs["file_first"].str.endswith("008-macos-metal-m1pro-granite-8b-128k-partial.log")
+                    & (pairs["component"] == "kv")]
+    if len(granite) == 1:
+        row = granite.iloc[0]
+        print(f"granite pair via pandas: KV predicted {row['predicted']}, measured {row['measured']}, {row['verdict']}")
+        if row["measured"] != 4608 << 20 or row["verdict"] != "within rounding":
+            problems.append("granite pair figures differ")
+    by_verdict = duckdb.sql(
+        f"SELECT verdict, count(*) FROM read_parquet('{os.path.join(out, 'pairs.parquet')}') GROUP BY verdict ORDER BY verdict"
+    ).fetchall()
+    print("DuckDB pair figures by verdict:", ", ".join(f"{v} {n}" for v, n in by_verdict))
     if len(sys.argv) > 3:
         check_dataset(out, sys.argv[2], sys.argv[3].split(","), problems)
     for p in problems:

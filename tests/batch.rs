@@ -420,3 +420,56 @@ fn the_scorecard_sets_each_pair_s_prediction_beside_its_measurement_and_gates_on
         stderr(&failed)
     );
 }
+
+#[test]
+fn batch_pairs_the_loads_of_one_model_across_its_files() {
+    // sample-logs/008-… and 201-…: granite 8b (one blob) on one M1 Pro, in two files. Each file has one load,
+    // so only the pair across the files exists; it is the pair the two files given together make.
+    let dir = scratch("pairs-across");
+    let out = dir.join("out");
+    let (old, new) = (
+        "sample-logs/008-macos-metal-m1pro-granite-8b-128k-partial.log",
+        "sample-logs/201-macos-metal-m1pro-granite8b-full-mdquote.log",
+    );
+    let passed = run(&["batch", old, new, "--out", text(&out)], b"");
+    assert_eq!(passed.status.code(), Some(0), "{}", stderr(&passed));
+    let summary = stdout(&passed);
+    assert!(
+        summary.contains(&format!(
+            "| `{new}` | {old} #1 → 1 | Ollama's estimator | ctx 128000 → 32768, parallel 1 → 4, ngl 20 → 37 | kv | 4.51 GiB | 4.50 GiB | +5.7 MiB | within rounding |"
+        )),
+        "{summary}"
+    );
+    // The same rows as a table: both loads' files, and the ranges of both figures.
+    let pairs = read(&out.join("pairs.parquet"));
+    let kv = (0..pairs.height())
+        .find(|&i| {
+            vramdiff::batch::tables::text_at(&pairs, "component", i).as_deref() == Some("kv")
+        })
+        .expect("the KV row");
+    let cell = |c: &str| vramdiff::batch::tables::text_at(&pairs, c, kv);
+    let number = |c: &str| vramdiff::batch::tables::int_at(&pairs, c, kv);
+    assert_eq!(cell("file_first").as_deref(), Some(old));
+    assert_eq!(cell("file").as_deref(), Some(new));
+    assert_eq!(cell("verdict").as_deref(), Some("within rounding"));
+    assert_eq!(number("measured"), Some(4608 << 20));
+    let (low, high) = (
+        number("predicted_low").unwrap(),
+        number("predicted_high").unwrap(),
+    );
+    assert!(low <= number("predicted").unwrap() && number("predicted").unwrap() <= high);
+    assert!(low <= number("measured_high").unwrap() && number("measured_low").unwrap() <= high);
+    assert!(out.join("pairs.csv").exists());
+    // The files in the other order: the 32768-token run first, the pair the other way round.
+    let reversed = dir.join("reversed");
+    std::fs::create_dir_all(&reversed).unwrap();
+    for (name, from) in [("a.log", new), ("b.log", old)] {
+        std::fs::copy(root().join(from), reversed.join(name)).unwrap();
+    }
+    let other = run(&["batch", text(&reversed)], b"");
+    assert!(
+        stdout(&other).contains("ctx 32768 → 128000, parallel 4 → 1, ngl 37 → 20"),
+        "{}",
+        stdout(&other)
+    );
+}

@@ -12,6 +12,21 @@ pub fn paired_capture(name: &str) -> Option<String> {
     root().join(&capture).exists().then_some(capture)
 }
 
+/// Write `fresh` to the golden `path` when updating, else note `path` in `mismatched` when they differ.
+fn compare_or_update(
+    path: &std::path::Path,
+    fresh: &[u8],
+    update: bool,
+    mismatched: &mut Vec<String>,
+) {
+    if update {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, fresh).unwrap();
+    } else if std::fs::read(path).unwrap_or_default() != fresh {
+        mismatched.push(path.display().to_string());
+    }
+}
+
 fn updating() -> bool {
     std::env::var_os("VRAMDIFF_UPDATE_REPORTS").is_some() && std::env::var_os("CI").is_none()
 }
@@ -201,18 +216,54 @@ fn whatif_explain_reports_are_current() {
             let path = root()
                 .join("reports/whatif")
                 .join(format!("{name}.explain.{extension}"));
-            if update {
-                std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-                std::fs::write(&path, &out.stdout).unwrap();
-                continue;
-            }
-            if std::fs::read(&path).unwrap_or_default() != out.stdout {
-                mismatched.push(path.display().to_string());
-            }
+            compare_or_update(&path, &out.stdout, update, &mut mismatched);
         }
     }
     assert!(
         mismatched.is_empty(),
         "whatif --explain reports differ (regenerate with VRAMDIFF_UPDATE_REPORTS=1 and review): {mismatched:?}"
+    );
+}
+
+/// Pairs of loads in two files given together (issue 53): the Ollama pair of sample-logs/008-… and 201-…
+/// (granite 8b on one M1 Pro, one blob, `num_ctx` 128000 → 32768 with 4 slots, 20 → 37 layers), in text,
+/// Markdown, JSON and HTML. The llama.cpp pair (1256) and the vLLM pair (801) are samples of one file each,
+/// with the goldens of every sample. Goldens in `reports/pairs/`, regenerated like the others.
+#[test]
+fn pair_reports_are_current() {
+    let update = updating();
+    let mut mismatched = Vec::new();
+    let cases: [(&str, &[&str]); 1] = [(
+        "ollama-granite-008-then-201",
+        &[
+            "sample-logs/008-macos-metal-m1pro-granite-8b-128k-partial.log",
+            "sample-logs/201-macos-metal-m1pro-granite8b-full-mdquote.log",
+        ],
+    )];
+    for (name, inputs) in cases {
+        for (format, extension) in [
+            ("text", "txt"),
+            ("markdown", "md"),
+            ("json", "json"),
+            ("html", "html"),
+        ] {
+            let mut args = vec!["--format", format, "--fail-on", "never"];
+            args.extend(inputs);
+            let out = run(&args, b"");
+            assert_eq!(out.status.code(), Some(0), "{name}");
+            let report = String::from_utf8_lossy(&out.stdout);
+            assert!(
+                report.contains("Pairs of loads") || report.contains("\"pairs\""),
+                "{name}.{extension}: a pair"
+            );
+            let path = root()
+                .join("reports/pairs")
+                .join(format!("{name}.{extension}"));
+            compare_or_update(&path, &out.stdout, update, &mut mismatched);
+        }
+    }
+    assert!(
+        mismatched.is_empty(),
+        "pair reports differ (regenerate with VRAMDIFF_UPDATE_REPORTS=1 and review): {mismatched:?}"
     );
 }

@@ -72,6 +72,8 @@ struct PairFigure {
     levers: Vec<String>,
     #[serde(default)]
     not_modelled: Vec<String>,
+    #[serde(default)]
+    unverified: bool,
 }
 
 #[derive(Debug, Deserialize)]

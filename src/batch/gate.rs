@@ -3,6 +3,7 @@
 
 use super::ingest::FileResult;
 use super::rows::COMPONENTS;
+use super::scorecard::PairRow;
 use crate::model::Severity;
 
 /// `--max-error prediction=PCT`: a pair's prediction may miss what the second load measured by at most PCT %
@@ -49,10 +50,26 @@ impl std::str::FromStr for MaxError {
 /// Why loads fail the gate; empty when the gate passes.
 pub fn offenders(
     results: &[FileResult],
+    pairs: &[PairRow],
     fail_on: Option<Severity>,
     max_errors: &[MaxError],
 ) -> Vec<String> {
     let mut out = Vec::new();
+    for m in max_errors.iter().filter(|m| m.component == PREDICTION) {
+        for p in pairs {
+            if let Some(error) = p.error_percent().filter(|e| e.abs() > m.percent) {
+                out.push(format!(
+                    "{}:{}: loads {} ({}): {} predicted {error:+.1} % off what was measured (limit {} %)",
+                    p.file,
+                    p.first_line,
+                    p.loads(),
+                    p.setting,
+                    p.component,
+                    m.percent
+                ));
+            }
+        }
+    }
     for r in results {
         if let Some(threshold) = fail_on {
             for (load, f) in r.findings.iter().filter(|(_, f)| f.severity >= threshold) {
@@ -69,16 +86,6 @@ pub fn offenders(
                     f.code,
                     f.message
                 ));
-            }
-        }
-        for m in max_errors.iter().filter(|m| m.component == PREDICTION) {
-            for p in &r.pairs {
-                if let Some(error) = p.error_percent().filter(|e| e.abs() > m.percent) {
-                    out.push(format!(
-                        "{}:{}: loads {} → {} ({}): {} predicted {error:+.1} % off what was measured (limit {} %)",
-                        p.file, p.first_line, p.first, p.second, p.setting, p.component, m.percent
-                    ));
-                }
             }
         }
         for m in max_errors {

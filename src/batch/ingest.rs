@@ -24,6 +24,9 @@ pub struct FileResult {
     pub findings: Vec<(i64, Finding)>,
     /// The pairs of loads among the file's loads (`super::scorecard`), one row per figure.
     pub pairs: Vec<super::scorecard::PairRow>,
+    /// The first and last load of each model in the file, for the pairs across files
+    /// (`crate::pairs::across_runs`).
+    pub ends: Vec<crate::pairs::RunEnds>,
 }
 
 /// A file to read, with its shard key (see [`super::shard`]: its path relative to the folder or glob it came
@@ -116,6 +119,7 @@ fn analyze_file(path: &str, pipeline: &mut Pipeline) -> FileResult {
     let mut result = FileResult {
         summary,
         pairs: super::scorecard::rows(path, &loads),
+        ends: crate::pairs::run_ends(&loads),
         ..FileResult::default()
     };
     for (i, load) in loads.into_iter().enumerate() {

@@ -1,6 +1,6 @@
 //! `vramdiff batch`: many logs in (folders, globs, files; plain, gzip or zstd), one table out. Files are read in
 //! parallel and reduced to table rows as they finish, so memory grows with the number of loads, not the bytes
-//! of logs. Writes `loads` and `components` as Parquet and CSV (JSON lines on request), a Markdown summary
+//! of logs. Writes `loads`, `components` and `pairs` as Parquet and CSV (JSON lines on request), a Markdown summary
 //! with calibration factors, charts, and compares with a baseline; the gate turns findings and estimate errors
 //! into an exit code for CI.
 
@@ -119,6 +119,7 @@ fn conclude(
         },
     );
     let (loads, components, rated) = (loads?, components?, rated?);
+    let pairs = scorecard::all_rows(results);
     let out_dir = match &options.out {
         Some(dir) => {
             std::fs::create_dir_all(dir)
@@ -147,7 +148,7 @@ fn conclude(
                 components_written = Some(write_table(dir, "components", components, options))
             });
         }
-        summarise(options, results, problems, &loads, &rated)
+        summarise(options, results, problems, &loads, &rated, &pairs)
     });
     let Summarised {
         summary,
@@ -177,6 +178,14 @@ fn conclude(
             &named("calibration"),
             &mut calibration,
             tables::Formats::default(),
+        )?);
+        written.extend(tables::write(
+            dir,
+            &named("pairs"),
+            &mut tables::pairs_frame(&pairs)?,
+            tables::Formats {
+                jsonl: options.jsonl,
+            },
         )?);
         for chart in &charts {
             // Fixed names (charts.rs), never from log text.
@@ -218,6 +227,7 @@ fn summarise(
     problems: &[String],
     loads: &polars::prelude::DataFrame,
     rated: &polars::prelude::DataFrame,
+    pairs: &[scorecard::PairRow],
 ) -> anyhow::Result<Summarised> {
     let (summary, calibration) = rayon::join(
         || summary::render(results, rated, problems),
@@ -235,9 +245,8 @@ fn summarise(
             regressions.push(format!("{}: {}: {}", c.at, c.key, c.regressions.join("; ")));
         }
     }
-    let pairs: Vec<&scorecard::PairRow> = results.iter().flat_map(|r| &r.pairs).collect();
-    summary.push_str(&scorecard::render(&pairs));
-    let mut offenders = gate::offenders(results, options.fail_on, &options.max_errors);
+    summary.push_str(&scorecard::render(pairs));
+    let mut offenders = gate::offenders(results, pairs, options.fail_on, &options.max_errors);
     if options.fail_on_regression {
         offenders.extend(regressions.iter().map(|r| format!("regression: {r}")));
     }

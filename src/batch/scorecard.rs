@@ -7,16 +7,23 @@
 
 use std::fmt::Write as _;
 
-use crate::model::{Concluded, PairVerdict};
+use crate::model::{Concluded, LoadPair, PairVerdict, Quantity, SettingChange};
+use crate::pairs::RunEnds;
+
+use super::ingest::FileResult;
 use crate::report::md_escape;
 
 /// One figure (every device's) of one pair.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PairRow {
+    /// The file of the second load.
     pub file: String,
-    /// The loads' numbers in the file.
+    /// The file of the first load: `file` itself, or an earlier file of the batch (a pair across files).
+    pub first_file: String,
+    /// The loads' numbers, each in its own file.
     pub first: usize,
     pub second: usize,
+    /// The second load's first line.
     pub first_line: u64,
     pub runtime: String,
     pub version: Option<String>,
@@ -25,10 +32,12 @@ pub struct PairRow {
     /// The names of the settings changed, without their values (`ctx, batch`): what the summary groups by.
     pub settings: String,
     pub component: String,
-    pub predicted: Option<i64>,
-    pub measured: Option<i64>,
+    pub predicted: Option<Quantity>,
+    pub measured: Option<Quantity>,
     pub error: Option<i64>,
     pub verdict: PairVerdict,
+    /// The prediction rests on a lever no real pair has checked yet.
+    pub unverified: bool,
 }
 
 impl PairRow {
@@ -40,70 +49,105 @@ impl PairRow {
                 return None
             }
         }
-        let (e, m) = (self.error?, self.measured?);
+        let (e, m) = (self.error?, self.measured?.bytes);
         (m > 0).then(|| e as f64 * 100.0 / m as f64)
+    }
+
+    /// The loads in words: `1 → 2` in one file, `a.log #1 → 2` across two.
+    pub fn loads(&self) -> String {
+        if self.first_file == self.file {
+            format!("{} → {}", self.first, self.second)
+        } else {
+            format!("{} #{} → {}", self.first_file, self.first, self.second)
+        }
     }
 }
 
 /// The rows of the pairs among one file's loads.
 pub fn rows(path: &str, loads: &[Concluded]) -> Vec<PairRow> {
-    let mut out = Vec::new();
-    for pair in crate::pairs::find(loads) {
-        let setting = if pair.changed.is_empty() {
+    crate::pairs::find(loads)
+        .iter()
+        .flat_map(|pair| {
+            let first_line = loads
+                .get(pair.second.saturating_sub(1))
+                .map_or(0, |l| l.reconciled.load.source.first_line);
+            pair_rows(pair, path, path, first_line)
+        })
+        .collect()
+}
+
+/// The rows of the pairs across the batch's files (`crate::pairs::across_runs`): `files[i]` and `ends[i]` are
+/// the batch's i-th file and the first and last load of each model in it.
+pub fn cross_file_rows(files: &[&str], ends: &[Vec<RunEnds>]) -> Vec<PairRow> {
+    crate::pairs::across_runs(ends)
+        .iter()
+        .flat_map(|c| {
+            pair_rows(
+                &c.pair,
+                files[c.first_run],
+                files[c.second_run],
+                c.second_line,
+            )
+        })
+        .collect()
+}
+
+/// Every pair row of the batch: each file's own pairs and the pairs across files, in the order of the second
+/// loads (files by path, as `super::ingest` sorts them, then loads).
+pub fn all_rows(results: &[FileResult]) -> Vec<PairRow> {
+    let files: Vec<&str> = results.iter().map(|r| r.summary.path.as_str()).collect();
+    let ends: Vec<Vec<RunEnds>> = results.iter().map(|r| r.ends.clone()).collect();
+    let mut out: Vec<PairRow> = results.iter().flat_map(|r| r.pairs.clone()).collect();
+    out.extend(cross_file_rows(&files, &ends));
+    let position = |file: &str| files.iter().position(|f| *f == file);
+    out.sort_by_key(|r| (position(&r.file), r.second));
+    out
+}
+
+/// One row per figure of `pair` (every device's: the one without a device, else a component's only device,
+/// a CPU-only load's compute buffer).
+fn pair_rows(pair: &LoadPair, first_file: &str, file: &str, first_line: u64) -> Vec<PairRow> {
+    let joined = |f: &dyn Fn(&SettingChange) -> String| {
+        if pair.changed.is_empty() {
             "not in the log".to_string()
         } else {
-            pair.changed
+            pair.changed.iter().map(f).collect::<Vec<_>>().join(", ")
+        }
+    };
+    let setting = joined(&|c| format!("{} {} → {}", c.setting, c.before, c.after));
+    let settings = joined(&|c| c.setting.clone());
+    let every = pair.figures.iter().filter(|f| {
+        f.device.is_none()
+            || (!pair
+                .figures
                 .iter()
-                .map(|c| format!("{} {} → {}", c.setting, c.before, c.after))
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        let settings = if pair.changed.is_empty() {
-            "not in the log".to_string()
-        } else {
-            pair.changed
-                .iter()
-                .map(|c| c.setting.clone())
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        let first_line = loads
-            .get(pair.second.saturating_sub(1))
-            .map_or(0, |l| l.reconciled.load.source.first_line);
-        // Every device's figure: the one without a device, else a component's only device (a CPU-only
-        // load's compute buffer).
-        let every = pair.figures.iter().filter(|f| {
-            f.device.is_none()
-                || (!pair
+                .any(|g| g.device.is_none() && g.component == f.component)
+                && pair
                     .figures
                     .iter()
-                    .any(|g| g.device.is_none() && g.component == f.component)
-                    && pair
-                        .figures
-                        .iter()
-                        .filter(|g| g.component == f.component)
-                        .count()
-                        == 1)
-        });
-        for f in every {
-            out.push(PairRow {
-                file: path.to_string(),
-                first: pair.first,
-                second: pair.second,
-                first_line,
-                runtime: pair.runtime.clone(),
-                version: pair.version.clone(),
-                setting: setting.clone(),
-                settings: settings.clone(),
-                component: f.component.clone(),
-                predicted: f.predicted.map(|q| q.bytes),
-                measured: f.measured.map(|q| q.bytes),
-                error: f.error,
-                verdict: f.verdict,
-            });
-        }
-    }
-    out
+                    .filter(|g| g.component == f.component)
+                    .count()
+                    == 1)
+    });
+    every
+        .map(|f| PairRow {
+            file: file.to_string(),
+            first_file: first_file.to_string(),
+            first: pair.first,
+            second: pair.second,
+            first_line,
+            runtime: pair.runtime.clone(),
+            version: pair.version.clone(),
+            setting: setting.clone(),
+            settings: settings.clone(),
+            component: f.component.clone(),
+            predicted: f.predicted,
+            measured: f.measured,
+            error: f.error,
+            verdict: f.verdict,
+            unverified: f.unverified,
+        })
+        .collect()
 }
 
 fn size(component: &str, v: Option<i64>) -> String {
@@ -125,7 +169,7 @@ fn signed(component: &str, v: Option<i64>) -> String {
 
 /// The scorecard as Markdown: the table, then the summary by runtime, setting and component; empty without a
 /// pair.
-pub fn render(rows: &[&PairRow]) -> String {
+pub fn render(rows: &[PairRow]) -> String {
     let mut out = String::new();
     if rows.is_empty() {
         return out;
@@ -147,17 +191,20 @@ pub fn render(rows: &[&PairRow]) -> String {
         };
         let _ = writeln!(
             out,
-            "| `{}` | {} → {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| `{}` | {} | {} | {} | {} | {} | {} | {} | {} |",
             r.file.replace('`', "'"),
-            r.first,
-            r.second,
+            md_escape(&r.loads()),
             md_escape(&runtime),
             md_escape(&r.setting),
             r.component,
-            size(&r.component, r.predicted),
-            size(&r.component, r.measured),
+            size(&r.component, r.predicted.map(|q| q.bytes)),
+            size(&r.component, r.measured.map(|q| q.bytes)),
             error,
-            r.verdict.as_str()
+            if r.unverified {
+                format!("{} (unverified lever)", r.verdict.as_str())
+            } else {
+                r.verdict.as_str().to_string()
+            }
         );
     }
     out.push_str(
@@ -173,7 +220,7 @@ pub fn render(rows: &[&PairRow]) -> String {
     groups.sort();
     groups.dedup();
     for (runtime, setting, component) in groups {
-        let of: Vec<&&PairRow> = rows
+        let of: Vec<&PairRow> = rows
             .iter()
             .filter(|r| r.runtime == runtime && r.settings == setting && r.component == component)
             .collect();

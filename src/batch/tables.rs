@@ -1,5 +1,5 @@
-//! The batch tables as polars DataFrames — `loads` (one row per load) and `components` (one row per load ×
-//! component and load × device) — and writing them as Parquet, CSV and JSON lines. Column names are stable:
+//! The batch tables as polars DataFrames — `loads` (one row per load), `components` (one row per load ×
+//! component and load × device) and `pairs` (one row per figure of a pair of loads) — and writing them as Parquet, CSV and JSON lines. Column names are stable:
 //! they are what users' notebooks and dashboards read.
 
 use std::fs::File;
@@ -8,6 +8,7 @@ use std::path::Path;
 use polars::prelude::*;
 
 use super::rows::{ComponentFigures, ComponentRecord, LoadRow, COMPONENTS};
+use super::scorecard::PairRow;
 
 /// A named column from a vector (the element type picks the polars type).
 macro_rules! column {
@@ -169,6 +170,58 @@ pub fn components_frame(rows: &[&ComponentRecord]) -> PolarsResult<DataFrame> {
             column!("runtime", s(&|r| &r.runtime)),
             column!("gpu_name", s(&|r| &r.gpu_name)),
             column!("compute", s(&|r| &r.compute)),
+        ],
+    )
+}
+
+/// The `pairs` table (`super::scorecard`): one row per figure of a pair of loads — the files and numbers of
+/// both loads, the runtime, the settings changed, the component, the prediction and the measurement with
+/// their ranges (bytes; layers count), the error and the verdict (`within rounding`, `over`, `under`, `not
+/// modelled`, `not measured`).
+pub fn pairs_frame(rows: &[PairRow]) -> PolarsResult<DataFrame> {
+    let s = |f: &dyn Fn(&PairRow) -> &str| rows.iter().map(f).collect::<Vec<&str>>();
+    let n = |f: &dyn Fn(&PairRow) -> i64| rows.iter().map(f).collect::<Vec<i64>>();
+    let i = |f: &dyn Fn(&PairRow) -> Option<i64>| rows.iter().map(f).collect::<Vec<Option<i64>>>();
+    let count = |v: usize| i64::try_from(v).unwrap_or(i64::MAX);
+    DataFrame::new(
+        rows.len(),
+        vec![
+            column!("file_first", s(&|r| &r.first_file)),
+            column!("load_first", n(&|r| count(r.first))),
+            column!("file", s(&|r| &r.file)),
+            column!("load", n(&|r| count(r.second))),
+            column!(
+                "first_line",
+                n(&|r| i64::try_from(r.first_line).unwrap_or(i64::MAX))
+            ),
+            column!("runtime", s(&|r| &r.runtime)),
+            column!(
+                "runtime_version",
+                rows.iter()
+                    .map(|r| r.version.as_deref())
+                    .collect::<Vec<Option<&str>>>()
+            ),
+            column!("setting", s(&|r| &r.setting)),
+            column!("settings", s(&|r| &r.settings)),
+            column!("component", s(&|r| &r.component)),
+            column!("predicted", i(&|r| r.predicted.map(|q| q.bytes))),
+            column!("predicted_low", i(&|r| r.predicted.map(|q| q.low))),
+            column!("predicted_high", i(&|r| r.predicted.map(|q| q.high))),
+            column!("measured", i(&|r| r.measured.map(|q| q.bytes))),
+            column!("measured_low", i(&|r| r.measured.map(|q| q.low))),
+            column!("measured_high", i(&|r| r.measured.map(|q| q.high))),
+            column!("error", i(&|r| r.error)),
+            column!(
+                "error_percent",
+                rows.iter()
+                    .map(PairRow::error_percent)
+                    .collect::<Vec<Option<f64>>>()
+            ),
+            column!("verdict", s(&|r| r.verdict.as_str())),
+            column!(
+                "unverified",
+                rows.iter().map(|r| r.unverified).collect::<Vec<bool>>()
+            ),
         ],
     )
 }

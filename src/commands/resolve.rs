@@ -409,6 +409,7 @@ fn whatif_changes(args: &WhatifArgs) -> Changes {
         }),
         ubatch: args.ubatch,
         gpu_layers: args.ngl,
+        flash_attention: None,
     }
 }
 

@@ -17,6 +17,8 @@ pub enum ModelIdentity {
     Digest(String),
     /// The model file's name (`-m …/gpt-oss-20b-mxfp4.gguf`).
     File(String),
+    /// The model a serving engine's arguments name (`meta-llama/Meta-Llama-3-8B`, a local folder).
+    Name(String),
     /// No model named, but the same weight buffers to the byte on the same devices (a paste of buffer lines).
     Weights(String),
 }
@@ -26,7 +28,7 @@ impl ModelIdentity {
     pub fn words(&self) -> String {
         match self {
             ModelIdentity::Digest(d) => format!("blob {d}"),
-            ModelIdentity::File(f) => f.clone(),
+            ModelIdentity::File(f) | ModelIdentity::Name(f) => f.clone(),
             ModelIdentity::Weights(w) => format!("model not named; the same weights ({w})"),
         }
     }
@@ -59,6 +61,27 @@ pub enum PairVerdict {
     NotModelled,
     /// The second load did not log this figure, or the first did not log what the prediction starts from.
     NotMeasured,
+}
+
+impl LoadPair {
+    /// The figures a chart of the pair draws: those in bytes (not the layer counts) either load logged.
+    pub fn figures_in_bytes(&self) -> Vec<&PairFigure> {
+        self.figures
+            .iter()
+            .filter(|f| f.component != "layers" && (f.before.is_some() || f.measured.is_some()))
+            .collect()
+    }
+}
+
+impl PairFigure {
+    /// The verdict in words, an unverified lever's said so (`within rounding (unverified lever)`).
+    pub fn verdict_words(&self) -> String {
+        if self.unverified {
+            format!("{} (unverified lever)", self.verdict.as_str())
+        } else {
+            self.verdict.as_str().to_string()
+        }
+    }
 }
 
 impl PairVerdict {
@@ -99,6 +122,10 @@ pub struct PairFigure {
     /// The changed settings that move this figure and that the replay cannot model.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub not_modelled: Vec<String>,
+    /// The prediction rests on a lever no real pair has checked yet on this runtime
+    /// (`crate::pairs::settings::verified`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub unverified: bool,
 }
 
 /// A suggestion the first load printed whose setting is the change the user made, and whether it delivered.

@@ -199,6 +199,9 @@ pub struct ServingFigures {
     /// The engine's version, when printed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
+    /// The model the engine's arguments name (`meta-llama/Meta-Llama-3-8B`, a local folder), when given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
     /// vLLM's V0 engine: CUDA graphs are captured outside the budget.
     pub v0: bool,
     /// vLLM's `--gpu-memory-utilization` or SGLang's `--mem-fraction-static`, as set or profiled.

@@ -15,7 +15,7 @@ use crate::model::{
 };
 use crate::replay::{self, Changes};
 
-use super::settings::{Moves, SettingsDiff};
+use super::settings::{verified, Moves, PoolShift, SettingsDiff};
 
 /// The figures of the pair `from` → `to`, by the replay of `from` with `diff.changes`.
 pub fn figures(from: &Concluded, to: &Concluded, diff: &SettingsDiff) -> Vec<PairFigure> {
@@ -70,19 +70,22 @@ pub fn figures(from: &Concluded, to: &Concluded, diff: &SettingsDiff) -> Vec<Pai
     // The replay scales the measured KV (llama.cpp) or the estimate's (Ollama's estimator): the range is that
     // of the figure it started from.
     let kv_estimate = from.reconciled.load.estimate.as_ref().and_then(|x| x.kv);
-    let kv_predicted = match kv_effect {
-        Some(e) => predicted(e, kv_before)
+    let kv_predicted = match (kv_effect, diff.pool) {
+        (Some(e), _) => predicted(e, kv_before)
             .filter(|q| q.spread() > 0)
             .or_else(|| predicted(e, kv_estimate)),
-        None => kv_before,
+        (None, Some(pool)) => kv_before.and_then(|kv| pool_shifted(from, kv, pool)),
+        (None, None) => kv_before,
     };
+    let mut kv_levers = kv_effect.map(|e| e.levers.clone()).unwrap_or_default();
+    kv_levers.extend(diff.pool_levers.iter().cloned());
     out.push(figure(
         "kv",
         None,
         kv_before,
         kv_predicted,
         kv_after,
-        kv_effect.map(|e| e.levers.clone()).unwrap_or_default(),
+        kv_levers,
         unmodelled(Moves::Kv),
     ));
     // The compute buffers, per device, and their sum.
@@ -155,7 +158,36 @@ pub fn figures(from: &Concluded, to: &Concluded, diff: &SettingsDiff) -> Vec<Pai
             unmodelled(Moves::Layers),
         ));
     }
+    let runtime = to.reconciled.load.runtime;
+    // A prediction that rests on a lever no real pair has checked on this runtime is said to be unverified.
+    for f in &mut out {
+        f.unverified = f.predicted.is_some() && f.levers.iter().any(|l| !verified(runtime, l));
+    }
     out
+}
+
+/// A serving engine's KV pool at another share of each GPU: `kv` plus each rank's total × the change, the
+/// totals' rounding carried (vLLM: the budget is total × `--gpu-memory-utilization` and the pool what it
+/// leaves; SGLang: the pool is what `--mem-fraction-static` of the total leaves). `None` when a rank's total
+/// is not in the log.
+fn pool_shifted(from: &Concluded, kv: Quantity, pool: PoolShift) -> Option<Quantity> {
+    let serving = from.reconciled.load.serving.as_ref()?;
+    if serving.ranks.is_empty() {
+        return None;
+    }
+    let change = pool.after - pool.before;
+    let mut out = kv;
+    for rank in &serving.ranks {
+        let total = rank.total?.size;
+        let at = |bytes: i64| (bytes as f64 * change).round() as i64;
+        let (a, b) = (at(total.low), at(total.high));
+        out = Quantity::with_bounds(
+            out.bytes + at(total.bytes),
+            out.low + a.min(b),
+            out.high + a.max(b),
+        );
+    }
+    Some(out)
 }
 
 /// An effect's figure with the range of `base` (the figure it started from) carried by its ratio.
@@ -194,6 +226,8 @@ fn figure(
         (Some(_) | None, Some(_) | None) => PairVerdict::NotMeasured,
     };
     PairFigure {
+        // Set by `figures`, which knows the runtime.
+        unverified: false,
         component: component.to_string(),
         device,
         before,

@@ -1,6 +1,7 @@
 //! Which loads are of one model: the pairs of issue 53 replay one load with another's settings, which means
 //! nothing unless both loaded the same model on the same runtime. A model is named by Ollama's blob digest or
-//! the model file's name; a paste of buffer lines names neither (`sample-logs/703-…`), and there the weight
+//! the model file's name, a serving engine's by the model its arguments name (`vllm serve
+//! meta-llama/Meta-Llama-3-8B`); a paste of buffer lines names neither (`sample-logs/703-…`), and there the weight
 //! buffers — equal to the byte on the same devices — are the model's fingerprint, said to be one.
 
 use crate::model::{Concluded, ModelIdentity, Part, Runtime, MIB};
@@ -13,6 +14,8 @@ pub fn identity(load: &Concluded) -> Option<(Runtime, ModelIdentity)> {
         ModelIdentity::Digest(blob.to_string())
     } else if let Some(file) = l.model.file_name() {
         ModelIdentity::File(file.to_string())
+    } else if let Some(name) = l.serving.as_ref().and_then(|s| s.model.clone()) {
+        ModelIdentity::Name(name)
     } else {
         ModelIdentity::Weights(weights_fingerprint(load)?)
     };

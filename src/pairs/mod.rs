@@ -6,7 +6,8 @@
 //! delivered or not ([`suggestions`]).
 //!
 //! A load is paired with the previous load of the same model ([`identity`]) and runtime in the report's order:
-//! a log's loads, the files of one run given together, two runs pasted one after the other. [`Pairer`] keeps
+//! a log's loads, the files of one run given together, two runs pasted one after the other, the two runs of
+//! `vramdiff diff` ([`across`]), and the files of a `batch` in its order ([`across_runs`]). [`Pairer`] keeps
 //! only the last load of each model, so the report written load by load (`report::streamed`) finds the same
 //! pairs as the report of the whole analysis.
 
@@ -80,6 +81,78 @@ pub fn across(old: &[Concluded], new: &[Concluded]) -> Vec<LoadPair> {
         .collect()
 }
 
+/// The first and the last load of one model in one file: what pairs that file with the files before it (its
+/// first load, with the last such load of an earlier file) and after it (its last load). `batch` keeps these
+/// two per model of a file, never every load, so its memory still grows with the rows, not the logs.
+#[derive(Debug, Clone)]
+pub struct RunEnds {
+    key: (Runtime, ModelIdentity),
+    /// The first load of the model in the file, with its number there (from 1).
+    first: (usize, Concluded),
+    /// The last one (the same load when the file has one).
+    last: (usize, Concluded),
+}
+
+/// The [`RunEnds`] of each model among one file's `loads`, in the order the models first load.
+pub fn run_ends(loads: &[Concluded]) -> Vec<RunEnds> {
+    let mut out: Vec<RunEnds> = Vec::new();
+    for (i, load) in loads.iter().enumerate() {
+        let Some(key) = identity::identity(load) else {
+            continue;
+        };
+        match out.iter_mut().find(|e| e.key == key) {
+            Some(e) => e.last = (i + 1, load.clone()),
+            None => out.push(RunEnds {
+                key,
+                first: (i + 1, load.clone()),
+                last: (i + 1, load.clone()),
+            }),
+        }
+    }
+    out
+}
+
+/// A pair whose loads sit in two files: `first_run` and `second_run` index the runs given to [`across_runs`].
+#[derive(Debug, Clone)]
+pub struct CrossPair {
+    pub first_run: usize,
+    pub second_run: usize,
+    /// The second load's first line in its file.
+    pub second_line: u64,
+    pub pair: LoadPair,
+}
+
+/// The pairs across files (`vramdiff batch`: the files of one run, or of many, in the batch's order): a file's
+/// first load of a model with the last load of that model and runtime in the latest file before it that
+/// loaded it, as [`find`] pairs the loads of all the files read one after the other; the pairs inside a
+/// file are [`find`]'s. Loads are numbered in their own files.
+pub fn across_runs(runs: &[Vec<RunEnds>]) -> Vec<CrossPair> {
+    let mut out = Vec::new();
+    for (second_run, ends) in runs.iter().enumerate() {
+        for end in ends {
+            let earlier = runs[..second_run]
+                .iter()
+                .enumerate()
+                .rev()
+                .find_map(|(run, e)| e.iter().find(|x| x.key == end.key).map(|x| (run, x)));
+            let Some((first_run, before)) = earlier else {
+                continue;
+            };
+            let (first, from) = &before.last;
+            let (second, to) = &end.first;
+            if let Some(pair) = pair(from, *first, to, *second, &end.key.1) {
+                out.push(CrossPair {
+                    first_run,
+                    second_run,
+                    second_line: to.reconciled.load.source.first_line,
+                    pair,
+                });
+            }
+        }
+    }
+    out
+}
+
 /// The pair `from` → `to`; `None` when the two logged the same settings (a reload, not a change).
 fn pair(
     from: &Concluded,
@@ -93,16 +166,9 @@ fn pair(
         return None;
     }
     let runtime = to.reconciled.load.runtime;
-    let note = if diff.none_logged {
-        Some("neither load's settings are in the log: nothing to replay, the figures are set side by side".to_string())
-    } else if !settings::replayed(runtime) {
-        Some(format!(
-            "{}'s settings are not replayed yet: the figures are set side by side",
-            runtime.name()
-        ))
-    } else {
-        None
-    };
+    let note = diff.none_logged.then(|| {
+        "neither load's settings are in the log: nothing to replay, the figures are set side by side".to_string()
+    });
     let figures = compare::figures(from, to, &diff);
     let suggestions = suggestions::outcomes(from, &diff, &figures);
     let l = &to.reconciled.load;

@@ -111,6 +111,56 @@ fn args(f: &Fields) -> Result<ServingArgs, BuildError> {
     })
 }
 
+/// The model an engine's arguments name: `--model X`, `--model-path X` (SGLang), `model='X'`/`model_path='X'`
+/// (SGLang's `ServerArgs(…)`, vLLM's `non-default args: {'model': 'X'}`), else `vllm serve`'s positional model
+/// — the first word that is not a flag nor a number (a flag's value): `meta-llama/Meta-Llama-3-8B` of `vllm
+/// serve meta-llama/Meta-Llama-3-8B -tp 2` (`sample-logs/801-…`), the path last in `vllm serve
+/// --trust-remote-code --tensor_parallel_size 2 --gpu_memory_utilization=0.98  /root/…/DeepSeek-R1-Distill-Qwen-14B`
+/// (`sample-logs/803-…`). What two loads of one model share (`crate::pairs::identity`).
+pub fn model_name(text: &str) -> Option<String> {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let clean = |w: &str| {
+        w.trim_matches(|c| matches!(c, '\'' | '"' | ',' | '(' | ')' | '{' | '}'))
+            .to_string()
+    };
+    for (i, w) in words.iter().enumerate() {
+        for flag in ["--model", "--model-path", "--model_path"] {
+            if *w == flag {
+                return words.get(i + 1).map(|v| clean(v)).filter(|v| !v.is_empty());
+            }
+            if let Some(v) = w.strip_prefix(flag).and_then(|r| r.strip_prefix('=')) {
+                return Some(clean(v)).filter(|v| !v.is_empty());
+            }
+        }
+    }
+    for key in ["model_path=", "model=", "'model': ", "'model_path': "] {
+        if let Some(at) = text.find(key) {
+            let before = text[..at].chars().next_back();
+            if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_') {
+                continue;
+            }
+            let rest = &text[at + key.len()..];
+            let quote = rest.chars().next().filter(|c| *c == '\'' || *c == '"')?;
+            let value = &rest[1..];
+            return value
+                .find(quote)
+                .map(|end| value[..end].to_string())
+                .filter(|v| !v.is_empty());
+        }
+    }
+    words
+        .iter()
+        .find(|w| {
+            !w.starts_with('-')
+                && !w.contains('=')
+                && w.chars().any(|c| c.is_ascii_alphabetic())
+                && w.parse::<f64>().is_err()
+                && !matches!(**w, "true" | "false" | "auto")
+        })
+        .map(|w| clean(w))
+        .filter(|w| !w.is_empty())
+}
+
 /// A figure in GiB as printed (`6.87`, `-2.14`, `79.22`), ± half its last digit.
 pub fn gib(text: &str) -> Option<Quantity> {
     let t = text.trim();
@@ -296,7 +346,10 @@ pub const SPECS: &[EventSpec] = &[
         required: &["args"],
         optional: &["rank", "engine"],
         settable: &[("engine", Words::List(&["vllm", "sglang"]))],
-        build: |f| serving(f, ServingLine::Args(args(f)?)),
+        build: |f| {
+            let model = model_name(f.need("args")?);
+            serving(f, ServingLine::Args(args(f)?, model))
+        },
     },
     EventSpec {
         kind: "serving_ready",
@@ -633,5 +686,30 @@ mod tests {
         assert_eq!(arg_value(dump, &["context_length"]), None);
         // A name inside a longer one is not it.
         assert_eq!(arg_value("max_tp_size=3", &["tp_size"]), None);
+    }
+
+    #[test]
+    fn the_model_an_engine_s_arguments_name() {
+        // The command lines of grammars/35-vllm.toml's examples (sample-logs 801, 803, 804) and SGLang's
+        // ServerArgs (sample-logs/811-…).
+        let cases = [
+            ("meta-llama/Meta-Llama-3-8B -tp 2", Some("meta-llama/Meta-Llama-3-8B")),
+            (
+                "--trust-remote-code --tensor_parallel_size 2 --gpu_memory_utilization=0.98  /root/autodl-tmp/deepseek-ai/DeepSeek-R1-Distill-Qwen-14B",
+                Some("/root/autodl-tmp/deepseek-ai/DeepSeek-R1-Distill-Qwen-14B"),
+            ),
+            (
+                "--model /data/models/Qwen3-Next-80B-A3B-Instruct --host 0.0.0.0 --port 8000 --tensor-parallel-size 2",
+                Some("/data/models/Qwen3-Next-80B-A3B-Instruct"),
+            ),
+            (
+                "ServerArgs(model_path='/home/model/Qwen/QwQ-32B', tokenizer_path='/home/model/Qwen/QwQ-32B', tp_size=4)",
+                Some("/home/model/Qwen/QwQ-32B"),
+            ),
+            ("--port 8000 --tp 2", None),
+        ];
+        for (text, want) in cases {
+            assert_eq!(super::model_name(text).as_deref(), want, "{text}");
+        }
     }
 }

@@ -146,7 +146,7 @@ pub enum ServingLine {
     },
     /// What the user set, from a command line or an arguments dump (`vllm serve …`, `non-default args: {…}`,
     /// `python -m sglang.launch_server …`, `server_args=ServerArgs(…)`): `sglang` says whose.
-    Args(ServingArgs),
+    Args(ServingArgs, Option<String>),
     /// `Automatically detected platform cuda.`
     Platform(String),
     /// The longest request the engine accepts (`Using max model len 262144`, `max_seq_len=4096`).

@@ -39,16 +39,24 @@ pub fn analyze_streamed(
     let mut inputs = Vec::new();
     let mut applied = false;
     for (i, path) in paths.iter().enumerate() {
-        match source::open(path) {
-            Ok(input) => {
-                let last = i + 1 == paths.len();
-                let files: &mut [InputSummary] = if last { &mut capture_files } else { &mut [] };
-                inputs.push(pipeline.stream(&input.name, input.reader, files, sink));
-                applied |= last;
+        // A pasted diff of two runs is read as its two sides (`source::diff_sides`).
+        let opened = source::open(path)
+            .map_err(|e| e.to_string())
+            .and_then(|input| source::diff_sides::sides(input).map_err(|e| format!("{path}: {e}")));
+        match opened {
+            Ok(sides) => {
+                let count = sides.len();
+                for (k, input) in sides.into_iter().enumerate() {
+                    let last = i + 1 == paths.len() && k + 1 == count;
+                    let files: &mut [InputSummary] =
+                        if last { &mut capture_files } else { &mut [] };
+                    inputs.push(pipeline.stream(&input.name, input.reader, files, sink));
+                    applied |= last;
+                }
             }
             Err(e) => inputs.push(InputSummary {
                 path: path.clone(),
-                error: Some(e.to_string()),
+                error: Some(e),
                 ..InputSummary::default()
             }),
         }

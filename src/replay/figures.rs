@@ -39,6 +39,9 @@ pub struct Changes {
     pub ubatch: Option<i64>,
     /// The layers on the GPUs (`-ngl`, Ollama's `num_gpu`): fixed, so llama.cpp's `--fit` moves none.
     pub gpu_layers: Option<i64>,
+    /// Flash attention on or off (`-fa`): the compute buffers' masks and scores change
+    /// ([`super::levers::ComputeLaw`]). Set by the pairs of loads (`crate::pairs`), not by a `whatif` flag.
+    pub flash_attention: Option<bool>,
 }
 
 impl Changes {
@@ -81,6 +84,9 @@ impl Changes {
         }
         if let Some(n) = self.gpu_layers {
             out.push(format!("ngl {n}"));
+        }
+        if let Some(on) = self.flash_attention {
+            out.push(format!("flash-attention {}", if on { "on" } else { "off" }));
         }
         out
     }

@@ -21,6 +21,7 @@ mod json_sorted;
 pub mod junit;
 pub mod markdown;
 pub mod outline;
+pub mod pair_bars;
 pub mod pairs;
 pub mod redact;
 pub mod streamed;

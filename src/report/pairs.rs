@@ -18,7 +18,8 @@ pub enum Numbering {
 }
 
 /// The report's blocks for `pairs`; none without a pair. A layout that carries its pictures
-/// (`Charts::Embedded`: HTML) gets each pair's chart.
+/// (`Charts::Embedded`: HTML) gets each pair's chart drawn; the others (Markdown, the terminal) its bars of
+/// Unicode blocks (`super::pair_bars`).
 pub fn blocks(pairs: &[LoadPair], charts: Charts, numbering: Numbering) -> Vec<Block> {
     let mut out = Vec::new();
     if pairs.is_empty() {
@@ -70,7 +71,12 @@ pub fn blocks(pairs: &[LoadPair], charts: Charts, numbering: Numbering) -> Vec<B
             indent: 2,
         });
         match charts {
-            Charts::Linked => {}
+            Charts::Linked => {
+                let bars = super::pair_bars::lines(pair);
+                if !bars.is_empty() {
+                    out.push(Block::Fenced(vec![Block::Lines(bars)]));
+                }
+            }
             Charts::Embedded => match super::chart::pair_chart(pair) {
                 Ok(Some(chart)) => out.push(Block::Figures(vec![chart])),
                 Ok(None) => {}
@@ -86,6 +92,21 @@ pub fn blocks(pairs: &[LoadPair], charts: Charts, numbering: Numbering) -> Vec<B
                 .filter(|c| !c.modelled)
                 .map(|c| c.why.clone()),
         );
+        // What keeps a figure from a prediction besides a changed setting (Ollama's graph estimate scaled in
+        // place of the runner's buffers), once each.
+        for f in &pair.figures {
+            for why in &f.not_modelled {
+                let said = pair.changed.iter().any(|c| c.why.starts_with(why.as_str()))
+                    || pair
+                        .note
+                        .as_deref()
+                        .is_some_and(|n| n.starts_with(why.as_str()))
+                    || notes.iter().any(|n| n.contains(why.as_str()));
+                if !said {
+                    notes.push(format!("{}: {why}", f.component));
+                }
+            }
+        }
         notes.extend(pair.suggestions.iter().map(|s| s.text.clone()));
         if !notes.is_empty() {
             out.push(Block::Notes(notes));
@@ -130,7 +151,7 @@ fn table(figures: &[PairFigure]) -> Table {
             predicted,
             measured,
             error,
-            f.verdict.as_str().to_string(),
+            f.verdict_words(),
         ]);
     }
     t

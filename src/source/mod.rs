@@ -13,6 +13,7 @@ use std::path::Path;
 use encoding_rs_io::DecodeReaderBytesBuilder;
 
 pub mod decompress;
+pub mod diff_sides;
 pub mod excerpt;
 pub mod follow;
 

@@ -50,6 +50,8 @@ pub struct ServingLedger {
     platform: Option<String>,
     args: ServingArgs,
     args_line: u64,
+    /// The model the arguments named (`crate::parse::serving::model_name`).
+    model: Option<String>,
     max_len: Option<Count>,
     kv_tokens: Option<Count>,
     gpu_blocks: Option<Count>,
@@ -91,7 +93,7 @@ impl ServingLedger {
     pub fn starts_engine(event: &ServingEvent) -> bool {
         matches!(
             event.line,
-            ServingLine::Args(_) | ServingLine::Version { .. }
+            ServingLine::Args(..) | ServingLine::Version { .. }
         )
     }
 
@@ -179,7 +181,12 @@ impl ServingLedger {
                 v0,
                 max_len,
             } => self.vllm_version(version, v0, max_len, line),
-            ServingLine::Args(a) => self.args(a, line),
+            ServingLine::Args(a, model) => {
+                if model.is_some() {
+                    self.model = model;
+                }
+                self.args(a, line)
+            }
             ServingLine::Platform(p) => self.platform = Some(p),
             ServingLine::MaxModelLen(n) => self.max_len = Some(Count { value: n, line }),
             ServingLine::WeightsLoaded(q) => self.vllm_weights_loaded(rank, q, line),
@@ -252,6 +259,7 @@ impl ServingLedger {
         }
         ServingFigures {
             version: self.version.as_ref().map(|(v, _, _)| v.clone()),
+            model: self.model.clone(),
             // Without a version line, `# GPU blocks` says V0 (V1 prints `GPU KV cache size` instead).
             v0: match &self.version {
                 Some((_, v0, _)) => *v0,

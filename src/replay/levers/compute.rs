@@ -23,9 +23,15 @@
 //!   `print_info: n_head` (the largest when it differs per layer); a log without it gets the full cache's term
 //!   taken as proportional to `u × c` (exact for the micro-batch; an upper bound as the context grows, `a` not
 //!   growing with it: llama 8192 → 16384 predicts 167.02 for 163.51 real).
-//! - **flash attention on ↔ off** is not a lever: the per-token part `a` differs between the two graphs (llama
-//!   at `-c 4096 -ub 512`: 11.3 KB a token with flash attention, 7.2 KB without), so one run does not give the
-//!   other.
+//! - **flash attention on ↔ off** (the pairs of loads, `crate::pairs`): the masks of one mode are taken off
+//!   and the masks and scores of the other put on, the per-token part `a` held. It is not quite the same in
+//!   the two graphs: on the oracle's CPU runs `a` is about 1 KB a token larger without flash attention, so
+//!   on → off predicts 0.5–1.1 % low (llama at `-c 4096 -ub 512`: 43.02 MiB for 43.51 real, at `-c 8192`
+//!   83.02 for 83.51; gemma3 43.53 for 43.77) and off → on 7 % high (7.51 for 7.02), `tests/pairs.rs`.
+//!   Without `n_head` the scores are unknown and the switch is not modelled: `sample-logs/1256-…` (llama-cli,
+//!   Vulkan, gpt-oss-20b) prints none. By hand with that model's 64 heads, this law gives 2462 MiB for the
+//!   2210 its run without flash attention measured (`a` about 0.5 MB a token smaller there): the law is
+//!   measured on the CPU backend only.
 //! - **slots**: only through `c` and `w`: `-c 8192 -np 4` (2048 cells a stream) 7.52 = 5.52 + 2048 × 512 × 2
 //!   bytes; `-np auto` (one unified stream of 8192) 13.52, as `-np 1`.
 //!
@@ -47,8 +53,10 @@ const F32_MASK: i64 = 4;
 pub struct ComputeLaw {
     before: Point,
     after: Point,
-    /// `Some(true)`: flash attention on (printed, or assumed from `auto`); `Some(false)`: off.
+    /// Flash attention on (printed, or assumed from `auto`) or off, as logged.
     flash: bool,
+    /// Flash attention at the changed settings.
+    flash_after: bool,
     /// Whether the log printed flash attention's state.
     flash_printed: bool,
     /// Query heads (`print_info: n_head`), which size the f32 scores without flash attention.
@@ -99,6 +107,7 @@ impl ComputeLaw {
             before: point(&logged, window),
             after: point(&new, window),
             flash: flash.unwrap_or(true),
+            flash_after: changes.flash_attention.unwrap_or(flash.unwrap_or(true)),
             flash_printed: flash.is_some(),
             heads,
         })
@@ -106,7 +115,28 @@ impl ComputeLaw {
 
     /// Whether the change moves the buffer at all.
     pub fn changes(&self) -> bool {
-        self.before != self.after
+        self.before != self.after || self.flash != self.flash_after
+    }
+
+    /// Whether the law can switch flash attention: the scores without it need the log's `n_head`.
+    pub fn models_flash_switch(&self) -> bool {
+        self.heads.is_some()
+    }
+
+    /// The masks and scores of one micro-batch at `p` in a mode: flash attention's f16 masks over every
+    /// cache, else the f32 scores of every head with the f32 mask over the full cache and the f32 mask over
+    /// the window; `None` without flash attention and without `n_head`.
+    fn attention_terms(&self, flash: bool, p: Point) -> Option<i128> {
+        let (u, c, w) = (
+            i128::from(p.ubatch),
+            i128::from(p.cells),
+            i128::from(p.window),
+        );
+        if flash {
+            return Some(i128::from(FA_MASK) * u * (c + w));
+        }
+        let per_cell = i128::from(F32_MASK) * (i128::from(self.heads?) + 1);
+        Some(u * (per_cell * c + i128::from(F32_MASK) * w))
     }
 
     /// A buffer of `bytes` at the logged settings, at the changed ones.
@@ -117,6 +147,19 @@ impl ComputeLaw {
         let (c0, c1) = (i128::from(b.cells), i128::from(a.cells));
         let (w0, w1) = (i128::from(b.window), i128::from(a.window));
         let c = i128::from(bytes);
+        if self.flash != self.flash_after {
+            // The per-token part held, one mode's terms taken off and the other's put on; a buffer smaller
+            // than its own terms (a device that does not hold the attention) keeps its per-token scaling.
+            let switched = self
+                .attention_terms(self.flash, b)
+                .zip(self.attention_terms(self.flash_after, a))
+                .map(|(old, new)| {
+                    let rest = (c - old).max(0);
+                    by(rest, u1, u0) + if c >= old { new } else { 0 }
+                })
+                .unwrap_or(c);
+            return i64::try_from(switched).unwrap_or(if switched < 0 { 0 } else { i64::MAX });
+        }
         let after = if self.flash {
             let masks = |u: i128, c: i128, w: i128| i128::from(FA_MASK) * u * (c + w);
             let rest = c - masks(u0, c0, w0);
@@ -164,7 +207,20 @@ impl ComputeLaw {
         if b.window > 0 {
             what.push(format!("window cells {}", arrow(b.window, a.window)));
         }
-        let law = if self.flash {
+        let law = if self.flash != self.flash_after {
+            what.push(format!(
+                "flash attention {}",
+                if self.flash_after {
+                    "off → on"
+                } else {
+                    "on → off"
+                }
+            ));
+            "flash attention's f16 masks (2 bytes × n_ubatch × the cells of every cache) swapped for the f32 scores \
+             and masks without it (4 bytes × n_ubatch × ((n_head + 1) × the full cache's cells + the window's)), \
+             or back, the per-token part held (real llama.cpp b11549: 0.5–1.1 % low on CPU; 11 % high on a \
+             Vulkan run, sample 1256)"
+        } else if self.flash {
             "llama.cpp's compute buffer is n_ubatch × (a + 2 bytes × the cells of every cache) with flash attention \
              (measured, real llama.cpp b11549)"
         } else if self.heads.is_some() {
@@ -182,7 +238,7 @@ impl ComputeLaw {
         } else {
             "; flash attention assumed on (the log says auto, which llama.cpp turns on where the backend has it)"
         };
-        if let (false, Some(h)) = (self.flash, self.heads) {
+        if let (false, Some(h)) = (self.flash && self.flash_after, self.heads) {
             what.push(format!("n_head {h}"));
         }
         format!("{}: {law}{assumed}", what.join(", "))
@@ -212,6 +268,7 @@ mod tests {
             before: p(before),
             after: p(after),
             flash,
+            flash_after: flash,
             flash_printed: true,
             heads,
         }

@@ -26,6 +26,10 @@ pub fn effects(
         ("ubatch", changes.ubatch.is_some()),
         ("ctx", changes.ctx.is_some() && llama_placed),
         ("parallel", changes.parallel.is_some() && llama_placed),
+        (
+            "flash-attention",
+            changes.flash_attention.is_some() && llama_placed,
+        ),
     ]);
     if !compute_levers.is_empty() {
         compute(load, changes, compute_levers, &mut out);

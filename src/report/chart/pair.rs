@@ -16,17 +16,9 @@ fn whisker(x: f64, q: &Quantity) -> PathElement<(f64, f64)> {
     )
 }
 
-/// The figures drawn: those in bytes (not the layer counts) that either load logged.
-fn drawn(pair: &LoadPair) -> Vec<&PairFigure> {
-    pair.figures
-        .iter()
-        .filter(|f| f.component != "layers" && (f.before.is_some() || f.measured.is_some()))
-        .collect()
-}
-
 /// Whether the pair has a figure to draw.
 pub fn has_figures(pair: &LoadPair) -> bool {
-    !drawn(pair).is_empty()
+    !pair.figures_in_bytes().is_empty()
 }
 
 pub fn draw<DB: DrawingBackend>(
@@ -37,7 +29,7 @@ pub fn draw<DB: DrawingBackend>(
 where
     DB::ErrorType: 'static,
 {
-    let rows = drawn(pair);
+    let rows = pair.figures_in_bytes();
     let top = rows
         .iter()
         .flat_map(|f| [f.before, f.predicted, f.measured])
@@ -104,9 +96,9 @@ where
             .max()
             .unwrap_or(0);
         let words = match f.error {
-            Some(e) if e > 0 => format!("+{} {}", human(e), f.verdict.as_str()),
-            Some(e) => format!("{} {}", human(e), f.verdict.as_str()),
-            None => f.verdict.as_str().to_string(),
+            Some(e) if e > 0 => format!("+{} {}", human(e), f.verdict_words()),
+            Some(e) => format!("{} {}", human(e), f.verdict_words()),
+            None => f.verdict_words(),
         };
         chart
             .draw_series(std::iter::once(Text::new(
