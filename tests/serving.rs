@@ -80,6 +80,29 @@ fn the_802_v0_start_is_healthy_with_its_graphs_outside_the_budget() {
         .contains("--enforce-eager"));
 }
 
+/// vLLM prints its KV capacity in blocks before V1 (`# CUDA blocks: 36332`, `sample-logs/802-…:17`) and in
+/// tokens from V1 (`GPU KV cache size: 973,760 tokens`, `sample-logs/804-…:115`): one quantity, the load's
+/// `kv_tokens`, however the release printed it. The V0 blocks become tokens through the block size their own
+/// `Maximum concurrency for 4096 tokens per request: 141.92x` (`:18`) gives back: 36332 × 16 / 4096 = 141.92.
+#[test]
+fn v0_blocks_and_v1_tokens_are_one_kv_capacity() {
+    let (v0, v1) = (loads("802"), loads("804"));
+    let (v0, v1) = (serving(&v0[0]), serving(&v1[0]));
+    assert!(v0.v0 && !v1.v0);
+    assert_eq!(v0.gpu_blocks.map(|c| c.value), Some(36332));
+    assert_eq!(
+        v0.kv_tokens.map(|c| (c.value, c.line)),
+        Some((36332 * 16, 17))
+    );
+    assert_eq!(v1.kv_tokens.map(|c| c.value), Some(973_760));
+    // The V0 start of `sample-logs/810-…` prints its blocks without a concurrency line (vLLM 0.5): its block
+    // size is not printed, so no token count is made up.
+    let v0_bare = loads("810");
+    let v0_bare = serving(&v0_bare[0]);
+    assert_eq!(v0_bare.gpu_blocks.map(|c| c.value), Some(22982));
+    assert!(v0_bare.kv_tokens.is_none());
+}
+
 #[test]
 fn the_803_max_length_does_not_fit_the_kv_cache() {
     let l = &loads("803")[0];

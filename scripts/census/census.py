@@ -69,6 +69,8 @@ def run(runtime, cache, out_dir, offline, today):
     def get(r):
         project, version, uploaded, arch = r
         tree = (cache / runtime / f"{project}-{version}") if offline else fetch(runtime, project, version, arch, cache)
+        if tree is None:
+            return None  # fetch found no sources in it (xllamacpp 0.1.x vendors no llama.cpp)
         if offline and not (tree / ".complete").exists():
             raise SystemExit(f"{tree}: not in the cache; run without --offline once")
         if (tree / ".complete").read_text().rstrip().endswith(" 0 files"):

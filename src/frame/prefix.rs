@@ -127,23 +127,40 @@ pub enum Rank<'a> {
     Number(&'a str),
     /// `(VllmWorkerProcess pid=1786)`: a V0 worker known only by its process id.
     Process(&'a str),
+    /// `(EngineCore_DP3 pid=…)`, `(EngineCore_3 pid=…)`: an engine core's data-parallel rank number.
+    EngineCore(&'a str),
 }
 
 /// The logical line of a ranked line: `[rank=TP1] ` before the payload (see the module doc). The label is
-/// `TP1`, `DP1_TP1_EP3`, `DP0_TP0`, `rank1` or `pid1786`; `load::serving` turns it into a device.
+/// `TP1`, `DP1_TP1_EP3`, `DP0_TP0`, `rank1`, `pid1786` or `EngineCore_DP3`; `load::serving` turns it into a
+/// device.
 pub fn rank_tag(rank: Rank<'_>, payload: &str) -> String {
     let label = match rank {
         Rank::Parallel(name) => name.to_string(),
         Rank::Words(words) => words.split_whitespace().collect::<Vec<_>>().join("_"),
         Rank::Number(n) => format!("rank{n}"),
         Rank::Process(pid) => format!("pid{pid}"),
+        Rank::EngineCore(dp) => format!("EngineCore_DP{dp}"),
     };
     format!("[rank={label}] {payload}")
 }
 
 /// The rank a vLLM process name gives: a worker's parallel ranks, its rank number, else (a V0 worker) its
-/// process id; the engine core and the API server are no rank.
+/// process id; an engine core its data-parallel rank (`EngineCore_DP3`, before 0.10.2 `EngineCore_3`, under
+/// Ray `DPEngineCoreActor_DP3`: the names vLLM's `v1/engine/core.py` and `utils.py` give the process, read in
+/// the releases of `census/vllm.releases.tsv`), which is a GPU of its own
+/// when the engine core runs its one worker in-process (TP 1; `load::serving` folds it into the workers
+/// otherwise); the API server is no rank.
 fn vllm_rank<'a>(name: &'a str, rank: Option<&'a str>, pid: &'a str) -> Option<Rank<'a>> {
+    if name.contains("EngineCore") {
+        // `EngineCore`, `EngineCore_DP3`, `EngineCore_3`, Ray's `DPEngineCoreActor_DP3`
+        let Some((_, n)) = name.rsplit_once('_') else {
+            return None;
+        };
+        let dp = n.strip_prefix("DP").unwrap_or(n);
+        return (!dp.is_empty() && dp.bytes().all(|b| b.is_ascii_digit()))
+            .then_some(Rank::EngineCore(dp));
+    }
     if !name.contains("Worker") {
         return None;
     }
@@ -1226,11 +1243,25 @@ mod tests {
             framed("(RayWorkerWrapper pid=36405, ip=192.168.1.11) INFO 08-14 14:07:22 worker.py:243] # GPU blocks: 22982, # CPU blocks: 6241"),
             "[rank=pid36405] # GPU blocks: 22982, # CPU blocks: 6241"
         );
-        // The engine core and the API server are no rank; V0's logger without brackets; the source alone.
+        // The engine core is its data-parallel rank, however the release named it (`load::serving` decides
+        // whether it is a GPU of its own); the API server is no rank; V0's logger without brackets; the source
+        // alone.
         assert_eq!(
             strip("(EngineCore_DP0 pid=1805889) INFO 10-23 15:14:30 [kv_cache_utils.py:1028] GPU KV cache size: 973,760 tokens"),
             "GPU KV cache size: 973,760 tokens"
         );
+        for (name, tag) in [
+            ("EngineCore_DP3", "[rank=EngineCore_DP3] "),
+            ("EngineCore_3", "[rank=EngineCore_DP3] "),
+            ("DPEngineCoreActor_DP3", "[rank=EngineCore_DP3] "),
+            ("EngineCore", ""),
+            ("APIServer", ""),
+        ] {
+            assert_eq!(
+                framed(&format!("({name} pid=1805889) INFO 10-23 15:14:30 [kv_cache_utils.py:1028] GPU KV cache size: 973,760 tokens")),
+                format!("{tag}GPU KV cache size: 973,760 tokens")
+            );
+        }
         assert_eq!(
             strip("INFO 12-13 19:54:18 worker.py:243] total_gpu_memory     79.22GiB"),
             "total_gpu_memory     79.22GiB"

@@ -16,7 +16,9 @@
 //!   use the rest.
 //!
 //! A rank is the one its line's prefix named (`[rank=TP1] `, see `frame::prefix`); lines without one are
-//! rank 0 (the driver of V0, the engine core of one GPU, SGLang on one GPU). Each rank becomes a GPU of the
+//! rank 0 (the driver of V0, the engine core of one GPU, SGLang on one GPU); so is the first engine core
+//! (`EngineCore_DP0`), and the others of a data-parallel start with TP 1 are ranks of their own (`DP3` is GPU
+//! 3), folded into the engine's lines beside workers. Each rank becomes a GPU of the
 //! load: its expert-parallel rank when named (vLLM numbers EP ranks over DP × TP), else its pipeline stage
 //! (PP alone, or PP × TP-size + TP), else DP × TP-size + TP when the TP size is known, else its TP rank, else its rank number, else (V0 workers known by pid) the order
 //! they appear in after the driver. Engine-level lines printed twice (vLLM 0.10 prints the KV size and the
@@ -56,6 +58,8 @@ pub struct ServingLedger {
     kv_tokens: Option<Count>,
     gpu_blocks: Option<Count>,
     concurrency: Option<Ratio>,
+    /// The request length the concurrency was printed for.
+    concurrency_len: Option<i64>,
     failure: Option<(StartFailure, u64)>,
     /// The rank whose line gave [`Self::failure`], when the line named one.
     failure_rank: Option<String>,
@@ -140,6 +144,26 @@ impl ServingLedger {
         known.then(|| self.rank(label, line))
     }
 
+    /// The rank a line is counted under: an engine core's (`EngineCore_DP3`, `frame::prefix`) is a GPU of its
+    /// own only while it runs its worker in-process (TP 1); beside worker ranks, or with a TP size above 1, its
+    /// lines are the engine's, as a line without a prefix is. The first engine core (`EngineCore_DP0`) is
+    /// rank `0`, the rank of a line without a prefix, so a paste that lost some prefixes keeps one GPU.
+    fn engine_core_folded<'a>(&self, label: Option<&'a str>) -> Option<&'a str> {
+        let engine_core = label.is_some_and(|l| l.starts_with("EngineCore_DP"));
+        if label == Some("EngineCore_DP0") {
+            return None;
+        }
+        let workers = self
+            .ranks
+            .iter()
+            .any(|(l, _)| l != "0" && !l.starts_with("EngineCore_DP"));
+        if engine_core && (workers || self.args.tp.is_some_and(|tp| tp > 1)) {
+            None
+        } else {
+            label
+        }
+    }
+
     /// An engine-level count: the first is kept, a repeat with the same value is counted as one.
     fn engine_count(slot: &mut Option<Count>, repeated: &mut u32, value: i64, line: u64) {
         match slot {
@@ -174,7 +198,7 @@ impl ServingLedger {
     /// Record one line: each engine's own lines go to its reader (`vllm.rs`, `sglang.rs`), failures to
     /// `failure.rs`.
     pub fn push(&mut self, event: ServingEvent, line: u64) {
-        let rank = event.rank.as_deref();
+        let rank = self.engine_core_folded(event.rank.as_deref());
         match event.line {
             ServingLine::Version {
                 version,
@@ -206,6 +230,7 @@ impl ServingLedger {
                     self.repeated += 1;
                 } else {
                     self.concurrency = Some(Ratio { value: times, line });
+                    self.concurrency_len = Some(len);
                 }
             }
             ServingLine::GraphCaptured(q) => self.vllm_graph_captured(rank, q, line),
@@ -284,7 +309,7 @@ impl ServingLedger {
                 line: self.args_line,
             }),
             kv_cache_fp8: self.args.kv_fp8,
-            kv_tokens: self.kv_tokens,
+            kv_tokens: self.kv_tokens.or_else(|| self.kv_tokens_of_blocks()),
             gpu_blocks: self.gpu_blocks,
             concurrency: self.concurrency,
             failure: self.failure.map(|(c, _)| c),

@@ -56,7 +56,12 @@ impl ServingLedger {
                 .and_then(|s| dp.checked_mul(s))
                 .and_then(|x| x.checked_add(tp)),
             (None, Some(tp), _) => Some(tp),
-            _ => None,
+            // An engine core with its worker in-process (`(EngineCore_DP3 pid=…)`, TP 1): its DP rank.
+            (Some(dp), None, size) => u32::try_from(size.unwrap_or(1))
+                .ok()
+                .and_then(|s| dp.checked_mul(s)),
+            // DP and TP ranks without the TP size, or no rank word: not placed here.
+            (Some(_), Some(_), None) | (None, None, _) => None,
         }
     }
 

@@ -57,6 +57,30 @@ impl ServingLedger {
         Self::engine_count(&mut self.gpu_blocks, &mut self.repeated, gpu, line);
     }
 
+    /// The KV capacity in tokens of a start that printed it in blocks (`# GPU blocks: N`, V0 and the first V1
+    /// releases): blocks × block size, the quantity V1's `GPU KV cache size: N tokens` prints. vLLM prints no
+    /// block size; its `Maximum concurrency for L tokens per request: X` is blocks × block size / L
+    /// (`executor_base.py`, census `census/vllm.tsv`), so the block size is the power of two that gives back
+    /// the printed X (two decimals); none fits, none is assumed.
+    pub(super) fn kv_tokens_of_blocks(&self) -> Option<Count> {
+        let blocks = self.gpu_blocks?;
+        let times = self.concurrency?.value;
+        let len = self.concurrency_len?;
+        if blocks.value <= 0 || len <= 0 {
+            return None;
+        }
+        (0..=8)
+            .map(|p| 1i64 << p)
+            .find(|bs| {
+                let x = (blocks.value * bs) as f64 / len as f64;
+                (x - times).abs() <= 0.005 + 1e-9
+            })
+            .map(|bs| Count {
+                value: blocks.value * bs,
+                line: blocks.line,
+            })
+    }
+
     /// `GPU KV cache size: N tokens` (V1): the smallest rank's, printed once.
     pub(super) fn vllm_kv_tokens(&mut self, tokens: i64, line: u64) {
         self.vllm = true;
