@@ -25,7 +25,7 @@ const CI_WINDOWS_PER_LOG: u32 = 3;
 
 /// The violations the CI windows still find (issue 52 part 2 is not done: docs/testing.md lists the classes
 /// left). A ratchet: a change may lower it, never raise it.
-const KNOWN_VIOLATIONS: usize = 48;
+const KNOWN_VIOLATIONS: usize = 18;
 
 /// The seed of the window sampler: the same windows in every run.
 const SEED: [u8; 32] = *b"vramdiff issue 52 fragment seed!";
