@@ -166,7 +166,8 @@ impl BufferLedger {
     /// The buffers that count, in the order they were first printed. An earlier round's buffer that the last
     /// round did not reprint counts only when the last round got past its stage (model → KV, recurrent state
     /// and output → compute): when the log (or the pasted window) stops inside the last round, the earlier
-    /// round's buffers of the stages still to come are a probe's, which the stages to come would replace.
+    /// round's buffers of the stage it stopped in and of those still to come are a probe's, which the rest of
+    /// the round would replace.
     pub fn into_buffers(self) -> Vec<Buffer> {
         let last = self.round;
         let reached = self
@@ -177,9 +178,7 @@ impl BufferLedger {
             .max();
         let mut entries = self.entries;
         if let Some(reached) = reached.filter(|_| last > 0) {
-            entries.retain(|e| {
-                e.round == last || stage(e.buffer.kind) < reached || reached == COMPUTE
-            });
+            entries.retain(|e| e.round == last || stage(e.buffer.kind) < reached);
         }
         entries.sort_by_key(|e| e.buffer.line);
         entries.into_iter().map(|e| e.buffer).collect()
@@ -187,13 +186,11 @@ impl BufferLedger {
 }
 
 /// The stage of a round a buffer kind is printed in: the compute reservation comes last.
-const COMPUTE: u8 = 2;
-
 fn stage(kind: BufferKind) -> u8 {
     match kind {
         BufferKind::Model | BufferKind::Lora => 0,
         BufferKind::Kv | BufferKind::Rs | BufferKind::Output => 1,
-        BufferKind::Compute => COMPUTE,
+        BufferKind::Compute => 2,
     }
 }
 

@@ -297,6 +297,12 @@ impl FitLedger {
 
     /// A new breakdown table (a probe, or the user's settings), begun by its header or not.
     pub fn start_table(&mut self, headed: bool) {
+        if self.tables.is_empty() && (self.projection.is_some() || self.decision.is_some()) {
+            // The table of the user's settings comes before the fit's projection: this one is a probe, and
+            // the first table is outside the log (a paste that starts after it). It stays an empty place, so
+            // that no probe stands for the user's settings.
+            self.tables.push(ProbeTable::default());
+        }
         if self.tables.len() == MAX_TABLES {
             // Keep the first table (the user's settings): drop the oldest probe after it.
             self.tables.remove(1);
