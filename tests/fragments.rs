@@ -492,3 +492,66 @@ fn the_tail_of_a_llama_server_start_names_the_llama_engine() {
     text.push_str(&excerpt("706-", &[(54, 54)]));
     assert_eq!(only_load(&text).reconciled.load.engine, Engine::Llama);
 }
+
+/// `text` with its first line (a command line) continued the way a shell user writes it: ` \` and a new,
+/// indented line before every second flag (`$ llama-server \` / `    --ctx-size 8192 --threads 10 \` / …).
+fn continued_command(text: &str) -> String {
+    let (first, rest) = text.split_once('\n').unwrap();
+    let mut out = String::new();
+    let mut flags = 0;
+    for (i, word) in first.split(' ').enumerate() {
+        if word.starts_with('-') {
+            flags += 1;
+            if flags % 2 == 1 {
+                out.push_str(" \\\n    ");
+            } else {
+                out.push(' ');
+            }
+        } else if i > 0 {
+            out.push(' ');
+        }
+        out.push_str(word);
+    }
+    out.push('\n');
+    out + rest
+}
+
+#[test]
+fn a_command_line_continued_with_backslashes_gives_the_same_facts() {
+    // The real command lines of the corpus, pasted as one line above their logs: llama-server's (through a
+    // wrapper's `argv:`, `sample-logs/706-…:1`), `vllm serve` (`sample-logs/803-…:1`) and SGLang's
+    // `python3.12 -m sglang.launch_server` (`sample-logs/811-…:1`); each again as a shell user writes it,
+    // continued with ` \` over several lines.
+    for prefix in ["706-", "803-", "811-"] {
+        let dir = root().join("sample-logs");
+        let name = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .find(|n| n.starts_with(prefix) && n.ends_with(".log"))
+            .unwrap();
+        let text = std::fs::read_to_string(dir.join(&name)).unwrap();
+        let continued = continued_command(&text);
+        assert!(
+            continued.lines().count() > text.lines().count() + 1,
+            "{continued}"
+        );
+        let facts = |t: &str| -> Vec<Value> {
+            crate::properties::loads_json(&analyze(&name, t.as_bytes()))
+                .iter()
+                .map(crate::properties::figures)
+                .collect()
+        };
+        let (one_line, several) = (facts(&text), facts(&continued));
+        assert!(!one_line.is_empty());
+        assert_eq!(one_line, several, "{name}");
+    }
+    // And the settings themselves, from the continued command alone above the weight buffers.
+    let text = continued_command(&excerpt("706-", &[(1, 1), (30, 32)]));
+    let l = only_load(&text);
+    let s = &l.reconciled.load.settings;
+    assert_eq!(
+        (s.ctx_size, s.batch_size, s.ubatch_size),
+        (Some(8192), Some(2048), Some(512))
+    );
+    assert_eq!(s.speculative.as_deref(), Some("draft-mtp"));
+}
