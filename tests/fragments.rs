@@ -4,10 +4,11 @@
 //! window's load reports must be the whole log's fact for that load (a fragment may know less, never something
 //! else); and its findings must be the whole log's plus at most `incomplete-load`.
 //!
-//! Windows are O(n²) per log, so they are sampled: proptest with a fixed seed picks a log, a memory line of it and
-//! the window's two ends around that line. CI runs [`CI_CASES`] windows; `VRAMDIFF_FRAGMENT_CASES=N cargo test
-//! --test integration fragments -- --ignored` runs N and prints the violations by class (docs/testing.md has the
-//! figures of a long run).
+//! Windows are O(n²) per log, so they are sampled: proptest with a fixed seed per log picks a memory line of it
+//! and the window's two ends around that line. CI runs [`CI_WINDOWS_PER_LOG`] windows a log and fails on any
+//! violation but the one ratcheted class ([`KNOWN_LAUNCHER_GUESSES`]); `VRAMDIFF_FRAGMENT_CASES=N cargo test
+//! --test integration fragment_windows_long_run -- --ignored --nocapture` runs N and prints the violations by
+//! class (docs/testing.md has the figures of a long run and what "agrees" means).
 
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
@@ -23,9 +24,16 @@ use crate::util::root;
 /// name), so adding a log adds its windows and moves no other log's.
 const CI_WINDOWS_PER_LOG: u32 = 3;
 
-/// The violations the CI windows still find (issue 52 part 2 is not done: docs/testing.md lists the classes
-/// left). A ratchet: a change may lower it, never raise it.
-const KNOWN_VIOLATIONS: usize = 48;
+/// The one class the CI windows still find, a ratchet (a change may lower it, never raise it): llama.cpp's
+/// lines alone read as llama.cpp run by the user ([`LAUNCHER_GUESS`]) in a window of a log where Ollama ≥ 0.30
+/// ran llama-server and printed its own lines outside the window. Every other class must be 0.
+/// docs/testing.md says why this one is left and what would close it.
+const KNOWN_LAUNCHER_GUESSES: usize = 5;
+
+/// The class of a window that names llama.cpp on its own where the whole log names Ollama ≥ 0.30 running
+/// llama-server: `load::runtime` takes "no Ollama line" for "the user launched it", in a window as in a whole
+/// log.
+const LAUNCHER_GUESS: &str = "launcher:llama-server-alone";
 
 /// The seed of the window sampler: the same windows in every run.
 const SEED: [u8; 32] = *b"vramdiff issue 52 fragment seed!";
@@ -150,7 +158,12 @@ fn facts(load: &Concluded, offset: u64) -> BTreeMap<String, Value> {
     for b in &l.actual.buffers {
         let mut v = serde_json::to_value(b).unwrap();
         v.as_object_mut().unwrap().remove("line");
-        put(format!("buffer@{}", b.line + offset), v);
+        // Several buffers can share a line (vLLM's advisory names a rank's KV cache, activation peak and
+        // non-torch memory at once): the buffer's name, backend-free, tells them apart.
+        put(
+            format!("buffer@{}/{}", b.line + offset, generic_gpu(&b.buffer)),
+            v,
+        );
     }
     put(
         "offloaded_layers".into(),
@@ -166,10 +179,42 @@ fn facts(load: &Concluded, offset: u64) -> BTreeMap<String, Value> {
 /// `window` is `whole` with only a device's backend unknown: a serving engine's rank is `GPU1` until its
 /// platform line names `CUDA1`.
 fn knows_less(window: &Value, whole: &Value) -> bool {
+    generic_gpu(&window.to_string()) == generic_gpu(&whole.to_string())
+        && window.to_string().contains("GPU")
+}
+
+/// `text` with every `CUDA1`, `ROCm1` as `GPU1`.
+fn generic_gpu(text: &str) -> String {
     static GPU: OnceLock<regex::Regex> = OnceLock::new();
     let gpu = GPU.get_or_init(|| regex::Regex::new(r"\b(?:CUDA|ROCm|GPU)([0-9]+)\b").unwrap());
-    let generic = |v: &Value| gpu.replace_all(&v.to_string(), "GPU$1").into_owned();
-    generic(window) == generic(whole) && window.to_string().contains("GPU")
+    gpu.replace_all(text, "GPU$1").into_owned()
+}
+
+/// A buffer the whole log holds too, known as precisely or less: the same allocation (device, buffer, kind,
+/// component) whose size range meets the whole log's. A fragment can read it from a coarser line the whole log
+/// improves on later (vLLM's `Available KV cache memory: 44.59 GiB`, then the exact bytes of its advisory), or
+/// see one of several reservations of a compute buffer, whose live size the whole log itself only bounds
+/// (peer vector 316): the window's figure is one the whole log allows.
+fn same_quantity(window: &Value, whole: &BTreeMap<String, Value>) -> bool {
+    // A rank's `GPU1` is the whole log's `CUDA1` (as in `knows_less`).
+    let identity = |v: &Value| {
+        ["buffer", "component", "device", "kind", "host", "projector"]
+            .map(|k| generic_gpu(&v.get(k).map(Value::to_string).unwrap_or_default()))
+    };
+    let range = |v: &Value| {
+        let size = &v["size"];
+        (size["low"].as_i64(), size["high"].as_i64())
+    };
+    let (Some(low), Some(high)) = range(window) else {
+        return false;
+    };
+    whole
+        .iter()
+        .filter(|(k, _)| k.starts_with("buffer@"))
+        .any(|(_, e)| match range(e) {
+            (Some(l), Some(h)) => identity(e) == identity(window) && low <= h && l <= high,
+            _ => false,
+        })
 }
 
 /// The findings of a load, as codes.
@@ -213,6 +258,10 @@ fn violations(log: &RealLog, start: usize, end: usize) -> Vec<(String, String)> 
         for (k, v) in facts(w, offset) {
             match expected.get(&k) {
                 Some(e) if *e == v || knows_less(&v, e) => {}
+                Some(e) if k == "runtime" && v == "LlamaCpp" && e == "OllamaFit" => {
+                    out.push((LAUNCHER_GUESS.into(), format!("window {v}, whole {e}")))
+                }
+                _ if k.starts_with("buffer@") && same_quantity(&v, &expected) => {}
                 Some(e) => out.push((
                     format!("differs:{}", k.split('@').next().unwrap()),
                     format!("{k}: window {v}, whole {e}"),
@@ -234,7 +283,13 @@ fn violations(log: &RealLog, start: usize, end: usize) -> Vec<(String, String)> 
                 format!("whole {}", whole.reconciled.load.engine.as_str()),
             ));
         }
-        let allowed = codes(whole);
+        let mut allowed = codes(whole);
+        // The same fact a window can only state the weaker way: layers on the host because Ollama's estimate
+        // had no room (`partial-offload`) is what the whole log says more sharply when its measured sizes show
+        // they would have fit (`cpu-offload-with-free-vram`, which replaces it: `checks/partial_offload.rs`).
+        if allowed.contains(&FindingCode::CpuOffloadWithFreeVram) {
+            allowed.push(FindingCode::PartialOffload);
+        }
         for c in codes(w) {
             if c != FindingCode::IncompleteLoad && !allowed.contains(&c) {
                 out.push((format!("finding:{c}"), format!("whole has {allowed:?}")));
@@ -286,16 +341,28 @@ fn sample_windows(per_log: u32, measure: bool) -> Vec<(String, usize, usize, Str
 #[test]
 fn every_window_with_a_memory_line_gives_a_load_that_agrees_with_the_whole_log() {
     let found = sample_windows(CI_WINDOWS_PER_LOG, false);
-    let shown: Vec<String> = found
+    let (guesses, others): (Vec<_>, Vec<_>) = found
         .iter()
-        .take(20)
-        .map(|(name, a, b, class, detail)| format!("{name} lines {a}–{b}: {class}: {detail}"))
-        .collect();
+        .partition(|(_, _, _, class, _)| class == LAUNCHER_GUESS);
+    let show = |found: &[&(String, usize, usize, String, String)]| {
+        found
+            .iter()
+            .take(20)
+            .map(|(name, a, b, class, detail)| format!("{name} lines {a}–{b}: {class}: {detail}"))
+            .collect::<Vec<String>>()
+            .join("\n")
+    };
     assert!(
-        found.len() <= KNOWN_VIOLATIONS,
-        "{} violations (known: {KNOWN_VIOLATIONS}):\n{}",
-        found.len(),
-        shown.join("\n")
+        others.is_empty(),
+        "{} violations:\n{}",
+        others.len(),
+        show(&others)
+    );
+    assert!(
+        guesses.len() <= KNOWN_LAUNCHER_GUESSES,
+        "{} launcher guesses (known: {KNOWN_LAUNCHER_GUESSES}):\n{}",
+        guesses.len(),
+        show(&guesses)
     );
 }
 
@@ -336,7 +403,7 @@ fn fragment_windows_long_run() {
         windows.len()
     );
     eprintln!("by class: {by_class:#?}\nby log: {by_log:#?}");
-    for (name, a, b, class, detail) in found.iter().take(400) {
+    for (name, a, b, class, detail) in violations.iter().take(1000) {
         eprintln!("{name} lines {a}–{b}: {class}: {detail}");
     }
     assert!(violations.is_empty());
@@ -424,4 +491,67 @@ fn the_tail_of_a_llama_server_start_names_the_llama_engine() {
     assert_eq!(only_load(&text).reconciled.load.engine, Engine::Unknown);
     text.push_str(&excerpt("706-", &[(54, 54)]));
     assert_eq!(only_load(&text).reconciled.load.engine, Engine::Llama);
+}
+
+/// `text` with its first line (a command line) continued the way a shell user writes it: ` \` and a new,
+/// indented line before every second flag (`$ llama-server \` / `    --ctx-size 8192 --threads 10 \` / …).
+fn continued_command(text: &str) -> String {
+    let (first, rest) = text.split_once('\n').unwrap();
+    let mut out = String::new();
+    let mut flags = 0;
+    for (i, word) in first.split(' ').enumerate() {
+        if word.starts_with('-') {
+            flags += 1;
+            if flags % 2 == 1 {
+                out.push_str(" \\\n    ");
+            } else {
+                out.push(' ');
+            }
+        } else if i > 0 {
+            out.push(' ');
+        }
+        out.push_str(word);
+    }
+    out.push('\n');
+    out + rest
+}
+
+#[test]
+fn a_command_line_continued_with_backslashes_gives_the_same_facts() {
+    // The real command lines of the corpus, pasted as one line above their logs: llama-server's (through a
+    // wrapper's `argv:`, `sample-logs/706-…:1`), `vllm serve` (`sample-logs/803-…:1`) and SGLang's
+    // `python3.12 -m sglang.launch_server` (`sample-logs/811-…:1`); each again as a shell user writes it,
+    // continued with ` \` over several lines.
+    for prefix in ["706-", "803-", "811-"] {
+        let dir = root().join("sample-logs");
+        let name = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .find(|n| n.starts_with(prefix) && n.ends_with(".log"))
+            .unwrap();
+        let text = std::fs::read_to_string(dir.join(&name)).unwrap();
+        let continued = continued_command(&text);
+        assert!(
+            continued.lines().count() > text.lines().count() + 1,
+            "{continued}"
+        );
+        let facts = |t: &str| -> Vec<Value> {
+            crate::properties::loads_json(&analyze(&name, t.as_bytes()))
+                .iter()
+                .map(crate::properties::figures)
+                .collect()
+        };
+        let (one_line, several) = (facts(&text), facts(&continued));
+        assert!(!one_line.is_empty());
+        assert_eq!(one_line, several, "{name}");
+    }
+    // And the settings themselves, from the continued command alone above the weight buffers.
+    let text = continued_command(&excerpt("706-", &[(1, 1), (30, 32)]));
+    let l = only_load(&text);
+    let s = &l.reconciled.load.settings;
+    assert_eq!(
+        (s.ctx_size, s.batch_size, s.ubatch_size),
+        (Some(8192), Some(2048), Some(512))
+    );
+    assert_eq!(s.speculative.as_deref(), Some("draft-mtp"));
 }

@@ -49,11 +49,12 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
     // with the KV offloaded (`--no-kv-offload` would put all of it on the host), a layer's KV sits where the
     // layer runs, so the layers whose KV is on the host run there.
     // Not when the user chose the layers (`-ngl N` at or below what was placed): that split is theirs.
-    let chosen = load
-        .load
-        .settings
-        .gpu_layers
-        .is_some_and(|n| n >= 0 && load.load.actual.offloaded_layers.is_none_or(|o| n <= o));
+    // Nor when nothing says who chose them: a fragment without the runner's command line or request, whose
+    // runtime is unknown, may hide an `-ngl` or Ollama's own layer count.
+    let chosen = match load.load.settings.gpu_layers {
+        Some(n) => n >= 0 && load.load.actual.offloaded_layers.is_none_or(|o| n <= o),
+        None => load.load.runtime.placer() == Placer::Unknown,
+    };
     let kv_split = kv_split(cx).filter(|_| !chosen);
     if let Some((offloaded, total)) = layers {
         if offloaded >= total {
@@ -113,7 +114,7 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
         }
         return;
     };
-    if host.low <= gpu.high {
+    if host.low <= gpu.high || chosen {
         if let Some(split) = kv_split {
             out.push(kv_split_finding(None, split));
         }

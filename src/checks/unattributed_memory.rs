@@ -11,9 +11,24 @@ pub const DEF: CheckDef = CheckDef {
 };
 
 fn check(cx: &Context, out: &mut Vec<Finding>) {
+    let load = &cx.load.load;
+    let starts_mid_load = load
+        .source
+        .partial_reasons
+        .contains(&crate::model::PartialReason::StartsMidLoad);
     for o in &cx.load.observed {
         let Some(u) = o.unattributed else { continue };
         if u.low < cx.config.unattributed_bytes {
+            continue;
+        }
+        // A log that starts inside the load, with no weights on this device: the runner's buffers before the
+        // cut (the weights come first, then the KV cache) are not in it, so what is "beyond" them is unknown.
+        let weights_seen = load
+            .actual
+            .buffers
+            .iter()
+            .any(|b| b.device == o.device && b.kind == crate::model::BufferKind::Model);
+        if starts_mid_load && !weights_seen {
             continue;
         }
         out.push(finding(

@@ -433,12 +433,25 @@ pub enum Continuation {
     WithSpace,
     /// Append directly (the paste cut a token in two).
     Glued,
+    /// A shell command line continued with ` \`: drop the backslash, append with a single space.
+    Shell,
 }
 
-/// True when a later line may be joined onto `record`: only Go slog records are continued, with their framing
-/// or as a [`bare_message`].
+/// True when a later line may be joined onto `record`: Go slog records, with their framing or as a
+/// [`bare_message`], and a shell command line that ends in ` \` ([`shell_continued`]).
 pub fn can_be_continued(record: &str) -> bool {
-    record.starts_with("time=") || record.starts_with("level=") || bare_message(record)
+    record.starts_with("time=")
+        || record.starts_with("level=")
+        || shell_continued(record)
+        || bare_message(record)
+}
+
+/// True when `record` ends in a blank and a backslash: a command line the shell continues on the next line
+/// (`$ llama-server \` / `  -m model.gguf \` / `  -c 8192`), as users paste the command above a log. Two
+/// byte compares per line.
+pub fn shell_continued(record: &str) -> bool {
+    let b = record.as_bytes();
+    b.len() >= 2 && b[b.len() - 1] == b'\\' && matches!(b[b.len() - 2], b' ' | b'\t')
 }
 
 /// True when `record` is a Go slog message whose framing a paste dropped (`time=`, `level=`, `source=` and the
@@ -504,6 +517,9 @@ pub fn continuation(previous: &str, line: &str, indented: bool) -> Continuation 
     if line.starts_with("time=") || line.starts_with("level=") || line.starts_with("[GIN]") {
         return Continuation::No;
     }
+    if shell_continued(previous) {
+        return Continuation::Shell;
+    }
     if has_open_quote(previous) {
         let boundary_space = indented || previous.ends_with(' ');
         return if boundary_space {
@@ -521,6 +537,29 @@ pub fn continuation(previous: &str, line: &str, indented: bool) -> Continuation 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `sample-logs/803-…:1` (`vllm serve --trust-remote-code --tensor_parallel_size 2 …`) as a shell user
+    /// continues it: each ` \` line is continued by the next, which starts no record of its own.
+    #[test]
+    fn a_shell_command_is_continued_after_its_backslash() {
+        let first = "vllm serve --trust-remote-code \\";
+        assert!(shell_continued(first) && can_be_continued(first));
+        assert_eq!(
+            continuation(
+                first,
+                "--tensor_parallel_size 2 --gpu_memory_utilization=0.98 \\",
+                true
+            ),
+            Continuation::Shell
+        );
+        // A backslash that is part of a word (a Windows path) ends nothing; a log record after a ` \` line is
+        // its own.
+        assert!(!shell_continued(r"C:\Users\M\"));
+        assert_eq!(
+            continuation(first, "time=2025-08-24T08:26:00.311Z level=INFO", false),
+            Continuation::No
+        );
+    }
 
     /// `sample-logs/722-ollama-030-rocm-w7500-rewrapped-key-lines-projector-cpu.log:5-6`: a `gpu memory`
     /// record pasted without its slog framing, its last two pairs wrapped onto the next line.

@@ -262,6 +262,16 @@ impl Framer {
                     self.wrap = Wrap::No;
                     return;
                 }
+                Continuation::Shell => {
+                    // `… \` then `  -c 8192`: the backslash and the blanks around the break become one space.
+                    let keep = self.pending[..self.pending.len() - 1].trim_end().len();
+                    self.pending.truncate(keep);
+                    self.pending.push(' ');
+                    self.pending.push_str(line.trim_start());
+                    self.joined_lines += 1;
+                    self.wrap = Wrap::No;
+                    return;
+                }
             }
         }
         if other_process && !self.routed {

@@ -163,11 +163,34 @@ impl BufferLedger {
         });
     }
 
-    /// The buffers that count, in the order they were first printed.
+    /// The buffers that count, in the order they were first printed. An earlier round's buffer that the last
+    /// round did not reprint counts only when the last round got past its stage (model → KV, recurrent state
+    /// and output → compute): when the log (or the pasted window) stops inside the last round, the earlier
+    /// round's buffers of the stage it stopped in and of those still to come are a probe's, which the rest of
+    /// the round would replace.
     pub fn into_buffers(self) -> Vec<Buffer> {
+        let last = self.round;
+        let reached = self
+            .entries
+            .iter()
+            .filter(|e| e.round == last)
+            .map(|e| stage(e.buffer.kind))
+            .max();
         let mut entries = self.entries;
+        if let Some(reached) = reached.filter(|_| last > 0) {
+            entries.retain(|e| e.round == last || stage(e.buffer.kind) < reached);
+        }
         entries.sort_by_key(|e| e.buffer.line);
         entries.into_iter().map(|e| e.buffer).collect()
+    }
+}
+
+/// The stage of a round a buffer kind is printed in: the compute reservation comes last.
+fn stage(kind: BufferKind) -> u8 {
+    match kind {
+        BufferKind::Model | BufferKind::Lora => 0,
+        BufferKind::Kv | BufferKind::Rs | BufferKind::Output => 1,
+        BufferKind::Compute => 2,
     }
 }
 
@@ -226,6 +249,78 @@ mod tests {
         assert_eq!(b.len(), 2);
         assert_eq!(b[0].size, mib(1100.0));
         assert_eq!(b[1].size, mib(2200.0));
+    }
+
+    #[test]
+    fn a_probe_rounds_compute_does_not_count_when_the_paste_stops_before_the_next_rounds() {
+        // peer vector 302, lines 3–6 as a paste: the probe's compute reservation, then the real round's model
+        // and KV; the real compute (lines 7–8) is past the window's end.
+        let mut l = BufferLedger::default();
+        add(
+            &mut l,
+            "sched_reserve",
+            "CUDA0",
+            BufferKind::Compute,
+            300.0,
+            3,
+        );
+        add(
+            &mut l,
+            "sched_reserve",
+            "CUDA_Host",
+            BufferKind::Compute,
+            400.0,
+            4,
+        );
+        add(
+            &mut l,
+            "load_tensors",
+            "CUDA0",
+            BufferKind::Model,
+            1100.0,
+            5,
+        );
+        add(&mut l, "llama_kv_cache", "CUDA0", BufferKind::Kv, 2200.0, 6);
+        let lines: Vec<u64> = l.into_buffers().iter().map(|b| b.line).collect();
+        assert_eq!(lines, vec![5, 6]);
+        // The whole of 303: the last round reached its compute, so the probe's output buffer (printed once)
+        // still counts.
+        let mut l = BufferLedger::default();
+        add(&mut l, "load_tensors", "CUDA0", BufferKind::Model, 0.0, 2);
+        add(
+            &mut l,
+            "llama_context",
+            "CUDA_Host",
+            BufferKind::Output,
+            0.95,
+            4,
+        );
+        add(
+            &mut l,
+            "sched_reserve",
+            "CUDA0",
+            BufferKind::Compute,
+            9952.25,
+            9,
+        );
+        add(
+            &mut l,
+            "load_tensors",
+            "CUDA0",
+            BufferKind::Model,
+            8171.01,
+            13,
+        );
+        add(
+            &mut l,
+            "sched_reserve",
+            "CUDA0",
+            BufferKind::Compute,
+            9952.25,
+            19,
+        );
+        let lines: Vec<u64> = l.into_buffers().iter().map(|b| b.line).collect();
+        assert_eq!(lines, vec![4, 13, 19]);
     }
 
     #[test]

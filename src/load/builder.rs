@@ -123,6 +123,8 @@ pub struct LoadBuilder {
     pub summary_actual_total: Option<(Quantity, u64)>,
     /// The breakdown table printed after the load (at llama-server's exit): an actual.
     pub exit_table: Vec<(BreakdownLine, u64)>,
+    /// The exit table began with its header (not cut above its first row).
+    pub exit_table_headed: bool,
     /// A table header was printed: the next row starts a new table.
     pub header_pending: bool,
     /// The table whose rows are being read, and its phase.
@@ -144,6 +146,8 @@ pub struct LoadBuilder {
     /// `print_info:` hyperparameters, last value per key, with the line that printed it.
     pub model_params: Vec<(String, ParamValue, u64)>,
     pub kv_caches: Vec<(KvSizeLine, u64)>,
+    /// The cache `creating (non-)SWA KV cache` announced, for the next KV size line.
+    pub kv_cache_swa: Option<bool>,
     /// llama-server's `[mtmd]` projector estimate and `[spec]` draft estimate, with their lines.
     pub projector_estimate: Option<(Quantity, u64)>,
     pub draft_estimate: Option<(Quantity, u64)>,

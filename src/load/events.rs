@@ -198,8 +198,9 @@ impl Assembler {
             EventKind::BreakdownHeader => {
                 // A header opens no load: the rows that follow do (a table cut before its header starts
                 // one of its own).
-                if let Some(b) = self.current.as_mut() {
-                    b.breakdown_header();
+                match self.current.as_mut() {
+                    Some(b) if b.phase != Phase::Ended => b.breakdown_header(),
+                    _ => self.pending_header = true,
                 }
             }
             EventKind::Breakdown(row) => {
@@ -207,10 +208,14 @@ impl Assembler {
                 // table whose free + self exceeds the total is a fit probe of the next load.
                 let exit = !row.unaccounted_suspect
                     && self.current.as_ref().is_some_and(|b| b.allocated());
+                let header = std::mem::take(&mut self.pending_header);
                 let b = match self.current.as_mut() {
                     Some(b) if exit => b,
                     _ => self.ongoing(line, done),
                 };
+                if header {
+                    b.breakdown_header();
+                }
                 b.touch(line);
                 b.note_remote(&row.device, row.name.as_deref(), line);
                 b.add_breakdown(*row, line);
@@ -274,7 +279,9 @@ impl Assembler {
             EventKind::KvSize(kv) => {
                 let b = self.ongoing(line, done);
                 b.touch(line);
-                b.kv_caches.push((*kv, line));
+                let mut kv = *kv;
+                kv.swa = b.kv_cache_swa.take();
+                b.kv_caches.push((kv, line));
             }
             EventKind::Recovered { message } => {
                 let b = self.ongoing(line, done);
@@ -282,6 +289,11 @@ impl Assembler {
                 b.notes.push(format!(
                     "line {line}: {message} (recovered: llama.cpp used an ordinary host buffer instead; not a failure)"
                 ));
+            }
+            EventKind::KvCacheCreated { swa } => {
+                let b = self.ongoing(line, done);
+                b.touch(line);
+                b.kv_cache_swa = Some(swa);
             }
             EventKind::KvParams { cells, type_k } => {
                 let b = self.ongoing(line, done);

@@ -24,6 +24,9 @@ pub struct ProbeTable {
     pub rows: Vec<(BreakdownLine, u64)>,
     /// `id=K, n_layer=L` per device of this probe, with the line.
     pub layers: Vec<(i64, i64, u64)>,
+    /// The table began with its header. A table whose first rows are the first of a pasted window may have
+    /// lost rows above them (a device, the host): it says what each of its rows says, but is no plan.
+    pub headed: bool,
 }
 
 impl ProbeTable {
@@ -292,20 +295,32 @@ impl FitLedger {
         }
     }
 
-    /// A breakdown table's header: the rows that follow are a new table (a probe, or the user's settings).
-    pub fn start_table(&mut self) {
+    /// A new breakdown table (a probe, or the user's settings), begun by its header or not.
+    pub fn start_table(&mut self, headed: bool) {
+        if self.tables.is_empty() && (self.projection.is_some() || self.decision.is_some()) {
+            // The table of the user's settings comes before the fit's projection: this one is a probe, and
+            // the first table is outside the log (a paste that starts after it). It stays an empty place, so
+            // that no probe stands for the user's settings.
+            self.tables.push(ProbeTable::default());
+        }
         if self.tables.len() == MAX_TABLES {
             // Keep the first table (the user's settings): drop the oldest probe after it.
             self.tables.remove(1);
             self.dropped_tables += 1;
         }
-        self.tables.push(ProbeTable::default());
+        self.tables.push(ProbeTable {
+            headed,
+            ..ProbeTable::default()
+        });
     }
 
     /// Add a row of the breakdown table printed last (a table cut before its header starts one of its own).
     pub fn add_row(&mut self, row: BreakdownLine, number: u64) {
         if self.tables.last().is_none_or(|t| !t.layers.is_empty()) {
-            self.start_table();
+            // After a probe's lines: the next probe's table, whose header the probe lines stand for; before
+            // any table: the window's cut.
+            let headed = !self.tables.is_empty();
+            self.start_table(headed);
         }
         if let Some(t) = self.tables.last_mut() {
             t.rows.push((row, number));
@@ -328,7 +343,7 @@ impl FitLedger {
 
     /// The table whose GPU rows equal the result lines (self = used, and the probe's layers = the result's).
     fn table_matching_results(&self) -> Option<&ProbeTable> {
-        self.tables.iter().rev().find(|t| {
+        self.tables.iter().rev().filter(|t| t.headed).find(|t| {
             self.results.iter().all(|r| {
                 let Some(row) = t.row(&r.device) else {
                     return false;
@@ -350,6 +365,7 @@ impl FitLedger {
         self.tables
             .iter()
             .rev()
+            .filter(|t| t.headed)
             .find(|t| t.layers_of(id as usize) == Some(layers))
     }
 
@@ -521,11 +537,15 @@ impl FitLedger {
                 Some(t) => (EstimateForm::FitPlan, Some(t)),
                 None => (EstimateForm::FitResult, None),
             }
-        } else if matches!(self.decision, Some((false, ..))) && !self.tables.is_empty() {
-            (EstimateForm::FitPlan, self.tables.first())
+        } else if let Some(t) = self
+            .tables
+            .first()
+            .filter(|t| t.headed && matches!(self.decision, Some((false, ..))))
+        {
+            (EstimateForm::FitPlan, Some(t))
         } else if let Some(t) = self.accepted_probe() {
             (EstimateForm::FitProbe, Some(t))
-        } else if let Some(t) = self.tables.first() {
+        } else if let Some(t) = self.tables.first().filter(|t| t.headed) {
             (EstimateForm::BreakdownProjection, Some(t))
         } else if self.projection.is_some() || self.stopped.is_some() {
             // A stopped fit with nothing else printed still says why it stopped.
@@ -746,7 +766,7 @@ mod tests {
         // second table (24770 MiB) is a rejected probe.
         let mut f = FitLedger::default();
         f.push(FitLine::Start, 1);
-        f.start_table();
+        f.start_table(true);
         f.add_row(row("CUDA0", 7807, 7627, 2542, 2622, 494), 2);
         f.push(
             FitLine::Probe {
@@ -768,7 +788,7 @@ mod tests {
             },
             7,
         );
-        f.start_table();
+        f.start_table(true);
         f.add_row(row("CUDA0", 7807, 7627, 21654, 2622, 494), 10);
         let e = f.estimate(&FitContext::default()).unwrap();
         assert_eq!(e.form, EstimateForm::FitPlan);
@@ -782,7 +802,7 @@ mod tests {
     fn no_change_needed_makes_the_first_table_the_plan() {
         let mut f = FitLedger::default();
         f.push(FitLine::Start, 1);
-        f.start_table();
+        f.start_table(true);
         f.add_row(row("CUDA0", 24575, 23347, 11750, 816, 612), 3);
         f.add_row(row("CUDA1", 8187, 7065, 4352, 289, 1071), 4);
         f.push(
@@ -810,7 +830,7 @@ mod tests {
     fn an_accepted_probe_stands_in_when_the_log_stops_before_the_result() {
         // corpus 042: the 16-layer probe on CUDA1 was accepted, the next probe's outcome is not in the log.
         let mut f = FitLedger::default();
-        f.start_table();
+        f.start_table(true);
         f.add_row(row("CUDA0", 32606, 30991, 0, 0, 4205), 2);
         f.add_row(row("CUDA1", 24575, 23332, 1177, 15360, 1292), 3);
         f.push(

@@ -61,6 +61,9 @@ pub struct Assembler {
     pending_projector_offload: Option<(Option<String>, u64)>,
     /// Runtime signature lines read while no load was open (`docs/log-formats.md` §0.1): the next load's.
     pending_signs: Vec<crate::parse::event::RuntimeSign>,
+    /// A breakdown table's header printed while no load was open: the row that follows opens one, and its
+    /// table is whole (`load::fit`'s plan needs the header).
+    pending_header: bool,
     /// GPUs discovery rejected, until the server restarts.
     rejected: Vec<RejectedGpu>,
     /// The scheduler's server-wide lines (`server config`, `vram-based default context`), until another log.
@@ -88,6 +91,7 @@ impl Assembler {
             pending_runner_devices: Vec::new(),
             pending_projector_offload: None,
             pending_signs: Vec::new(),
+            pending_header: false,
             rejected: Vec::new(),
             server_scheduler: scheduler::ServerScheduler::default(),
             pending_scheduler: scheduler::SchedulerLedger::default(),
@@ -213,6 +217,7 @@ impl Assembler {
         self.pending_runner_devices.clear();
         self.pending_projector_offload = None;
         self.pending_signs.clear();
+        self.pending_header = false;
         self.pending_scheduler = scheduler::SchedulerLedger::default();
     }
 

@@ -96,9 +96,10 @@ impl LoadBuilder {
                 Runtime::LlamaCpp
             };
         }
+        // Not Ollama's memory summary alone: its estimator and its engine print it alike, so a fragment of
+        // those lines names no placer (the runtime stays unknown rather than guessed).
         let ollama_scheduled = !self.estimator.is_empty()
             || !self.requests.is_empty()
-            || !self.summary_estimate.is_empty()
             || version.is_some()
             || cmd.is_some_and(|c| c.ollama_runner)
             || self.loading_model.is_some()

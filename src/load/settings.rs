@@ -51,17 +51,29 @@ impl LoadBuilder {
                 .or(cmd.and_then(|c| c.ctx_size))
                 .or(context.ctx)
                 .or(self.kv_cells)
-                // The KV line's cells (`size = … (131072 cells, …)`): the largest cache is full attention.
+                // The KV line's cells (`size = … (131072 cells, …, 2/2 seqs)`, per stream): the largest
+                // cache is full attention. Not a cache announced as the sliding window's (its cells are the
+                // window's), nor, when a sliding-window model's cache is not announced, a guess from one of
+                // two: a fragment may hold only the window's.
                 .or(self
                     .kv_caches
                     .iter()
-                    .filter(|(k, _)| !k.recurrent)
-                    .filter_map(|(k, _)| k.cells)
+                    .filter(|(k, _)| !k.recurrent && k.swa != Some(true))
+                    .filter(|(k, _)| {
+                        k.swa.is_some() || self.kv_caches.iter().all(|(o, _)| o.swa.is_none())
+                    })
+                    .filter_map(|(k, _)| Some(k.cells? * k.streams.unwrap_or(1)))
                     .max()),
+            // llama.cpp's `n_batch` is the context's batch, not the setting: Ollama's runner asks for the
+            // batch times the slots (`sample-logs/002-…`: `--batch-size 512 --parallel 4`, `n_batch = 2048`),
+            // and llama.cpp caps it at the context. It stands for the setting only where llama-server's own
+            // flags are the settings.
             batch_size: request
                 .and_then(|r| r.batch_size)
                 .or(cmd.and_then(|c| c.batch_size))
-                .or(context.batch),
+                .or(context
+                    .batch
+                    .filter(|_| self.runtime() == crate::model::Runtime::LlamaCpp)),
             parallel: request
                 .and_then(|r| r.parallel)
                 .or(cmd.and_then(|c| c.parallel))
@@ -145,5 +157,25 @@ mod tests {
         assert_eq!(loads[0].settings.ctx_size, Some(4096));
         let loads = loads_of(&[fit, COMMIT_009]);
         assert_eq!(loads[0].settings.ctx_size, Some(32768));
+    }
+
+    #[test]
+    fn the_context_from_kv_cells_counts_every_stream_and_never_the_sliding_window() {
+        // `tests/data/oracle/b11549/logs/gemma3--np2-split.log:135–137` (`-c 4096 -np 2`, not unified): the
+        // full cache is 2048 cells per stream, two streams.
+        let loads = loads_of(&[
+            "llama_kv_cache_iswa: creating non-SWA KV cache, size = 2048 cells",
+            "llama_kv_cache:        CPU KV buffer size =     1.00 MiB",
+            "llama_kv_cache: size =    1.00 MiB (  2048 cells,   1 layers,  2/2 seqs), K (f16):    0.50 MiB, V (f16):    0.50 MiB",
+        ]);
+        assert_eq!(loads[0].settings.ctx_size, Some(4096));
+        // `tests/data/oracle/b11549/logs/gemma3--ub1024.log:140–142`: the window's cache alone says nothing
+        // of the context.
+        let loads = loads_of(&[
+            "llama_kv_cache_iswa: creating     SWA KV cache, size = 1536 cells",
+            "llama_kv_cache:        CPU KV buffer size =     1.88 MiB",
+            "llama_kv_cache: size =    1.88 MiB (  1536 cells,   5 layers,  1/1 seqs), K (f16):    0.94 MiB, V (f16):    0.94 MiB",
+        ]);
+        assert_eq!(loads[0].settings.ctx_size, None);
     }
 }

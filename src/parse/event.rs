@@ -205,6 +205,11 @@ pub struct KvSizeLine {
     pub type_v: Option<String>,
     /// A recurrent state (`llama_memory_recurrent`, R/S) rather than an attention KV cache.
     pub recurrent: bool,
+    /// The streams the cells are per (`2/2 seqs`: one cache of `cells` per sequence when not unified).
+    pub streams: Option<i64>,
+    /// The sliding-window cache of a pair (`creating SWA KV cache` just before it): its cells are the
+    /// window's, not the context's. Set by the load from the line before.
+    pub swa: Option<bool>,
 }
 
 /// The `estimate` line's fields, by canonical key.
@@ -369,6 +374,9 @@ pub enum EventKind {
         cells: Option<i64>,
         type_k: Option<String>,
     },
+    /// `llama_kv_cache_iswa: creating non-SWA KV cache` / `creating     SWA KV cache`: which of a
+    /// sliding-window model's two caches the next KV lines describe.
+    KvCacheCreated { swa: bool },
     /// A context parameter llama.cpp prints when it creates the context.
     ContextParam(ContextParam),
     /// Projector (clip/mllama) sizes printed in MiB-as-MB.

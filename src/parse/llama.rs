@@ -97,7 +97,14 @@ pub const SPECS: &[EventSpec] = &[
     EventSpec {
         kind: "kv_size",
         required: &["size"],
-        optional: &["cells", "layers", "type_k", "type_v", "recurrent"],
+        optional: &[
+            "cells",
+            "layers",
+            "type_k",
+            "type_v",
+            "recurrent",
+            "streams",
+        ],
         settable: &[("recurrent", Words::BOOL)],
         build: |f| {
             Ok(EventKind::KvSize(Box::new(KvSizeLine {
@@ -107,7 +114,20 @@ pub const SPECS: &[EventSpec] = &[
                 type_k: f.opt_text("type_k"),
                 type_v: f.opt_text("type_v"),
                 recurrent: f.get("recurrent") == Some("true"),
+                streams: f.opt_int("streams"),
+                swa: None,
             })))
+        },
+    },
+    EventSpec {
+        kind: "kv_cache_created",
+        required: &["cache"],
+        optional: &[],
+        settable: &[],
+        build: |f| {
+            Ok(EventKind::KvCacheCreated {
+                swa: f.get("cache") == Some("SWA"),
+            })
         },
     },
     EventSpec {

@@ -143,12 +143,35 @@ pub fn devices(actual: &Actual) -> Vec<Device> {
 }
 
 /// All memory on one device. With `without_output`, output (logits) buffers are left out and named: the
-/// `--fit` tables count model + context + compute only, so a like-for-like comparison leaves them out.
-pub fn device_total(actual: &Actual, device: &Device, without_output: bool) -> Sum {
+/// `--fit` tables count model + context + compute only, so a like-for-like comparison leaves them out. With
+/// `without_draft`, so are a speculative draft's buffers: the `--fit` figures leave the draft out (llama-server
+/// adds its `[spec]` estimate to the target instead), and a log without that estimate line has nothing to set
+/// beside them.
+pub fn device_total(
+    actual: &Actual,
+    device: &Device,
+    without_output: bool,
+    without_draft: bool,
+) -> Sum {
     if has_buffers(actual) {
         let mut sum = sum_buffers(actual, "buffers", |b| {
-            b.device == *device && !(without_output && b.kind == BufferKind::Output)
+            b.device == *device
+                && !(without_output && b.kind == BufferKind::Output)
+                && !(without_draft && is_draft(b))
         });
+        let draft_out = Quantity::sum(
+            actual
+                .buffers
+                .iter()
+                .filter(|b| without_draft && b.device == *device && is_draft(b))
+                .map(|b| b.size),
+        );
+        if let Some(q) = draft_out {
+            sum.from.push_str(&format!(
+                "; draft buffers ({}) not counted: the --fit figures leave the draft out and no [spec] estimate of it is in the log",
+                crate::model::human(q.bytes)
+            ));
+        }
         let left_out = Quantity::sum(
             actual
                 .buffers

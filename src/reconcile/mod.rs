@@ -231,7 +231,11 @@ fn devices(load: &Load) -> Vec<DeviceRow> {
                 },
             };
             let fit_table = load.estimate.as_ref().is_some_and(Estimate::from_llama_cpp);
-            let mut act = actuals::device_total(a, &device, fit_table);
+            let draft_unestimated = load
+                .estimate
+                .as_ref()
+                .is_some_and(|e| e.fit.is_some() && e.draft_total.is_none());
+            let mut act = actuals::device_total(a, &device, fit_table, draft_unestimated);
             if let (Some(kv), Some(value), false) = (kv_missing, act.value, host) {
                 // The log has no KV lines at all (the Ollama engine before v0.11.5 printed none): the device's
                 // share of the KV cache is unknown, between nothing and the whole estimate.
