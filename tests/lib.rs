@@ -61,6 +61,7 @@ mod runtime_growth;
 mod runtime_signatures;
 mod serving;
 mod serving_fragments;
+mod serving_timeline;
 mod skim;
 mod smi;
 mod spills;

@@ -29,6 +29,7 @@ mod runtime;
 mod scheduler;
 mod server;
 mod serving;
+mod serving_memory;
 mod settings;
 
 use crate::model::{Load, LoadEnd, RejectedGpu};
@@ -61,6 +62,8 @@ pub struct Assembler {
     pending_projector_offload: Option<(Option<String>, u64)>,
     /// Runtime signature lines read while no load was open (`docs/log-formats.md` §0.1): the next load's.
     pending_signs: Vec<crate::parse::event::RuntimeSign>,
+    /// The host's memory read before the load it precedes opened (`serving_memory.rs`).
+    pending_host_memory: Option<(Option<crate::model::Quantity>, crate::model::Quantity, u64)>,
     /// GPUs discovery rejected, until the server restarts.
     rejected: Vec<RejectedGpu>,
     /// The scheduler's server-wide lines (`server config`, `vram-based default context`), until another log.
@@ -88,6 +91,7 @@ impl Assembler {
             pending_runner_devices: Vec::new(),
             pending_projector_offload: None,
             pending_signs: Vec::new(),
+            pending_host_memory: None,
             rejected: Vec::new(),
             server_scheduler: scheduler::ServerScheduler::default(),
             pending_scheduler: scheduler::SchedulerLedger::default(),
@@ -151,6 +155,9 @@ impl Assembler {
         b.runner_devices = std::mem::take(&mut self.pending_runner_devices);
         b.projector_offload_disabled = self.pending_projector_offload.take();
         b.signs = std::mem::take(&mut self.pending_signs);
+        if let Some((total, free, l)) = self.pending_host_memory.take() {
+            b.timeline.host(total, free, l);
+        }
         if let Some(pid) = &self.process {
             b.notes.push(format!(
                 "the lines of the llama-server router's child process {pid} (`[{pid}] `): a load of its own, never merged with another child's"
@@ -213,6 +220,7 @@ impl Assembler {
         self.pending_runner_devices.clear();
         self.pending_projector_offload = None;
         self.pending_signs.clear();
+        self.pending_host_memory = None;
         self.pending_scheduler = scheduler::SchedulerLedger::default();
     }
 
