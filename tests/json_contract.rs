@@ -1382,6 +1382,9 @@ const FINDING_CODES: &[&str] = &[
     "compute-imbalance",
     // Added with the failure model (issue 35).
     "load-recovered",
+    // Added with the memory of serving (issue 54).
+    "prompt-cache-over-limit",
+    "serving-host-memory",
 ];
 
 #[test]

@@ -4,7 +4,7 @@
 //! kept over its limit and the host's OOM kill that ends serving.
 
 use crate::serving::loads;
-use vramdiff::model::{Quantity, ServingTimeline, MIB};
+use vramdiff::model::{FindingCode, Quantity, ServingTimeline, Severity, MIB};
 
 fn timeline(prefix: &str) -> ServingTimeline {
     let loads = loads(prefix);
@@ -96,4 +96,71 @@ fn the_oom_kill_after_a_save_ends_serving() {
     let killed = t.killed.expect("killed");
     assert_eq!(killed.line, 6);
     assert!(killed.message.contains("OOM killer"));
+}
+
+fn concluded(prefix: &str) -> vramdiff::model::Concluded {
+    loads(prefix).remove(0)
+}
+
+fn codes(l: &vramdiff::model::Concluded) -> Vec<FindingCode> {
+    l.findings.iter().map(|f| f.code).collect()
+}
+
+fn settings(l: &vramdiff::model::Concluded) -> Vec<String> {
+    l.suggestions.iter().map(|s| s.setting.clone()).collect()
+}
+
+#[test]
+fn growth_within_its_limits_is_no_finding() {
+    for prefix in ["1201-", "1203-"] {
+        let l = concluded(prefix);
+        assert_eq!(codes(&l), vec![FindingCode::IncompleteLoad], "{prefix}");
+        assert_eq!(l.findings[0].severity, Severity::Info);
+        assert!(l.suggestions.is_empty(), "{prefix}");
+    }
+}
+
+#[test]
+fn an_entry_with_checkpoints_over_the_cap_gets_fewer_checkpoints() {
+    // 1202: 704.894 MiB kept against 703.155 MiB: 1.7 MiB over, information; the entry is 405.642 MiB of
+    // state plus 2 checkpoints of 149.626 MiB, so one checkpoint per slot gives 555.268 MiB.
+    let l = concluded("1202-");
+    let f = l
+        .findings
+        .iter()
+        .find(|f| f.code == FindingCode::PromptCacheOverLimit)
+        .expect("over the limit");
+    assert_eq!(f.severity, Severity::Info);
+    assert!(f.hint.contains("--ctx-checkpoints"), "{}", f.hint);
+    assert!(!f.hint.contains("--cache-ram 0"), "{}", f.hint);
+    assert_eq!(settings(&l), vec!["--ctx-checkpoints 1".to_string()]);
+    assert!(l.suggestions[0].effect.contains("555.3 MiB"));
+}
+
+#[test]
+fn a_state_alone_over_the_cap_gets_no_prompt_cache_never_checkpoints() {
+    // 1205: one 2460.007 MiB entry with 0 checkpoints against 1200 MiB (`⚠ exceeds limit`).
+    let l = concluded("1205-");
+    let f = l
+        .findings
+        .iter()
+        .find(|f| f.code == FindingCode::PromptCacheOverLimit)
+        .expect("over the limit");
+    assert_eq!(f.severity, Severity::Warning);
+    assert!(!f.hint.contains("--ctx-checkpoints"), "{}", f.hint);
+    assert_eq!(settings(&l), vec!["--cache-ram 0".to_string()]);
+}
+
+#[test]
+fn a_kill_after_the_cache_grew_is_host_memory_not_a_failed_load() {
+    let l = concluded("1206-");
+    assert_eq!(
+        codes(&l),
+        vec![FindingCode::ServingHostMemory, FindingCode::IncompleteLoad]
+    );
+    let f = &l.findings[0];
+    assert_eq!(f.severity, Severity::Error);
+    assert_eq!(f.lines, vec![4, 6]);
+    assert!(f.message.contains("3.38 GiB"), "{}", f.message);
+    assert_eq!(settings(&l), vec!["--cache-ram 0".to_string()]);
 }
