@@ -7,7 +7,10 @@ page's background (the top-left pixel). "Charts visible" means the solid bar col
 PNGs did not decode has none (measured on the founding case: 0 such pixels without the pictures, 7.9 % ink
 from text and tables alone).
 
-usage: check_screenshot.py FILE.png WIDTH HEIGHT [MIN_FRACTION]
+usage: check_screenshot.py FILE.png WIDTH HEIGHT [MIN_FRACTION] [NEEDED]
+
+NEEDED: the chart colours that must fill areas, comma-separated (default `estimated,actual,weights`: the
+components and per-GPU charts; the serving timeline draws `weights` and `KV cache` lines).
 """
 import struct
 import sys
@@ -94,7 +97,8 @@ def main():
     if fraction < min_fraction:
         raise SystemExit(f"{path}: looks blank ({fraction:.1%} < {min_fraction:.0%} non-background)")
     # The components chart draws estimated and actual bars; the per-GPU chart stacks weights.
-    for needed in ("estimated", "actual", "weights"):
+    wanted = sys.argv[5].split(",") if len(sys.argv) > 5 else ["estimated", "actual", "weights"]
+    for needed in wanted:
         if needed not in shown:
             raise SystemExit(f"{path}: a chart is not visible (no {needed} bars; bars seen: {shown or 'none'})")
 

@@ -473,3 +473,58 @@ fn batch_pairs_the_loads_of_one_model_across_its_files() {
         stdout(&other)
     );
 }
+
+#[test]
+fn serving_peaks_are_columns_of_the_loads_table() {
+    // Issue 54: 1201's prompt cache peaks at 523.390 MiB of state + 10 × 170.013 MiB of checkpoints (line 57), its
+    // checkpoints at 10 × 170.013 MiB (line 34), against a cache limit of 8192 MiB; 811's SGLang prefill line
+    // gives a KV fill of 0.00; 1206 printed no limit.
+    let out = scratch("serving-peaks");
+    let run_out = run(
+        &[
+            "batch",
+            "sample-logs/1201-llama-server-rtx5090-gemma4-12b-np1-ctx256k-checkpoints-7-to-10-prompt-cache-2223mib.log",
+            "sample-logs/811-sglang-043-4xl4-tp4-qwq-32b-full-start-graph-end-mem-usage.log",
+            "sample-logs/1206-llama-server-systemd-rtx3090-16gb-ram-gemma4-31b-prompt-save-3462mib-oom-killed.log",
+            "--out",
+            text(&out),
+            "--fail-on",
+            "never",
+        ],
+        b"",
+    );
+    assert_eq!(run_out.status.code(), Some(0), "{}", stderr(&run_out));
+    let loads = read(&out.join("loads.parquet"));
+    let row = |part: &str| {
+        (0..loads.height())
+            .find(|&i| {
+                vramdiff::batch::tables::text_at(&loads, "file", i)
+                    .is_some_and(|f| f.contains(part))
+            })
+            .unwrap_or_else(|| panic!("no load of {part}"))
+    };
+    let int = |column: &str, i: usize| vramdiff::batch::tables::int_at(&loads, column, i);
+    let mib = |x: f64| (x * (1 << 20) as f64).round() as i64;
+    let llama = row("1201-");
+    let cache = int("serving_prompt_cache_peak", llama).unwrap();
+    assert!(
+        (cache - mib(523.390 + 10.0 * 170.013)).abs() < mib(0.01),
+        "{cache}"
+    );
+    let checkpoints = int("serving_checkpoints_peak", llama).unwrap();
+    assert!(
+        (checkpoints - mib(1700.13)).abs() < mib(0.01),
+        "{checkpoints}"
+    );
+    assert_eq!(int("serving_prompt_cache_limit", llama), Some(8192 << 20));
+    let kv = loads
+        .column("serving_kv_percent_peak")
+        .unwrap()
+        .f64()
+        .unwrap();
+    assert_eq!(kv.get(llama), None);
+    assert_eq!(kv.get(row("811-sglang")), Some(0.0));
+    let killed = row("1206-");
+    assert_eq!(int("serving_prompt_cache_limit", killed), None);
+    assert!(int("serving_prompt_cache_peak", killed).is_some());
+}

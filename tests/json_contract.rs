@@ -212,6 +212,9 @@ pub(crate) struct Load {
     /// Added with vLLM and SGLang: the engine's version and memory figures per rank.
     #[serde(default)]
     serving: Option<serde_json::Value>,
+    /// Added with issue 54: what the server held while it served.
+    #[serde(default)]
+    timeline: Option<Timeline>,
     #[serde(default)]
     ollama_version: Option<String>,
     #[serde(default)]
@@ -1381,6 +1384,9 @@ const FINDING_CODES: &[&str] = &[
     "compute-imbalance",
     // Added with the failure model (issue 35).
     "load-recovered",
+    // Added with the memory of serving (issue 54).
+    "prompt-cache-over-limit",
+    "serving-host-memory",
 ];
 
 #[test]
@@ -1631,4 +1637,128 @@ fn whatif_levers_follow_the_contract() {
         }
     }
     assert_eq!(seen.len(), figures.len(), "{seen:?}");
+}
+
+/// `loads[].timeline` (issue 54): samples in log order, the limits printed, the peaks.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+pub(crate) struct Timeline {
+    samples: Vec<TimelineSample>,
+    limits: TimelineLimits,
+    peaks: TimelinePeaks,
+    #[serde(default)]
+    over_limit: Option<LineFigure>,
+    #[serde(default)]
+    strict_limit_line: Option<u64>,
+    #[serde(default)]
+    alloc_failed_line: Option<u64>,
+    #[serde(default)]
+    preemptions: Option<LineCount>,
+    #[serde(default)]
+    killed: Option<TimelineEnd>,
+    lines: Vec<u64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct TimelineEnd {
+    message: String,
+    line: u64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct TimelineSample {
+    line: u64,
+    #[serde(default)]
+    prompt_cache: Option<Q>,
+    #[serde(default)]
+    checkpoints: Option<Q>,
+    #[serde(default)]
+    kv_percent: Option<f64>,
+    #[serde(default)]
+    running: Option<i64>,
+    #[serde(default)]
+    waiting: Option<i64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct TimelineLimits {
+    #[serde(default)]
+    prompt_cache: Option<LineFigure>,
+    #[serde(default)]
+    prompt_cache_unlimited: bool,
+    #[serde(default)]
+    prompt_cache_tokens: Option<LineCount>,
+    #[serde(default)]
+    checkpoints_per_slot: Option<LineCount>,
+    #[serde(default)]
+    slot_context: Option<LineCount>,
+    #[serde(default)]
+    host_total: Option<LineFigure>,
+    #[serde(default)]
+    host_free: Option<LineFigure>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct TimelinePeaks {
+    #[serde(default)]
+    prompt_cache: Option<LineFigure>,
+    #[serde(default)]
+    checkpoints: Option<LineFigure>,
+    #[serde(default)]
+    kv_percent: Option<LineRatio>,
+    #[serde(default)]
+    running: Option<LineCount>,
+    #[serde(default)]
+    waiting: Option<LineCount>,
+    #[serde(default)]
+    checkpoint_size: Option<LineFigure>,
+    #[serde(default)]
+    entry: Option<TimelineEntry>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct LineFigure {
+    bytes: i64,
+    low: i64,
+    high: i64,
+    line: u64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct LineCount {
+    value: i64,
+    line: u64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct LineRatio {
+    value: f64,
+    line: u64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct TimelineEntry {
+    bytes: i64,
+    low: i64,
+    high: i64,
+    tokens: i64,
+    checkpoints: i64,
+    line: u64,
 }

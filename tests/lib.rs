@@ -62,6 +62,7 @@ mod runtime_signatures;
 mod serving;
 mod serving_fragments;
 mod serving_ranks;
+mod serving_timeline;
 mod skim;
 mod smi;
 mod spills;

@@ -83,6 +83,12 @@ pub struct LoadRow {
     /// Finding codes, most severe first, comma-joined.
     pub findings: String,
     pub max_severity: Option<String>,
+    /// While serving (`loads[].timeline`): the peaks of the prompt cache and of the slots' context checkpoints
+    /// (bytes of host RAM), of the KV cache's fill (percent), and the prompt cache's limit.
+    pub serving_prompt_cache_peak: Option<i64>,
+    pub serving_checkpoints_peak: Option<i64>,
+    pub serving_kv_percent_peak: Option<f64>,
+    pub serving_prompt_cache_limit: Option<i64>,
 }
 
 /// One row of `components` (the long form).
@@ -211,6 +217,7 @@ pub fn rows(file: &str, index: usize, load: &Concluded) -> (LoadRow, Vec<Compone
         Quantity::sum(gpu_devices().filter_map(f)).map(|q| q.bytes)
     };
     let max_severity = load.findings.iter().map(|f| f.severity).max();
+    let timeline = load.reconciled.load.timeline.as_ref();
     let opt = |v: Option<i64>| v.map(|v| v.to_string()).unwrap_or_default();
     let key = format!(
         "{}|ctx={}|batch={}|parallel={}|kv={}|gpus={}",
@@ -310,6 +317,16 @@ pub fn rows(file: &str, index: usize, load: &Concluded) -> (LoadRow, Vec<Compone
             .map(|m| m.margin),
         findings: joined(load.findings.iter().map(|f| f.code.as_str())),
         max_severity: max_severity.map(|s: Severity| s.as_str().to_string()),
+        serving_prompt_cache_peak: timeline
+            .and_then(|t| t.peaks.prompt_cache)
+            .map(|f| f.size.bytes),
+        serving_checkpoints_peak: timeline
+            .and_then(|t| t.peaks.checkpoints)
+            .map(|f| f.size.bytes),
+        serving_kv_percent_peak: timeline.and_then(|t| t.peaks.kv_percent).map(|r| r.value),
+        serving_prompt_cache_limit: timeline
+            .and_then(|t| t.limits.prompt_cache)
+            .map(|f| f.size.bytes),
     };
     let base =
         |kind: &'static str, name: String, gpu_name: String, compute: String| ComponentRecord {

@@ -114,6 +114,24 @@ pub fn loads_frame(rows: &[&LoadRow]) -> PolarsResult<DataFrame> {
         column!("replay_margin", i(&|r| r.replay_margin)),
         column!("findings", s(&|r| &r.findings)),
         column!("max_severity", os(&|r| r.max_severity.as_deref())),
+        column!(
+            "serving_prompt_cache_peak",
+            i(&|r| r.serving_prompt_cache_peak)
+        ),
+        column!(
+            "serving_checkpoints_peak",
+            i(&|r| r.serving_checkpoints_peak)
+        ),
+        column!(
+            "serving_kv_percent_peak",
+            rows.iter()
+                .map(|r| r.serving_kv_percent_peak)
+                .collect::<Vec<Option<f64>>>(),
+        ),
+        column!(
+            "serving_prompt_cache_limit",
+            i(&|r| r.serving_prompt_cache_limit)
+        ),
     ]);
     DataFrame::new(rows.len(), columns)
 }

@@ -30,11 +30,13 @@ mod partial_offload;
 mod projector_double_counted;
 mod projector_headroom;
 mod projector_on_cpu;
+mod prompt_cache_over_limit;
 mod ps_mismatch;
 mod rank_imbalance;
 mod rounding_limited;
 mod runtime_growth;
 mod serving_figures;
+pub mod serving_host_memory;
 pub mod suggest;
 mod unattributed_memory;
 mod underestimate;
@@ -184,6 +186,8 @@ pub const REGISTRY: &[CheckDef] = &[
     runtime_growth::DEF,
     compute_imbalance::DEF,
     load_recovered::DEF,
+    prompt_cache_over_limit::DEF,
+    serving_host_memory::DEF,
 ];
 
 /// Run every check on a load: findings sorted most severe first (registry order within a severity).

@@ -113,6 +113,8 @@ pub struct LoadBuilder {
     pub fit: FitLedger,
     /// vLLM's or SGLang's memory lines, per rank (`load::serving`).
     pub serving: ServingLedger,
+    /// What the server held while it served (`load::serving_memory`).
+    pub timeline: super::serving_memory::TimelineLedger,
     /// Ollama's scheduler before llama-server started (Ollama ≥ 0.30): its decisions and retries.
     pub scheduler: SchedulerLedger,
     /// Lines only one runtime prints (`docs/log-formats.md` §0.1): the weakest signs of the runtime and engine.
@@ -578,6 +580,7 @@ impl LoadBuilder {
                 recovered,
             },
             serving,
+            timeline: self.timeline.finish(),
             // The server's `Listening … (version …)`, else the version the runner's path names.
             ollama_version: self.version.or(runner_version),
             llama_cpp_build: self.llama_server.and_then(|(s, _)| s.build),

@@ -25,6 +25,7 @@ impl Assembler {
     pub(super) fn load_event(&mut self, kind: EventKind, line: u64, done: &mut impl FnMut(Load)) {
         match kind {
             EventKind::Serving(e) => self.serving_event(*e, line, done),
+            EventKind::ServingMemory(e) => self.serving_memory(*e, line, done),
             EventKind::Estimate(e) => {
                 // v0.11.5+ prints the estimate after `starting runner`; earlier eras print it before. Either
                 // way it belongs to the open load until the runner has printed its own output.
@@ -382,6 +383,13 @@ impl Assembler {
                     "line {line}: after the load completed: {}",
                     failure.message
                 ));
+                // The host killed the server while it served: the end of its timeline.
+                if part == Some(crate::model::FailedPart::HostKilled)
+                    || failure.cause == crate::model::FailureCause::HostMemory
+                {
+                    b.touch(line);
+                    b.timeline.killed(failure.message, line);
+                }
                 return;
             }
             Some(b) => {

@@ -29,6 +29,7 @@ mod runtime;
 mod scheduler;
 mod server;
 mod serving;
+mod serving_memory;
 mod settings;
 
 use crate::model::{Load, LoadEnd, RejectedGpu};
@@ -64,6 +65,8 @@ pub struct Assembler {
     /// A breakdown table's header printed while no load was open: the row that follows opens one, and its
     /// table is whole (`load::fit`'s plan needs the header).
     pending_header: bool,
+    /// The host's memory read before the load it precedes opened (`serving_memory.rs`).
+    pending_host_memory: Option<(Option<crate::model::Quantity>, crate::model::Quantity, u64)>,
     /// GPUs discovery rejected, until the server restarts.
     rejected: Vec<RejectedGpu>,
     /// The scheduler's server-wide lines (`server config`, `vram-based default context`), until another log.
@@ -92,6 +95,7 @@ impl Assembler {
             pending_projector_offload: None,
             pending_signs: Vec::new(),
             pending_header: false,
+            pending_host_memory: None,
             rejected: Vec::new(),
             server_scheduler: scheduler::ServerScheduler::default(),
             pending_scheduler: scheduler::SchedulerLedger::default(),
@@ -155,6 +159,9 @@ impl Assembler {
         b.runner_devices = std::mem::take(&mut self.pending_runner_devices);
         b.projector_offload_disabled = self.pending_projector_offload.take();
         b.signs = std::mem::take(&mut self.pending_signs);
+        if let Some((total, free, l)) = self.pending_host_memory.take() {
+            b.timeline.host(total, free, l);
+        }
         if let Some(pid) = &self.process {
             b.notes.push(format!(
                 "the lines of the llama-server router's child process {pid} (`[{pid}] `): a load of its own, never merged with another child's"
@@ -218,6 +225,7 @@ impl Assembler {
         self.pending_projector_offload = None;
         self.pending_signs.clear();
         self.pending_header = false;
+        self.pending_host_memory = None;
         self.pending_scheduler = scheduler::SchedulerLedger::default();
     }
 

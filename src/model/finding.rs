@@ -39,11 +39,13 @@ pub enum FindingCode {
     RuntimeGrowth,
     ComputeImbalance,
     LoadRecovered,
+    PromptCacheOverLimit,
+    ServingHostMemory,
 }
 
 impl FindingCode {
     /// Every code with its word, in the order of the check registry.
-    pub const ALL: [(FindingCode, &'static str); 30] = [
+    pub const ALL: [(FindingCode, &'static str); 32] = [
         (FindingCode::LoadFailed, "load-failed"),
         (FindingCode::GpuUnused, "gpu-unused"),
         (FindingCode::IncompleteLoad, "incomplete-load"),
@@ -80,6 +82,8 @@ impl FindingCode {
         (FindingCode::RuntimeGrowth, "runtime-growth"),
         (FindingCode::ComputeImbalance, "compute-imbalance"),
         (FindingCode::LoadRecovered, "load-recovered"),
+        (FindingCode::PromptCacheOverLimit, "prompt-cache-over-limit"),
+        (FindingCode::ServingHostMemory, "serving-host-memory"),
     ];
 
     /// The contract's word.
@@ -106,7 +110,9 @@ impl FindingCode {
             | FindingCode::RankImbalance
             | FindingCode::WorkingSetExceeded
             | FindingCode::RuntimeGrowth
-            | FindingCode::ComputeImbalance => false,
+            | FindingCode::ComputeImbalance
+            | FindingCode::PromptCacheOverLimit
+            | FindingCode::ServingHostMemory => false,
             FindingCode::LoadFailed
             | FindingCode::GpuUnused
             | FindingCode::Underestimate

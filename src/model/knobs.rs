@@ -51,11 +51,15 @@ pub enum Knob {
     ExpertsOnHost,
     /// Speculative decoding's draft (a draft model or an MTP head): its own context, KV and compute buffers.
     SpeculativeDraft,
+    /// llama-server's prompt cache in host RAM (`--cache-ram N` MiB; 0 disables it, -1 is no limit).
+    CacheRam,
+    /// llama-server's context checkpoints per slot (`--ctx-checkpoints N`), each in host RAM.
+    CtxCheckpoints,
 }
 
 impl Knob {
     /// Every knob, in the order the findings reference lists them.
-    pub const ALL: [Knob; 21] = [
+    pub const ALL: [Knob; 23] = [
         Knob::VisibleGpus,
         Knob::OneGpu,
         Knob::Context,
@@ -77,6 +81,8 @@ impl Knob {
         Knob::Ubatch,
         Knob::ExpertsOnHost,
         Knob::SpeculativeDraft,
+        Knob::CacheRam,
+        Knob::CtxCheckpoints,
     ];
 
     /// What the knob is for, in a few words (the findings reference's first column).
@@ -103,6 +109,8 @@ impl Knob {
             Knob::Ubatch => "the micro-batch (compute buffers)",
             Knob::ExpertsOnHost => "a MoE model's experts in host memory",
             Knob::SpeculativeDraft => "speculative decoding's draft context",
+            Knob::CacheRam => "the prompt cache in host RAM (MiB)",
+            Knob::CtxCheckpoints => "context checkpoints per slot (host RAM)",
         }
     }
 }
@@ -261,6 +269,20 @@ const OLLAMA_FIT: &[KnobEntry] = &[
     // sample-logs/founding-today-3090-4060-gemma4-31b.log line 1), so it is the micro-batch's knob too.
     entry(K::Ubatch, ModelOption("num_batch"), Placer("-b {} -ub {}")),
     entry(K::Parallel, Env("OLLAMA_NUM_PARALLEL"), Placer("-np {}")),
+    // `LLAMA_ARG_*` in the Ollama server's environment reach llama-server unless Ollama passes the same flag
+    // (`docs/log-formats.md` §5.6); no Ollama log in the corpus shows it passing `--cache-ram` or
+    // `--ctx-checkpoints` (sample-logs/founding-today-3090-4060-gemma4-31b.log line 1). Ollama's own
+    // `OLLAMA_CACHE_RAM` is not listed: no source here says which version reads it.
+    entry(
+        K::CacheRam,
+        Env("LLAMA_ARG_CACHE_RAM"),
+        Placer("--cache-ram {}"),
+    ),
+    entry(
+        K::CtxCheckpoints,
+        Env("LLAMA_ARG_CTX_CHECKPOINTS"),
+        Placer("--ctx-checkpoints {}"),
+    ),
 ];
 
 /// llama.cpp on its own: the flags are the knobs.
@@ -300,6 +322,16 @@ const LLAMA_CPP: &[KnobEntry] = &[
         K::SpeculativeDraft,
         Flag("drop {}"),
         Placer("no draft context: {} removed"),
+    ),
+    entry(
+        K::CacheRam,
+        Flag("--cache-ram {}"),
+        Placer("--cache-ram {}"),
+    ),
+    entry(
+        K::CtxCheckpoints,
+        Flag("--ctx-checkpoints {}"),
+        Placer("--ctx-checkpoints {}"),
     ),
 ];
 

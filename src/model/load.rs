@@ -268,6 +268,10 @@ pub struct Load {
     /// those runtimes).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub serving: Option<super::ServingFigures>,
+    /// What the server held while it served, after the load: prompt cache, checkpoints, KV fill, requests
+    /// (`load::serving_memory`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeline: Option<super::ServingTimeline>,
     /// What Ollama's scheduler decided before llama-server started (Ollama ≥ 0.30 only): its prediction, the
     /// single-GPU rule, the GPUs handed over, the projector gate, retries (see [`super::Scheduler`]).
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -26,6 +26,7 @@ pub mod runtime;
 pub mod scheduler;
 pub mod serving;
 pub mod snapshot;
+pub mod timeline;
 pub mod views;
 pub mod whatif;
 
@@ -72,6 +73,9 @@ pub use runtime::{Era, Launcher, Placer, Runtime, ServingEngine};
 pub use scheduler::{RetryKind, Scheduler};
 pub use serving::{Count, Figure, RankFigures, Ratio, ServingFigures, StartFailure};
 pub use snapshot::{normalize_bus_id, same_uuid, SmiFormat, SmiGpu, SmiProcess, Snapshot};
+pub use timeline::{
+    CacheEntry, ServingTimeline, TimelineEnd, TimelineLimits, TimelinePeaks, TimelineSample,
+};
 pub use whatif::{
     BucketMove, EffectFigure, EstimateReplay, EstimatorCharges, LeverEffect, MeasuredReplay,
     PlacedGpu, Placement, ProjectorPadding, ReplayFigures, ReplayOutcome, ReplayVerdict, WhatIf,

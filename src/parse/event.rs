@@ -394,6 +394,9 @@ pub enum EventKind {
     ModelHeader { architecture: Option<String> },
     /// A vLLM or SGLang memory line, with its rank (`parse::serving`).
     Serving(Box<super::serving_line::ServingEvent>),
+    /// Memory a server takes while it serves: prompt cache, checkpoints, slots, engine stats
+    /// (`parse::serving_memory`).
+    ServingMemory(Box<super::serving_memory::ServingMemoryLine>),
     /// A decision of Ollama's scheduler before llama-server starts, or evidence beside it (`ollama ps`).
     Scheduler(Box<SchedulerLine>),
     /// llama.cpp's `file size = X GiB`: the model file, the first term of Ollama's prediction.

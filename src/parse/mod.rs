@@ -31,6 +31,7 @@ pub mod scheduler;
 pub mod server;
 pub mod serving;
 pub mod serving_line;
+pub mod serving_memory;
 pub mod signature;
 pub mod spec;
 pub mod values;

@@ -5,7 +5,10 @@
 //! back the rule's spec, so the parser builds each matched line with no lookup by name.
 
 use super::kind::EventSpec;
-use super::{engine, estimate, fit, llama, llama_server, scheduler, server, serving, signature};
+use super::{
+    engine, estimate, fit, llama, llama_server, scheduler, server, serving, serving_memory,
+    signature,
+};
 use crate::grammar::Rule;
 
 /// Every family's event kinds; no kind is named in two.
@@ -17,6 +20,7 @@ const FAMILIES: &[&[EventSpec]] = &[
     llama_server::SPECS,
     fit::SPECS,
     serving::SPECS,
+    serving_memory::SPECS,
     scheduler::SPECS,
     signature::SPECS,
 ];

@@ -3,12 +3,13 @@
 //! runtime, never one it ignores (`OLLAMA_GPU_OVERHEAD` does not reach llama.cpp's `--fit`). A setting is
 //! named only through the runtime's knob table ([`crate::model::knobs`]). One module per family of placers:
 //! `ollama` (Ollama's scheduler), `fit` (llama.cpp's `--fit`), `fit_aborted` (a `--fit` stopped by the user's
-//! `-ngl`), `serving` (vLLM's and SGLang's budgets), and
+//! `-ngl`), `serving` (vLLM's and SGLang's budgets), `host_ram` (the prompt cache and checkpoints while serving), and
 //! `failure` (a failed load of Ollama or llama.cpp, by what failed and why).
 
 mod failure;
 mod fit;
 mod fit_aborted;
+pub mod host_ram;
 mod ollama;
 mod serving;
 
@@ -139,5 +140,7 @@ pub fn suggest(evidence: &Evidence) -> Vec<Suggestion> {
         // No knob is known to reach a placer the log does not name.
         Placer::Unknown => {}
     }
+    // The host RAM of serving: llama-server's own knobs, whoever launched it (`host_ram.rs`).
+    host_ram::suggest(evidence, &mut out);
     out
 }

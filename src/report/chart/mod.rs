@@ -8,6 +8,7 @@ pub mod files;
 mod pair;
 
 pub mod style;
+mod timeline;
 
 use plotters::prelude::*;
 
@@ -170,6 +171,21 @@ pub fn load_charts(load: &Concluded, number: usize) -> Result<Vec<Chart>, ChartE
         let png = render(|root| devices::draw(root, &title, load))?;
         charts.push(Chart {
             file_name: format!("{stem}-load{number}-gpus.png"),
+            title,
+            png,
+        });
+    }
+    if let Some(t) = load
+        .reconciled
+        .load
+        .timeline
+        .as_ref()
+        .filter(|t| timeline::has_series(t))
+    {
+        let title = format!("Load {number} ({model}): while serving");
+        let png = render(|root| timeline::draw(root, &title, t))?;
+        charts.push(Chart {
+            file_name: format!("{stem}-load{number}-serving.png"),
             title,
             png,
         });

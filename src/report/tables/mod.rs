@@ -7,6 +7,7 @@ mod cells;
 mod facts;
 mod ps;
 mod ranks;
+mod timeline;
 
 pub use capture::capture;
 pub use cells::*;
@@ -238,6 +239,7 @@ pub fn sections(load: &Concluded) -> Vec<Section> {
         gpu_views(load),
         observed(load),
         ps::section(load),
+        timeline::section(load),
     ]
     .into_iter()
     .flatten()
