@@ -24,7 +24,7 @@ cd "$(dirname "$0")"
 seconds="${1:-60}"
 shift || true
 targets=("$@")
-all=(frame parse_line values smi ledger pipeline read_ahead gguf ps diff)
+all=(frame parse_line values smi ledger pipeline read_ahead gguf ps diff mcp fetch)
 if [ ${#targets[@]} -eq 0 ]; then
   targets=("${all[@]}")
 fi
@@ -105,6 +105,44 @@ seed() {
       printf '%s' '{"models":[]}' > "$dir/empty"
       printf '%s' '{"models":[{"name":"llama3.1:70b","model":"llama3.1:70b","size":45000000000,"digest":"a80c4f17acd5","details":{"format":"gguf","family":"llama","parameter_size":"70.6B","quantization_level":"Q4_0"},"expires_at":"2024-06-04T14:38:31.83753-07:00","size_vram":42000000000,"context_length":4096}]}' > "$dir/one"
       printf '%s' '{"models":[{"name":"a:1b","size":1,"size_vram":0},{"name":"b:70b","size":45000000000,"size_vram":41000000000,"context_length":null},{"name":"c","size":9223372036854775807,"size_vram":-9223372036854775808}]}' > "$dir/three"
+      ;;
+    mcp)
+      # JSON-RPC messages an agent's client sends: each tool called on a sample, malformed calls, the handshake.
+      local log='sample-logs/founding-k80-gemma3-12b.log' n=0
+      for params in \
+        '{"name":"analyze_log","arguments":{"path":"'"$log"'"}}' \
+        '{"name":"analyze_log","arguments":{"text":"time=2025 level=INFO msg=x\n","nvidia_smi":"| 0 Tesla K80 |","format":"markdown"}}' \
+        '{"name":"whatif","arguments":{"path":"'"$log"'","gpus":[0,1],"ctx":8192,"kv_type":"q8_0","parallel":2}}' \
+        '{"name":"whatif","arguments":{"text":"x","max_ctx":true,"gguf":"hf://o/r/m.gguf","ubatch":512,"ngl":99}}' \
+        '{"name":"inspect_model","arguments":{"model":"-h","mmproj":"--version","tensors":true}}' \
+        '{"name":"doctor","arguments":{"log":"--x","ollama":"http://127.0.0.1:11434","capture":"none","timeout_seconds":2.5,"issue":true}}' \
+        '{"name":"doctor"}' '{"name":"whatif","arguments":{"path":"l","gpus":[],"gpu_count":1}}'; do
+        n=$((n + 1))
+        printf '{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":%s}' "$n" "$params" > "$dir/call-$n"
+      done
+      printf '%s' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"0"}}}' > "$dir/initialize"
+      printf '%s' '{"jsonrpc":"2.0","id":2,"method":"tools/list"}' > "$dir/list"
+      ;;
+    fetch)
+      # A mode byte (0: http://, 1: hf://, 2: ollama://; +128: --allow-full-download), an address line, then
+      # the replies: a 206 range reply cut from each oracle fixture, a 200 without ranges, a redirect, a 416.
+      for f in ../tests/data/oracle/b11549/models/*.gguf; do
+        local size
+        size="$(wc -c < "$f")"
+        {
+          printf '\x00https://huggingface.co/org/repo/resolve/main/%s\n' "$(basename "$f")"
+          printf 'HTTP/1.1 206 Partial Content\r\nContent-Range: bytes 0-%d/%d\r\nContent-Length: %d\r\nETag: "e"\r\n\r\n' \
+            $((size - 1)) "$size" "$size"
+          cat "$f"
+        } > "$dir/range-$(basename "$f")"
+        {
+          printf '\x81hf://org/repo@v1/m.gguf\n'
+          printf 'HTTP/1.1 302 Found\r\nLocation: https://cdn.example/x\r\nContent-Length: 0\r\n\r\n\0\0\0'
+          printf 'HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n' "$size"
+          head -c 65536 "$f"
+        } > "$dir/full-$(basename "$f")"
+      done
+      printf '\x02ollama://gemma3:12b\nHTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 120\r\n\r\n{"layers":[{"mediaType":"application/vnd.ollama.image.model","digest":"sha256:aa","size":4}]}\0\0\0HTTP/1.1 416 Range Not Satisfiable\r\nContent-Length: 0\r\n\r\n' > "$dir/ollama"
       ;;
   esac
 }

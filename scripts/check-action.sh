@@ -62,8 +62,21 @@ grep -q 'no-such-file.log' "$work/missing.stderr" || fail "missing: not named"
 # The install step: the action's own checkout by default, a git ref when given.
 out="$(VRAMDIFF_DRY_RUN=1 VRAMDIFF_SOURCE=/action bash scripts/action-install.sh)"
 [ "$out" = "cargo install --locked --path /action" ] || fail "install: $out"
-out="$(VRAMDIFF_DRY_RUN=1 VRAMDIFF_REF=v0.1.0 VRAMDIFF_REPOSITORY=https://example.org/vramdiff bash scripts/action-install.sh)"
-[ "$out" = "cargo install --locked --git https://example.org/vramdiff --rev v0.1.0 vramdiff" ] || fail "install: $out"
+out="$(VRAMDIFF_DRY_RUN=1 VRAMDIFF_REF=main VRAMDIFF_REPOSITORY=https://example.org/vramdiff bash scripts/action-install.sh)"
+[ "$out" = "cargo install --locked --git https://example.org/vramdiff --rev main vramdiff" ] || fail "install: $out"
+
+# A release tag downloads the release's archive for the runner (the `ref` input, else the action's own ref);
+# a branch or a commit builds.
+out="$(VRAMDIFF_DRY_RUN=1 VRAMDIFF_REF=v0.2.0 VRAMDIFF_REPOSITORY=https://example.org/vramdiff RUNNER_OS=Linux RUNNER_ARCH=X64 bash scripts/action-install.sh)"
+[ "$out" = "download https://example.org/vramdiff/releases/download/v0.2.0/vramdiff-0.2.0-x86_64-unknown-linux-musl.tar.gz" ] || fail "install: $out"
+out="$(env -u VRAMDIFF_REF VRAMDIFF_DRY_RUN=1 VRAMDIFF_ACTION_REF=v1.2.3 VRAMDIFF_ACTION_REPOSITORY=someone/vramdiff VRAMDIFF_SOURCE=/action RUNNER_OS=macOS RUNNER_ARCH=ARM64 bash scripts/action-install.sh)"
+[ "$out" = "download https://github.com/someone/vramdiff/releases/download/v1.2.3/vramdiff-1.2.3-aarch64-apple-darwin.tar.gz" ] || fail "install: $out"
+out="$(env -u VRAMDIFF_REF VRAMDIFF_DRY_RUN=1 VRAMDIFF_ACTION_REF=v1.2.3 VRAMDIFF_ACTION_REPOSITORY=someone/vramdiff RUNNER_OS=Windows RUNNER_ARCH=X64 bash scripts/action-install.sh)"
+[ "$out" = "download https://github.com/someone/vramdiff/releases/download/v1.2.3/vramdiff-1.2.3-x86_64-pc-windows-msvc.zip" ] || fail "install: $out"
+out="$(env -u VRAMDIFF_REF VRAMDIFF_DRY_RUN=1 VRAMDIFF_ACTION_REF=main VRAMDIFF_ACTION_REPOSITORY=someone/vramdiff VRAMDIFF_SOURCE=/action bash scripts/action-install.sh)"
+[ "$out" = "cargo install --locked --path /action" ] || fail "install: a branch must build: $out"
+# The archive the download names is the one the release workflow makes.
+grep -qF 'vramdiff-$version-$target' scripts/release-archive.sh || fail "release-archive.sh names its archives otherwise"
 
 # action.yml calls exactly these scripts with these inputs.
 for needle in 'scripts/action-install.sh' 'scripts/action-run.sh' 'VRAMDIFF_LOGS: ${{ inputs.logs }}' \
@@ -73,4 +86,4 @@ done
 if python3 -c 'import yaml' 2>/dev/null; then
   python3 -c 'import sys, yaml; a = yaml.safe_load(open("action.yml")); assert a["runs"]["using"] == "composite"; assert {"logs", "fail-on", "format", "junit", "baseline", "ref"} <= set(a["inputs"])'
 fi
-echo "check-action: the action's steps passed (run: 7 cases, install: 2)"
+echo "check-action: the action's steps passed (run: 7 cases, install: 6)"

@@ -29,6 +29,8 @@ pub mod gguf;
 pub mod grammar;
 pub mod live;
 pub mod load;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 pub mod model;
 pub mod pairs;
 pub mod parse;

@@ -13,7 +13,8 @@ use vramdiff::commands::{self, Terminal};
 fn main() -> ExitCode {
     let args = Args::parse();
     bound_polars_threads(&args);
-    let mut stdout = std::io::stdout().lock();
+    // Not locked for the whole run: `vramdiff mcp` writes its answers to stdout from another thread.
+    let mut stdout = std::io::stdout();
     let outcome = commands::run(
         &args,
         Terminal {

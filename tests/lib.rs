@@ -45,6 +45,8 @@ mod llama_cpp_devices;
 mod manners;
 mod max_ctx;
 mod max_ctx_gguf;
+#[cfg(feature = "mcp")]
+mod mcp;
 mod observed;
 mod oracle;
 mod oracle_levers;

@@ -1,6 +1,6 @@
 //! `vramdiff doctor`'s flags.
 
-use clap::Args as ClapArgs;
+use clap::{Args as ClapArgs, ValueEnum};
 
 use super::{CaptureArg, MannersArgs, SeverityArg};
 
@@ -18,6 +18,11 @@ pub struct DoctorArgs {
     /// the rest folded) with host names, user names in paths, IP addresses and tokens redacted.
     #[arg(long)]
     pub issue: bool,
+
+    /// Output format: text (the last load's report), or json (that load as one JSON line, the element
+    /// `--format jsonl` writes, with the same redactions as --issue: for agents and scripts, `vramdiff mcp`).
+    #[arg(long, value_enum, default_value_t = DoctorFormatArg::Text, conflicts_with = "issue")]
+    pub format: DoctorFormatArg,
 
     /// The GPU monitor run now [default: nvidia-smi, then rocm-smi; none: no capture].
     #[arg(long, value_enum, value_name = "TOOL")]
@@ -44,6 +49,13 @@ pub struct DoctorArgs {
 
     #[command(flatten)]
     pub manners: MannersArgs,
+}
+
+/// `doctor --format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DoctorFormatArg {
+    Text,
+    Json,
 }
 
 /// A bound in seconds: a positive number, at most a day.

@@ -22,7 +22,7 @@ mod whatif;
 pub use batch::BatchArgs;
 pub use completions::{CompletionsArgs, ShellArg};
 pub use diff::DiffArgs;
-pub use doctor::DoctorArgs;
+pub use doctor::{DoctorArgs, DoctorFormatArg};
 pub use fetch::FetchArgs;
 pub use input::{parse_size_arg, InputArgs};
 pub use inspect::{InspectArgs, InspectFormatArg};
@@ -113,6 +113,10 @@ pub enum Command {
     /// Find this machine's Ollama log (journald, ~/.ollama/logs, %LOCALAPPDATA%, docker, $OLLAMA_LOGS), take
     /// its last load, observe the GPUs and /api/ps now, and report; --issue writes a redacted issue block.
     Doctor(DoctorArgs),
+    /// Serve the Model Context Protocol on stdin/stdout for coding agents: tools analyze_log, whatif,
+    /// inspect_model and doctor, each answering with this CLI's JSON report (docs/guide/mcp.md).
+    #[cfg(feature = "mcp")]
+    Mcp,
     /// Print a shell completion script (bash, zsh, fish, powershell).
     Completions(CompletionsArgs),
     /// Print the man page (roff) on stdout: `vramdiff man > vramdiff.1`.

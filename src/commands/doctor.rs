@@ -16,7 +16,8 @@ use crate::live::ollama::PsClient;
 use crate::model::{Concluded, Load, UnrecognizedLine};
 use crate::pipeline::{LoadSink, Options, Pipeline};
 use crate::reconcile::observations::{Moment, Series};
-use crate::report::{self, issue, redact::Known, Format};
+use crate::report::redact::{redact, Known};
+use crate::report::{self, issue, Format};
 
 /// How long each command doctor runs (journalctl, docker, nvidia-smi, rocm-smi) and the `/api/ps` request may
 /// take by default: far beyond what a healthy tool needs, short enough that a hung one is noticed.
@@ -104,6 +105,10 @@ pub fn doctor(request: &Doctor) -> Outcome {
                         .collect(),
                 };
                 issue::issue(count, &load, &context, &Known::this_machine()).into_bytes()
+            } else if request.json {
+                redacted_json(
+                    &report::render_load(Format::JsonLines, count, &load).unwrap_or_default(),
+                )
             } else {
                 report::render_load(Format::Text, count, &load).unwrap_or_default()
             };
@@ -126,6 +131,30 @@ pub fn doctor(request: &Doctor) -> Outcome {
         let _ = std::fs::remove_file(&scratch);
     }
     outcome
+}
+
+/// `--format json`: the load's JSON line with every string redacted as `--issue` redacts its text (host and
+/// user names, IP addresses, tokens), value by value, so the line stays valid JSON whatever a value held.
+fn redacted_json(line: &[u8]) -> Vec<u8> {
+    let Ok(mut value) = serde_json::from_slice::<serde_json::Value>(line) else {
+        return line.to_vec();
+    };
+    let known = Known::this_machine();
+    redact_strings(&mut value, &known);
+    let mut out = serde_json::to_vec(&value).unwrap_or_default();
+    out.push(b'\n');
+    out
+}
+
+fn redact_strings(value: &mut serde_json::Value, known: &Known) {
+    match value {
+        serde_json::Value::String(text) => *text = redact(text, known).0,
+        serde_json::Value::Array(items) => items.iter_mut().for_each(|v| redact_strings(v, known)),
+        serde_json::Value::Object(fields) => {
+            fields.values_mut().for_each(|v| redact_strings(v, known))
+        }
+        serde_json::Value::Null | serde_json::Value::Bool(_) | serde_json::Value::Number(_) => {}
+    }
 }
 
 /// The GPUs and `/api/ps` now; each that cannot be had is said once and skipped.

@@ -12,6 +12,8 @@ pub mod follow;
 pub mod generate;
 pub mod inspect;
 pub mod locate;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 mod outcome;
 pub mod remote;
 pub mod report;
@@ -64,6 +66,8 @@ pub fn run(args: &crate::cli::Args, terminal: Terminal<'_>) -> Outcome {
         Request::Doctor(d) => doctor::doctor(&d),
         Request::Completions(shell) => generate::completions(shell),
         Request::Man => generate::man(),
+        #[cfg(feature = "mcp")]
+        Request::Mcp => mcp::mcp(),
     };
     outcome.messages.splice(0..0, fetched);
     behave(&mut outcome, manners, paint);

@@ -13,9 +13,9 @@ use std::time::Duration;
 use super::config::{self, Config};
 use crate::checks::CheckConfig;
 use crate::cli::{
-    Args, CaptureArg, ColorArg, Command, FamilyArg, FetchArgs, FormatArg, InputArgs,
-    InspectFormatArg, KvTypeArg, MannersArgs, ReportArgs, SchedulerArg, SeverityArg, ShellArg,
-    WhatifArgs,
+    Args, CaptureArg, ColorArg, Command, DoctorFormatArg, FamilyArg, FetchArgs, FormatArg,
+    InputArgs, InspectFormatArg, KvTypeArg, MannersArgs, ReportArgs, SchedulerArg, SeverityArg,
+    ShellArg, WhatifArgs,
 };
 use crate::live::capture::Tool;
 use crate::load::model_file::ModelFiles;
@@ -56,6 +56,9 @@ pub enum Request {
     /// `completions SHELL`.
     Completions(clap_complete::Shell),
     Man,
+    /// `mcp`: the MCP server on stdio.
+    #[cfg(feature = "mcp")]
+    Mcp,
 }
 
 impl Request {
@@ -67,8 +70,10 @@ impl Request {
             Request::Whatif(w) => w.format == Format::Text,
             Request::Inspect(i) => i.format == Format::Text,
             Request::Diff(d) => d.format == Format::Text,
-            Request::Doctor(d) => !d.issue,
+            Request::Doctor(d) => !d.issue && !d.json,
             Request::Follow(_) | Request::Completions(_) | Request::Man => false,
+            #[cfg(feature = "mcp")]
+            Request::Mcp => false,
             #[cfg(feature = "batch")]
             Request::Batch(_) => false,
         }
@@ -96,6 +101,8 @@ pub struct Doctor {
     /// The log given, instead of looking for one.
     pub log: Option<String>,
     pub issue: bool,
+    /// `--format json`: the last load as one redacted JSON line instead of its text report.
+    pub json: bool,
     /// The GPU monitors to try now, in order (empty: none).
     pub capture: Vec<Tool>,
     /// The Ollama server to ask now.
@@ -167,6 +174,9 @@ pub fn resolve(args: &Args) -> Result<Resolved, String> {
     // What only prints clap's definition reads no config file: a broken one must not stop its repair.
     let config = match &args.command {
         Some(Command::Completions(_) | Command::Man) => Config::default(),
+        // The server reads none: each call's command reads it, and says what is wrong with it in its error.
+        #[cfg(feature = "mcp")]
+        Some(Command::Mcp) => Config::default(),
         _ => config::load()?,
     };
     let none = MannersArgs {
@@ -184,6 +194,7 @@ pub fn resolve(args: &Args) -> Result<Resolved, String> {
             Request::Doctor(Doctor {
                 log: None,
                 issue: false,
+                json: false,
                 capture: vec![Tool::NvidiaSmi, Tool::RocmSmi],
                 ollama: Some(ollama_host()),
                 fail_on: fail_on(args.report.fail_on, &config, SeverityArg::Never),
@@ -251,6 +262,10 @@ pub fn resolve(args: &Args) -> Result<Resolved, String> {
             Request::Doctor(Doctor {
                 log: d.log.clone(),
                 issue: d.issue,
+                json: match d.format {
+                    DoctorFormatArg::Text => false,
+                    DoctorFormatArg::Json => true,
+                },
                 capture: match d.capture {
                     None => vec![Tool::NvidiaSmi, Tool::RocmSmi],
                     Some(CaptureArg::NvidiaSmi) => vec![Tool::NvidiaSmi],
@@ -278,6 +293,8 @@ pub fn resolve(args: &Args) -> Result<Resolved, String> {
             &none,
         ),
         Some(Command::Man) => (Request::Man, &none),
+        #[cfg(feature = "mcp")]
+        Some(Command::Mcp) => (Request::Mcp, &none),
     };
     Ok(Resolved {
         request,
