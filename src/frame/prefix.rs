@@ -154,15 +154,13 @@ pub fn rank_tag(rank: Rank<'_>, payload: &str) -> String {
 fn vllm_rank<'a>(name: &'a str, rank: Option<&'a str>, pid: &'a str) -> Option<Rank<'a>> {
     if name.contains("EngineCore") {
         // `EngineCore`, `EngineCore_DP3`, `EngineCore_3`, Ray's `DPEngineCoreActor_DP3`
-        let Some((_, n)) = name.rsplit_once('_') else {
-            return None;
-        };
+        let (_, n) = name.rsplit_once('_')?;
         let dp = n.strip_prefix("DP").unwrap_or(n);
         // The first engine core is the one of every single-GPU start: no rank, as before data parallelism.
         return (!dp.is_empty()
             && dp.bytes().all(|b| b.is_ascii_digit())
-            && dp.trim_start_matches('0') != "")
-            .then_some(Rank::EngineCore(dp));
+            && !dp.trim_start_matches('0').is_empty())
+        .then_some(Rank::EngineCore(dp));
     }
     if !name.contains("Worker") {
         return None;
