@@ -32,6 +32,11 @@ fn ranks(loads: &[Concluded]) -> Vec<(String, String)> {
         .collect()
 }
 
+/// One real payload under each process or rank prefix.
+fn prefixed(prefixes: &[&str], payload: &str) -> Vec<String> {
+    prefixes.iter().map(|p| format!("{p} {payload}")).collect()
+}
+
 fn pairs(want: &[(&str, &str)]) -> Vec<(String, String)> {
     want.iter()
         .map(|(a, b)| (a.to_string(), b.to_string()))
@@ -96,12 +101,14 @@ fn data_tensor_and_expert_parallel_workers_are_their_ep_rank() {
 fn rank_numbers_are_their_gpu() {
     // `sample-logs/808-…:5` with the names older V1 releases and the Ray executor give: `VllmWorker rank=1`,
     // `Worker_3`, `VllmWorker-2`.
-    let line = "INFO 08-14 14:07:22 [gpu_worker.py:563] Available KV cache memory: 6.87 GiB";
-    let named = [
-        format!("(VllmWorker rank=1 pid=448) {line}"),
-        format!("(Worker_3 pid=449) {line}"),
-        format!("(VllmWorker-2 pid=450) {line}"),
-    ];
+    let named = prefixed(
+        &[
+            "(VllmWorker rank=1 pid=448)",
+            "(Worker_3 pid=449)",
+            "(VllmWorker-2 pid=450)",
+        ],
+        "INFO 08-14 14:07:22 [gpu_worker.py:563] Available KV cache memory: 6.87 GiB",
+    );
     let lines: Vec<&str> = named.iter().map(String::as_str).collect();
     assert_eq!(
         ranks(&loads("rank-numbers", &lines)),
@@ -184,11 +191,13 @@ fn sglang_dp_attention_ranks_are_their_tp_rank() {
 fn sglang_expert_and_pipeline_words_keep_the_tp_rank() {
     // `sample-logs/812-…:5` with the rank words SGLang's `configure_logger` prints from 0.5.10 (`census/
     // sglang.tsv`'s releases): `PP`, `TP`, `EP` in that order.
-    let line = "max_total_tokens=131072 is larger than the profiled value -561981. Use the profiled value instead.";
-    let named = [
-        format!("[2026-07-02 07:41:59 PP0 TP1 EP1] {line}"),
-        format!("[2026-07-02 07:41:59 PP0 TP0 EP0] {line}"),
-    ];
+    let named = prefixed(
+        &[
+            "[2026-07-02 07:41:59 PP0 TP1 EP1]",
+            "[2026-07-02 07:41:59 PP0 TP0 EP0]",
+        ],
+        "max_total_tokens=131072 is larger than the profiled value -561981. Use the profiled value instead.",
+    );
     let lines: Vec<&str> = named.iter().map(String::as_str).collect();
     assert_eq!(
         ranks(&loads("sglang-ep", &lines)),

@@ -6,9 +6,10 @@ last release printing them; then the excused rows by reason and the rows still w
     python3 scripts/census/coverage.py     # after census.py, or after editing census/*.verdicts.toml
 
 It reads only the repository (census/*.tsv, census/*.verdicts.toml); the verdicts' precedence is the test's
-(tests/census.rs): a read, then an exact excuse, then a class.
+(tests/census.rs): a read, then an exact excuse, then a pattern of the text, then a class.
 """
 
+import re
 import tomllib
 from pathlib import Path
 
@@ -44,6 +45,17 @@ def section(runtime):
     read = {r["format"]: r["rule"] for r in v.get("read", [])}
     excused = {f: e["reason"] for e in v.get("excuse", []) for f in e["formats"]}
     classes = v.get("class", [])
+    patterns = [(p, [re.compile(m) for m in p["matches"]]) for p in v.get("pattern", [])]
+
+    def pattern(row):
+        for p, res in patterns:
+            if (
+                (not p.get("files") or any(row["file"].startswith(f) for f in p["files"]))
+                and (not p.get("levels") or row["level"] in p["levels"])
+                and any(r.search(row["format"]) for r in res)
+            ):
+                return p["reason"]
+        return None
 
     def klass(row):
         for c in classes:
@@ -59,9 +71,10 @@ def section(runtime):
         if row["format"] in read:
             first, last, n = by_rule.get(read[row["format"]], (span[0], span[1], 0))
             by_rule[read[row["format"]]] = (min(first, span[0]), max(last, span[1]), n + 1)
-        elif row["format"] in excused or klass(row):
-            reason = excused.get(row["format"]) or klass(row)
-            by_reason[reason] = by_reason.get(reason, 0) + 1
+        elif row["format"] in excused or pattern(row) or klass(row):
+            reason = excused.get(row["format"]) or pattern(row) or klass(row)
+            kind = "row" if row["format"] in excused else "pattern" if pattern(row) else "class"
+            by_reason[(kind, reason)] = by_reason.get((kind, reason), 0) + 1
         else:
             open_rows += 1
     total = sum(n for *_, n in by_rule.values()) + sum(by_reason.values()) + open_rows
@@ -77,9 +90,9 @@ def section(runtime):
     ]
     for rule, (first, last, n) in sorted(by_rule.items(), key=lambda kv: (kv[1][0], kv[0])):
         out.append(f"| `{rule}` | {n} | {releases[first][0]} | {releases[last][0]} |")
-    out += ["", "| excused because | rows |", "|---|---|"]
-    for reason, n in sorted(by_reason.items(), key=lambda kv: -kv[1]):
-        out.append(f"| {reason.replace('|', '/')} | {n} |")
+    out += ["", "| excused because | by | rows |", "|---|---|---|"]
+    for (kind, reason), n in sorted(by_reason.items(), key=lambda kv: (-kv[1], kv[0])):
+        out.append(f"| {reason.replace('|', '/')} | {kind} | {n} |")
     return "\n".join(out) + "\n"
 
 

@@ -92,7 +92,7 @@ def _args(call, src, skip):
 
 def calls(path, rel):
     """Yield dicts (format, style, level, function, file, args) for every log call and raise in one file."""
-    src = path.read_text(encoding="utf-8", errors="replace")
+    src = path.read_text(encoding="utf-8-sig", errors="replace")  # a BOM (qwen2_classification.py) is no syntax error
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:

@@ -146,7 +146,7 @@ pub fn rank_tag(rank: Rank<'_>, payload: &str) -> String {
 }
 
 /// The rank a vLLM process name gives: a worker's parallel ranks, its rank number, else (a V0 worker) its
-/// process id; an engine core its data-parallel rank (`EngineCore_DP3`, before 0.10.2 `EngineCore_3`, under
+/// process id; an engine core other than the first its data-parallel rank (`EngineCore_DP3`, before 0.10.2 `EngineCore_3`, under
 /// Ray `DPEngineCoreActor_DP3`: the names vLLM's `v1/engine/core.py` and `utils.py` give the process, read in
 /// the releases of `census/vllm.releases.tsv`), which is a GPU of its own
 /// when the engine core runs its one worker in-process (TP 1; `load::serving` folds it into the workers
@@ -154,12 +154,13 @@ pub fn rank_tag(rank: Rank<'_>, payload: &str) -> String {
 fn vllm_rank<'a>(name: &'a str, rank: Option<&'a str>, pid: &'a str) -> Option<Rank<'a>> {
     if name.contains("EngineCore") {
         // `EngineCore`, `EngineCore_DP3`, `EngineCore_3`, Ray's `DPEngineCoreActor_DP3`
-        let Some((_, n)) = name.rsplit_once('_') else {
-            return None;
-        };
+        let (_, n) = name.rsplit_once('_')?;
         let dp = n.strip_prefix("DP").unwrap_or(n);
-        return (!dp.is_empty() && dp.bytes().all(|b| b.is_ascii_digit()))
-            .then_some(Rank::EngineCore(dp));
+        // The first engine core is the one of every single-GPU start: no rank, as before data parallelism.
+        return (!dp.is_empty()
+            && dp.bytes().all(|b| b.is_ascii_digit())
+            && !dp.trim_start_matches('0').is_empty())
+        .then_some(Rank::EngineCore(dp));
     }
     if !name.contains("Worker") {
         return None;
@@ -1251,6 +1252,8 @@ mod tests {
             "GPU KV cache size: 973,760 tokens"
         );
         for (name, tag) in [
+            ("EngineCore_DP0", ""),
+            ("EngineCore_0", ""),
             ("EngineCore_DP3", "[rank=EngineCore_DP3] "),
             ("EngineCore_3", "[rank=EngineCore_DP3] "),
             ("DPEngineCoreActor_DP3", "[rank=EngineCore_DP3] "),

@@ -17,7 +17,7 @@
 //!
 //! A rank is the one its line's prefix named (`[rank=TP1] `, see `frame::prefix`); lines without one are
 //! rank 0 (the driver of V0, the engine core of one GPU, SGLang on one GPU); so is the first engine core
-//! (`EngineCore_DP0`), and the others of a data-parallel start with TP 1 are ranks of their own (`DP3` is GPU
+//! (`EngineCore_DP0`, which `frame::prefix` tags with no rank), and the others of a data-parallel start with TP 1 are ranks of their own (`DP3` is GPU
 //! 3), folded into the engine's lines beside workers. Each rank becomes a GPU of the
 //! load: its expert-parallel rank when named (vLLM numbers EP ranks over DP × TP), else its pipeline stage
 //! (PP alone, or PP × TP-size + TP), else DP × TP-size + TP when the TP size is known, else its TP rank, else its rank number, else (V0 workers known by pid) the order
@@ -146,13 +146,10 @@ impl ServingLedger {
 
     /// The rank a line is counted under: an engine core's (`EngineCore_DP3`, `frame::prefix`) is a GPU of its
     /// own only while it runs its worker in-process (TP 1); beside worker ranks, or with a TP size above 1, its
-    /// lines are the engine's, as a line without a prefix is. The first engine core (`EngineCore_DP0`) is
-    /// rank `0`, the rank of a line without a prefix, so a paste that lost some prefixes keeps one GPU.
+    /// lines are the engine's, as a line without a prefix is. (The first engine core names no rank, so it is
+    /// rank `0` with the lines that lost their prefix.)
     fn engine_core_folded<'a>(&self, label: Option<&'a str>) -> Option<&'a str> {
         let engine_core = label.is_some_and(|l| l.starts_with("EngineCore_DP"));
-        if label == Some("EngineCore_DP0") {
-            return None;
-        }
         let workers = self
             .ranks
             .iter()
