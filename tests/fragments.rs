@@ -409,15 +409,21 @@ fn fragment_windows_long_run() {
     assert!(violations.is_empty());
 }
 
-/// Lines `a..=b` (1-based) of a sample log, as a fragment.
-fn excerpt(prefix: &str, ranges: &[(usize, usize)]) -> String {
+/// The sample log whose name starts with `prefix`: its name and its text.
+fn sample_log(prefix: &str) -> (String, String) {
     let dir = root().join("sample-logs");
     let name = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .find(|n| n.starts_with(prefix) && n.ends_with(".log"))
         .unwrap();
-    let text = std::fs::read_to_string(dir.join(name)).unwrap();
+    let text = std::fs::read_to_string(dir.join(&name)).unwrap();
+    (name, text)
+}
+
+/// Lines `a..=b` (1-based) of a sample log, as a fragment.
+fn excerpt(prefix: &str, ranges: &[(usize, usize)]) -> String {
+    let (_, text) = sample_log(prefix);
     let lines: Vec<&str> = text.lines().collect();
     let mut out = String::new();
     for &(a, b) in ranges {
@@ -523,13 +529,7 @@ fn a_command_line_continued_with_backslashes_gives_the_same_facts() {
     // `python3.12 -m sglang.launch_server` (`sample-logs/811-…:1`); each again as a shell user writes it,
     // continued with ` \` over several lines.
     for prefix in ["706-", "803-", "811-"] {
-        let dir = root().join("sample-logs");
-        let name = std::fs::read_dir(&dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .find(|n| n.starts_with(prefix) && n.ends_with(".log"))
-            .unwrap();
-        let text = std::fs::read_to_string(dir.join(&name)).unwrap();
+        let (name, text) = sample_log(prefix);
         let continued = continued_command(&text);
         assert!(
             continued.lines().count() > text.lines().count() + 1,

@@ -109,6 +109,17 @@ impl Context<'_> {
             .unwrap_or_default()
     }
 
+    /// The log ends before the load finished: allocations still to come (a sliding-window model's second
+    /// cache, the other ranks') are not in it, so less allocated than estimated is no evidence of anything.
+    pub fn unfinished(&self) -> bool {
+        self.load
+            .load
+            .source
+            .partial_reasons
+            .iter()
+            .any(|r| matches!(r, crate::model::PartialReason::Unfinished(_)))
+    }
+
     /// The estimate is larger than reality by more than the configured margin (beyond rounding).
     pub fn clearly_over(&self, estimated: Quantity, actual: Quantity) -> bool {
         self.beyond_margin(estimated.low - actual.high, estimated.bytes)

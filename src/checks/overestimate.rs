@@ -11,6 +11,10 @@ pub const DEF: CheckDef = CheckDef {
 };
 
 fn check(cx: &Context, out: &mut Vec<Finding>) {
+    if cx.unfinished() {
+        // What the log has not reached yet may hold the rest of the estimate.
+        return;
+    }
     for c in &cx.load.components {
         let (Some(e), Some(a)) = (c.estimated, c.actual) else {
             continue;

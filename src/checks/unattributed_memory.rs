@@ -16,6 +16,19 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
         .source
         .partial_reasons
         .contains(&crate::model::PartialReason::StartsMidLoad);
+    // A runner that logs no KV cache (Ollama's engine before 0.11.5): without an estimate whose KV bounds it
+    // (`reconcile`'s `kv_missing`), memory beyond the buffers may be the KV cache itself.
+    let kv_unlogged = !load.actual.buffers.is_empty()
+        && !load.actual.buffers.iter().any(|b| {
+            matches!(
+                b.kind,
+                crate::model::BufferKind::Kv | crate::model::BufferKind::Rs
+            )
+        })
+        && load.estimate.as_ref().and_then(|e| e.kv).is_none();
+    if kv_unlogged {
+        return;
+    }
     for o in &cx.load.observed {
         let Some(u) = o.unattributed else { continue };
         if u.low < cx.config.unattributed_bytes {

@@ -223,6 +223,12 @@ mod tests {
         });
     }
 
+    /// Peer vector 302, lines 5–6: the real round's weights and KV cache after the probe's.
+    fn second_round_of_302(l: &mut BufferLedger) {
+        add(l, "load_tensors", "CUDA0", BufferKind::Model, 1100.0, 5);
+        add(l, "llama_kv_cache", "CUDA0", BufferKind::Kv, 2200.0, 6);
+    }
+
     #[test]
     fn a_second_round_replaces_the_probe() {
         // peer vector 302 (first five lines).
@@ -236,15 +242,7 @@ mod tests {
             1,
         );
         add(&mut l, "llama_kv_cache", "CUDA0", BufferKind::Kv, 2000.0, 2);
-        add(
-            &mut l,
-            "load_tensors",
-            "CUDA0",
-            BufferKind::Model,
-            1100.0,
-            5,
-        );
-        add(&mut l, "llama_kv_cache", "CUDA0", BufferKind::Kv, 2200.0, 6);
+        second_round_of_302(&mut l);
         let b = l.into_buffers();
         assert_eq!(b.len(), 2);
         assert_eq!(b[0].size, mib(1100.0));
@@ -272,53 +270,22 @@ mod tests {
             400.0,
             4,
         );
-        add(
-            &mut l,
-            "load_tensors",
-            "CUDA0",
-            BufferKind::Model,
-            1100.0,
-            5,
-        );
-        add(&mut l, "llama_kv_cache", "CUDA0", BufferKind::Kv, 2200.0, 6);
+        second_round_of_302(&mut l);
         let lines: Vec<u64> = l.into_buffers().iter().map(|b| b.line).collect();
         assert_eq!(lines, vec![5, 6]);
         // The whole of 303: the last round reached its compute, so the probe's output buffer (printed once)
         // still counts.
         let mut l = BufferLedger::default();
-        add(&mut l, "load_tensors", "CUDA0", BufferKind::Model, 0.0, 2);
-        add(
-            &mut l,
-            "llama_context",
-            "CUDA_Host",
-            BufferKind::Output,
-            0.95,
-            4,
-        );
-        add(
-            &mut l,
-            "sched_reserve",
-            "CUDA0",
-            BufferKind::Compute,
-            9952.25,
-            9,
-        );
-        add(
-            &mut l,
-            "load_tensors",
-            "CUDA0",
-            BufferKind::Model,
-            8171.01,
-            13,
-        );
-        add(
-            &mut l,
-            "sched_reserve",
-            "CUDA0",
-            BufferKind::Compute,
-            9952.25,
-            19,
-        );
+        // (component, buffer, kind, MiB, line) of 303's lines 2, 4, 9, 13 and 19.
+        for (component, buffer, kind, size, line) in [
+            ("load_tensors", "CUDA0", BufferKind::Model, 0.0, 2),
+            ("llama_context", "CUDA_Host", BufferKind::Output, 0.95, 4),
+            ("sched_reserve", "CUDA0", BufferKind::Compute, 9952.25, 9),
+            ("load_tensors", "CUDA0", BufferKind::Model, 8171.01, 13),
+            ("sched_reserve", "CUDA0", BufferKind::Compute, 9952.25, 19),
+        ] {
+            add(&mut l, component, buffer, kind, size, line);
+        }
         let lines: Vec<u64> = l.into_buffers().iter().map(|b| b.line).collect();
         assert_eq!(lines, vec![4, 13, 19]);
     }
