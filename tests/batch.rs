@@ -528,3 +528,23 @@ fn serving_peaks_are_columns_of_the_loads_table() {
     assert_eq!(int("serving_prompt_cache_limit", killed), None);
     assert!(int("serving_prompt_cache_peak", killed).is_some());
 }
+
+#[test]
+fn batch_reads_a_pasted_diff_as_its_two_runs() {
+    // tests/data/pairs/…diff: `diff -u` of two real llama.cpp runs (-ub 512, then 128): one file, two loads,
+    // and their pair, the compute buffer predicted at -ub 128 within the rounding.
+    let diff = "tests/data/pairs/llama-gqa--ctx4096-vs-ub128.diff";
+    let out = run(&["batch", diff], b"");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let summary = stdout(&out);
+    assert!(
+        summary.contains("1 files read (0 with an error, skipped), 2 loads."),
+        "{summary}"
+    );
+    assert!(
+        summary.contains(&format!(
+            "| `{diff}` | 1 → 2 | llama.cpp b0-unknown | ubatch 512 → 128 | compute (CPU) | 1.8 MiB | 1.8 MiB |"
+        )),
+        "{summary}"
+    );
+}

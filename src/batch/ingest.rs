@@ -102,15 +102,30 @@ pub fn expand(paths: &[String]) -> (Vec<InputFile>, Vec<String>) {
 
 /// Analyse one file to rows.
 fn analyze_file(path: &str, pipeline: &mut Pipeline) -> FileResult {
-    let (summary, loads) = match source::open(path) {
-        Ok(input) => {
-            let report = pipeline.run(&input.name, input.reader, &mut []);
-            (report.summary, report.loads)
+    // A pasted diff of two runs is read as its two sides (`source::diff_sides`), one file's loads and summary.
+    let opened = source::open(path)
+        .map_err(|e| e.to_string())
+        .and_then(|input| source::diff_sides::sides(input).map_err(|e| format!("{path}: {e}")));
+    let (summary, loads) = match opened {
+        Ok(sides) => {
+            let mut summary: Option<InputSummary> = None;
+            let mut loads = Vec::new();
+            for input in sides {
+                let report = pipeline.run(&input.name, input.reader, &mut []);
+                loads.extend(report.loads);
+                match &mut summary {
+                    Some(s) => s.absorb_other_side(report.summary),
+                    None => summary = Some(report.summary),
+                }
+            }
+            let mut summary = summary.unwrap_or_default();
+            summary.path = path.to_string();
+            (summary, loads)
         }
         Err(e) => (
             InputSummary {
                 path: path.to_string(),
-                error: Some(e.to_string()),
+                error: Some(e),
                 ..InputSummary::default()
             },
             Vec::new(),

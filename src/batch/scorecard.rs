@@ -32,6 +32,8 @@ pub struct PairRow {
     /// The names of the settings changed, without their values (`ctx, batch`): what the summary groups by.
     pub settings: String,
     pub component: String,
+    /// The device, for a component no figure sums over every device (its devices' figures are each a row).
+    pub device: Option<String>,
     pub predicted: Option<Quantity>,
     pub measured: Option<Quantity>,
     pub error: Option<i64>,
@@ -104,8 +106,9 @@ pub fn all_rows(results: &[FileResult]) -> Vec<PairRow> {
     out
 }
 
-/// One row per figure of `pair` (every device's: the one without a device, else a component's only device,
-/// a CPU-only load's compute buffer).
+/// One row per figure of `pair`: every device's (the one without a device), else each device's of a component
+/// that has no such figure (a CPU-only load's compute buffer; `sample-logs/1256-…`'s, whose second table lost
+/// its host row).
 fn pair_rows(pair: &LoadPair, first_file: &str, file: &str, first_line: u64) -> Vec<PairRow> {
     let joined = |f: &dyn Fn(&SettingChange) -> String| {
         if pair.changed.is_empty() {
@@ -118,16 +121,10 @@ fn pair_rows(pair: &LoadPair, first_file: &str, file: &str, first_line: u64) -> 
     let settings = joined(&|c| c.setting.clone());
     let every = pair.figures.iter().filter(|f| {
         f.device.is_none()
-            || (!pair
+            || !pair
                 .figures
                 .iter()
                 .any(|g| g.device.is_none() && g.component == f.component)
-                && pair
-                    .figures
-                    .iter()
-                    .filter(|g| g.component == f.component)
-                    .count()
-                    == 1)
     });
     every
         .map(|f| PairRow {
@@ -141,6 +138,7 @@ fn pair_rows(pair: &LoadPair, first_file: &str, file: &str, first_line: u64) -> 
             setting: setting.clone(),
             settings: settings.clone(),
             component: f.component.clone(),
+            device: f.device.as_ref().map(|d| d.to_string()),
             predicted: f.predicted,
             measured: f.measured,
             error: f.error,
@@ -196,7 +194,10 @@ pub fn render(rows: &[PairRow]) -> String {
             md_escape(&r.loads()),
             md_escape(&runtime),
             md_escape(&r.setting),
-            r.component,
+            match &r.device {
+                Some(d) => format!("{} ({})", r.component, md_escape(d)),
+                None => r.component.clone(),
+            },
             size(&r.component, r.predicted.map(|q| q.bytes)),
             size(&r.component, r.measured.map(|q| q.bytes)),
             error,

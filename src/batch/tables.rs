@@ -222,6 +222,12 @@ pub fn pairs_frame(rows: &[PairRow]) -> PolarsResult<DataFrame> {
             column!("setting", s(&|r| &r.setting)),
             column!("settings", s(&|r| &r.settings)),
             column!("component", s(&|r| &r.component)),
+            column!(
+                "device",
+                rows.iter()
+                    .map(|r| r.device.as_deref())
+                    .collect::<Vec<Option<&str>>>()
+            ),
             column!("predicted", i(&|r| r.predicted.map(|q| q.bytes))),
             column!("predicted_low", i(&|r| r.predicted.map(|q| q.low))),
             column!("predicted_high", i(&|r| r.predicted.map(|q| q.high))),

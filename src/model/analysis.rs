@@ -86,6 +86,27 @@ impl InputSummary {
         }
     }
 
+    /// Take in the summary of the other side of the same pasted diff (`crate::source::diff_sides`), where a
+    /// batch keeps one summary per file: both sides span the diff's lines, so the line count is one side's;
+    /// what each side recognised, joined, warned and captured adds up.
+    pub fn absorb_other_side(&mut self, other: InputSummary) {
+        self.lines = self.lines.max(other.lines);
+        self.recognized_lines += other.recognized_lines;
+        self.unrecognized_memory_lines += other.unrecognized_memory_lines;
+        self.joined_lines += other.joined_lines;
+        self.unrecognized.extend(other.unrecognized);
+        for w in other.warnings {
+            self.warn(w.line, w.message);
+        }
+        self.dropped_warnings += other.dropped_warnings;
+        // The lines both runs printed alike are on both sides: the GPUs of one side, the other's if it has none.
+        if self.discovered_gpus.is_empty() {
+            self.discovered_gpus = other.discovered_gpus;
+        }
+        self.captures.extend(other.captures);
+        self.error = self.error.take().or(other.error);
+    }
+
     /// Record a warning (at most [`MAX_WARNINGS`] are kept; the rest are counted).
     pub fn warn(&mut self, line: Option<u64>, message: String) {
         if self.warnings.len() < MAX_WARNINGS {

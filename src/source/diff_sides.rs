@@ -4,8 +4,9 @@
 //! load's two values; read as its two sides, they are the two loads of a pair (issue 53, `crate::pairs`).
 //!
 //! An input is taken for a diff only when its first line that is not blank or a fence is a diff's (a
-//! `diff `/`--- `/`@@ ` header, or a `-`/`+` line) and then every line is a diff line; the input is read
-//! whole for that check, up to [`MAX_DIFF_BYTES`] (a bigger input is read as it is). Each side keeps the
+//! `diff `/`--- `/`@@ ` header, or a `-`/`+` line) and then every line is a diff line. Lines are held until
+//! the first that is not a diff's (a log that starts with a `-` line is read on from there, its memory still
+//! bounded), a diff whole up to [`MAX_DIFF_BYTES`] (a bigger input is read as it is). Each side keeps the
 //! diff's line numbers: the other side's lines, the headers and the markers are read as blank lines, so
 //! a finding's line is the pasted diff's line. Anything else is read unchanged, the bytes peeked included.
 
@@ -13,9 +14,9 @@ use std::io::{self, BufRead, Cursor, Read};
 
 use super::Input;
 
-/// The largest input checked for a diff: a pasted diff is a few hundred KiB; a log of gigabytes that starts
-/// with a `-` is read as a log without being held in memory.
-pub const MAX_DIFF_BYTES: u64 = 64 << 20;
+/// The largest diff held: a pasted diff is a few hundred KiB; a bigger one is read as a log, in bounded memory
+/// (`README.md`: under 32 MB).
+pub const MAX_DIFF_BYTES: u64 = 16 << 20;
 
 /// What a diff line is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,22 +75,40 @@ pub fn sides(input: Input) -> io::Result<Vec<Input>> {
     if !starts_like_a_diff(head) {
         return Ok(vec![Input { name, reader }]);
     }
+    // Read line by line until a line that is no diff's (a log that starts with `-` or `+`: held no further)
+    // or the end; a diff is held whole, up to MAX_DIFF_BYTES.
     let mut whole = Vec::new();
-    (&mut reader)
-        .take(MAX_DIFF_BYTES + 1)
-        .read_to_end(&mut whole)?;
-    let kinds: Vec<DiffLine> = whole.split(|&b| b == b'\n').map(classify).collect();
-    let is_diff = whole.len() as u64 <= MAX_DIFF_BYTES
-        && !kinds.contains(&DiffLine::Other)
-        && kinds.contains(&DiffLine::Old)
-        && kinds.contains(&DiffLine::New);
-    if !is_diff {
+    let mut kinds = Vec::new();
+    let mut is_diff = true;
+    loop {
+        let start = whole.len();
+        if (&mut reader)
+            .take(MAX_DIFF_BYTES + 1)
+            .read_until(b'\n', &mut whole)?
+            == 0
+        {
+            break;
+        }
+        let line = whole[start..]
+            .strip_suffix(b"\n")
+            .unwrap_or(&whole[start..]);
+        let kind = classify(line);
+        kinds.push(kind);
+        if kind == DiffLine::Other || whole.len() as u64 > MAX_DIFF_BYTES {
+            is_diff = false;
+            break;
+        }
+    }
+    if !(is_diff && kinds.contains(&DiffLine::Old) && kinds.contains(&DiffLine::New)) {
         let rest: Box<dyn BufRead + Send> = Box::new(Cursor::new(whole).chain(reader));
         return Ok(vec![Input { name, reader: rest }]);
     }
     let side = |keep: DiffLine| -> Vec<u8> {
         let mut out = Vec::with_capacity(whole.len());
-        for (line, kind) in whole.split(|&b| b == b'\n').zip(&kinds) {
+        for (line, kind) in whole
+            .split(|&b| b == b'\n')
+            .zip(kinds.iter().chain([&DiffLine::Header]))
+        {
             if *kind == keep || *kind == DiffLine::Both {
                 out.extend_from_slice(&line[1..]);
             }
@@ -163,6 +182,8 @@ mod tests {
             "- llama_context: n_ctx = 4096\nsome words\n",
             // Only one side: a list, not two runs.
             "-a\n-b\n",
+            // Both signs, then a line no diff has: read from there as a log, the lines held given back first.
+            "-a\n+b\nplain text\n-c\n+d\n",
             "",
         ] {
             let got = read(sides(input(text)).unwrap());
