@@ -17,6 +17,9 @@ use crate::model::{
 };
 use crate::parse::serving_memory::ServingMemoryLine;
 
+/// The most samples a timeline keeps (a followed server's, over days); the peaks are over every sample.
+const MAX_SAMPLES: usize = 4096;
+
 /// The timeline of one load being read.
 #[derive(Debug, Default, Clone)]
 pub struct TimelineLedger {
@@ -54,6 +57,9 @@ impl TimelineLedger {
 
     /// Read one line.
     pub fn push(&mut self, event: ServingMemoryLine, line: u64) {
+        if self.timeline.lines.len() >= MAX_SAMPLES {
+            self.timeline.lines.drain(..MAX_SAMPLES / 4);
+        }
         self.timeline.lines.push(line);
         let limits = &mut self.timeline.limits;
         match event {
@@ -282,10 +288,20 @@ impl Assembler {
             }
             return;
         }
-        let b = match self.current.is_some() {
-            true => self.current.as_mut().expect("checked above"),
-            false => self.ongoing(line, done),
+        let fresh = self.current.is_none();
+        let carried = if fresh {
+            self.serving_carry.take()
+        } else {
+            None
         };
+        let b = match fresh {
+            false => self.current.as_mut().expect("checked above"),
+            true => self.ongoing(line, done),
+        };
+        if let Some(timeline) = carried {
+            // A followed server goes on serving after its load was reported: its timeline goes on too.
+            b.timeline = timeline;
+        }
         b.touch(line);
         // A request being served means the load finished; the limits llama-server prints while it loads
         // (`prompt cache is enabled`, `context checkpoints enabled`) and the engines' stats (printed between
@@ -301,10 +317,13 @@ impl Assembler {
             | ServingMemoryLine::CheckpointErased { .. }
             | ServingMemoryLine::CheckpointRestored { .. }
             | ServingMemoryLine::SlotContext { .. } => true,
+            // A serving engine's stats say so only outside its start (SGLang prints one between its warm-up
+            // and its ready line): in a load of serving lines alone.
+            ServingMemoryLine::EngineStats { .. } | ServingMemoryLine::Preempted { .. } => {
+                b.serving.is_empty()
+            }
             ServingMemoryLine::CacheLimit { .. }
             | ServingMemoryLine::CheckpointsMax { .. }
-            | ServingMemoryLine::EngineStats { .. }
-            | ServingMemoryLine::Preempted { .. }
             | ServingMemoryLine::HostMemory { .. } => false,
         };
         if serves && b.failure.is_none() {
