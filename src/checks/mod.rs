@@ -8,6 +8,7 @@
 //! settings to try, in the knobs of the load's era; `pipeline::conclude` runs both and makes the `Concluded` load.
 
 mod budget_exceeded;
+mod client_timeout;
 pub mod compute_imbalance;
 mod context_reduced;
 mod cpu_offload_with_free_vram;
@@ -188,6 +189,7 @@ pub const REGISTRY: &[CheckDef] = &[
     load_recovered::DEF,
     prompt_cache_over_limit::DEF,
     serving_host_memory::DEF,
+    client_timeout::DEF,
 ];
 
 /// Run every check on a load: findings sorted most severe first (registry order within a severity).

@@ -199,6 +199,27 @@ impl TimelineLedger {
                 self.timeline.lines.pop();
                 self.host(total, free, line);
             }
+            ServingMemoryLine::PrefillRate { tokens_per_second } => {
+                let slowest = &mut self.timeline.slowest_prefill;
+                if slowest.is_none_or(|r| tokens_per_second < r.value) {
+                    *slowest = Some(Ratio {
+                        value: tokens_per_second,
+                        line,
+                    });
+                }
+            }
+            ServingMemoryLine::RequestFailed { status, elapsed } => {
+                self.timeline
+                    .request_failed
+                    .get_or_insert(crate::model::FailedRequest {
+                        status,
+                        elapsed,
+                        line,
+                    });
+            }
+            ServingMemoryLine::TaskCancelled => {
+                self.timeline.cancelled_line.get_or_insert(line);
+            }
         }
     }
 
@@ -288,6 +309,16 @@ impl Assembler {
             }
             return;
         }
+        // How a request went says nothing of memory by itself: it never opens a load.
+        let request = matches!(
+            event,
+            ServingMemoryLine::PrefillRate { .. }
+                | ServingMemoryLine::RequestFailed { .. }
+                | ServingMemoryLine::TaskCancelled
+        );
+        if request && self.current.is_none() {
+            return;
+        }
         let fresh = self.current.is_none();
         let carried = if fresh {
             self.serving_carry.take()
@@ -322,6 +353,9 @@ impl Assembler {
             ServingMemoryLine::EngineStats { .. } | ServingMemoryLine::Preempted { .. } => {
                 b.serving.is_empty()
             }
+            ServingMemoryLine::PrefillRate { .. }
+            | ServingMemoryLine::RequestFailed { .. }
+            | ServingMemoryLine::TaskCancelled => false,
             ServingMemoryLine::CacheLimit { .. }
             | ServingMemoryLine::CheckpointsMax { .. }
             | ServingMemoryLine::HostMemory { .. } => false,

@@ -41,11 +41,12 @@ pub enum FindingCode {
     LoadRecovered,
     PromptCacheOverLimit,
     ServingHostMemory,
+    ClientTimeout,
 }
 
 impl FindingCode {
     /// Every code with its word, in the order of the check registry.
-    pub const ALL: [(FindingCode, &'static str); 32] = [
+    pub const ALL: [(FindingCode, &'static str); 33] = [
         (FindingCode::LoadFailed, "load-failed"),
         (FindingCode::GpuUnused, "gpu-unused"),
         (FindingCode::IncompleteLoad, "incomplete-load"),
@@ -84,6 +85,7 @@ impl FindingCode {
         (FindingCode::LoadRecovered, "load-recovered"),
         (FindingCode::PromptCacheOverLimit, "prompt-cache-over-limit"),
         (FindingCode::ServingHostMemory, "serving-host-memory"),
+        (FindingCode::ClientTimeout, "client-timeout"),
     ];
 
     /// The contract's word.
@@ -112,7 +114,8 @@ impl FindingCode {
             | FindingCode::RuntimeGrowth
             | FindingCode::ComputeImbalance
             | FindingCode::PromptCacheOverLimit
-            | FindingCode::ServingHostMemory => false,
+            | FindingCode::ServingHostMemory
+            | FindingCode::ClientTimeout => false,
             FindingCode::LoadFailed
             | FindingCode::GpuUnused
             | FindingCode::Underestimate
