@@ -1386,6 +1386,7 @@ const FINDING_CODES: &[&str] = &[
     "prompt-cache-over-limit",
     "serving-host-memory",
     "client-timeout",
+    "kv-cache-full",
 ];
 
 #[test]

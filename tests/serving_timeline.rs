@@ -186,3 +186,69 @@ fn a_500_after_a_slow_prefill_is_a_client_timeout_not_memory() {
     let failed = t.request_failed.as_ref().unwrap();
     assert_eq!((failed.status, failed.elapsed.as_str()), (500, "1m0s"));
 }
+
+/// The real start of sample 804 (vLLM 0.10.2, TP=2) followed by stats lines in vLLM's own format
+/// (`vllm/v1/metrics/loggers.py` of 0.34: `Running: %d reqs, Waiting: %d reqs, [Preemptions: %d, ]%s KV cache
+/// usage: %.1f%%, Prefix cache hit rate: %.1f%%`; figures illustrative: no log of the corpus prints them).
+fn vllm_serving(stats: &[&str]) -> vramdiff::model::Concluded {
+    let start =
+        std::fs::read_to_string(crate::util::root().join(
+            "sample-logs/804-vllm-0102-2xh200-tp2-qwen3-next-80b-advisory-bytes-dup-lines.log",
+        ))
+        .unwrap();
+    let dir = crate::util::scratch(&format!("kv-full-{}", stats.len()));
+    let path = dir.join("vllm.log");
+    let mut text = start;
+    for s in stats {
+        text.push_str("(APIServer pid=1804347) INFO 10-23 15:20:00 [loggers.py:330] Engine 000: ");
+        text.push_str(s);
+        text.push('\n');
+    }
+    std::fs::write(&path, text).unwrap();
+    let mut loads = crate::util::analyze(&[&path]).loads;
+    assert_eq!(loads.len(), 1);
+    loads.remove(0)
+}
+
+#[test]
+fn a_kv_cache_that_runs_full_and_queues_is_kv_cache_full_not_kv_too_small() {
+    let calm = vllm_serving(&[
+        "Avg prompt throughput: 512.0 tokens/s, Avg generation throughput: 80.0 tokens/s, Running: 4 reqs, Waiting: 0 reqs, GPU KV cache usage: 12.5%, Prefix cache hit rate: 0.0%",
+    ]);
+    assert!(
+        !codes(&calm).contains(&FindingCode::KvCacheFull),
+        "{:?}",
+        codes(&calm)
+    );
+    let t = calm.reconciled.load.timeline.as_ref().unwrap();
+    assert_eq!(t.peaks.kv_percent.map(|r| r.value), Some(12.5));
+    let full = vllm_serving(&[
+        "Avg prompt throughput: 512.0 tokens/s, Avg generation throughput: 80.0 tokens/s, Running: 4 reqs, Waiting: 0 reqs, GPU KV cache usage: 12.5%, Prefix cache hit rate: 0.0%",
+        "Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 95.1 tokens/s, Running: 64 reqs, Waiting: 3 reqs, Preemptions: 5, GPU KV cache usage: 100.0%, Prefix cache hit rate: 41.0%",
+    ]);
+    let before = codes(&calm);
+    let after = codes(&full);
+    assert!(after.contains(&FindingCode::KvCacheFull), "{after:?}");
+    // Nothing else changes: the start's findings are the start's.
+    assert_eq!(
+        after
+            .iter()
+            .filter(|c| **c != FindingCode::KvCacheFull)
+            .collect::<Vec<_>>(),
+        before.iter().collect::<Vec<_>>()
+    );
+    let f = full
+        .findings
+        .iter()
+        .find(|f| f.code == FindingCode::KvCacheFull)
+        .unwrap();
+    assert!(
+        f.message.contains("5 request(s) preempted"),
+        "{}",
+        f.message
+    );
+    assert!(f
+        .message
+        .contains("3 request(s) waiting while the KV cache was 100.0% full"));
+    assert!(f.hint.contains("--max-num-seqs") && f.hint.contains("--gpu-memory-utilization"));
+}

@@ -21,6 +21,7 @@ mod graph_estimate_off;
 mod host_not_vram;
 mod incomplete_load;
 mod knob_ignored;
+mod kv_cache_full;
 mod kv_mismatch;
 mod kv_too_small;
 mod load_failed;
@@ -190,6 +191,7 @@ pub const REGISTRY: &[CheckDef] = &[
     prompt_cache_over_limit::DEF,
     serving_host_memory::DEF,
     client_timeout::DEF,
+    kv_cache_full::DEF,
 ];
 
 /// Run every check on a load: findings sorted most severe first (registry order within a severity).

@@ -42,11 +42,12 @@ pub enum FindingCode {
     PromptCacheOverLimit,
     ServingHostMemory,
     ClientTimeout,
+    KvCacheFull,
 }
 
 impl FindingCode {
     /// Every code with its word, in the order of the check registry.
-    pub const ALL: [(FindingCode, &'static str); 33] = [
+    pub const ALL: [(FindingCode, &'static str); 34] = [
         (FindingCode::LoadFailed, "load-failed"),
         (FindingCode::GpuUnused, "gpu-unused"),
         (FindingCode::IncompleteLoad, "incomplete-load"),
@@ -86,6 +87,7 @@ impl FindingCode {
         (FindingCode::PromptCacheOverLimit, "prompt-cache-over-limit"),
         (FindingCode::ServingHostMemory, "serving-host-memory"),
         (FindingCode::ClientTimeout, "client-timeout"),
+        (FindingCode::KvCacheFull, "kv-cache-full"),
     ];
 
     /// The contract's word.
@@ -115,7 +117,8 @@ impl FindingCode {
             | FindingCode::ComputeImbalance
             | FindingCode::PromptCacheOverLimit
             | FindingCode::ServingHostMemory
-            | FindingCode::ClientTimeout => false,
+            | FindingCode::ClientTimeout
+            | FindingCode::KvCacheFull => false,
             FindingCode::LoadFailed
             | FindingCode::GpuUnused
             | FindingCode::Underestimate
