@@ -42,6 +42,15 @@ case "$1" in
 esac
 "#;
 
+/// A loopback port that was free a moment ago.
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
 /// A fresh temporary folder for one test.
 fn scratch(tag: &str) -> PathBuf {
     crate::util::scratch(&format!("follow-{tag}"))
@@ -442,11 +451,7 @@ fn unreachable_server_and_missing_tool_warn_once_and_reports_go_on() {
     let empty = scratch("no-tools").join("bin");
     std::fs::create_dir_all(&empty).unwrap();
     // A port that was free a moment ago: nothing listens there.
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = free_port();
     let url = format!("http://127.0.0.1:{port}");
     let follower = follow_founding(
         "unreachable-log",
@@ -647,11 +652,7 @@ fn samples(text: &str) -> std::collections::BTreeMap<String, f64> {
 fn serve_answers_metrics_equal_to_the_json_line_of_the_same_load() {
     let dir = scratch("serve-tools");
     let bin = fake_tool(&dir, FAKE_NVIDIA_SMI);
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = free_port();
     let addr = format!("127.0.0.1:{port}");
     let follower = follow_founding(
         "serve",
@@ -805,11 +806,7 @@ fn follow_updates_the_serving_timeline_and_its_gauges() {
     let dir = scratch("serving-timeline");
     let log = dir.join("server.log");
     std::fs::write(&log, b"").unwrap();
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = free_port();
     let addr = format!("127.0.0.1:{port}");
     let log_arg = log.display().to_string();
     let follower = Follower::start(

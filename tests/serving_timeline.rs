@@ -106,6 +106,13 @@ fn codes(l: &vramdiff::model::Concluded) -> Vec<FindingCode> {
     l.findings.iter().map(|f| f.code).collect()
 }
 
+fn finding(l: &vramdiff::model::Concluded, code: FindingCode) -> &vramdiff::model::Finding {
+    l.findings
+        .iter()
+        .find(|f| f.code == code)
+        .unwrap_or_else(|| panic!("no {code}: {:?}", codes(l)))
+}
+
 fn settings(l: &vramdiff::model::Concluded) -> Vec<String> {
     l.suggestions.iter().map(|s| s.setting.clone()).collect()
 }
@@ -124,11 +131,7 @@ fn an_entry_with_checkpoints_over_the_cap_gets_fewer_checkpoints() {
     // 1202: 704.894 MiB kept against 703.155 MiB: 1.7 MiB over, information; the entry is 405.642 MiB of
     // state plus 2 checkpoints of 149.626 MiB, so one checkpoint per slot gives 555.268 MiB.
     let l = concluded("1202-");
-    let f = l
-        .findings
-        .iter()
-        .find(|f| f.code == FindingCode::PromptCacheOverLimit)
-        .expect("over the limit");
+    let f = finding(&l, FindingCode::PromptCacheOverLimit);
     assert_eq!(f.severity, Severity::Info);
     assert!(f.hint.contains("--ctx-checkpoints"), "{}", f.hint);
     assert!(!f.hint.contains("--cache-ram 0"), "{}", f.hint);
@@ -140,11 +143,7 @@ fn an_entry_with_checkpoints_over_the_cap_gets_fewer_checkpoints() {
 fn a_state_alone_over_the_cap_gets_no_prompt_cache_never_checkpoints() {
     // 1205: one 2460.007 MiB entry with 0 checkpoints against 1200 MiB (`⚠ exceeds limit`).
     let l = concluded("1205-");
-    let f = l
-        .findings
-        .iter()
-        .find(|f| f.code == FindingCode::PromptCacheOverLimit)
-        .expect("over the limit");
+    let f = finding(&l, FindingCode::PromptCacheOverLimit);
     assert_eq!(f.severity, Severity::Warning);
     assert!(!f.hint.contains("--ctx-checkpoints"), "{}", f.hint);
     assert_eq!(settings(&l), vec!["--cache-ram 0".to_string()]);
@@ -237,11 +236,7 @@ fn a_kv_cache_that_runs_full_and_queues_is_kv_cache_full_not_kv_too_small() {
             .collect::<Vec<_>>(),
         before.iter().collect::<Vec<_>>()
     );
-    let f = full
-        .findings
-        .iter()
-        .find(|f| f.code == FindingCode::KvCacheFull)
-        .unwrap();
+    let f = finding(&full, FindingCode::KvCacheFull);
     assert!(
         f.message.contains("5 request(s) preempted"),
         "{}",

@@ -366,3 +366,59 @@ impl Assembler {
         b.timeline.push(event, line);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::load::event_of;
+    use crate::parse::event::EventKind;
+
+    fn line(text: &str) -> ServingMemoryLine {
+        match event_of(text) {
+            EventKind::ServingMemory(e) => *e,
+            other => panic!("not a serving_memory line: {other:?}"),
+        }
+    }
+
+    /// V0's warning counts since the start (printed every 50th time); SGLang's retraction counts its own requests
+    /// (the lines are the grammar's examples: `grammars/35-vllm.toml`, `36-sglang.toml`).
+    #[test]
+    fn preemptions_add_up_as_each_engine_counts_them() {
+        let v0 = "WARNING 12-07 06:00:11 scheduler.py:1835] Sequence group 417 is preempted by PreemptionMode.RECOMPUTE mode because there is not enough KV cache space. This can affect the end-to-end performance. Increase gpu_memory_utilization or tensor_parallel_size to provide more KV cache memory. total_num_cumulative_preemption=51";
+        let mut ledger = TimelineLedger::default();
+        ledger.push(line(v0), 10);
+        ledger.push(line(&v0.replace("=51", "=101")), 20);
+        let t = ledger.finish().expect("a timeline");
+        assert_eq!(t.preemptions.map(|c| (c.value, c.line)), Some((101, 20)));
+        let retract = "[rank=TP0] KV cache pool is full. Retract requests. #retracted_reqs: 2, #new_tokens_gained: 4096, #new_token_ratio: 0.7000 -> 0.8500";
+        let mut ledger = TimelineLedger::default();
+        ledger.push(line(retract), 5);
+        ledger.push(
+            line(&retract.replace("#retracted_reqs: 2", "#retracted_reqs: 1")),
+            6,
+        );
+        assert_eq!(
+            ledger.finish().and_then(|t| t.preemptions).map(|c| c.value),
+            Some(3)
+        );
+    }
+
+    /// A save is allocated before anything is evicted, and carries the one slot's checkpoints: corpus 1201's
+    /// lines 34 (checkpoint 10 of 32), 57 (the save) and 59 (the cache state after it).
+    #[test]
+    fn a_save_holds_the_cache_plus_the_entry_until_the_next_state() {
+        let mut ledger = TimelineLedger::default();
+        ledger.push(line("slot create_check: id  0 | task 2648 | created context checkpoint 10 of 32 (pos_min = 40827, pos_max = 42362, n_tokens = 42363, size = 170.013 MiB)"), 34);
+        ledger.push(line("srv   prompt_save:  - saving prompt with length 42513, total state size = 523.390 MiB (draft: 0.000 MiB)"), 57);
+        ledger.push(line("srv        update:  - cache state: 1 prompts, 2223.517 MiB (limits: 8192.000 MiB, 262144 tokens, 262144 est)"), 59);
+        let t = ledger.finish().expect("a timeline");
+        let mib = |q: Quantity| q.bytes as f64 / crate::model::MIB as f64;
+        let saved = t.samples.iter().find(|s| s.line == 57).expect("the save");
+        assert!((mib(saved.prompt_cache.unwrap()) - (523.390 + 10.0 * 170.013)).abs() < 0.01);
+        let state = t.samples.last().unwrap();
+        assert_eq!(state.line, 59);
+        assert!((mib(state.prompt_cache.unwrap()) - 2223.517).abs() < 0.001);
+        assert!((mib(state.checkpoints.unwrap()) - 1700.13).abs() < 0.01);
+        assert!(t.over_limit.is_none());
+    }
+}
