@@ -31,12 +31,15 @@ pub struct TimelineLedger {
     kv_percent: Option<f64>,
     running: Option<i64>,
     waiting: Option<i64>,
+    /// Lines of memory read (not the host's memory, not how a request went): a timeline needs one.
+    memory_lines: usize,
 }
 
 impl TimelineLedger {
-    /// Whether no line of serving was read (the host's memory alone is not a timeline).
+    /// Whether no line of memory while serving was read (the host's memory, or how a request went, alone is not
+    /// a timeline).
     pub fn is_empty(&self) -> bool {
-        self.timeline.lines.len() == usize::from(self.timeline.limits.host_free.is_some())
+        self.memory_lines == 0
     }
 
     /// The host's memory at load (read before the load's own lines: see [`Assembler::serving_memory`]).
@@ -49,6 +52,7 @@ impl TimelineLedger {
 
     /// The host killed the server while it served (the kernel's or systemd's OOM kill, a cgroup limit).
     pub fn killed(&mut self, message: String, line: u64) {
+        self.memory_lines += 1;
         self.timeline.lines.push(line);
         self.timeline
             .killed
@@ -61,6 +65,15 @@ impl TimelineLedger {
             self.timeline.lines.drain(..MAX_SAMPLES / 4);
         }
         self.timeline.lines.push(line);
+        if !matches!(
+            event,
+            ServingMemoryLine::PrefillRate { .. }
+                | ServingMemoryLine::RequestFailed { .. }
+                | ServingMemoryLine::TaskCancelled
+                | ServingMemoryLine::HostMemory { .. }
+        ) {
+            self.memory_lines += 1;
+        }
         let limits = &mut self.timeline.limits;
         match event {
             ServingMemoryLine::CacheLimit { limit } => match limit {
