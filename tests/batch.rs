@@ -15,6 +15,15 @@ fn text(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
+/// The row of the `loads` table read from the file whose name contains `part`.
+fn row_of(loads: &DataFrame, part: &str) -> usize {
+    (0..loads.height())
+        .find(|&i| {
+            vramdiff::batch::tables::text_at(loads, "file", i).is_some_and(|f| f.contains(part))
+        })
+        .unwrap_or_else(|| panic!("no load of {part}"))
+}
+
 fn read(p: &Path) -> DataFrame {
     vramdiff::batch::tables::read_parquet(p).unwrap()
 }
@@ -347,14 +356,7 @@ fn serving_loads_have_their_runtime_and_version_in_the_tables() {
     );
     assert_eq!(run_out.status.code(), Some(0), "{}", stderr(&run_out));
     let loads = read(&out.join("loads.parquet"));
-    let by_file = |file_part: &str| {
-        (0..loads.height())
-            .find(|&i| {
-                vramdiff::batch::tables::text_at(&loads, "file", i)
-                    .is_some_and(|f| f.contains(file_part))
-            })
-            .unwrap_or_else(|| panic!("no load of {file_part}"))
-    };
+    let by_file = |file_part: &str| row_of(&loads, file_part);
     let cell = |row: usize, column: &str| vramdiff::batch::tables::text_at(&loads, column, row);
     let vllm = by_file("804-vllm");
     assert_eq!(cell(vllm, "runtime").as_deref(), Some("vllm"));
@@ -495,14 +497,7 @@ fn serving_peaks_are_columns_of_the_loads_table() {
     );
     assert_eq!(run_out.status.code(), Some(0), "{}", stderr(&run_out));
     let loads = read(&out.join("loads.parquet"));
-    let row = |part: &str| {
-        (0..loads.height())
-            .find(|&i| {
-                vramdiff::batch::tables::text_at(&loads, "file", i)
-                    .is_some_and(|f| f.contains(part))
-            })
-            .unwrap_or_else(|| panic!("no load of {part}"))
-    };
+    let row = |part: &str| row_of(&loads, part);
     let int = |column: &str, i: usize| vramdiff::batch::tables::int_at(&loads, column, i);
     let mib = |x: f64| (x * (1 << 20) as f64).round() as i64;
     let llama = row("1201-");

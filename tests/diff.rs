@@ -117,6 +117,9 @@ struct LoadDiff {
     settings_changes: Vec<String>,
     components: Vec<Row>,
     devices: Vec<Row>,
+    /// Added with issue 54: host-RAM peaks while serving, omitted when neither run has a timeline.
+    #[serde(default)]
+    serving: Vec<Row>,
     placement: Option<PlacementChange>,
     findings_appeared: Vec<Finding>,
     findings_cleared: Vec<Finding>,
@@ -431,4 +434,34 @@ fn a_folder_of_shards_compares_like_the_unsharded_run() {
         stderr(&out)
     );
     let _ = std::fs::remove_dir_all(&scratch);
+}
+
+/// Issue 54: the serving peaks are compared like the components: 1205's prompt cache peaked at 2460.007 MiB, 1206's
+/// at 3462.850 MiB (matched on the same empty key: neither excerpt names a model, a context or a GPU); more host
+/// RAM while serving is a regression, with the finding that appeared.
+#[test]
+fn diff_compares_the_serving_peaks() {
+    let doc = diff_json(
+        "sample-logs/1205-llama-server-gemma4-31b-cache-ram-1200-state-2460mib-exceeds-limit-excerpt.log",
+        "sample-logs/1206-llama-server-systemd-rtx3090-16gb-ram-gemma4-31b-prompt-save-3462mib-oom-killed.log",
+    );
+    assert_eq!((doc.matched, doc.regressed), (1, 1));
+    let l = &doc.loads[0];
+    let cache = l
+        .serving
+        .iter()
+        .find(|r| r.name == "prompt_cache_peak")
+        .expect("the prompt cache's peak");
+    assert!(cache.host);
+    assert_eq!(cache.actual.movement, "up");
+    let mib = |q: &Option<Quantity>| q.as_ref().unwrap().bytes as f64 / (1 << 20) as f64;
+    assert!((mib(&cache.actual.old) - 2460.007).abs() < 0.001);
+    assert!((mib(&cache.actual.new) - 3462.850).abs() < 0.001);
+    assert!(l
+        .regressions
+        .iter()
+        .any(|r| r.starts_with("prompt_cache_peak: more host RAM while serving")));
+    assert!(l
+        .regressions
+        .contains(&"finding appeared: serving-host-memory (error)".to_string()));
 }

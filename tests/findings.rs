@@ -109,7 +109,9 @@ fn every_sample_has_exactly_the_findings_its_evidence_supports() {
     // and working-set-exceeded, whose premise (a Metal load past recommendedMaxWorkingSetSize) no corpus log
     // shows: tests/llama_cpp_alone.rs has it, on lines built from the shapes of real ones (samples 008, 201),
     // and compute-imbalance, whose premise (one GPU's compute buffer three times the others' and 256 MiB
-    // more) no corpus log shows: tests/llama_cpp_alone.rs has it, on real lines with one buffer changed.
+    // more) no corpus log shows: tests/llama_cpp_alone.rs has it, on real lines with one buffer changed,
+    // and kv-cache-full, whose premise (a vLLM or SGLang engine's stats while it served) no corpus log shows:
+    // tests/serving_timeline.rs has it, on sample 804's real start with stats lines of vLLM's format.
     for def in vramdiff::checks::REGISTRY {
         assert!(
             fired.contains(def.code.as_str())
@@ -119,7 +121,8 @@ fn every_sample_has_exactly_the_findings_its_evidence_supports() {
                     "context-reduced",
                     "projector-headroom",
                     "working-set-exceeded",
-                    "compute-imbalance"
+                    "compute-imbalance",
+                    "kv-cache-full"
                 ]
                 .contains(&def.code.as_str()),
             "{} has no positive case",

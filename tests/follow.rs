@@ -42,6 +42,15 @@ case "$1" in
 esac
 "#;
 
+/// A loopback port that was free a moment ago.
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
 /// A fresh temporary folder for one test.
 fn scratch(tag: &str) -> PathBuf {
     crate::util::scratch(&format!("follow-{tag}"))
@@ -442,11 +451,7 @@ fn unreachable_server_and_missing_tool_warn_once_and_reports_go_on() {
     let empty = scratch("no-tools").join("bin");
     std::fs::create_dir_all(&empty).unwrap();
     // A port that was free a moment ago: nothing listens there.
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = free_port();
     let url = format!("http://127.0.0.1:{port}");
     let follower = follow_founding(
         "unreachable-log",
@@ -647,11 +652,7 @@ fn samples(text: &str) -> std::collections::BTreeMap<String, f64> {
 fn serve_answers_metrics_equal_to_the_json_line_of_the_same_load() {
     let dir = scratch("serve-tools");
     let bin = fake_tool(&dir, FAKE_NVIDIA_SMI);
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = free_port();
     let addr = format!("127.0.0.1:{port}");
     let follower = follow_founding(
         "serve",
@@ -795,4 +796,80 @@ fn serve_answers_metrics_equal_to_the_json_line_of_the_same_load() {
         err.contains(&format!("serving http://{addr}/metrics and /loads")),
         "{err}"
     );
+}
+
+/// Issue 54: a server followed while it serves — sample 1201 written in two parts, the second after the first
+/// was reported — gives one report per quiet spell, each with the timeline so far (the second continues the
+/// first: its checkpoints' peak is the first part's), and `--serve` exports the last sample as gauges.
+#[test]
+fn follow_updates_the_serving_timeline_and_its_gauges() {
+    let dir = scratch("serving-timeline");
+    let log = dir.join("server.log");
+    std::fs::write(&log, b"").unwrap();
+    let port = free_port();
+    let addr = format!("127.0.0.1:{port}");
+    let log_arg = log.display().to_string();
+    let follower = Follower::start(
+        &[
+            "-f",
+            "--format",
+            "jsonl",
+            "--fail-on",
+            "never",
+            "--serve",
+            &addr,
+            &log_arg,
+        ],
+        &std::env::var("PATH").unwrap_or_default(),
+        Stdio::null(),
+    );
+    let text = std::fs::read_to_string(root().join(
+        "sample-logs/1201-llama-server-rtx5090-gemma4-12b-np1-ctx256k-checkpoints-7-to-10-prompt-cache-2223mib.log",
+    ))
+    .unwrap();
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    // Lines 1–34: checkpoints 7 to 10 of slot 0, no prompt cache yet.
+    append_unevenly(&log, lines[..34].concat().as_bytes());
+    let first = follower.load();
+    let mib = |v: &Value| v["bytes"].as_i64().unwrap() as f64 / (1 << 20) as f64;
+    let t = &first["timeline"];
+    assert!(
+        (mib(&t["peaks"]["checkpoints"]) - 1700.13).abs() < 0.01,
+        "{t}"
+    );
+    assert_eq!(t["peaks"]["checkpoints"]["line"], 34);
+    assert!(t["peaks"].get("prompt_cache").is_none(), "{t}");
+    // Lines 35–91: the save into the prompt cache and the checkpoints erased and created after it.
+    append_unevenly(&log, lines[34..].concat().as_bytes());
+    let second = follower.load();
+    let t = &second["timeline"];
+    assert!(
+        (mib(&t["peaks"]["prompt_cache"]) - 2223.52).abs() < 0.01,
+        "{t}"
+    );
+    assert_eq!(t["peaks"]["checkpoints"]["line"], 34, "carried over: {t}");
+    assert_eq!(t["limits"]["prompt_cache"]["line"], 59);
+    let last = t["samples"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["line"], 81);
+    let response = minreq::get(format!("http://{addr}/metrics"))
+        .with_timeout(10)
+        .send()
+        .expect("the server answers");
+    let metrics = response.as_str().unwrap().to_string();
+    let got = samples(&metrics);
+    let gauge = |name: &str| {
+        *got.get(&format!("vramdiff_serving_{name}{{model=\"unknown\"}}"))
+            .unwrap_or_else(|| panic!("{name} in\n{metrics}"))
+    };
+    assert_eq!(
+        gauge("prompt_cache_bytes") as i64,
+        last["prompt_cache"]["bytes"].as_i64().unwrap()
+    );
+    assert_eq!(
+        gauge("checkpoints_bytes") as i64,
+        last["checkpoints"]["bytes"].as_i64().unwrap()
+    );
+    assert_eq!(gauge("prompt_cache_limit_bytes") as i64, 8192 << 20);
+    let (code, _) = follower.interrupt();
+    assert_eq!(code, Some(0));
 }

@@ -1387,6 +1387,8 @@ const FINDING_CODES: &[&str] = &[
     // Added with the memory of serving (issue 54).
     "prompt-cache-over-limit",
     "serving-host-memory",
+    "client-timeout",
+    "kv-cache-full",
 ];
 
 #[test]
@@ -1657,7 +1659,22 @@ pub(crate) struct Timeline {
     preemptions: Option<LineCount>,
     #[serde(default)]
     killed: Option<TimelineEnd>,
+    #[serde(default)]
+    slowest_prefill: Option<LineRatio>,
+    #[serde(default)]
+    request_failed: Option<FailedRequest>,
+    #[serde(default)]
+    cancelled_line: Option<u64>,
     lines: Vec<u64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct FailedRequest {
+    status: i64,
+    elapsed: String,
+    line: u64,
 }
 
 #[derive(Deserialize)]

@@ -106,18 +106,24 @@ fn codes(l: &vramdiff::model::Concluded) -> Vec<FindingCode> {
     l.findings.iter().map(|f| f.code).collect()
 }
 
+fn finding(l: &vramdiff::model::Concluded, code: FindingCode) -> &vramdiff::model::Finding {
+    l.findings
+        .iter()
+        .find(|f| f.code == code)
+        .unwrap_or_else(|| panic!("no {code}: {:?}", codes(l)))
+}
+
 fn settings(l: &vramdiff::model::Concluded) -> Vec<String> {
     l.suggestions.iter().map(|s| s.setting.clone()).collect()
 }
 
 #[test]
 fn growth_within_its_limits_is_no_finding() {
-    for prefix in ["1201-", "1203-"] {
-        let l = concluded(prefix);
-        assert_eq!(codes(&l), vec![FindingCode::IncompleteLoad], "{prefix}");
-        assert_eq!(l.findings[0].severity, Severity::Info);
-        assert!(l.suggestions.is_empty(), "{prefix}");
-    }
+    // 1203's cache (1387 MiB of 8192) is within its limit too: its only other finding is the client timeout.
+    let l = concluded("1201-");
+    assert_eq!(codes(&l), vec![FindingCode::IncompleteLoad]);
+    assert_eq!(l.findings[0].severity, Severity::Info);
+    assert!(l.suggestions.is_empty());
 }
 
 #[test]
@@ -125,11 +131,7 @@ fn an_entry_with_checkpoints_over_the_cap_gets_fewer_checkpoints() {
     // 1202: 704.894 MiB kept against 703.155 MiB: 1.7 MiB over, information; the entry is 405.642 MiB of
     // state plus 2 checkpoints of 149.626 MiB, so one checkpoint per slot gives 555.268 MiB.
     let l = concluded("1202-");
-    let f = l
-        .findings
-        .iter()
-        .find(|f| f.code == FindingCode::PromptCacheOverLimit)
-        .expect("over the limit");
+    let f = finding(&l, FindingCode::PromptCacheOverLimit);
     assert_eq!(f.severity, Severity::Info);
     assert!(f.hint.contains("--ctx-checkpoints"), "{}", f.hint);
     assert!(!f.hint.contains("--cache-ram 0"), "{}", f.hint);
@@ -141,11 +143,7 @@ fn an_entry_with_checkpoints_over_the_cap_gets_fewer_checkpoints() {
 fn a_state_alone_over_the_cap_gets_no_prompt_cache_never_checkpoints() {
     // 1205: one 2460.007 MiB entry with 0 checkpoints against 1200 MiB (`⚠ exceeds limit`).
     let l = concluded("1205-");
-    let f = l
-        .findings
-        .iter()
-        .find(|f| f.code == FindingCode::PromptCacheOverLimit)
-        .expect("over the limit");
+    let f = finding(&l, FindingCode::PromptCacheOverLimit);
     assert_eq!(f.severity, Severity::Warning);
     assert!(!f.hint.contains("--ctx-checkpoints"), "{}", f.hint);
     assert_eq!(settings(&l), vec!["--cache-ram 0".to_string()]);
@@ -163,4 +161,89 @@ fn a_kill_after_the_cache_grew_is_host_memory_not_a_failed_load() {
     assert_eq!(f.lines, vec![4, 6]);
     assert!(f.message.contains("3.38 GiB"), "{}", f.message);
     assert_eq!(settings(&l), vec!["--cache-ram 0".to_string()]);
+}
+
+#[test]
+fn a_500_after_a_slow_prefill_is_a_client_timeout_not_memory() {
+    // 1203: `[GIN] … | 500 | 1m0s |` (line 130), `srv stop: cancel task` (line 131), the prompt processed at
+    // 29.02 then 26.43 tokens per second (lines 111, 115); the prompt cache is far below its limit.
+    let l = concluded("1203-");
+    assert_eq!(
+        codes(&l),
+        vec![FindingCode::ClientTimeout, FindingCode::IncompleteLoad]
+    );
+    let f = &l.findings[0];
+    assert_eq!(f.lines, vec![115, 130, 131]);
+    assert!(
+        f.message.contains("26.43 tokens per second"),
+        "{}",
+        f.message
+    );
+    assert!(f.message.contains("not a failure of memory"));
+    assert!(l.suggestions.is_empty());
+    let t = l.reconciled.load.timeline.as_ref().unwrap();
+    let failed = t.request_failed.as_ref().unwrap();
+    assert_eq!((failed.status, failed.elapsed.as_str()), (500, "1m0s"));
+}
+
+/// The real start of sample 804 (vLLM 0.10.2, TP=2) followed by stats lines in vLLM's own format
+/// (`vllm/v1/metrics/loggers.py` of 0.34: `Running: %d reqs, Waiting: %d reqs, [Preemptions: %d, ]%s KV cache
+/// usage: %.1f%%, Prefix cache hit rate: %.1f%%`; figures illustrative: no log of the corpus prints them).
+fn vllm_serving(stats: &[&str]) -> vramdiff::model::Concluded {
+    let start =
+        std::fs::read_to_string(crate::util::root().join(
+            "sample-logs/804-vllm-0102-2xh200-tp2-qwen3-next-80b-advisory-bytes-dup-lines.log",
+        ))
+        .unwrap();
+    let dir = crate::util::scratch(&format!("kv-full-{}", stats.len()));
+    let path = dir.join("vllm.log");
+    let mut text = start;
+    for s in stats {
+        text.push_str("(APIServer pid=1804347) INFO 10-23 15:20:00 [loggers.py:330] Engine 000: ");
+        text.push_str(s);
+        text.push('\n');
+    }
+    std::fs::write(&path, text).unwrap();
+    let mut loads = crate::util::analyze(&[&path]).loads;
+    assert_eq!(loads.len(), 1);
+    loads.remove(0)
+}
+
+#[test]
+fn a_kv_cache_that_runs_full_and_queues_is_kv_cache_full_not_kv_too_small() {
+    let calm = vllm_serving(&[
+        "Avg prompt throughput: 512.0 tokens/s, Avg generation throughput: 80.0 tokens/s, Running: 4 reqs, Waiting: 0 reqs, GPU KV cache usage: 12.5%, Prefix cache hit rate: 0.0%",
+    ]);
+    assert!(
+        !codes(&calm).contains(&FindingCode::KvCacheFull),
+        "{:?}",
+        codes(&calm)
+    );
+    let t = calm.reconciled.load.timeline.as_ref().unwrap();
+    assert_eq!(t.peaks.kv_percent.map(|r| r.value), Some(12.5));
+    let full = vllm_serving(&[
+        "Avg prompt throughput: 512.0 tokens/s, Avg generation throughput: 80.0 tokens/s, Running: 4 reqs, Waiting: 0 reqs, GPU KV cache usage: 12.5%, Prefix cache hit rate: 0.0%",
+        "Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 95.1 tokens/s, Running: 64 reqs, Waiting: 3 reqs, Preemptions: 5, GPU KV cache usage: 100.0%, Prefix cache hit rate: 41.0%",
+    ]);
+    let before = codes(&calm);
+    let after = codes(&full);
+    assert!(after.contains(&FindingCode::KvCacheFull), "{after:?}");
+    // Nothing else changes: the start's findings are the start's.
+    assert_eq!(
+        after
+            .iter()
+            .filter(|c| **c != FindingCode::KvCacheFull)
+            .collect::<Vec<_>>(),
+        before.iter().collect::<Vec<_>>()
+    );
+    let f = finding(&full, FindingCode::KvCacheFull);
+    assert!(
+        f.message.contains("5 request(s) preempted"),
+        "{}",
+        f.message
+    );
+    assert!(f
+        .message
+        .contains("3 request(s) waiting while the KV cache was 100.0% full"));
+    assert!(f.hint.contains("--max-num-seqs") && f.hint.contains("--gpu-memory-utilization"));
 }

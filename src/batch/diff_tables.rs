@@ -176,6 +176,10 @@ pub fn read_folder(dir: &Path) -> anyhow::Result<Vec<LoadFacts>> {
             blob: text_at(&loads, "blob", r),
             components,
             devices,
+            serving: crate::diff::facts::serving_rows(
+                int_at(&loads, "serving_prompt_cache_peak", r).map(Quantity::exact),
+                int_at(&loads, "serving_checkpoints_peak", r).map(Quantity::exact),
+            ),
             placement,
             findings,
         };

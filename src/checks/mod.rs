@@ -8,6 +8,7 @@
 //! settings to try, in the knobs of the load's era; `pipeline::conclude` runs both and makes the `Concluded` load.
 
 mod budget_exceeded;
+mod client_timeout;
 pub mod compute_imbalance;
 mod context_reduced;
 mod cpu_offload_with_free_vram;
@@ -20,6 +21,7 @@ mod graph_estimate_off;
 mod host_not_vram;
 mod incomplete_load;
 mod knob_ignored;
+mod kv_cache_full;
 mod kv_mismatch;
 mod kv_too_small;
 mod load_failed;
@@ -199,6 +201,8 @@ pub const REGISTRY: &[CheckDef] = &[
     load_recovered::DEF,
     prompt_cache_over_limit::DEF,
     serving_host_memory::DEF,
+    client_timeout::DEF,
+    kv_cache_full::DEF,
 ];
 
 /// Run every check on a load: findings sorted most severe first (registry order within a severity).

@@ -135,6 +135,9 @@ pub struct LoadDiff {
     pub components: Vec<RowDiff>,
     /// Every device either run has, old run's order first.
     pub devices: Vec<RowDiff>,
+    /// While serving: the host-RAM peaks either run has (`prompt_cache_peak`, `checkpoints_peak`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub serving: Vec<RowDiff>,
     /// `null` unless both runs have the load.
     pub placement: Option<PlacementChange>,
     pub findings_appeared: Vec<FindingFact>,
@@ -216,6 +219,7 @@ fn alone(l: &LoadFacts, in_old: bool) -> LoadDiff {
         settings_changes: Vec::new(),
         components: Vec::new(),
         devices: Vec::new(),
+        serving: Vec::new(),
         placement: None,
         findings_appeared: Vec::new(),
         findings_cleared: Vec::new(),
@@ -351,6 +355,7 @@ fn matched(old: &LoadFacts, new: &LoadFacts, how: Pairing) -> LoadDiff {
     };
     let components = rows(&old.components, &new.components);
     let devices = rows(&old.devices, &new.devices);
+    let serving = rows(&old.serving, &new.serving);
     let placement = placement(&old.placement, &new.placement);
     let findings_appeared = missing_from(&new.findings, &old.findings);
     let findings_cleared = missing_from(&old.findings, &new.findings);
@@ -366,6 +371,15 @@ fn matched(old: &LoadFacts, new: &LoadFacts, how: Pairing) -> LoadDiff {
                 "{}: more memory allocated, {}",
                 c.name,
                 range(&c.actual)
+            ));
+        }
+    }
+    for r in &serving {
+        if matches!(r.actual.movement, Movement::Up | Movement::Appeared) {
+            regressions.push(format!(
+                "{}: more host RAM while serving, {}",
+                r.name,
+                range(&r.actual)
             ));
         }
     }
@@ -407,6 +421,7 @@ fn matched(old: &LoadFacts, new: &LoadFacts, how: Pairing) -> LoadDiff {
     let changed = !settings_changes.is_empty()
         || components.iter().any(RowDiff::is_change)
         || devices.iter().any(RowDiff::is_change)
+        || serving.iter().any(RowDiff::is_change)
         || !placement.changes.is_empty()
         || !findings_appeared.is_empty()
         || !findings_cleared.is_empty();
@@ -418,6 +433,7 @@ fn matched(old: &LoadFacts, new: &LoadFacts, how: Pairing) -> LoadDiff {
         settings_changes,
         components,
         devices,
+        serving,
         placement: Some(placement),
         findings_appeared,
         findings_cleared,

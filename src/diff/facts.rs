@@ -154,8 +154,32 @@ pub struct LoadFacts {
     pub blob: Option<String>,
     pub components: Vec<RowFacts>,
     pub devices: Vec<RowFacts>,
+    /// While serving: the peaks of host RAM the timeline holds (`prompt_cache_peak`, `checkpoints_peak`), as
+    /// actual figures of host rows.
+    pub serving: Vec<RowFacts>,
     pub placement: Placement,
     pub findings: Vec<FindingFact>,
+}
+
+/// The serving peaks as rows: the prompt cache's and the checkpoints', when the timeline has them.
+pub fn serving_rows(
+    prompt_cache: Option<Quantity>,
+    checkpoints: Option<Quantity>,
+) -> Vec<RowFacts> {
+    [
+        ("prompt_cache_peak", prompt_cache),
+        ("checkpoints_peak", checkpoints),
+    ]
+    .into_iter()
+    .filter_map(|(name, q)| {
+        q.map(|q| RowFacts {
+            name: name.to_string(),
+            host: true,
+            estimated: None,
+            actual: Some(q),
+        })
+    })
+    .collect()
 }
 
 /// The model part of a key, as `batch` keys it: the architecture, else the blob.
@@ -224,6 +248,13 @@ pub fn from_concluded(load: &Concluded) -> LoadFacts {
         blob: load.reconciled.load.model.blob.clone(),
         components,
         devices,
+        serving: {
+            let t = load.reconciled.load.timeline.as_ref();
+            serving_rows(
+                t.and_then(|t| t.peaks.prompt_cache).map(|f| f.size),
+                t.and_then(|t| t.peaks.checkpoints).map(|f| f.size),
+            )
+        },
         placement,
         findings,
     }

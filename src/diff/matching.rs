@@ -80,6 +80,7 @@ mod tests {
             blob: blob.map(str::to_string),
             components: Vec::new(),
             devices: Vec::new(),
+            serving: Vec::new(),
             placement: Placement::default(),
             findings: Vec::new(),
         }

@@ -8,6 +8,11 @@
 //! and the unattributed residual (`observed[].unattributed`); per model the layers on GPU and on CPU
 //! (`actual.offloaded_layers`, `total_layers`); counters of loads and of findings by code and severity; the time
 //! the last load completed. A model's gauges are those of its last load.
+//!
+//! While a server serves (`loads[].timeline`): per model, the prompt cache and the slots' checkpoints in host RAM
+//! and the KV cache's fill at the timeline's last sample, the requests running and waiting, and the prompt cache's
+//! limit. A followed server's serving lines come as loads of their own once its load was reported (they name
+//! no model): their gauges are the last model's, the server that loaded last.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::fmt::Write;
@@ -32,6 +37,10 @@ pub struct Metrics {
     last_load: Option<f64>,
     /// The last loads' JSON lines, oldest first.
     recent: VecDeque<String>,
+    /// Per model, its timeline's last sample and limit: `metric → value`.
+    serving: BTreeMap<String, BTreeMap<&'static str, f64>>,
+    /// The model of the last load that named one.
+    last_model: Option<String>,
 }
 
 fn bytes(v: &Value) -> Option<i64> {
@@ -114,7 +123,43 @@ impl Metrics {
                 *self.findings.entry((code, severity)).or_default() += 1;
             }
         }
-        self.models.insert(model_of(&line), (gauges, layers));
+        let model = model_of(&line);
+        let timeline = &line["timeline"];
+        if timeline.is_object() {
+            // Serving lines alone name no model: they are the last model's.
+            let owner = match (&self.last_model, model.as_str()) {
+                (Some(last), "unknown") => last.clone(),
+                (Some(_), _) | (None, _) => model.clone(),
+            };
+            let mut values = BTreeMap::new();
+            let last = timeline["samples"].as_array().and_then(|s| s.last());
+            if let Some(sample) = last {
+                for (metric, key) in [
+                    ("prompt_cache_bytes", "prompt_cache"),
+                    ("checkpoints_bytes", "checkpoints"),
+                ] {
+                    if let Some(b) = bytes(&sample[key]) {
+                        values.insert(metric, b as f64);
+                    }
+                }
+                if let Some(p) = sample["kv_percent"].as_f64() {
+                    values.insert("kv_cache_usage_ratio", p / 100.0);
+                }
+                for key in ["running", "waiting"] {
+                    if let Some(n) = sample[key].as_i64() {
+                        values.insert(key, n as f64);
+                    }
+                }
+            }
+            if let Some(b) = bytes(&timeline["limits"]["prompt_cache"]) {
+                values.insert("prompt_cache_limit_bytes", b as f64);
+            }
+            self.serving.insert(owner, values);
+        }
+        if model != "unknown" {
+            self.last_model = Some(model.clone());
+        }
+        self.models.insert(model, (gauges, layers));
         self.loads += 1;
         self.last_load = Some(now);
         self.recent.push_back(json_line.trim_end().to_string());
@@ -190,6 +235,52 @@ impl Metrics {
                 }
             }
         }
+        const SERVING: [(&str, &str, &str); 4] = [
+            (
+                "prompt_cache_bytes",
+                "bytes",
+                "Host RAM of llama-server's prompt cache at the timeline's last sample.",
+            ),
+            (
+                "checkpoints_bytes",
+                "bytes",
+                "Host RAM of the slots' context checkpoints at the timeline's last sample.",
+            ),
+            (
+                "prompt_cache_limit_bytes",
+                "bytes",
+                "The prompt cache's limit as the log printed it.",
+            ),
+            (
+                "kv_cache_usage_ratio",
+                "ratio",
+                "A serving engine's KV cache fill at the timeline's last sample (0 to 1).",
+            ),
+        ];
+        for (metric, unit, help) in SERVING {
+            let name = format!("vramdiff_serving_{metric}");
+            let _ = writeln!(
+                out,
+                "# TYPE {name} gauge\n# UNIT {name} {unit}\n# HELP {name} {help}"
+            );
+            for (model, values) in &self.serving {
+                if let Some(v) = values.get(metric) {
+                    let _ = writeln!(out, "{name}{{model=\"{}\"}} {v}", label(model));
+                }
+            }
+        }
+        out.push_str("# TYPE vramdiff_serving_requests gauge\n# HELP vramdiff_serving_requests Requests running and waiting at the timeline's last sample.\n");
+        for (model, values) in &self.serving {
+            for state in ["running", "waiting"] {
+                if let Some(v) = values.get(state) {
+                    let _ = writeln!(
+                        out,
+                        "vramdiff_serving_requests{{model=\"{}\",state=\"{state}\"}} {v}",
+                        label(model)
+                    );
+                }
+            }
+        }
         out.push_str("# TYPE vramdiff_findings counter\n# HELP vramdiff_findings Findings given, by code and severity, since the follow began.\n");
         for ((code, severity), n) in &self.findings {
             let _ = writeln!(
@@ -250,5 +341,39 @@ mod tests {
         }
         assert!(text.ends_with("# EOF\n"));
         assert_eq!(m.loads().lines().count(), 2);
+    }
+
+    #[test]
+    fn serving_lines_alone_are_the_last_model_s_gauges() {
+        let load =
+            serde_json::json!({"model": {"architecture": "gemma3"}, "findings": []}).to_string();
+        let serving = serde_json::json!({
+            "model": {},
+            "findings": [],
+            "timeline": {
+                "samples": [
+                    {"line": 57, "prompt_cache": {"bytes": 2048}},
+                    {"line": 81, "prompt_cache": {"bytes": 4096}, "checkpoints": {"bytes": 512},
+                     "kv_percent": 50.0, "running": 3, "waiting": 1}
+                ],
+                "limits": {"prompt_cache": {"bytes": 8192, "line": 59}}
+            }
+        })
+        .to_string();
+        let mut m = Metrics::default();
+        m.record(&load, 1.0);
+        m.record(&serving, 2.0);
+        let text = m.exposition();
+        for wanted in [
+            "vramdiff_serving_prompt_cache_bytes{model=\"gemma3\"} 4096\n",
+            "vramdiff_serving_checkpoints_bytes{model=\"gemma3\"} 512\n",
+            "vramdiff_serving_prompt_cache_limit_bytes{model=\"gemma3\"} 8192\n",
+            "vramdiff_serving_kv_cache_usage_ratio{model=\"gemma3\"} 0.5\n",
+            "vramdiff_serving_requests{model=\"gemma3\",state=\"running\"} 3\n",
+            "vramdiff_serving_requests{model=\"gemma3\",state=\"waiting\"} 1\n",
+        ] {
+            assert!(text.contains(wanted), "{wanted} not in\n{text}");
+        }
+        assert!(!text.contains("vramdiff_serving_prompt_cache_bytes{model=\"unknown\"}"));
     }
 }

@@ -67,6 +67,9 @@ pub struct Assembler {
     pending_header: bool,
     /// The host's memory read before the load it precedes opened (`serving_memory.rs`).
     pending_host_memory: Option<(Option<crate::model::Quantity>, crate::model::Quantity, u64)>,
+    /// A followed server's timeline when its load was handed out while it served: the serving lines that come
+    /// later continue it (`serving_memory.rs`), so each report of a follow shows the timeline so far.
+    serving_carry: Option<serving_memory::TimelineLedger>,
     /// GPUs discovery rejected, until the server restarts.
     rejected: Vec<RejectedGpu>,
     /// The scheduler's server-wide lines (`server config`, `vram-based default context`), until another log.
@@ -96,6 +99,7 @@ impl Assembler {
             pending_signs: Vec::new(),
             pending_header: false,
             pending_host_memory: None,
+            serving_carry: None,
             rejected: Vec::new(),
             server_scheduler: scheduler::ServerScheduler::default(),
             pending_scheduler: scheduler::SchedulerLedger::default(),
@@ -148,6 +152,7 @@ impl Assembler {
     }
 
     fn open(&mut self, line: u64, clean: bool, done: &mut impl FnMut(Load)) -> &mut LoadBuilder {
+        self.serving_carry = None;
         if let Some(previous) = self.current.take() {
             done(previous.finish(LoadEnd::NextLoadStarted));
         }
@@ -226,6 +231,7 @@ impl Assembler {
         self.pending_signs.clear();
         self.pending_header = false;
         self.pending_host_memory = None;
+        self.serving_carry = None;
         self.pending_scheduler = scheduler::SchedulerLedger::default();
     }
 
@@ -265,6 +271,13 @@ impl Assembler {
     /// failure was read), instead of waiting for the next load's start. Lines that come later and would have
     /// been noted on it (a failure after the load completed) open a load of their own.
     pub fn hand_out_concluded(&mut self, mut done: impl FnMut(Load)) {
+        if let Some(b) = self
+            .current
+            .as_ref()
+            .filter(|b| (b.phase == Phase::Ended || b.failure.is_some()) && !b.timeline.is_empty())
+        {
+            self.serving_carry = Some(b.timeline.clone());
+        }
         let concluded = |current: &mut Option<LoadBuilder>| {
             current
                 .take_if(|b| b.phase == Phase::Ended || b.failure.is_some())

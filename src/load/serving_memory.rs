@@ -17,6 +17,9 @@ use crate::model::{
 };
 use crate::parse::serving_memory::ServingMemoryLine;
 
+/// The most samples a timeline keeps (a followed server's, over days); the peaks are over every sample.
+const MAX_SAMPLES: usize = 4096;
+
 /// The timeline of one load being read.
 #[derive(Debug, Default, Clone)]
 pub struct TimelineLedger {
@@ -28,12 +31,15 @@ pub struct TimelineLedger {
     kv_percent: Option<f64>,
     running: Option<i64>,
     waiting: Option<i64>,
+    /// Lines of memory read (not the host's memory, not how a request went): a timeline needs one.
+    memory_lines: usize,
 }
 
 impl TimelineLedger {
-    /// Whether no line of serving was read (the host's memory alone is not a timeline).
+    /// Whether no line of memory while serving was read (the host's memory, or how a request went, alone is not
+    /// a timeline).
     pub fn is_empty(&self) -> bool {
-        self.timeline.lines.len() == usize::from(self.timeline.limits.host_free.is_some())
+        self.memory_lines == 0
     }
 
     /// The host's memory at load (read before the load's own lines: see [`Assembler::serving_memory`]).
@@ -46,6 +52,7 @@ impl TimelineLedger {
 
     /// The host killed the server while it served (the kernel's or systemd's OOM kill, a cgroup limit).
     pub fn killed(&mut self, message: String, line: u64) {
+        self.memory_lines += 1;
         self.timeline.lines.push(line);
         self.timeline
             .killed
@@ -54,7 +61,19 @@ impl TimelineLedger {
 
     /// Read one line.
     pub fn push(&mut self, event: ServingMemoryLine, line: u64) {
+        if self.timeline.lines.len() >= MAX_SAMPLES {
+            self.timeline.lines.drain(..MAX_SAMPLES / 4);
+        }
         self.timeline.lines.push(line);
+        if !matches!(
+            event,
+            ServingMemoryLine::PrefillRate { .. }
+                | ServingMemoryLine::RequestFailed { .. }
+                | ServingMemoryLine::TaskCancelled
+                | ServingMemoryLine::HostMemory { .. }
+        ) {
+            self.memory_lines += 1;
+        }
         let limits = &mut self.timeline.limits;
         match event {
             ServingMemoryLine::CacheLimit { limit } => match limit {
@@ -193,6 +212,27 @@ impl TimelineLedger {
                 self.timeline.lines.pop();
                 self.host(total, free, line);
             }
+            ServingMemoryLine::PrefillRate { tokens_per_second } => {
+                let slowest = &mut self.timeline.slowest_prefill;
+                if slowest.is_none_or(|r| tokens_per_second < r.value) {
+                    *slowest = Some(Ratio {
+                        value: tokens_per_second,
+                        line,
+                    });
+                }
+            }
+            ServingMemoryLine::RequestFailed { status, elapsed } => {
+                self.timeline
+                    .request_failed
+                    .get_or_insert(crate::model::FailedRequest {
+                        status,
+                        elapsed,
+                        line,
+                    });
+            }
+            ServingMemoryLine::TaskCancelled => {
+                self.timeline.cancelled_line.get_or_insert(line);
+            }
         }
     }
 
@@ -282,10 +322,30 @@ impl Assembler {
             }
             return;
         }
-        let b = match self.current.is_some() {
-            true => self.current.as_mut().expect("checked above"),
-            false => self.ongoing(line, done),
+        // How a request went says nothing of memory by itself: it never opens a load.
+        let request = matches!(
+            event,
+            ServingMemoryLine::PrefillRate { .. }
+                | ServingMemoryLine::RequestFailed { .. }
+                | ServingMemoryLine::TaskCancelled
+        );
+        if request && self.current.is_none() {
+            return;
+        }
+        let fresh = self.current.is_none();
+        let carried = if fresh {
+            self.serving_carry.take()
+        } else {
+            None
         };
+        let b = match fresh {
+            false => self.current.as_mut().expect("checked above"),
+            true => self.ongoing(line, done),
+        };
+        if let Some(timeline) = carried {
+            // A followed server goes on serving after its load was reported: its timeline goes on too.
+            b.timeline = timeline;
+        }
         b.touch(line);
         // A request being served means the load finished; the limits llama-server prints while it loads
         // (`prompt cache is enabled`, `context checkpoints enabled`) and the engines' stats (printed between
@@ -301,15 +361,77 @@ impl Assembler {
             | ServingMemoryLine::CheckpointErased { .. }
             | ServingMemoryLine::CheckpointRestored { .. }
             | ServingMemoryLine::SlotContext { .. } => true,
+            // A serving engine's stats say so only outside its start (SGLang prints one between its warm-up
+            // and its ready line): in a load of serving lines alone.
+            ServingMemoryLine::EngineStats { .. } | ServingMemoryLine::Preempted { .. } => {
+                b.serving.is_empty()
+            }
+            ServingMemoryLine::PrefillRate { .. }
+            | ServingMemoryLine::RequestFailed { .. }
+            | ServingMemoryLine::TaskCancelled => false,
             ServingMemoryLine::CacheLimit { .. }
             | ServingMemoryLine::CheckpointsMax { .. }
-            | ServingMemoryLine::EngineStats { .. }
-            | ServingMemoryLine::Preempted { .. }
             | ServingMemoryLine::HostMemory { .. } => false,
         };
         if serves && b.failure.is_none() {
             b.advance(Phase::Ended);
         }
         b.timeline.push(event, line);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::load::event_of;
+    use crate::parse::event::EventKind;
+
+    fn line(text: &str) -> ServingMemoryLine {
+        match event_of(text) {
+            EventKind::ServingMemory(e) => *e,
+            other => panic!("not a serving_memory line: {other:?}"),
+        }
+    }
+
+    /// V0's warning counts since the start (printed every 50th time); SGLang's retraction counts its own requests
+    /// (the lines are the grammar's examples: `grammars/35-vllm.toml`, `36-sglang.toml`).
+    #[test]
+    fn preemptions_add_up_as_each_engine_counts_them() {
+        let v0 = "WARNING 12-07 06:00:11 scheduler.py:1835] Sequence group 417 is preempted by PreemptionMode.RECOMPUTE mode because there is not enough KV cache space. This can affect the end-to-end performance. Increase gpu_memory_utilization or tensor_parallel_size to provide more KV cache memory. total_num_cumulative_preemption=51";
+        let mut ledger = TimelineLedger::default();
+        ledger.push(line(v0), 10);
+        ledger.push(line(&v0.replace("=51", "=101")), 20);
+        let t = ledger.finish().expect("a timeline");
+        assert_eq!(t.preemptions.map(|c| (c.value, c.line)), Some((101, 20)));
+        let retract = "[rank=TP0] KV cache pool is full. Retract requests. #retracted_reqs: 2, #new_tokens_gained: 4096, #new_token_ratio: 0.7000 -> 0.8500";
+        let mut ledger = TimelineLedger::default();
+        ledger.push(line(retract), 5);
+        ledger.push(
+            line(&retract.replace("#retracted_reqs: 2", "#retracted_reqs: 1")),
+            6,
+        );
+        assert_eq!(
+            ledger.finish().and_then(|t| t.preemptions).map(|c| c.value),
+            Some(3)
+        );
+    }
+
+    /// A save is allocated before anything is evicted, and carries the one slot's checkpoints: corpus 1201's
+    /// lines 34 (checkpoint 10 of 32), 57 (the save) and 59 (the cache state after it).
+    #[test]
+    fn a_save_holds_the_cache_plus_the_entry_until_the_next_state() {
+        let mut ledger = TimelineLedger::default();
+        ledger.push(line("slot create_check: id  0 | task 2648 | created context checkpoint 10 of 32 (pos_min = 40827, pos_max = 42362, n_tokens = 42363, size = 170.013 MiB)"), 34);
+        ledger.push(line("srv   prompt_save:  - saving prompt with length 42513, total state size = 523.390 MiB (draft: 0.000 MiB)"), 57);
+        ledger.push(line("srv        update:  - cache state: 1 prompts, 2223.517 MiB (limits: 8192.000 MiB, 262144 tokens, 262144 est)"), 59);
+        let t = ledger.finish().expect("a timeline");
+        let mib = |q: Quantity| q.bytes as f64 / crate::model::MIB as f64;
+        let saved = t.samples.iter().find(|s| s.line == 57).expect("the save");
+        assert!((mib(saved.prompt_cache.unwrap()) - (523.390 + 10.0 * 170.013)).abs() < 0.01);
+        let state = t.samples.last().unwrap();
+        assert_eq!(state.line, 59);
+        assert!((mib(state.prompt_cache.unwrap()) - 2223.517).abs() < 0.001);
+        assert!((mib(state.checkpoints.unwrap()) - 1700.13).abs() < 0.01);
+        assert!(t.over_limit.is_none());
     }
 }

@@ -41,11 +41,13 @@ pub enum FindingCode {
     LoadRecovered,
     PromptCacheOverLimit,
     ServingHostMemory,
+    ClientTimeout,
+    KvCacheFull,
 }
 
 impl FindingCode {
     /// Every code with its word, in the order of the check registry.
-    pub const ALL: [(FindingCode, &'static str); 32] = [
+    pub const ALL: [(FindingCode, &'static str); 34] = [
         (FindingCode::LoadFailed, "load-failed"),
         (FindingCode::GpuUnused, "gpu-unused"),
         (FindingCode::IncompleteLoad, "incomplete-load"),
@@ -84,6 +86,8 @@ impl FindingCode {
         (FindingCode::LoadRecovered, "load-recovered"),
         (FindingCode::PromptCacheOverLimit, "prompt-cache-over-limit"),
         (FindingCode::ServingHostMemory, "serving-host-memory"),
+        (FindingCode::ClientTimeout, "client-timeout"),
+        (FindingCode::KvCacheFull, "kv-cache-full"),
     ];
 
     /// The contract's word.
@@ -112,7 +116,9 @@ impl FindingCode {
             | FindingCode::RuntimeGrowth
             | FindingCode::ComputeImbalance
             | FindingCode::PromptCacheOverLimit
-            | FindingCode::ServingHostMemory => false,
+            | FindingCode::ServingHostMemory
+            | FindingCode::ClientTimeout
+            | FindingCode::KvCacheFull => false,
             FindingCode::LoadFailed
             | FindingCode::GpuUnused
             | FindingCode::Underestimate

@@ -74,7 +74,8 @@ pub use scheduler::{RetryKind, Scheduler};
 pub use serving::{Count, Figure, RankFigures, Ratio, ServingFigures, StartFailure};
 pub use snapshot::{normalize_bus_id, same_uuid, SmiFormat, SmiGpu, SmiProcess, Snapshot};
 pub use timeline::{
-    CacheEntry, ServingTimeline, TimelineEnd, TimelineLimits, TimelinePeaks, TimelineSample,
+    CacheEntry, FailedRequest, ServingTimeline, TimelineEnd, TimelineLimits, TimelinePeaks,
+    TimelineSample,
 };
 pub use whatif::{
     BucketMove, EffectFigure, EstimateReplay, EstimatorCharges, LeverEffect, MeasuredReplay,

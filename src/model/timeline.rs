@@ -85,6 +85,15 @@ pub struct CacheEntry {
     pub line: u64,
 }
 
+/// A request answered with a server error.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FailedRequest {
+    pub status: i64,
+    /// How long it took, as the server printed it (`1m0s`).
+    pub elapsed: String,
+    pub line: u64,
+}
+
 /// How serving ended, as the line said it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct TimelineEnd {
@@ -116,6 +125,15 @@ pub struct ServingTimeline {
     /// killer`, a cgroup limit).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub killed: Option<TimelineEnd>,
+    /// The slowest prompt processing the log printed (tokens per second), with its line.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slowest_prefill: Option<Ratio>,
+    /// The first request answered with a server error while serving (`status`, the time it took as printed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub request_failed: Option<FailedRequest>,
+    /// A task llama-server cancelled (its client went away), after the failed request or alone.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cancelled_line: Option<u64>,
     /// Every line the timeline comes from.
     pub lines: Vec<u64>,
 }

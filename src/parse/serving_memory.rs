@@ -75,6 +75,13 @@ pub enum ServingMemoryLine {
     /// vLLM V0's preemption warning (`… not enough KV cache space …`) or SGLang's retraction (`KV cache pool
     /// is full. Retract requests.`, `Decode out of memory happened.`): requests pushed back for lack of KV.
     Preempted { count: Option<i64>, retract: bool },
+    /// Prompt processing's progress (`prompt processing, n_tokens = N, progress = P, t = T s / R tokens per
+    /// second`): the prefill rate.
+    PrefillRate { tokens_per_second: f64 },
+    /// A request answered with a server error (Ollama's `[GIN] … | 500 | 1m0s | … | POST "/v1/…"`).
+    RequestFailed { status: i64, elapsed: String },
+    /// llama-server cancelled a task (`srv stop: cancel task, id_task = N`): its client went away.
+    TaskCancelled,
     /// The host's memory when the load began (Ollama's `system memory total=… free=…`).
     HostMemory {
         total: Option<Quantity>,
@@ -99,6 +106,9 @@ const WHAT: &[&str] = &[
     "preempted",
     "retracted",
     "host_memory",
+    "prefill_rate",
+    "request_failed",
+    "task_cancelled",
 ];
 
 pub const SPECS: &[EventSpec] = &[EventSpec {
@@ -125,6 +135,9 @@ pub const SPECS: &[EventSpec] = &[EventSpec {
         "count",
         "total",
         "free",
+        "rate",
+        "status",
+        "elapsed",
     ],
     settable: &[
         ("what", Words::List(WHAT)),
@@ -208,6 +221,14 @@ fn build(f: &Fields) -> Result<ServingMemoryLine, BuildError> {
             total: f.opt_size("total"),
             free: f.size("free")?,
         },
+        "prefill_rate" => ServingMemoryLine::PrefillRate {
+            tokens_per_second: number(f, "rate").ok_or("no prefill rate")?,
+        },
+        "request_failed" => ServingMemoryLine::RequestFailed {
+            status: f.int("status")?,
+            elapsed: f.need("elapsed")?.trim().to_string(),
+        },
+        "task_cancelled" => ServingMemoryLine::TaskCancelled,
         other => return Err(format!("unknown serving_memory what '{other}'")),
     })
 }

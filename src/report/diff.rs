@@ -10,6 +10,8 @@
 //!                "settings_changes": [text] (paired on model and GPUs, context or parallel changed),
 //!                "components"/"devices": [ {"name", "host", "estimated"/"actual": {"old", "new", "change",
 //!                                           "movement"}} ],
+//!                "serving": [ rows as above, host RAM peaks while serving: `prompt_cache_peak`,
+//!                             `checkpoints_peak` ] (omitted when neither run has a timeline),
 //!                "placement": {"old"/"new": {"split", "layers_on_gpu", "layers_total", "gpus_used"},
 //!                              "changes"}|null,
 //!                "findings_appeared"/"findings_cleared": [ {"code", "severity", "message", "device",
@@ -114,6 +116,7 @@ fn load_blocks(doc: &mut Document, index: usize, l: &LoadDiff) {
             for table in [
                 table("component", &l.components),
                 table("device", &l.devices),
+                table("while serving", &l.serving),
             ]
             .into_iter()
             .flatten()

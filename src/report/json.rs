@@ -29,7 +29,7 @@
 //! Added with llama.cpp on its own (issue 21): the component word `draft` in `components[]` (a speculative
 //! draft's context against its `[spec]` estimate), `gpus[].integrated` from Vulkan's `uma: 1`.
 //! Added with the memory a server takes while it serves (issue 54), optional: `loads[].timeline` (`{samples[],
-//! limits, peaks, over_limit, strict_limit_line, alloc_failed_line, preemptions, killed, lines}` (`killed`: `{message, line}`, the host's OOM kill while serving); a sample is `{line,
+//! limits, peaks, over_limit, strict_limit_line, alloc_failed_line, preemptions, killed, slowest_prefill, request_failed, cancelled_line, lines}` (`killed`: `{message, line}`, the host's OOM kill while serving; `request_failed`: `{status, elapsed, line}`, a request answered with a server error); a sample is `{line,
 //! prompt_cache, checkpoints, kv_percent, running, waiting}`, each series absent until the log printed it;
 //! `limits` `{prompt_cache, prompt_cache_unlimited, prompt_cache_tokens, checkpoints_per_slot, slot_context,
 //! host_total, host_free}`; `peaks` `{prompt_cache, checkpoints, kv_percent, running, waiting, checkpoint_size,

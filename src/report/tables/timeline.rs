@@ -105,6 +105,24 @@ pub fn section(load: &Concluded) -> Option<Section> {
             format!("line {line}: the host refused a cache entry"),
         ));
     }
+    if let Some(r) = &t.slowest_prefill {
+        parts.push((
+            "slowest prefill",
+            format!("{:.2} tokens/s (line {})", r.value, r.line),
+        ));
+    }
+    if let Some(f) = &t.request_failed {
+        parts.push((
+            "request failed",
+            format!("line {}: status {} after {}", f.line, f.status, f.elapsed),
+        ));
+    }
+    if let Some(line) = t.cancelled_line {
+        parts.push((
+            "task cancelled",
+            format!("line {line}: its client went away"),
+        ));
+    }
     parts.push((
         "ended",
         match &t.killed {
