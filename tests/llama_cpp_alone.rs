@@ -193,9 +193,10 @@ fn the_mtp_run_of_706_is_short_by_77_mib_of_what_the_fit_saw_and_np_1_is_the_lev
         .unwrap();
     assert_eq!(draft.superseded.len(), 1);
     // Partial offload (65/66), not "66 of 66 fit": the fit's own dry run with every layer missed its target.
+    // The load is complete: the server serves a task on it (line 67).
     assert_eq!(
         codes(&load),
-        ["incomplete-load", "partial-offload", "host-not-vram"]
+        ["partial-offload", "host-not-vram"]
     );
     // The levers, in llama.cpp's own flags: -np 1 frees about 3/4 of the 1758.09 MiB recurrent state on the GPU.
     let np = suggestion(&load, "-np 1");
@@ -307,12 +308,11 @@ fn the_sycl_host_holds_most_weights_of_715() {
     assert_eq!(l.settings.ctx_size, Some(131072));
     assert_eq!(l.settings.parallel, Some(2));
     assert_eq!(l.settings.ubatch_size, Some(2048));
-    let f = load
-        .findings
-        .iter()
-        .find(|f| f.code.as_str() == "partial-offload")
-        .unwrap();
-    assert!(f.message.contains("61 %"), "{}", f.message);
+    // An excerpt of buffers whose runtime is unknown names nobody who placed the layers (an `-ngl` may be
+    // outside it): no partial-offload, as the fragment property asks (`tests/fragments.rs`); the host share is
+    // still the report's host-memory figure.
+    assert!(!codes(&load).contains(&"partial-offload"));
+    assert!(codes(&load).contains(&"host-not-vram"));
 }
 
 #[test]
@@ -527,15 +527,9 @@ fn the_sycl_figures_of_715() {
         .and_then(|c| c.actual)
         .unwrap();
     assert_eq!(host.bytes, mib(20183.74));
-    let f = findings_of(&load, "partial-offload")[0];
-    assert!(
-        f.message
-            .contains("19.71 GiB of the weights are in host memory"),
-        "{}",
-        f.message
-    );
-    // Never an Ollama setting for a llama.cpp log.
-    assert!(!f.hint.contains("OLLAMA") && !f.hint.contains("num_"));
+    // No partial-offload on an excerpt that names no placer (the_sycl_host_holds_most_weights_of_715), so no
+    // knob of either runtime either.
+    assert!(findings_of(&load, "partial-offload").is_empty());
 }
 
 #[test]

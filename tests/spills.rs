@@ -177,13 +177,19 @@ fn partial_offload_of(text: &str) -> Option<String> {
 
 #[test]
 fn a_kv_cache_split_between_host_and_gpu_buffers_is_a_partial_offload() {
-    let m = partial_offload_of(&kv_lines(false)).expect("partial-offload");
+    // The two lines alone name nobody who placed the layers (an `-ngl` or Ollama's scheduler may be outside the
+    // paste): no finding, as the fragment property asks (`tests/fragments.rs`).
+    assert_eq!(partial_offload_of(&kv_lines(false)), None);
+    assert_eq!(partial_offload_of(&kv_lines(true)), None);
+    // Run by the user's llama-server without -ngl: llama.cpp placed them.
+    let by_llama = |with_layers| format!("$ llama-server -m model.gguf\n{}", kv_lines(with_layers));
+    let m = partial_offload_of(&by_llama(false)).expect("partial-offload");
     assert!(m.starts_with("some layers are in host memory"), "{m}");
     assert!(
         m.contains("host buffers (7.81 GiB, 44 % of it) and the GPUs (9.77 GiB)"),
         "{m}"
     );
-    let m = partial_offload_of(&kv_lines(true)).expect("partial-offload");
+    let m = partial_offload_of(&by_llama(true)).expect("partial-offload");
     assert!(m.starts_with("17 of 37 layers are in host memory"), "{m}");
     // The user's own -ngl 20 placed exactly those layers: their choice, no finding.
     let chosen = format!("$ llama-server -m model.gguf -ngl 20\n{}", kv_lines(true));
