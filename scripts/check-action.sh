@@ -59,22 +59,26 @@ grep -q 'matches no file' "$work/nomatch.stderr" || fail "nomatch: not named"
 run_step missing 2 VRAMDIFF_LOGS="no-such-file.log"
 grep -q 'no-such-file.log' "$work/missing.stderr" || fail "missing: not named"
 
-# The install step: the action's own checkout by default, a git ref when given.
-out="$(VRAMDIFF_DRY_RUN=1 VRAMDIFF_SOURCE=/action bash scripts/action-install.sh)"
-[ "$out" = "cargo install --locked --path /action" ] || fail "install: $out"
-out="$(VRAMDIFF_DRY_RUN=1 VRAMDIFF_REF=main VRAMDIFF_REPOSITORY=https://example.org/vramdiff bash scripts/action-install.sh)"
-[ "$out" = "cargo install --locked --git https://example.org/vramdiff --rev main vramdiff" ] || fail "install: $out"
-
-# A release tag downloads the release's archive for the runner (the `ref` input, else the action's own ref);
-# a branch or a commit builds.
-out="$(VRAMDIFF_DRY_RUN=1 VRAMDIFF_REF=v0.2.0 VRAMDIFF_REPOSITORY=https://example.org/vramdiff RUNNER_OS=Linux RUNNER_ARCH=X64 bash scripts/action-install.sh)"
-[ "$out" = "download https://example.org/vramdiff/releases/download/v0.2.0/vramdiff-0.2.0-x86_64-unknown-linux-musl.tar.gz" ] || fail "install: $out"
-out="$(env -u VRAMDIFF_REF VRAMDIFF_DRY_RUN=1 VRAMDIFF_ACTION_REF=v1.2.3 VRAMDIFF_ACTION_REPOSITORY=someone/vramdiff VRAMDIFF_SOURCE=/action RUNNER_OS=macOS RUNNER_ARCH=ARM64 bash scripts/action-install.sh)"
-[ "$out" = "download https://github.com/someone/vramdiff/releases/download/v1.2.3/vramdiff-1.2.3-aarch64-apple-darwin.tar.gz" ] || fail "install: $out"
-out="$(env -u VRAMDIFF_REF VRAMDIFF_DRY_RUN=1 VRAMDIFF_ACTION_REF=v1.2.3 VRAMDIFF_ACTION_REPOSITORY=someone/vramdiff RUNNER_OS=Windows RUNNER_ARCH=X64 bash scripts/action-install.sh)"
-[ "$out" = "download https://github.com/someone/vramdiff/releases/download/v1.2.3/vramdiff-1.2.3-x86_64-pc-windows-msvc.zip" ] || fail "install: $out"
-out="$(env -u VRAMDIFF_REF VRAMDIFF_DRY_RUN=1 VRAMDIFF_ACTION_REF=main VRAMDIFF_ACTION_REPOSITORY=someone/vramdiff VRAMDIFF_SOURCE=/action bash scripts/action-install.sh)"
-[ "$out" = "cargo install --locked --path /action" ] || fail "install: a branch must build: $out"
+# The install step, dry run: install_says EXPECTED VAR=VALUE… (the environment of the step).
+install_says() {
+  local expected="$1" out
+  shift
+  out="$(env -u VRAMDIFF_REF -u VRAMDIFF_ACTION_REF -u VRAMDIFF_ACTION_REPOSITORY VRAMDIFF_DRY_RUN=1 "$@" bash scripts/action-install.sh)"
+  [ "$out" = "$expected" ] || fail "install: '$out', expected '$expected'"
+}
+# The action's own checkout by default, a git ref when given (a branch or a commit builds).
+install_says "cargo install --locked --path /action" VRAMDIFF_SOURCE=/action
+install_says "cargo install --locked --git https://example.org/vramdiff --rev main vramdiff" \
+  VRAMDIFF_REF=main VRAMDIFF_REPOSITORY=https://example.org/vramdiff
+install_says "cargo install --locked --path /action" VRAMDIFF_ACTION_REF=main VRAMDIFF_ACTION_REPOSITORY=someone/vramdiff \
+  VRAMDIFF_SOURCE=/action
+# A release tag downloads the release's archive for the runner (the `ref` input, else the action's own ref).
+install_says "download https://example.org/vramdiff/releases/download/v0.2.0/vramdiff-0.2.0-x86_64-unknown-linux-musl.tar.gz" \
+  VRAMDIFF_REF=v0.2.0 VRAMDIFF_REPOSITORY=https://example.org/vramdiff RUNNER_OS=Linux RUNNER_ARCH=X64
+install_says "download https://github.com/someone/vramdiff/releases/download/v1.2.3/vramdiff-1.2.3-aarch64-apple-darwin.tar.gz" \
+  VRAMDIFF_ACTION_REF=v1.2.3 VRAMDIFF_ACTION_REPOSITORY=someone/vramdiff RUNNER_OS=macOS RUNNER_ARCH=ARM64
+install_says "download https://github.com/someone/vramdiff/releases/download/v1.2.3/vramdiff-1.2.3-x86_64-pc-windows-msvc.zip" \
+  VRAMDIFF_ACTION_REF=v1.2.3 VRAMDIFF_ACTION_REPOSITORY=someone/vramdiff RUNNER_OS=Windows RUNNER_ARCH=X64
 # The archive the download names is the one the release workflow makes.
 grep -qF 'vramdiff-$version-$target' scripts/release-archive.sh || fail "release-archive.sh names its archives otherwise"
 

@@ -9,11 +9,15 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 /// The command layer: clap's types and the commands. Only `main.rs` and the command layer itself import it.
-const COMMAND_LAYER: [&str; 2] = ["cli", "commands"];
+// `mcp` (the MCP server, `src/mcp/`) sits beside `commands`: it plans each call as a command line clap checks.
+const COMMAND_LAYER: [&str; 3] = ["cli", "commands", "mcp"];
 
 /// Each of these crates is used only under the listed top-level modules (the stage that owns it).
-const OWNED_CRATES: [(&str, &[&str]); 4] = [
-    ("clap", &["cli", "commands"]),
+const OWNED_CRATES: [(&str, &[&str]); 6] = [
+    ("clap", &["cli", "commands", "mcp"]),
+    // The MCP SDK and its runtime: the server alone (`src/mcp/`).
+    ("rmcp", &["mcp"]),
+    ("tokio", &["mcp"]),
     ("polars", &["batch"]),
     ("plotters", &["report", "batch"]),
     // The HTTP(S) client of `inspect URL` and `--gguf URL` (`src/fetch/`).

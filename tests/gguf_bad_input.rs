@@ -77,7 +77,7 @@ impl Builder {
             b.extend(t.to_le_bytes());
             b.extend(offset.to_le_bytes());
         }
-        while b.len() % 32 != 0 {
+        while !b.len().is_multiple_of(32) {
             b.push(0);
         }
         b.extend(vec![0u8; self.data as usize]);

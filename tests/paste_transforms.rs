@@ -142,7 +142,11 @@ fn journald_short_precise(text: &str, seed: u64) -> String {
 
 /// journalctl `-o short-iso`: `2026-12-07T03:14:19+0000` before systemd 250, `+00:00` since.
 fn journald_short_iso(text: &str, seed: u64) -> String {
-    let zone = if seed % 2 == 0 { "+0000" } else { "+00:00" };
+    let zone = if seed.is_multiple_of(2) {
+        "+0000"
+    } else {
+        "+00:00"
+    };
     each_line(text, |i| {
         let (h, m, s, _) = clock(i);
         format!("2026-12-07T{h:02}:{m:02}:{s:02}{zone} gpu-node ollama[2841]: ")

@@ -332,7 +332,7 @@ fn padded(dir: &Path) -> PathBuf {
     let key = b"vramdiff.test.padding";
     let fixed = 8 + key.len() + 4 + 8;
     let mut value_len = 600_000;
-    while (fixed + value_len) % 32 != 0 {
+    while !(fixed + value_len).is_multiple_of(32) {
         value_len += 1;
     }
     let mut out = Vec::new();

@@ -181,7 +181,7 @@ pub fn measure<R: Read>(
     };
     for i in 0..infos.len() {
         let t = &infos[i];
-        if t.offset % alignment != 0 {
+        if !t.offset.is_multiple_of(alignment) {
             return Err(bad(
                 t,
                 format!(

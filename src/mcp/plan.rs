@@ -59,7 +59,7 @@ pub struct Whatif {
     /// The log's text as the user pasted it. Give `path` or `text`.
     #[serde(default)]
     pub text: Option<String>,
-    /// Use only these GPUs: positions in the log's GPU list, as CUDA numbers them for the runner (e.g. [0]).
+    /// Use only these GPUs: positions in the log's GPU list, as CUDA numbers them for the runner (e.g. `[0]`).
     #[serde(default)]
     pub gpus: Option<Vec<u32>>,
     /// Use only the N GPUs with the most free memory (not with `gpus`).

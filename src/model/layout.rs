@@ -123,7 +123,7 @@ pub const SWA_PATTERNS: &[SwaPattern] = &[
 pub fn uses_window(index: u64, pattern: u64, dense_first: bool) -> bool {
     match (pattern, dense_first) {
         (0, _) => true,
-        (p, true) => index % p != 0,
+        (p, true) => !index.is_multiple_of(p),
         (p, false) => index % p < p - 1,
     }
 }

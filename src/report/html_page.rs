@@ -47,7 +47,7 @@ fn inline(text: &str) -> String {
 /// `**bold**` (already escaped text: `*` is not escaped by HTML) as `<strong>`.
 fn strong(text: &str) -> String {
     let parts: Vec<&str> = text.split("**").collect();
-    if parts.len() < 3 || parts.len() % 2 == 0 {
+    if parts.len() < 3 || parts.len().is_multiple_of(2) {
         return text.to_string();
     }
     let mut out = String::new();
