@@ -194,10 +194,7 @@ fn the_mtp_run_of_706_is_short_by_77_mib_of_what_the_fit_saw_and_np_1_is_the_lev
     assert_eq!(draft.superseded.len(), 1);
     // Partial offload (65/66), not "66 of 66 fit": the fit's own dry run with every layer missed its target.
     // The load is complete: the server serves a task on it (line 67).
-    assert_eq!(
-        codes(&load),
-        ["partial-offload", "host-not-vram"]
-    );
+    assert_eq!(codes(&load), ["partial-offload", "host-not-vram"]);
     // The levers, in llama.cpp's own flags: -np 1 frees about 3/4 of the 1758.09 MiB recurrent state on the GPU.
     let np = suggestion(&load, "-np 1");
     assert!(np.effect.contains("1.29 GiB"), "{}", np.effect);

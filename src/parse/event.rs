@@ -396,7 +396,7 @@ pub enum EventKind {
     Serving(Box<super::serving_line::ServingEvent>),
     /// Memory a server takes while it serves: prompt cache, checkpoints, slots, engine stats
     /// (`parse::serving_memory`).
-    ServingMemory(Box<super::serving_memory::ServingMemoryLine>),
+    ServingMemory(Box<super::serving_memory_line::ServingMemoryLine>),
     /// A decision of Ollama's scheduler before llama-server starts, or evidence beside it (`ollama ps`).
     Scheduler(Box<SchedulerLine>),
     /// llama.cpp's `file size = X GiB`: the model file, the first term of Ollama's prediction.

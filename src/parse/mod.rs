@@ -32,6 +32,7 @@ pub mod server;
 pub mod serving;
 pub mod serving_line;
 pub mod serving_memory;
+pub mod serving_memory_line;
 pub mod signature;
 pub mod spec;
 pub mod values;
