@@ -346,7 +346,12 @@ impl Assembler {
             // A followed server goes on serving after its load was reported: its timeline goes on too.
             b.timeline = timeline;
         }
-        b.touch(line);
+        // A load's lines end where it is seen serving: the timeline's later lines are the timeline's, so a
+        // followed log (which reports the load then) and the whole file give the load the same range. A load of
+        // serving lines alone (an excerpt with no buffer) is those lines.
+        if b.phase < Phase::Ended || b.ledger.is_empty() {
+            b.touch(line);
+        }
         // A request being served means the load finished; the limits llama-server prints while it loads
         // (`prompt cache is enabled`, `context checkpoints enabled`) and the engines' stats (printed between
         // SGLang's warm-up and its ready line) do not say so.
