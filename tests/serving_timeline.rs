@@ -1,5 +1,5 @@
 //! After the load (issue 54): the memory a server takes while it serves, read from the real logs
-//! `sample-logs/1201`–`1206` (provenance in `sample-logs/README.md`, figures in `../shared/corpus/wave56-NOTES.md`
+//! `sample-logs/1201`–`1206` (provenance in `sample-logs/README.md`, figures as the corpus notes give them
 //! as a maintainer read them): the prompt cache's host RAM, context checkpoints, the limits printed, the entry
 //! kept over its limit and the host's OOM kill that ends serving.
 
