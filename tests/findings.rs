@@ -111,7 +111,8 @@ fn every_sample_has_exactly_the_findings_its_evidence_supports() {
     // and compute-imbalance, whose premise (one GPU's compute buffer three times the others' and 256 MiB
     // more) no corpus log shows: tests/llama_cpp_alone.rs has it, on real lines with one buffer changed,
     // and kv-cache-full, whose premise (a vLLM or SGLang engine's stats while it served) no corpus log shows:
-    // tests/serving_timeline.rs has it, on sample 804's real start with stats lines of vLLM's format.
+    // tests/serving_timeline.rs has it, on the real starts of samples 802, 804 and 811 followed by lines vLLM and
+    // SGLang printed with their own logging code (tests/data/serving-printed/).
     for def in vramdiff::checks::REGISTRY {
         assert!(
             fired.contains(def.code.as_str())

@@ -186,21 +186,22 @@ fn a_500_after_a_slow_prefill_is_a_client_timeout_not_memory() {
     assert_eq!((failed.status, failed.elapsed.as_str()), (500, "1m0s"));
 }
 
-/// The real start of sample 804 (vLLM 0.10.2, TP=2) followed by stats lines in vLLM's own format
-/// (`vllm/v1/metrics/loggers.py` of 0.34: `Running: %d reqs, Waiting: %d reqs, [Preemptions: %d, ]%s KV cache
-/// usage: %.1f%%, Prefix cache hit rate: %.1f%%`; figures illustrative: no log of the corpus prints them).
-fn vllm_serving(stats: &[&str]) -> vramdiff::model::Concluded {
-    let start =
-        std::fs::read_to_string(crate::util::root().join(
-            "sample-logs/804-vllm-0102-2xh200-tp2-qwen3-next-80b-advisory-bytes-dup-lines.log",
-        ))
-        .unwrap();
-    let dir = crate::util::scratch(&format!("kv-full-{}", stats.len()));
-    let path = dir.join("vllm.log");
+/// A real start from `sample-logs/` followed by the first `n` lines vLLM or SGLang printed with its own logging
+/// code (`tests/data/serving-printed/`, provenance and the exact call in `tests/data/README.md`): no log of the
+/// corpus prints a vLLM line while serving, so the start and the serving lines are composed.
+fn serving_after(sample: &str, printed: &str, n: usize) -> vramdiff::model::Concluded {
+    let root = crate::util::root();
+    let start = std::fs::read_to_string(root.join("sample-logs").join(sample)).unwrap();
+    let lines =
+        std::fs::read_to_string(root.join("tests/data/serving-printed").join(printed)).unwrap();
+    let dir = crate::util::scratch(&format!("kv-full-{printed}-{n}"));
+    let path = dir.join("serving.log");
     let mut text = start;
-    for s in stats {
-        text.push_str("(APIServer pid=1804347) INFO 10-23 15:20:00 [loggers.py:330] Engine 000: ");
-        text.push_str(s);
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    for line in lines.lines().take(n) {
+        text.push_str(line);
         text.push('\n');
     }
     std::fs::write(&path, text).unwrap();
@@ -209,26 +210,16 @@ fn vllm_serving(stats: &[&str]) -> vramdiff::model::Concluded {
     loads.remove(0)
 }
 
-#[test]
-fn a_kv_cache_that_runs_full_and_queues_is_kv_cache_full_not_kv_too_small() {
-    let calm = vllm_serving(&[
-        "Avg prompt throughput: 512.0 tokens/s, Avg generation throughput: 80.0 tokens/s, Running: 4 reqs, Waiting: 0 reqs, GPU KV cache usage: 12.5%, Prefix cache hit rate: 0.0%",
-    ]);
-    assert!(
-        !codes(&calm).contains(&FindingCode::KvCacheFull),
-        "{:?}",
-        codes(&calm)
-    );
-    let t = calm.reconciled.load.timeline.as_ref().unwrap();
-    assert_eq!(t.peaks.kv_percent.map(|r| r.value), Some(12.5));
-    let full = vllm_serving(&[
-        "Avg prompt throughput: 512.0 tokens/s, Avg generation throughput: 80.0 tokens/s, Running: 4 reqs, Waiting: 0 reqs, GPU KV cache usage: 12.5%, Prefix cache hit rate: 0.0%",
-        "Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 95.1 tokens/s, Running: 64 reqs, Waiting: 3 reqs, Preemptions: 5, GPU KV cache usage: 100.0%, Prefix cache hit rate: 41.0%",
-    ]);
-    let before = codes(&calm);
-    let after = codes(&full);
+const S804: &str = "804-vllm-0102-2xh200-tp2-qwen3-next-80b-advisory-bytes-dup-lines.log";
+const S802: &str = "802-vllm-072-v0-22gib-qwen25-math-15b-cuda-blocks-ok.log";
+const S811: &str = "811-sglang-043-4xl4-tp4-qwq-32b-full-start-graph-end-mem-usage.log";
+
+/// The findings of `full` other than `kv-cache-full` are those of `calm`: the start's.
+fn only_kv_cache_full_added(calm: &vramdiff::model::Concluded, full: &vramdiff::model::Concluded) {
+    let before = codes(calm);
+    let after = codes(full);
+    assert!(!before.contains(&FindingCode::KvCacheFull), "{before:?}");
     assert!(after.contains(&FindingCode::KvCacheFull), "{after:?}");
-    // Nothing else changes: the start's findings are the start's.
     assert_eq!(
         after
             .iter()
@@ -236,14 +227,72 @@ fn a_kv_cache_that_runs_full_and_queues_is_kv_cache_full_not_kv_too_small() {
             .collect::<Vec<_>>(),
         before.iter().collect::<Vec<_>>()
     );
+}
+
+#[test]
+fn a_kv_cache_that_runs_full_and_queues_is_kv_cache_full_not_kv_too_small() {
+    // vLLM 0.10.2's own V1 stats logger behind its API server's prefix, after 804's real start (vLLM 0.10.2).
+    let printed = "vllm-0.10.2-v1-stats-804.log";
+    let calm = serving_after(S804, printed, 1);
+    let t = calm.reconciled.load.timeline.as_ref().unwrap();
+    assert_eq!(t.peaks.kv_percent.map(|r| r.value), Some(12.5));
+    let full = serving_after(S804, printed, 4);
+    only_kv_cache_full_added(&calm, &full);
+    let t = full.reconciled.load.timeline.as_ref().unwrap();
+    assert_eq!(t.peaks.kv_percent.map(|r| r.value), Some(100.0));
+    assert!(
+        t.preemptions.is_none(),
+        "vLLM V1 prints no preemption count"
+    );
     let f = finding(&full, FindingCode::KvCacheFull);
     assert!(
-        f.message.contains("5 request(s) preempted"),
+        f.message
+            .contains("17 request(s) waiting while the KV cache was 99.2% full and 48 ran"),
         "{}",
         f.message
     );
-    assert!(f
-        .message
-        .contains("3 request(s) waiting while the KV cache was 100.0% full"));
     assert!(f.hint.contains("--max-num-seqs") && f.hint.contains("--gpu-memory-utilization"));
+}
+
+#[test]
+fn a_v0_preemption_is_kv_cache_full() {
+    // vLLM 0.7.2's own V0 stats logger and scheduler warning (the 51st preemption), after 802's real start.
+    let printed = "vllm-0.7.2-v0-stats-preempted-802.log";
+    let full = serving_after(S802, printed, 4);
+    let t = full.reconciled.load.timeline.as_ref().unwrap();
+    assert_eq!(t.preemptions.map(|p| p.value), Some(51));
+    assert_eq!(t.peaks.kv_percent.map(|r| r.value), Some(99.6));
+    let f = finding(&full, FindingCode::KvCacheFull);
+    assert!(
+        f.message.contains("51 request(s) preempted"),
+        "{}",
+        f.message
+    );
+    assert!(
+        f.message
+            .contains("4 request(s) waiting while the KV cache was 97.8% full and 12 ran"),
+        "{}",
+        f.message
+    );
+}
+
+#[test]
+fn sglang_decode_at_98_percent_with_a_queue_and_a_retraction_is_kv_cache_full() {
+    // SGLang 0.4.0's own prefill/decode stats and retraction, after 811's real start (SGLang 0.4.3, TP=4).
+    let calm = serving_after(S811, "sglang-0.4.0-stats.log", 0);
+    let full = serving_after(S811, "sglang-0.4.0-stats.log", 2);
+    only_kv_cache_full_added(&calm, &full);
+    let t = full.reconciled.load.timeline.as_ref().unwrap();
+    assert_eq!(t.peaks.kv_percent.map(|r| r.value), Some(98.0));
+    let f = finding(&full, FindingCode::KvCacheFull);
+    assert!(
+        f.message
+            .contains("23 request(s) waiting while the KV cache was 98.0% full and 64 ran"),
+        "{}",
+        f.message
+    );
+    let retracted = serving_after(S811, "sglang-0.4.0-retract.log", 1);
+    let t = retracted.reconciled.load.timeline.as_ref().unwrap();
+    assert_eq!(t.preemptions.map(|p| p.value), Some(1));
+    assert!(codes(&retracted).contains(&FindingCode::KvCacheFull));
 }
