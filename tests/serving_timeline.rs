@@ -270,7 +270,7 @@ fn a_v0_preemption_is_kv_cache_full() {
     );
     assert!(
         f.message
-            .contains("4 request(s) waiting while the KV cache was 97.8% full and 12 ran"),
+            .contains("4 request(s) waiting while the KV cache was 97.8% full and 140 ran"),
         "{}",
         f.message
     );
@@ -295,4 +295,92 @@ fn sglang_decode_at_98_percent_with_a_queue_and_a_retraction_is_kv_cache_full() 
     let t = retracted.reconciled.load.timeline.as_ref().unwrap();
     assert_eq!(t.preemptions.map(|p| p.value), Some(1));
     assert!(codes(&retracted).contains(&FindingCode::KvCacheFull));
+}
+
+/// The setting and effect of the load's suggestion that answers `code` and starts with `prefix`.
+fn suggestion<'a>(
+    l: &'a vramdiff::model::Concluded,
+    code: FindingCode,
+    prefix: &str,
+) -> &'a vramdiff::model::Suggestion {
+    l.suggestions
+        .iter()
+        .find(|s| s.because.contains(&code) && s.setting.starts_with(prefix))
+        .unwrap_or_else(|| panic!("no {prefix} for {code:?}: {:?}", l.suggestions))
+}
+
+#[test]
+fn a_kv_cache_full_gets_the_tokens_a_larger_share_adds_and_the_requests_that_fit() {
+    // 804 (vLLM 0.10.2): 973760 tokens in 47878147932 bytes of KV cache on a GPU of 150119844413 bytes
+    // (lines 114, 115, 126), utilization 0.9 (line 124): 0.05 × total ÷ 49168.5 bytes per token = 152659 tokens.
+    let full = serving_after(S804, "vllm-0.10.2-v1-stats-804.log", 4);
+    let u = suggestion(&full, FindingCode::KvCacheFull, "--gpu-memory-utilization");
+    assert_eq!(u.setting, "--gpu-memory-utilization 0.95");
+    assert!(
+        u.effect
+            .contains("about 152659 more tokens, from 973760 to 1126419 tokens"),
+        "{}",
+        u.effect
+    );
+    // 48 requests at 99.2 %: 48 × 90 ÷ 99.2 = 43.5, so 43.
+    let n = suggestion(&full, FindingCode::KvCacheFull, "--max-num-seqs");
+    assert_eq!(n.setting, "--max-num-seqs 43");
+    // 802 (vLLM 0.7.2, V0): 581312 tokens in 16664473108 bytes on 23686744637 (lines 15–17): 41313 tokens.
+    let v0 = serving_after(S802, "vllm-0.7.2-v0-stats-preempted-802.log", 4);
+    let u = suggestion(&v0, FindingCode::KvCacheFull, "--gpu-memory-utilization");
+    assert!(u.effect.contains("about 41313 more tokens"), "{}", u.effect);
+    let n = suggestion(&v0, FindingCode::KvCacheFull, "--max-num-seqs");
+    assert_eq!(n.setting, "--max-num-seqs 128");
+    // A calm load is told nothing of it.
+    let calm = serving_after(S804, "vllm-0.10.2-v1-stats-804.log", 1);
+    assert!(calm
+        .suggestions
+        .iter()
+        .all(|s| !s.because.contains(&FindingCode::KvCacheFull)));
+}
+
+#[test]
+fn sglang_gets_its_own_flags_and_says_what_its_log_does_not_give() {
+    // 811 (SGLang 0.4.3) prints no GPU total: the tokens --mem-fraction-static adds are not computed.
+    let full = serving_after(S811, "sglang-0.4.0-stats.log", 2);
+    let f = suggestion(&full, FindingCode::KvCacheFull, "--mem-fraction-static");
+    assert_eq!(f.setting, "--mem-fraction-static 0.90");
+    assert!(
+        f.effect
+            .contains("not computed: the GPU's total memory missing"),
+        "{}",
+        f.effect
+    );
+    // 64 requests at 98 %: 58 keep it near 90 %, in SGLang's flag, never vLLM's.
+    let n = suggestion(&full, FindingCode::KvCacheFull, "--max-running-requests");
+    assert_eq!(n.setting, "--max-running-requests 58");
+    assert!(full
+        .suggestions
+        .iter()
+        .all(|s| !s.setting.contains("--max-num-seqs")
+            && !s.setting.contains("--gpu-memory-utilization")));
+}
+
+#[test]
+fn the_kv_cache_full_suggestions_are_in_every_format() {
+    let root = crate::util::root();
+    let dir = crate::util::scratch("kv-full-formats");
+    let path = dir.join("804-serving.log");
+    let mut text = std::fs::read_to_string(root.join("sample-logs").join(S804)).unwrap();
+    text.push_str(
+        &std::fs::read_to_string(
+            root.join("tests/data/serving-printed/vllm-0.10.2-v1-stats-804.log"),
+        )
+        .unwrap(),
+    );
+    std::fs::write(&path, text).unwrap();
+    for format in ["text", "json", "markdown", "jsonl", "html"] {
+        let out = crate::util::run(&["--format", format, path.to_str().unwrap()], b"");
+        let shown = crate::util::stdout(&out);
+        assert!(
+            shown.contains("--gpu-memory-utilization 0.95") && shown.contains("152659"),
+            "{format}"
+        );
+        assert!(shown.contains("--max-num-seqs 43"), "{format}");
+    }
 }

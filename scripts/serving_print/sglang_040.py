@@ -45,13 +45,13 @@ def print_stats():
     import sglang.srt.managers.scheduler as sched
 
     sched.time = common.FakeTime()
-    total = 229_376
-    me = scheduler(total, available=20_643, evictable=0, waiting=12)
+    total = 46_611  # the pool of sample 811 (SGLang 0.4.3), the start a test appends these lines to
+    me = scheduler(total, available=4_195, evictable=0, waiting=12)
     common.CLOCK.now += 0.9
     sched.Scheduler.log_prefill_stats(
         me, SimpleNamespace(log_input_tokens=8192, log_hit_tokens=0),
         can_run_list=[object()] * 3, running_bs=31, has_being_chunked=0)
-    me = scheduler(total, available=4_588, evictable=0, waiting=23, running=64)
+    me = scheduler(total, available=932, evictable=0, waiting=23, running=64)
     me.num_generated_tokens = 40 * 64
     common.CLOCK.now += 1.68
     sched.Scheduler.log_decode_stats(me)

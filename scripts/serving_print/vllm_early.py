@@ -69,9 +69,10 @@ def print_v0(preempt_after=None):
     stat_logger = metrics.LoggingStatLogger(local_interval=5.0, vllm_config=None)
     steps = [
         # running, swapped, pending, gpu kv, prompt tok, gen tok
-        (12, 0, 4, 0.978, 0, 523),
-        (16, 0, 9, 0.996, 1024, 611),
-        (9, 0, 0, 0.412, 0, 480),
+        # (sized for 802's cache: 581312 tokens, requests of up to 4096)
+        (140, 0, 4, 0.978, 0, 5230),
+        (142, 0, 9, 0.996, 8192, 6110),
+        (60, 0, 0, 0.412, 0, 4800),
     ]
     for running, swapped, pending, gpu, prompt, gen in steps:
         common.CLOCK.now += 10.0
@@ -117,7 +118,7 @@ def print_v1_apiserver():
 
 def print_v0_802():
     # Sample 802 (vLLM 0.7.2, V0) prints no process prefix; its clock goes on.
-    print_v0(preempt_after=16)
+    print_v0(preempt_after=142)
 
 
 def main(source_dir, which):

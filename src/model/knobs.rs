@@ -411,6 +411,11 @@ const SGLANG: &[KnobEntry] = &[
         Flag("--cuda-graph-max-bs {}"),
         Placer("--cuda-graph-max-bs {}"),
     ),
+    entry(
+        K::Sequences,
+        Flag("--max-running-requests {}"),
+        Placer("--max-running-requests {}"),
+    ),
 ];
 
 /// Every knob of a runtime, whether it reaches the placement or not.

@@ -2,7 +2,8 @@
 //! `serving-host-memory`), computed from the load's timeline (`src/model/timeline.rs`): the checkpoints per slot
 //! that bring one entry under the cache's limit (an entry is the prompt's state plus its checkpoints, each the
 //! size the log printed), `--cache-ram 0` when a prompt's state alone is over the limit or the host killed the
-//! server, and the limit that keeps the printed worst case within the host's free memory. The knob is the
+//! server, the limit that keeps the printed worst case within the host's free memory, and the fewest slots
+//! (`-np`, each slot holding its own checkpoints) that do the same. The knob is the
 //! load's runtime's (`LLAMA_ARG_*` under Ollama ≥ 0.30); a serving excerpt that names no launcher gets
 //! llama-server's own flags, the program whose lines these are (a wrapper such as LM Studio has its own
 //! setting for the same thing).
@@ -99,7 +100,7 @@ pub fn suggest(ev: &Evidence, out: &mut Vec<Suggestion>) {
             }
             return;
         }
-        let (Some(free), Some(k)) = (t.limits.host_free, cache_ram) else {
+        let Some(free) = t.limits.host_free else {
             return;
         };
         let slots = load.settings.parallel.unwrap_or(1);
@@ -111,7 +112,7 @@ pub fn suggest(ev: &Evidence, out: &mut Vec<Suggestion>) {
         // The largest limit, in steps of 256 MiB, that keeps the worst case within the free memory.
         let step = 256 * MIB;
         let room = (free.size.low - checkpoints_worst) / step * step;
-        if room > 0 {
+        if let Some(k) = cache_ram.filter(|_| room > 0) {
             out.push(Suggestion {
                 setting: k.setting(room / MIB),
                 effect: format!(
@@ -121,8 +122,59 @@ pub fn suggest(ev: &Evidence, out: &mut Vec<Suggestion>) {
                     human(free.size.bytes),
                     free.line
                 ),
-                because,
+                because: because.clone(),
             });
         }
+        fewer_slots(ev, t, slots, free, because, out);
     }
+}
+
+/// Fewer slots (`-np`): each slot carries its own checkpoints, so the worst case is the cache limit plus
+/// slots × checkpoints per slot × one checkpoint; the most slots whose worst case fits the free memory, when
+/// that is fewer than the load's and at least one. When the log printed no slot count, one slot was assumed
+/// and nothing is offered: the effect is not computed.
+fn fewer_slots(
+    ev: &Evidence,
+    t: &crate::model::ServingTimeline,
+    slots: i64,
+    free: crate::model::Figure,
+    because: Vec<FindingCode>,
+    out: &mut Vec<Suggestion>,
+) {
+    let load = &ev.load.load;
+    let (Some(np), Some(_)) = (
+        host_ram_knob(load.runtime, Knob::Parallel),
+        load.settings.parallel,
+    ) else {
+        return;
+    };
+    let (Some(per_slot), Some(one)) = (t.limits.checkpoints_per_slot, t.peaks.checkpoint_size)
+    else {
+        return;
+    };
+    let slot_worst = one.size.times(per_slot.value);
+    let limit = t.limits.prompt_cache.map_or(0, |l| l.size.high);
+    if slots <= 1 || slot_worst.high <= 0 || free.size.low <= limit {
+        return;
+    }
+    let fit = ((free.size.low - limit) / slot_worst.high).min(slots - 1);
+    if fit < 1 {
+        return;
+    }
+    out.push(Suggestion {
+        setting: np.setting(fit),
+        effect: format!(
+            "each slot may hold {} checkpoints of {} (lines {} and {}), {} per slot: with {fit} slot(s) instead of {slots} the worst case becomes {} of cache plus {}, within the {} free at load (line {}); fewer requests are served at once",
+            per_slot.value,
+            human(one.size.bytes),
+            per_slot.line,
+            one.line,
+            human(slot_worst.bytes),
+            human(limit),
+            human(slot_worst.times(fit).bytes),
+            human(free.size.bytes),
+            free.line
+        ),
+        because,
+    });
 }

@@ -9,10 +9,14 @@
 //! engines take. Where the log does not give the current value of a setting (`--cuda-graph-max-bs`), the
 //! setting is written with `N` and the effect says what N must do.
 //!
+//! A KV cache that ran full while serving (`kv-cache-full`) is answered in `kv_full.rs`, from the start's figures
+//! and the timeline's stats lines.
+//!
 //! One engine's knobs per file: `vllm.rs` and `sglang.rs` hold what only that engine is told; this file holds
 //! the order the findings are answered in and what both engines are told (the longest request, 8-bit KV, a
 //! smaller budget, a failed start, torch's out of memory).
 
+mod kv_full;
 mod sglang;
 mod vllm;
 
@@ -102,6 +106,15 @@ pub fn suggest(ev: &Evidence, engine: ServingEngine, list: &mut Vec<Suggestion>)
         cut_before_graphs(&mut out, s, engine);
     }
     vllm::util_advisory(&mut out, s);
+    if let Some(t) = ev
+        .load
+        .load
+        .timeline
+        .as_ref()
+        .filter(|_| has(ev.findings, FindingCode::KvCacheFull))
+    {
+        kv_full::kv_cache_full(&mut out, s, t, engine);
+    }
 }
 
 /// The ranks a finding of `code` names (every rank when a finding names none).
