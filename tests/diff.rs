@@ -109,6 +109,21 @@ struct Finding {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
+struct KvFill {
+    percent: f64,
+    plus_minus: f64,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+struct KvFillChange {
+    old: Option<KvFill>,
+    new: Option<KvFill>,
+    movement: String,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
 struct LoadDiff {
     key: Key,
     label: String,
@@ -120,6 +135,10 @@ struct LoadDiff {
     /// Added with issue 54: host-RAM peaks while serving, omitted when neither run has a timeline.
     #[serde(default)]
     serving: Vec<Row>,
+    /// Added with issue 54: the KV cache's fill peak while serving (vLLM, SGLang), omitted when neither run
+    /// has one.
+    #[serde(default)]
+    kv_fill: Option<KvFillChange>,
     placement: Option<PlacementChange>,
     findings_appeared: Vec<Finding>,
     findings_cleared: Vec<Finding>,
@@ -464,4 +483,57 @@ fn diff_compares_the_serving_peaks() {
     assert!(l
         .regressions
         .contains(&"finding appeared: serving-host-memory (error)".to_string()));
+}
+
+/// Sample 804's real start (vLLM 0.10.2) followed by the first stats line vLLM 0.10.2 printed with its own
+/// logger (`tests/data/serving-printed/`), then by all four: the KV cache at 12.5 %, then full.
+const KV_CALM: &str = "tests/data/serving-printed/composed/804-then-vllm-0.10.2-stats-calm.log";
+const KV_FULL: &str = "tests/data/serving-printed/composed/804-then-vllm-0.10.2-stats-full.log";
+
+#[test]
+fn diff_compares_the_kv_cache_fill_peak_with_its_printed_rounding() {
+    let doc = diff_json(KV_CALM, KV_FULL);
+    assert_eq!(doc.matched, 1);
+    let k = doc.loads[0].kv_fill.as_ref().expect("the KV fill peak");
+    let (old, new) = (k.old.as_ref().unwrap(), k.new.as_ref().unwrap());
+    assert_eq!((old.percent, new.percent), (12.5, 100.0));
+    // vLLM prints one decimal of a percentage: ±0.05.
+    assert_eq!((old.plus_minus, new.plus_minus), (0.05, 0.05));
+    assert_eq!(k.movement, "up");
+    assert!(doc.loads[0].changed);
+    // The same log on both sides: the same peak, no change.
+    let same = diff_json(KV_FULL, KV_FULL);
+    assert_eq!(same.loads[0].kv_fill.as_ref().unwrap().movement, "same");
+    assert!(!same.loads[0].changed);
+    // A log without serving stats has none, and the field is omitted.
+    let none = diff_json(OLD, OLD);
+    assert!(none.loads[0].kv_fill.is_none());
+}
+
+#[test]
+fn golden_diff_kv_fill_reports_are_current() {
+    let mut mismatched = Vec::new();
+    // JUnit carries the regressions only (a fuller cache is not one): not among them.
+    for (format, extension) in [
+        ("text", "txt"),
+        ("markdown", "md"),
+        ("json", "json"),
+        ("html", "html"),
+    ] {
+        let out = run(&["diff", "--format", format, KV_CALM, KV_FULL], b"");
+        assert_eq!(out.status.code(), Some(0));
+        let shown = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            shown.contains("12.5") && shown.contains("100"),
+            "{format}: {shown}"
+        );
+        mismatched.extend(golden(
+            &format!("diff-804-vllm-kv-fill-calm-to-full.{extension}"),
+            &out.stdout,
+        ));
+    }
+    assert!(
+        mismatched.is_empty(),
+        "reports differ from a fresh run (regenerate with VRAMDIFF_UPDATE_REPORTS=1 and review): {mismatched:?}"
+    );
 }

@@ -384,3 +384,85 @@ fn the_kv_cache_full_suggestions_are_in_every_format() {
         assert!(shown.contains("--max-num-seqs 43"), "{format}");
     }
 }
+
+/// The host's free memory at load against the worst case the printed limits allow, on real lines only, composed:
+/// the `system memory` line of an Ollama ≥ 0.30 start (`sample-logs/501-…` line 2, free 7.0 GiB; or
+/// `sample-logs/505-…` line 4, free 29.4 GiB), then the real llama-server b11549 start with four slots of the
+/// oracle (`tests/data/oracle/b11549/logs/gemma3--np4-split.log`: `n_slots = 4`, `context checkpoints enabled,
+/// max = 32`), then LM Studio's llama-server serving lines of `sample-logs/1202-…` (limit 703.155 MiB,
+/// checkpoints of 149.626 MiB). No log of the corpus prints all three.
+fn host_free_then_four_slots(free_from: &str) -> vramdiff::model::Concluded {
+    let root = crate::util::root();
+    let read = |p: &str| std::fs::read_to_string(root.join(p)).unwrap();
+    let sample = |prefix: &str| {
+        let name = crate::util::sample_names()
+            .into_iter()
+            .find(|n| n.starts_with(prefix) && n.ends_with(".log"))
+            .unwrap();
+        read(&format!("sample-logs/{name}"))
+    };
+    let system_memory = sample(free_from)
+        .lines()
+        .find(|l| l.contains("msg=\"system memory\""))
+        .unwrap()
+        .to_string();
+    let text = format!(
+        "{system_memory}\n{}{}",
+        read("tests/data/oracle/b11549/logs/gemma3--np4-split.log"),
+        sample("1202-")
+    );
+    let dir = crate::util::scratch(&format!("host-free-{free_from}"));
+    let path = dir.join("composed.log");
+    std::fs::write(&path, text).unwrap();
+    let mut loads = crate::util::analyze(&[&path]).loads;
+    assert_eq!(loads.len(), 1);
+    loads.remove(0)
+}
+
+#[test]
+fn a_worst_case_above_the_hosts_free_memory_is_serving_host_memory_with_the_slots_that_fit() {
+    let l = host_free_then_four_slots("501-");
+    assert_eq!(l.reconciled.load.settings.parallel, Some(4));
+    let t = l.reconciled.load.timeline.as_ref().unwrap();
+    assert_eq!(t.limits.host_free.map(|f| f.line), Some(1));
+    // 703.155 MiB + 4 slots × 32 × 149.626 MiB = 19855.3 MiB, above 7.0 GiB (± 51 MiB).
+    let f = finding(&l, FindingCode::ServingHostMemory);
+    assert_eq!(f.severity, Severity::Warning);
+    assert!(
+        f.message.contains("may keep 19.39 GiB in host RAM")
+            && f.message
+                .contains("above the 7.00 GiB free at load (line 1)"),
+        "{}",
+        f.message
+    );
+    // One slot: 703.155 + 32 × 149.626 = 5491.2 MiB, within 7.0 GiB; two would be 10279 MiB.
+    let np = suggestion(&l, FindingCode::ServingHostMemory, "-np");
+    assert_eq!(np.setting, "-np 1");
+    assert!(np.effect.contains("4.68 GiB per slot"), "{}", np.effect);
+    // The checkpoints of four slots alone (18.7 GiB) are above the free memory: no cache limit fits.
+    assert!(!l
+        .suggestions
+        .iter()
+        .any(|s| s.setting.starts_with("--cache-ram")
+            && s.because.contains(&FindingCode::ServingHostMemory)));
+}
+
+#[test]
+fn a_worst_case_within_the_hosts_free_memory_is_no_finding() {
+    // 19855.3 MiB within 29.4 GiB free.
+    let l = host_free_then_four_slots("505-");
+    assert!(l
+        .reconciled
+        .load
+        .timeline
+        .as_ref()
+        .unwrap()
+        .limits
+        .host_free
+        .is_some());
+    assert!(
+        !codes(&l).contains(&FindingCode::ServingHostMemory),
+        "{:?}",
+        codes(&l)
+    );
+}

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use polars::prelude::*;
 
-use super::tables::{int_at, read_parquet, text_at};
+use super::tables::{float_at, int_at, read_parquet, text_at};
 use crate::diff::facts::{
     gpus_used, model_word, FindingFact, LoadFacts, MatchKey, Placement, RowFacts,
 };
@@ -180,6 +180,9 @@ pub fn read_folder(dir: &Path) -> anyhow::Result<Vec<LoadFacts>> {
                 int_at(&loads, "serving_prompt_cache_peak", r).map(Quantity::exact),
                 int_at(&loads, "serving_checkpoints_peak", r).map(Quantity::exact),
             ),
+            kv_fill: text_at(&loads, "runtime", r)
+                .zip(float_at(&loads, "serving_kv_percent_peak", r))
+                .and_then(|(era, percent)| crate::diff::facts::KvFill::of(&era, percent)),
             placement,
             findings,
         };

@@ -320,6 +320,15 @@ pub fn text_at(df: &DataFrame, column: &str, row: usize) -> Option<String> {
     }
 }
 
+/// A float cell of a table read back (`None`: null, missing, or not a float).
+pub fn float_at(df: &DataFrame, column: &str, row: usize) -> Option<f64> {
+    match df.column(column).ok()?.get(row).ok()? {
+        AnyValue::Float64(v) => Some(v),
+        AnyValue::Float32(v) => Some(v as f64),
+        _ => None,
+    }
+}
+
 /// An integer cell of a table read back (`None`: null, missing, or not an integer).
 pub fn int_at(df: &DataFrame, column: &str, row: usize) -> Option<i64> {
     match df.column(column).ok()?.get(row).ok()? {

@@ -14,7 +14,7 @@
 
 use serde::Serialize;
 
-use super::facts::{FindingFact, LoadFacts, MatchKey, Placement, RowFacts};
+use super::facts::{FindingFact, KvFill, LoadFacts, MatchKey, Placement, RowFacts};
 use super::matching::{pair, Pair, Pairing};
 use crate::model::{human, FindingCode, Ordering3, Quantity, Severity};
 
@@ -138,6 +138,9 @@ pub struct LoadDiff {
     /// While serving: the host-RAM peaks either run has (`prompt_cache_peak`, `checkpoints_peak`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub serving: Vec<RowDiff>,
+    /// While serving: the KV cache's fill peak of each run (vLLM, SGLang), omitted when neither has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kv_fill: Option<KvFillChange>,
     /// `null` unless both runs have the load.
     pub placement: Option<PlacementChange>,
     pub findings_appeared: Vec<FindingFact>,
@@ -146,6 +149,55 @@ pub struct LoadDiff {
     pub changed: bool,
     /// What `--fail-on-regression` gates on, in words.
     pub regressions: Vec<String>,
+}
+
+/// The KV cache's fill peak of both runs: a change only when the printed intervals do not overlap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct KvFillChange {
+    pub old: Option<KvFill>,
+    pub new: Option<KvFill>,
+    pub movement: Movement,
+}
+
+impl KvFillChange {
+    /// `None` when neither run has a fill peak.
+    pub fn new(old: Option<KvFill>, new: Option<KvFill>) -> Option<KvFillChange> {
+        let movement = match (old, new) {
+            (None, None) => return None,
+            (Some(_), None) => Movement::Gone,
+            (None, Some(_)) => Movement::Appeared,
+            (Some(o), Some(n)) if n.low() > o.high() => Movement::Up,
+            (Some(o), Some(n)) if n.high() < o.low() => Movement::Down,
+            (Some(_), Some(_)) => Movement::Same,
+        };
+        Some(KvFillChange { old, new, movement })
+    }
+
+    /// `99.2% (±0.05) → 58.7% (±0.05), down by 40.4 to 40.6 points`.
+    pub fn words(&self) -> String {
+        let side = |k: Option<KvFill>| k.map_or("none".to_string(), KvFill::words);
+        let by = match (self.old, self.new) {
+            (Some(o), Some(n)) if self.movement.is_change() => {
+                let (low, high) = if n.hundredths >= o.hundredths {
+                    (n.low() - o.high(), n.high() - o.low())
+                } else {
+                    (o.low() - n.high(), o.high() - n.low())
+                };
+                format!(
+                    " by {:.2} to {:.2} points",
+                    low as f64 / 100.0,
+                    high as f64 / 100.0
+                )
+            }
+            _ => String::new(),
+        };
+        format!(
+            "{} → {}, {}{by}",
+            side(self.old),
+            side(self.new),
+            self.movement.as_str()
+        )
+    }
 }
 
 /// Two runs compared.
@@ -220,6 +272,7 @@ fn alone(l: &LoadFacts, in_old: bool) -> LoadDiff {
         components: Vec::new(),
         devices: Vec::new(),
         serving: Vec::new(),
+        kv_fill: None,
         placement: None,
         findings_appeared: Vec::new(),
         findings_cleared: Vec::new(),
@@ -356,6 +409,7 @@ fn matched(old: &LoadFacts, new: &LoadFacts, how: Pairing) -> LoadDiff {
     let components = rows(&old.components, &new.components);
     let devices = rows(&old.devices, &new.devices);
     let serving = rows(&old.serving, &new.serving);
+    let kv_fill = KvFillChange::new(old.kv_fill, new.kv_fill);
     let placement = placement(&old.placement, &new.placement);
     let findings_appeared = missing_from(&new.findings, &old.findings);
     let findings_cleared = missing_from(&old.findings, &new.findings);
@@ -422,6 +476,7 @@ fn matched(old: &LoadFacts, new: &LoadFacts, how: Pairing) -> LoadDiff {
         || components.iter().any(RowDiff::is_change)
         || devices.iter().any(RowDiff::is_change)
         || serving.iter().any(RowDiff::is_change)
+        || kv_fill.is_some_and(|k| k.movement.is_change())
         || !placement.changes.is_empty()
         || !findings_appeared.is_empty()
         || !findings_cleared.is_empty();
@@ -434,6 +489,7 @@ fn matched(old: &LoadFacts, new: &LoadFacts, how: Pairing) -> LoadDiff {
         components,
         devices,
         serving,
+        kv_fill,
         placement: Some(placement),
         findings_appeared,
         findings_cleared,
@@ -450,6 +506,30 @@ mod tests {
     /// Ollama's one-decimal GiB, as `7.4 GiB` is read.
     fn gib_tenths(tenths: u128) -> Quantity {
         Quantity::from_decimal(tenths, 1, GIB).unwrap()
+    }
+
+    #[test]
+    fn a_kv_fill_change_inside_the_printed_decimals_is_no_change() {
+        let vllm = |p: f64| KvFill::of("vllm", p);
+        let sglang = |p: f64| KvFill::of("sglang", p);
+        // vLLM, one decimal of a percentage: 99.2 → 99.0 is a real fall of 0.1 to 0.3 points.
+        let down = KvFillChange::new(vllm(99.2), vllm(99.0)).unwrap();
+        assert_eq!(down.movement, Movement::Down);
+        assert!(
+            down.words().ends_with("down by 0.10 to 0.30 points"),
+            "{}",
+            down.words()
+        );
+        // SGLang, two decimals of a fraction: 0.98 → 0.97 touch at 97.5 %, no claim.
+        let same = KvFillChange::new(sglang(98.0), sglang(97.0)).unwrap();
+        assert_eq!(same.movement, Movement::Same);
+        assert_eq!(
+            KvFillChange::new(None, sglang(91.0)).unwrap().movement,
+            Movement::Appeared
+        );
+        assert!(KvFillChange::new(None, None).is_none());
+        // Not an engine that prints a fill.
+        assert!(KvFill::of("ollama", 50.0).is_none());
     }
 
     #[test]

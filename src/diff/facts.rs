@@ -157,8 +157,67 @@ pub struct LoadFacts {
     /// While serving: the peaks of host RAM the timeline holds (`prompt_cache_peak`, `checkpoints_peak`), as
     /// actual figures of host rows.
     pub serving: Vec<RowFacts>,
+    /// While serving: the KV cache's fullest (vLLM, SGLang), as printed.
+    pub kv_fill: Option<KvFill>,
     pub placement: Placement,
     pub findings: Vec<FindingFact>,
+}
+
+/// The KV cache's fill peak while serving, in hundredths of a percent, with half the unit the engine printed
+/// it in: vLLM prints a percentage with one decimal (±0.05 %), SGLang a fraction with two (±0.5 %).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KvFill {
+    pub hundredths: i64,
+    pub plus_minus: i64,
+}
+
+impl KvFill {
+    /// The peak of an engine (`vllm`, `sglang`: the contract's `era`), `None` for any other runtime.
+    pub fn of(era: &str, percent: f64) -> Option<KvFill> {
+        let plus_minus = match era {
+            "vllm" => 5,
+            "sglang" => 50,
+            _ => return None,
+        };
+        Some(KvFill {
+            hundredths: (percent * 100.0).round() as i64,
+            plus_minus,
+        })
+    }
+
+    pub fn low(self) -> i64 {
+        self.hundredths - self.plus_minus
+    }
+
+    pub fn high(self) -> i64 {
+        self.hundredths + self.plus_minus
+    }
+
+    /// `99.2% (±0.05)`.
+    pub fn words(self) -> String {
+        let digits = if self.plus_minus < 10 { 1 } else { 0 };
+        format!(
+            "{:.digits$}% (±{})",
+            self.hundredths as f64 / 100.0,
+            trim(self.plus_minus as f64 / 100.0)
+        )
+    }
+}
+
+fn trim(x: f64) -> String {
+    let s = format!("{x:.2}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// As JSON: `{"percent": 99.2, "plus_minus": 0.05}`.
+impl Serialize for KvFill {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut st = serializer.serialize_struct("KvFill", 2)?;
+        st.serialize_field("percent", &(self.hundredths as f64 / 100.0))?;
+        st.serialize_field("plus_minus", &(self.plus_minus as f64 / 100.0))?;
+        st.end()
+    }
 }
 
 /// The serving peaks as rows: the prompt cache's and the checkpoints', when the timeline has them.
@@ -255,6 +314,13 @@ pub fn from_concluded(load: &Concluded) -> LoadFacts {
                 t.and_then(|t| t.peaks.checkpoints).map(|f| f.size),
             )
         },
+        kv_fill: load
+            .reconciled
+            .load
+            .timeline
+            .as_ref()
+            .and_then(|t| t.peaks.kv_percent)
+            .and_then(|p| KvFill::of(load.reconciled.load.runtime.era().as_str(), p.value)),
         placement,
         findings,
     }

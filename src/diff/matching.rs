@@ -81,6 +81,7 @@ mod tests {
             components: Vec::new(),
             devices: Vec::new(),
             serving: Vec::new(),
+            kv_fill: None,
             placement: Placement::default(),
             findings: Vec::new(),
         }

@@ -9,5 +9,7 @@ pub mod compare;
 pub mod facts;
 pub mod matching;
 
-pub use compare::{diff, Diff, FigureChange, LoadDiff, Movement, PlacementChange, RowDiff, Side};
-pub use facts::{FindingFact, LoadFacts, MatchKey, Placement, RowFacts};
+pub use compare::{
+    diff, Diff, FigureChange, KvFillChange, LoadDiff, Movement, PlacementChange, RowDiff, Side,
+};
+pub use facts::{FindingFact, KvFill, LoadFacts, MatchKey, Placement, RowFacts};

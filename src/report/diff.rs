@@ -12,6 +12,8 @@
 //!                                           "movement"}} ],
 //!                "serving": [ rows as above, host RAM peaks while serving: `prompt_cache_peak`,
 //!                             `checkpoints_peak` ] (omitted when neither run has a timeline),
+//!                "kv_fill": {"old"/"new": {"percent", "plus_minus"}|null, "movement"} (the KV cache's fill
+//!                           peak while serving, vLLM ±0.05 %, SGLang ±0.5 %; omitted when neither run has one),
 //!                "placement": {"old"/"new": {"split", "layers_on_gpu", "layers_total", "gpus_used"},
 //!                              "changes"}|null,
 //!                "findings_appeared"/"findings_cleared": [ {"code", "severity", "message", "device",
@@ -123,6 +125,13 @@ fn load_blocks(doc: &mut Document, index: usize, l: &LoadDiff) {
             {
                 doc.push(Block::Gap);
                 doc.push(Block::Table { table, indent: 2 });
+            }
+            if let Some(k) = l.kv_fill.filter(|k| k.movement.is_change()) {
+                doc.push(Block::Gap);
+                doc.push(Block::Field {
+                    key: "KV cache fill peak".to_string(),
+                    value: k.words(),
+                });
             }
             if let Some(p) = l.placement.as_ref().filter(|p| !p.changes.is_empty()) {
                 doc.push(Block::Gap);
