@@ -537,3 +537,44 @@ fn golden_diff_kv_fill_reports_are_current() {
         "reports differ from a fresh run (regenerate with VRAMDIFF_UPDATE_REPORTS=1 and review): {mismatched:?}"
     );
 }
+
+#[cfg(feature = "batch")]
+#[test]
+fn batch_folders_compare_the_kv_fill_peak_like_their_logs() {
+    let scratch =
+        std::env::temp_dir().join(format!("vramdiff-diff-kv-batch-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&scratch);
+    let (a, b) = (scratch.join("old"), scratch.join("new"));
+    for (input, out) in [(KV_CALM, &a), (KV_FULL, &b)] {
+        let o = run(
+            &["batch", "--quiet", "--out", out.to_str().unwrap(), input],
+            b"",
+        );
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    }
+    let out = run(
+        &[
+            "diff",
+            "--format",
+            "json",
+            a.to_str().unwrap(),
+            b.to_str().unwrap(),
+        ],
+        b"",
+    );
+    let doc: DiffDoc = serde_json::from_slice(&out.stdout).unwrap();
+    let k = doc.loads[0]
+        .kv_fill
+        .as_ref()
+        .expect("the KV fill peak from the tables");
+    assert_eq!(
+        (
+            k.old.as_ref().unwrap().percent,
+            k.new.as_ref().unwrap().percent,
+            k.old.as_ref().unwrap().plus_minus
+        ),
+        (12.5, 100.0, 0.05)
+    );
+    assert_eq!(k.movement, "up");
+    let _ = std::fs::remove_dir_all(&scratch);
+}
