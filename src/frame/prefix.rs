@@ -223,6 +223,33 @@ pub fn strip_ansi(line: &str) -> Cow<'_, str> {
     }
 }
 
+/// The columns the caret-form colours of `line` take on a terminal (`^[[32m` is six): a terminal that shows
+/// them counts them in its width, so a hard wrap's pieces are measured with them ([`super::Framer`]).
+pub fn caret_columns(line: &str) -> usize {
+    if memchr::memmem::find(line.as_bytes(), b"^[[").is_none() {
+        return 0;
+    }
+    ANSI.find_iter(line)
+        .filter(|m| m.as_str().starts_with('^'))
+        .map(|m| m.len())
+        .sum()
+}
+
+/// True when `line` starts with a container runtime's envelope as it begins a stored line: the CRI node
+/// log's time and stream (`2026-…Z stderr P `) or Docker's `json-file` object (`{"log":"`); with the piece's
+/// `P` (partial) flag for the CRI form. `None` for any other line.
+pub fn starts_envelope(line: &str) -> Option<bool> {
+    let first = *line.as_bytes().first()?;
+    if first == b'{' {
+        return line.starts_with("{\"log\":\"").then_some(false);
+    }
+    if !first.is_ascii_digit() {
+        return None;
+    }
+    let m = DOCKER_TIMESTAMP.find(line)?;
+    cri_envelope(&line[m.end()..]).map(|(_, partial)| partial)
+}
+
 /// Strip every collector prefix from a line (in any nesting order), returning the rest.
 pub fn strip_prefixes(mut line: &str) -> (&str, Stripped<'_>) {
     let whole = line;
