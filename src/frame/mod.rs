@@ -564,7 +564,14 @@ impl Framer {
     /// prefix too).
     fn completes_a_prefix(&self, raw: &str) -> bool {
         let (_, payload) = self.held_payload();
-        if payload.is_empty() {
+        // Only a server's prefix begins the held record: vLLM's process (`(Worker_TP0 p`) or logger level
+        // (`INFO 03-1`), SGLang's bracket. Any other text may be followed by a collector's next record, whose
+        // prefix reads after a few words of it too (journald's allows words before its time).
+        let level = payload
+            .split(' ')
+            .next()
+            .is_some_and(|w| matches!(w, "DEBUG" | "INFO" | "WARNING" | "ERROR" | "CRITICAL"));
+        if !(level || payload.starts_with(['(', '['])) {
             return false;
         }
         let joined = format!("{payload}{raw}");

@@ -549,7 +549,17 @@ fn line_number(b: &[u8]) -> Option<usize> {
         .take(3)
         .take_while(|c| c.is_ascii_digit())
         .count();
-    let time = next == 2 && after.get(2) != Some(&b'.');
+    // A time is an hour and minutes followed by what follows a time (`03:14:19`, `12:30 `, `12:30`); a wrap's
+    // row after a number (`57:16): 6144.00 MiB`, `12:90a618fe…`) is no time.
+    let number = |d: &[u8]| d.iter().fold(0u32, |n, c| n * 10 + u32::from(c - b'0'));
+    let time = next == 2
+        && digits <= 2
+        && number(&b[..digits]) <= 23
+        && number(&after[..2]) <= 59
+        && matches!(
+            after.get(2),
+            None | Some(b':' | b' ' | b'\t' | b',' | b'Z' | b'+' | b'-')
+        );
     (!time).then_some(digits + 1)
 }
 
@@ -752,6 +762,19 @@ fn floor_char_boundary(s: &str, max: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `grep -n`'s line numbers before the rows of a wrapped line (corpus 1101's KV cache line, cut by a
+    /// terminal before `16): 6144.00 MiB`), against times.
+    #[test]
+    fn a_numbered_row_is_told_from_a_time() {
+        assert_eq!(line_number(b"57:16): 6144.00 MiB, V (f16)"), Some(3));
+        assert_eq!(line_number(b"12:90a618fe6ff21b09"), Some(3));
+        assert_eq!(line_number(b"45:16 cells"), Some(3));
+        assert_eq!(line_number(b"1:0.05.209.581 I load"), Some(2));
+        for time in ["03:14:19 host", "12:30 ", "12:30", "9:05,123"] {
+            assert_eq!(line_number(time.as_bytes()), None, "{time}");
+        }
+    }
 
     fn strip(line: &str) -> &str {
         strip_prefixes(line).0
