@@ -207,9 +207,12 @@ pub const PASTE_ORDER: &[(Stage, &str)] = &[
     (Stage::Encoding, "the pasted text is saved, last"),
 ];
 
+/// Whether a transform is of a kind.
+pub type Kind = fn(&Transform) -> bool;
+
 /// Kinds of transform a paste takes at most one of, with the reason: a composition of two of a kind is no
 /// paste.
-pub const AT_MOST_ONE: &[(&str, fn(&Transform) -> bool)] = &[
+pub const AT_MOST_ONE: &[(&str, Kind)] = &[
     ("one program writes the lines down", |t| {
         t.stage == Stage::Collector
     }),
