@@ -99,7 +99,7 @@ pub struct Framer {
     /// Caret-form colours (`^[[32m`) were seen in this input: a terminal's cut may fall inside one.
     carets: bool,
     /// The rows of a container runtime's stored line that a terminal hard-wrapped, glued as they came
-    /// ([`Framer::envelope_rows`]); empty when none is held.
+    /// ([`Framer::feed`]); empty when none is held.
     rows: Vec<u8>,
     /// The physical line the held rows start on, their width in columns, how many were glued on.
     rows_line: u64,
