@@ -359,6 +359,11 @@ pub fn plain_piece(previous: &str, raw: &str, line: &str, prefixed: bool) -> Pla
         // `e_unified: …`): a lone fragment is no record.
         return PlainPiece::Yes;
     }
+    if raw.starts_with('_') && previous.ends_with(|c: char| c.is_ascii_alphanumeric()) {
+        // A function name cut inside (`common_param: common_params` / `_print_info: build 1 …`, the
+        // founding-today log under journald at 80 columns): no function name begins with `_`.
+        return PlainPiece::Yes;
+    }
     let word = line.split_once(": ").map_or(line, |(head, _)| head);
     let word = word.strip_suffix(':').unwrap_or(word);
     if word.is_empty() || !word.bytes().all(|b| b.is_ascii_alphabetic()) {
@@ -399,7 +404,11 @@ pub fn table_cut(previous: &str, raw: &str) -> bool {
     }
     // A row: nvidia-smi's (`| …`) or llama.cpp's (`…_print: | …`), not a line with `|` between fields.
     let row = previous.trim_start().starts_with('|') || previous.contains(": |");
-    row && !border(previous.trim_start()) && !previous.ends_with(['|', '+']) && piece.contains('|')
+    // A llama.cpp row's bar after its function name opens it (`common_memory_breakdown_print: |`, cut there
+    // by a terminal whose collector prefix took the rest of the row: corpus founding-today's breakdown under
+    // journald at 80 columns); any other last bar closes it.
+    let closed = previous.ends_with(['|', '+']) && !previous.ends_with(": |");
+    row && !border(previous.trim_start()) && !closed && piece.contains('|')
 }
 
 /// True when `raw`, after a line as wide as a terminal, reads as the rest of that line: it has a letter or
@@ -422,6 +431,55 @@ pub fn plain_cut(previous: &str, raw: &str) -> bool {
         return false;
     }
     rest.bytes().any(|b| b.is_ascii_alphanumeric())
+}
+
+/// The columns `text` takes on a terminal: its characters, raw escape sequences (`ESC [ … letter`, a colour)
+/// taking none. Caret-form colours (`^[[32m`) are characters a terminal shows, and count.
+pub fn columns(text: &str) -> usize {
+    let b = text.as_bytes();
+    if text.is_ascii() && memchr::memchr(0x1b, b).is_none() {
+        return b.len();
+    }
+    let mut n = 0;
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' {
+            for e in chars.by_ref() {
+                if e.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+            continue;
+        }
+        n += 1;
+    }
+    n
+}
+
+/// True when `previous` ends with the first characters of a caret-form colour (`^[[0` of `^[[0m`) and `raw`
+/// begins with the rest (`m`): a terminal that showed the colour cut it at its width.
+pub fn caret_cut(previous: &str, raw: &str) -> bool {
+    let tail_start = previous.len().saturating_sub(12);
+    let Some(at) = previous.as_bytes()[tail_start..]
+        .iter()
+        .rposition(|&b| b == b'^')
+        .map(|i| tail_start + i)
+    else {
+        return false;
+    };
+    let tail = &previous.as_bytes()[at..];
+    let head = &raw.as_bytes()[..raw.len().min(12)];
+    // `^[[`, digits and `;`, a letter: the tail is a proper start of it and the head its rest.
+    let joined: Vec<u8> = tail.iter().chain(head).copied().collect();
+    if !joined.starts_with(b"^[[") {
+        return false;
+    }
+    let params = joined[3..]
+        .iter()
+        .take_while(|c| c.is_ascii_digit() || **c == b';')
+        .count();
+    let end = 3 + params;
+    joined.get(end).is_some_and(u8::is_ascii_alphabetic) && tail.len() <= end
 }
 
 /// How a physical line continues the previous logical line, if it does.
@@ -590,6 +648,47 @@ mod tests {
         assert_eq!(
             continuation(bare, "clip_ctx: CLIP using CPU backend", false),
             Continuation::No
+        );
+    }
+
+    /// corpus 014:2's estimate line as `ansi-caret` shows it (`^[[32m…^[[0m`), its reset cut by a terminal.
+    #[test]
+    fn a_caret_colour_cut_by_a_wrap_is_told_and_counted() {
+        let line = format!("^[[32m{OFFLOAD}^[[0m");
+        assert_eq!(columns(&line), line.len());
+        assert_eq!(columns(&format!("\x1b[32m{OFFLOAD}\x1b[0m")), OFFLOAD.len());
+        for cut in 1..5 {
+            let (previous, raw) = line.split_at(line.len() - 5 + cut);
+            assert!(caret_cut(previous, raw), "{previous} / {raw}");
+        }
+        assert!(!caret_cut(OFFLOAD, "m"));
+        assert!(!caret_cut(&line, "m"));
+    }
+
+    /// `sample-logs/founding-today-3090-4060-gemma4-31b.log`'s breakdown header under journald's 48-column
+    /// prefix at 80 columns: the row is cut right after its opening bar.
+    #[test]
+    fn a_breakdown_row_cut_after_its_opening_bar_is_not_closed() {
+        let previous = "common_memory_breakdown_print: |";
+        let piece =
+            " memory breakdown [MiB] | total    free     self   model   context   compute    ";
+        assert!(table_cut(previous, piece));
+        assert!(plain_cut(previous, piece));
+        assert!(!table_cut(
+            "common_memory_breakdown_print: |   - Host   |   1144 |",
+            piece
+        ));
+    }
+
+    /// The same log's `common_params_print_info` line, cut inside its function name.
+    #[test]
+    fn a_function_name_cut_inside_is_one_piece() {
+        let previous = "common_param: common_params";
+        let raw = "_print_info: build 1 (8c3a2b1f0) with MSVC 19.44.35215.0 for Windows AMD64";
+        assert_eq!(plain_piece(previous, raw, raw, false), PlainPiece::Yes);
+        assert_eq!(
+            plain_piece("common_param: common_params ", raw, raw, false),
+            PlainPiece::No
         );
     }
 

@@ -57,6 +57,14 @@ fn markup_len(b: &[u8]) -> usize {
     }
 }
 
+/// The columns a physical row takes on a terminal ([`join::columns`]), its bytes decoded lossily.
+fn row_columns(row: &[u8]) -> usize {
+    match std::str::from_utf8(row) {
+        Ok(text) => join::columns(text),
+        Err(_) => join::columns(&String::from_utf8_lossy(row)),
+    }
+}
+
 /// A logical line bigger than this is not extended further by joining.
 const MAX_JOINED_BYTES: usize = 1 << 20;
 
@@ -88,6 +96,15 @@ pub struct Framer {
     /// The held record is no slog record (nothing joins onto it by the re-wrap rules): it is held only as
     /// the first piece of a possible hard wrap, which needs the evidence of [`join::plain_wrap`].
     plain: bool,
+    /// Caret-form colours (`^[[32m`) were seen in this input: a terminal's cut may fall inside one.
+    carets: bool,
+    /// The rows of a container runtime's stored line that a terminal hard-wrapped, glued as they came
+    /// ([`Framer::feed`]); empty when none is held.
+    rows: Vec<u8>,
+    /// The physical line the held rows start on, their width in columns, how many were glued on.
+    rows_line: u64,
+    rows_width: usize,
+    rows_glued: u64,
 }
 
 /// What the framer hands out, in input order.
@@ -127,7 +144,7 @@ impl Framer {
     /// is: no record is held (a line could continue it) and no hard-wrap width is known (a longer line
     /// resets it). Lines holding none of `skim`'s literals may then be skipped (see [`skim`]).
     pub fn is_quiet(&self) -> bool {
-        !self.has_pending && self.wrap_width == 0
+        !self.has_pending && self.wrap_width == 0 && self.rows.is_empty()
     }
 
     /// Feed one physical line. When it completes the previous logical line, `emit` receives that line.
@@ -143,12 +160,93 @@ impl Framer {
     /// it starts another file of a paste, `emit` receives [`Framed::FileStarts`] first (after the last line
     /// of the previous file).
     pub fn feed(&mut self, number: u64, bytes: &[u8], mut emit: impl FnMut(Framed<'_>)) {
+        if !self.rows.is_empty() {
+            let row = &bytes[markup_len(bytes)..];
+            if self.envelope_row_continues(row) {
+                self.rows.extend_from_slice(row);
+                self.rows_glued += 1;
+                if row_columns(row) < self.rows_width {
+                    self.flush_rows(&mut emit);
+                }
+                return;
+            }
+            self.flush_rows(&mut emit);
+        }
+        if let Some(width) = self.envelope_row_starts(bytes) {
+            self.rows.extend_from_slice(bytes);
+            self.rows_line = number;
+            self.rows_width = width;
+            return;
+        }
+        self.frame(number, bytes, emit);
+    }
+
+    /// The width of the physical line `bytes` when it is the first row of a container runtime's stored line
+    /// that a terminal hard-wrapped, and the rows after it are to be glued on before the line is framed
+    /// ([`Framer::envelope_row_continues`]): it begins the envelope (after a paste's markup and colours) and
+    /// is exactly as wide as a terminal or as this input's known wrap width, and the envelope needs the rest
+    /// of the line: a `json-file` object that does not close, or a CRI piece that is partial (`P`) or
+    /// completes a partial one (the rows of a CRI line written whole are left to [`join::hard_wrap`]).
+    fn envelope_row_starts(&self, bytes: &[u8]) -> Option<usize> {
+        if bytes.len() < join::TERMINAL_WIDTHS[0] {
+            return None;
+        }
+        let row = &bytes[markup_len(bytes)..];
+        if !matches!(row.first(), Some(b'0'..=b'9' | b'{' | 0x1b | b'^')) {
+            return None;
+        }
+        let row = std::str::from_utf8(row).ok()?;
+        let width = row_columns(row.as_bytes());
+        if !(join::TERMINAL_WIDTHS.contains(&width) || width == self.wrap_width) {
+            return None;
+        }
+        let plain = prefix::strip_ansi(row);
+        let cri_partial = prefix::starts_envelope(&plain)?;
+        let needs_rest = if plain.starts_with('{') {
+            // The object closes its line: a row that does not end with `}` was cut.
+            !plain.trim_end().ends_with('}')
+        } else {
+            cri_partial || self.glue
+        };
+        needs_rest.then_some(width)
+    }
+
+    /// True when `row` (its markup removed) is the next row of the held rows: no wider than they are, and no
+    /// envelope of its own (each stored line begins with one; a terminal's cut never leaves one).
+    fn envelope_row_continues(&self, row: &[u8]) -> bool {
+        if row.is_empty() || row_columns(row) > self.rows_width {
+            return false;
+        }
+        match std::str::from_utf8(row) {
+            Ok(text) => prefix::starts_envelope(&prefix::strip_ansi(text)).is_none(),
+            Err(_) => true,
+        }
+    }
+
+    /// Frame the held rows as the one physical line they were before the terminal cut them.
+    fn flush_rows(&mut self, emit: &mut impl FnMut(Framed<'_>)) {
+        let rows = std::mem::take(&mut self.rows);
+        self.joined_lines += std::mem::take(&mut self.rows_glued);
+        self.frame(self.rows_line, &rows, &mut *emit);
+        self.rows = rows;
+        self.rows.clear();
+    }
+
+    /// Frame one physical line (or the rows of one, glued back by [`Framer::feed`]).
+    fn frame(&mut self, number: u64, bytes: &[u8], mut emit: impl FnMut(Framed<'_>)) {
         // Checking first is much faster than the lossy decoder on the (usual) valid line.
         let text = match std::str::from_utf8(bytes) {
             Ok(valid) => std::borrow::Cow::Borrowed(valid),
             Err(_) => String::from_utf8_lossy(bytes),
         };
-        let text = prefix::strip_ansi(&text);
+        let decoded = text;
+        let text = prefix::strip_ansi(&decoded);
+        // A terminal that shows caret-form colours counts them in its width: the columns they took.
+        let carets = match text {
+            std::borrow::Cow::Owned(_) => prefix::caret_columns(&decoded),
+            std::borrow::Cow::Borrowed(_) => 0,
+        };
+        self.carets |= carets > 0;
         // Docker's json-file envelope changes the line itself (its escapes): opened before any prefix is
         // stripped (see [`envelope`]), and the colours its text held removed after.
         let (text, json_markup, json_partial) = match envelope::open(&text) {
@@ -195,8 +293,8 @@ impl Framer {
             self.start_process(number, stripped.pid, &mut emit);
         }
         if self.wrap_width > 0
-            && printed.len() > self.wrap_width
-            && printed.chars().count() > self.wrap_width
+            && printed.len() + carets > self.wrap_width
+            && printed.chars().count() + carets > self.wrap_width
         {
             // A terminal never prints a line longer than its width: this input is not wrapped there.
             self.wrap_width = 0;
@@ -213,13 +311,13 @@ impl Framer {
                 self.hold(number, &prefix::rank_tag(rank, line));
                 return;
             }
-            if self.terminal_wide(printed) {
+            if self.terminal_wide(printed, carets) {
                 // Held as the first piece of a possible hard wrap; its width is the line as printed (the
                 // rank tag replaced the prefix).
                 self.hold(number, &prefix::rank_tag(rank, line));
                 self.glue = false;
                 self.plain = true;
-                self.wrap = Wrap::Width(printed.chars().count());
+                self.wrap = Wrap::Width(printed.chars().count() + carets);
                 return;
             }
             emit(Framed::Line(number, &prefix::rank_tag(rank, line)));
@@ -228,15 +326,35 @@ impl Framer {
         if self.has_pending && self.pending.len() < MAX_JOINED_BYTES {
             // The usual next line is the next record: no hard-wrap check for it.
             let record = line.starts_with("time=") || line.starts_with("[GIN]");
+            if self.carets
+                && (join::caret_cut(&self.pending, printed) || carets > 0 && printed.is_empty())
+                && !matches!(self.wrap, Wrap::No)
+            {
+                // The rest of a colour's reset that the terminal cut, or the reset alone on the last row: the
+                // record ends with it.
+                self.pending.push_str(printed);
+                self.joined_lines += 1;
+                self.remove_carets();
+                self.has_pending = false;
+                self.wrap = Wrap::No;
+                emit(Framed::Line(self.pending_line, &self.pending));
+                return;
+            }
             let wrapped = if record {
                 None
             } else {
-                self.hard_wrap(printed, line)
+                self.hard_wrap(printed, line, carets)
             };
             if let Some(full) = wrapped {
                 // The piece as printed, prefix-like text and spaces included: the cut was mid-record.
                 self.pending.push_str(printed);
                 self.joined_lines += 1;
+                if self.carets {
+                    self.remove_carets();
+                }
+                if self.plain {
+                    self.strip_joined_prefix();
+                }
                 if !full {
                     // A piece shorter than the width ends the record.
                     self.has_pending = false;
@@ -291,7 +409,7 @@ impl Framer {
             // The line goes on in the next piece: held, whatever it is.
             self.hold(number, line);
             self.wrap = Wrap::No;
-        } else if join::can_be_continued(line) || self.terminal_wide(printed) {
+        } else if join::can_be_continued(line) || self.terminal_wide(printed, carets) {
             // A slog record, which later lines may continue; or any other line as wide as a terminal, the
             // first piece of a hard wrap, perhaps, held only for that (`plain`).
             self.plain = !join::can_be_continued(line);
@@ -300,14 +418,16 @@ impl Framer {
             self.pending_line = number;
             self.has_pending = true;
             // Bytes bound characters from above: a line shorter in bytes cannot be a wide enough piece.
-            self.wrap = if printed.len() >= join::MIN_WRAP_WIDTH {
+            self.wrap = if printed.len() + carets >= join::MIN_WRAP_WIDTH {
                 let prefix = &printed[..printed.len() - line.len()];
                 let prefix_chars = if prefix.is_ascii() {
                     prefix.len()
                 } else {
                     prefix.chars().count()
                 };
-                Wrap::Unmeasured { prefix_chars }
+                Wrap::Unmeasured {
+                    prefix_chars: prefix_chars + carets,
+                }
             } else {
                 Wrap::No
             };
@@ -320,15 +440,16 @@ impl Framer {
 
     /// True when the physical line `text` is exactly as wide as a terminal ([`join::TERMINAL_WIDTHS`]) or as
     /// this input's known wrap width: a line that is no slog record is held for a hard wrap only then.
-    fn terminal_wide(&self, text: &str) -> bool {
-        if text.len() < join::MIN_WRAP_WIDTH {
+    fn terminal_wide(&self, text: &str, carets: usize) -> bool {
+        if text.len() + carets < join::MIN_WRAP_WIDTH {
             return false;
         }
-        let chars = if text.is_ascii() {
-            text.len()
-        } else {
-            text.chars().count()
-        };
+        let chars = carets
+            + if text.is_ascii() {
+                text.len()
+            } else {
+                text.chars().count()
+            };
         join::TERMINAL_WIDTHS.contains(&chars) || chars == self.wrap_width
     }
 
@@ -365,7 +486,7 @@ impl Framer {
 
     /// When `raw` (whose stripped form is `line`) is the next piece of the pending record's hard wrap:
     /// `Some(true)` if it is as wide as the others (more may follow), `Some(false)` if it is the last.
-    fn hard_wrap(&mut self, raw: &str, line: &str) -> Option<bool> {
+    fn hard_wrap(&mut self, raw: &str, line: &str, carets: usize) -> Option<bool> {
         if matches!(self.wrap, Wrap::No) {
             return None;
         }
@@ -373,7 +494,11 @@ impl Framer {
         let blanks = raw.len() - raw.trim_start_matches([' ', '\t']).len();
         let prefixed = line.len() + blanks < raw.len();
         let piece = if self.plain {
-            join::plain_piece(&self.pending, raw, line, prefixed)
+            if prefixed && self.completes_a_prefix(raw) {
+                join::PlainPiece::Yes
+            } else {
+                join::plain_piece(&self.pending, raw, line, prefixed)
+            }
         } else {
             join::PlainPiece::Yes
         };
@@ -393,11 +518,12 @@ impl Framer {
         };
         // Exact when it can matter: fewer bytes than `width` is fewer characters, and only the comparison
         // with `width` is used.
-        let raw_chars = if raw.len() < width {
-            raw.len()
-        } else {
-            raw.chars().count()
-        };
+        let raw_chars = carets
+            + if raw.len() + carets < width {
+                raw.len()
+            } else {
+                raw.chars().count()
+            };
         let known = self.wrap_width == width;
         if piece == join::PlainPiece::IfWidthKnown && !known {
             return None;
@@ -412,6 +538,62 @@ impl Framer {
         }
         self.wrap_width = width;
         Some(raw_chars == width)
+    }
+
+    /// Remove the caret-form colours of the held record that the pieces joined so far completed (a terminal
+    /// cut one: `^[[0` / `m`).
+    fn remove_carets(&mut self) {
+        if let std::borrow::Cow::Owned(plain) = prefix::strip_ansi(&self.pending) {
+            self.pending = plain;
+        }
+    }
+
+    /// The held record's payload (after a rank tag), whatever prefix it still begins with.
+    fn held_payload(&self) -> (&str, &str) {
+        let tag_end = if self.pending.starts_with("[rank=") {
+            self.pending.find("] ").map_or(0, |i| i + 2)
+        } else {
+            0
+        };
+        self.pending.split_at(tag_end)
+    }
+
+    /// True when the held plain record and the physical line `raw`, whose start reads as a prefix, are one
+    /// prefix cut by a terminal: the server's prefix the record begins with runs on into `raw` (`… INFO
+    /// 03-17 17:07:06` / ` [gpu_worker.py:452] Available KV cache memory: …`, the source field alone being a
+    /// prefix too).
+    fn completes_a_prefix(&self, raw: &str) -> bool {
+        let (_, payload) = self.held_payload();
+        // Only a server's prefix begins the held record: vLLM's process (`(Worker_TP0 p`) or logger level
+        // (`INFO 03-1`), SGLang's bracket. Any other text may be followed by a collector's next record, whose
+        // prefix reads after a few words of it too (journald's allows words before its time).
+        let level = payload
+            .split(' ')
+            .next()
+            .is_some_and(|w| matches!(w, "DEBUG" | "INFO" | "WARNING" | "ERROR" | "CRITICAL"));
+        if !(level || payload.starts_with(['(', '['])) {
+            return false;
+        }
+        let joined = format!("{payload}{raw}");
+        let (line, _) = prefix::strip_prefixes(&joined);
+        joined.len() - line.len() > payload.len()
+    }
+
+    /// Strip the prefixes the joined pieces of a held plain record completed: a narrow terminal leaves a
+    /// collector's prefix so little of the row that the server's own prefix (vLLM's `(Worker_TP0 pid=…)
+    /// INFO … [gpu_worker.py:452] `) is cut across rows and read only once they are joined. A rank it names
+    /// stays before the payload, as on a line that was never cut.
+    fn strip_joined_prefix(&mut self) {
+        // A rank the first piece named is already before the payload (`[rank=TP0] INFO 03-1` / `7-17 …`).
+        let (tag, payload) = self.held_payload();
+        let (line, stripped) = prefix::strip_prefixes(payload);
+        if line.len() == payload.len() {
+            return;
+        }
+        self.pending = match stripped.rank {
+            Some(rank) if tag.is_empty() => prefix::rank_tag(rank, line),
+            _ => format!("{tag}{line}"),
+        };
     }
 
     /// The lines from physical line `number` on are the file `name`'s: the held line (the previous file's)
@@ -449,6 +631,13 @@ impl Framer {
 
     /// Flush the last logical line at the end of the input.
     pub fn finish(&mut self, mut emit: impl FnMut(u64, &str)) {
+        if !self.rows.is_empty() {
+            self.flush_rows(&mut |framed| {
+                if let Framed::Line(n, text) = framed {
+                    emit(n, text);
+                }
+            });
+        }
         if self.has_pending {
             emit(self.pending_line, &self.pending);
         }
@@ -868,6 +1057,132 @@ mod tests {
             "`a.log`",
         ]);
         assert_eq!(out.iter().filter(|l| l.starts_with("file ")).count(), 1);
+    }
+
+    /// `line` as a terminal `width` columns wide shows it: cut every `width` columns, a raw escape sequence
+    /// in none (caret-form colours are characters and count).
+    fn terminal(line: &str, width: usize) -> Vec<String> {
+        let mut rows = vec![String::new()];
+        let mut columns = 0;
+        let mut chars = line.chars();
+        while let Some(c) = chars.next() {
+            if c == '\x1b' {
+                rows.last_mut().unwrap().push(c);
+                for e in chars.by_ref() {
+                    rows.last_mut().unwrap().push(e);
+                    if e.is_ascii_alphabetic() {
+                        break;
+                    }
+                }
+                continue;
+            }
+            if columns == width {
+                rows.push(String::new());
+                columns = 0;
+            }
+            rows.last_mut().unwrap().push(c);
+            columns += 1;
+        }
+        rows
+    }
+
+    /// corpus 1032:5 (`sample-logs/1032-vllm-2026-03-tp2-graph-estimate-430-vs-438-ranks-kv-2546gib.log`).
+    const KV_1032: &str = "(Worker_TP0 pid=646817) INFO 03-17 17:07:06 [gpu_worker.py:452] Available KV cache memory: 25.46 GiB";
+
+    #[test]
+    fn a_collector_prefix_under_a_narrow_wrap_leaves_the_servers_prefix_cut_across_rows() {
+        // `kubectl logs --timestamps --prefix` put 67 columns before the line: a terminal 80 wide leaves it
+        // `(Worker_TP0 p` on the first row, and vLLM's prefix is whole only once the rows are joined.
+        let line =
+            format!("[pod/vllm-7d9f8c6b5-x2kqp/vllm] 2026-12-07T03:14:19.000418113Z {KV_1032}");
+        for width in [80, 100] {
+            let rows = terminal(&line, width);
+            assert!(rows.len() > 1);
+            assert_eq!(
+                frame_all(&rows),
+                vec![(
+                    1,
+                    "[rank=TP0] Available KV cache memory: 25.46 GiB".to_string()
+                )],
+                "width {width}"
+            );
+        }
+        // journald's prefix, the same.
+        let line = format!("Dec 07 03:14:19 gpu-node vllm[2841]: {KV_1032}");
+        assert_eq!(
+            frame_all(&terminal(&line, 80)),
+            vec![(
+                1,
+                "[rank=TP0] Available KV cache memory: 25.46 GiB".to_string()
+            )]
+        );
+    }
+
+    #[test]
+    fn a_wrap_counts_caret_form_colours_as_the_columns_they_show() {
+        // corpus 014:2 coloured in caret form (a terminal showing `^[[32m` as six characters), then cut: the
+        // first row holds six columns less of the record, and the cut may fall inside the reset `^[[0m`.
+        let line = format!("^[[32m{OFFLOAD_014}^[[0m");
+        for width in join::MIN_WRAP_WIDTH..line.len() {
+            let rows = terminal(&line, width);
+            assert_eq!(
+                frame_all(&rows),
+                vec![(1, OFFLOAD_014.to_string())],
+                "width {width}: {rows:?}"
+            );
+        }
+        // A llama.cpp line (no slog pairs to show the cut), corpus 1032:5's kind, at a terminal's width.
+        let line = format!("^[[0;33m{KV_1032}^[[0m");
+        assert_eq!(
+            frame_all(&terminal(&line, 80)),
+            vec![(
+                1,
+                "[rank=TP0] Available KV cache memory: 25.46 GiB".to_string()
+            )]
+        );
+    }
+
+    #[test]
+    fn a_wrap_of_a_container_runtimes_partial_pieces_is_undone_before_the_pieces_are_joined() {
+        // corpus 014:2 stored by containerd in `P` pieces of 100 bytes and a last `F` one (a runtime with a
+        // small buffer), each row then cut by a terminal: the envelope is read from the rows glued back.
+        let stamp = "2026-12-07T03:14:19.000418113Z";
+        let pieces: Vec<&str> = OFFLOAD_014
+            .as_bytes()
+            .chunks(100)
+            .map(|c| std::str::from_utf8(c).unwrap())
+            .collect();
+        let last = pieces.len() - 1;
+        let cri: Vec<String> = pieces
+            .iter()
+            .enumerate()
+            .map(|(i, p)| format!("{stamp} stderr {} {p}", if i == last { 'F' } else { 'P' }))
+            .collect();
+        // Docker's json-file driver, the same pieces (a piece without `\n` is partial).
+        let json: Vec<String> = pieces
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let end = if i == last { "\\n" } else { "" };
+                let p = p.replace('"', "\\\"");
+                format!(r#"{{"log":"{p}{end}","stream":"stderr","time":"{stamp}"}}"#)
+            })
+            .collect();
+        for stored in [&cri, &json] {
+            for width in [80, 100, 120] {
+                let rows: Vec<String> = stored.iter().flat_map(|l| terminal(l, width)).collect();
+                assert!(rows.len() > stored.len());
+                assert_eq!(
+                    frame_all(&rows),
+                    vec![(1, OFFLOAD_014.to_string())],
+                    "width {width}: {rows:?}"
+                );
+            }
+        }
+        // A stored line that closes on a row of its own is not glued to the next line.
+        let mut rows = terminal(&json[last], 80);
+        rows.push("releasing nvml library".to_string());
+        assert_eq!(frame_all(&rows).len(), 2);
     }
 
     #[test]

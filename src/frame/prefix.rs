@@ -223,6 +223,33 @@ pub fn strip_ansi(line: &str) -> Cow<'_, str> {
     }
 }
 
+/// The columns the caret-form colours of `line` take on a terminal (`^[[32m` is six): a terminal that shows
+/// them counts them in its width, so a hard wrap's pieces are measured with them ([`super::Framer`]).
+pub fn caret_columns(line: &str) -> usize {
+    if memchr::memmem::find(line.as_bytes(), b"^[[").is_none() {
+        return 0;
+    }
+    ANSI.find_iter(line)
+        .filter(|m| m.as_str().starts_with('^'))
+        .map(|m| m.len())
+        .sum()
+}
+
+/// True when `line` starts with a container runtime's envelope as it begins a stored line: the CRI node
+/// log's time and stream (`2026-…Z stderr P `) or Docker's `json-file` object (`{"log":"`); with the piece's
+/// `P` (partial) flag for the CRI form. `None` for any other line.
+pub fn starts_envelope(line: &str) -> Option<bool> {
+    let first = *line.as_bytes().first()?;
+    if first == b'{' {
+        return line.starts_with("{\"log\":\"").then_some(false);
+    }
+    if !first.is_ascii_digit() {
+        return None;
+    }
+    let m = DOCKER_TIMESTAMP.find(line)?;
+    cri_envelope(&line[m.end()..]).map(|(_, partial)| partial)
+}
+
 /// Strip every collector prefix from a line (in any nesting order), returning the rest.
 pub fn strip_prefixes(mut line: &str) -> (&str, Stripped<'_>) {
     let whole = line;
@@ -522,7 +549,17 @@ fn line_number(b: &[u8]) -> Option<usize> {
         .take(3)
         .take_while(|c| c.is_ascii_digit())
         .count();
-    let time = next == 2 && after.get(2) != Some(&b'.');
+    // A time is an hour and minutes followed by what follows a time (`03:14:19`, `12:30 `, `12:30`); a wrap's
+    // row after a number (`57:16): 6144.00 MiB`, `12:90a618fe…`) is no time.
+    let number = |d: &[u8]| d.iter().fold(0u32, |n, c| n * 10 + u32::from(c - b'0'));
+    let time = next == 2
+        && digits <= 2
+        && number(&b[..digits]) <= 23
+        && number(&after[..2]) <= 59
+        && matches!(
+            after.get(2),
+            None | Some(b':' | b' ' | b'\t' | b',' | b'Z' | b'+' | b'-')
+        );
     (!time).then_some(digits + 1)
 }
 
@@ -725,6 +762,19 @@ fn floor_char_boundary(s: &str, max: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `grep -n`'s line numbers before the rows of a wrapped line (corpus 1101's KV cache line, cut by a
+    /// terminal before `16): 6144.00 MiB`), against times.
+    #[test]
+    fn a_numbered_row_is_told_from_a_time() {
+        assert_eq!(line_number(b"57:16): 6144.00 MiB, V (f16)"), Some(3));
+        assert_eq!(line_number(b"12:90a618fe6ff21b09"), Some(3));
+        assert_eq!(line_number(b"45:16 cells"), Some(3));
+        assert_eq!(line_number(b"1:0.05.209.581 I load"), Some(2));
+        for time in ["03:14:19 host", "12:30 ", "12:30", "9:05,123"] {
+            assert_eq!(line_number(time.as_bytes()), None, "{time}");
+        }
+    }
 
     fn strip(line: &str) -> &str {
         strip_prefixes(line).0
