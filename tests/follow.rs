@@ -830,7 +830,24 @@ fn follow_updates_the_serving_timeline_and_its_gauges() {
     let lines: Vec<&str> = text.split_inclusive('\n').collect();
     // Lines 1–34: checkpoints 7 to 10 of slot 0, no prompt cache yet.
     append_unevenly(&log, lines[..34].concat().as_bytes());
-    let first = follower.load();
+    // An update may come while the lines are still being written (the follower reports when its input goes
+    // quiet, and a loaded machine pauses the writer): read updates until the one through the last line.
+    let through = |last_line: u64| loop {
+        let update = follower.load();
+        let last = update["timeline"]["samples"]
+            .as_array()
+            .and_then(|s| s.last())
+            .and_then(|s| s["line"].as_u64())
+            .unwrap_or(0);
+        assert!(
+            last <= last_line,
+            "an update past line {last_line}: {update}"
+        );
+        if last == last_line {
+            break update;
+        }
+    };
+    let first = through(34);
     let mib = |v: &Value| v["bytes"].as_i64().unwrap() as f64 / (1 << 20) as f64;
     let t = &first["timeline"];
     assert!(
@@ -841,7 +858,7 @@ fn follow_updates_the_serving_timeline_and_its_gauges() {
     assert!(t["peaks"].get("prompt_cache").is_none(), "{t}");
     // Lines 35–91: the save into the prompt cache and the checkpoints erased and created after it.
     append_unevenly(&log, lines[34..].concat().as_bytes());
-    let second = follower.load();
+    let second = through(81);
     let t = &second["timeline"];
     assert!(
         (mib(&t["peaks"]["prompt_cache"]) - 2223.52).abs() < 0.01,
