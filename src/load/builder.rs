@@ -546,6 +546,10 @@ impl LoadBuilder {
         let scheduler = std::mem::take(&mut self.scheduler);
         let runner_version = self.runner.as_ref().and_then(|(c, _)| c.version.clone());
         let projector_estimate = self.projector_estimate;
+        // The scheduler's evictions and the `--fit` rounds, in the order printed.
+        let mut attempts = std::mem::take(&mut self.attempts);
+        attempts.extend(self.fit.attempts());
+        attempts.sort_by_key(crate::model::Attempt::line);
         let mut load = Load {
             source: LoadSource {
                 path: self.path.clone(),
@@ -585,7 +589,7 @@ impl LoadBuilder {
             ollama_version: self.version.or(runner_version),
             llama_cpp_build: self.llama_server.and_then(|(s, _)| s.build),
             scheduler: None,
-            attempts: self.attempts,
+            attempts,
             notes: self.notes,
             lifecycle,
             shared_pools,
