@@ -280,6 +280,8 @@ pub(crate) struct FitProbe {
     pub reduce_by: Option<Q>,
     #[serde(default)]
     pub context_to: Option<i64>,
+    #[serde(default)]
+    pub buffer_lines: Vec<u64>,
     pub line: u64,
     pub lines: Vec<u64>,
 }

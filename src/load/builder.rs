@@ -560,6 +560,9 @@ impl LoadBuilder {
         let mut attempts = std::mem::take(&mut self.attempts);
         attempts.extend(self.fit.attempts());
         attempts.sort_by_key(crate::model::Attempt::line);
+        if let Some(dry) = &self.dry_run {
+            super::fit_rounds::attach_dry_run_buffers(&mut attempts, &dry.lines);
+        }
         let mut load = Load {
             source: LoadSource {
                 path: self.path.clone(),

@@ -452,11 +452,27 @@ impl FitRounds {
                     devices,
                     reduce_by: r.decision.filter(|d| d.0).and_then(|d| d.1),
                     context_to: r.context.filter(|c| !c.2).map(|c| c.1),
+                    buffer_lines: Vec::new(),
                     line: r.first_line(),
                     lines,
                 })
             })
             .collect()
+    }
+}
+
+/// Give each `--fit` round the dry-run buffer lines printed while it was measured: llama.cpp prints a test
+/// allocation's buffers before the table or figures that sum them, so a buffer line belongs to the first round
+/// that starts after it. Lines after the last round's start belong to a round the log does not show: left out.
+pub fn attach_dry_run_buffers(attempts: &mut [Attempt], dry_run_lines: &[u64]) {
+    for &line in dry_run_lines {
+        let round = attempts.iter_mut().find_map(|a| match a {
+            Attempt::FitProbe(p) if p.line > line => Some(p),
+            Attempt::FitProbe(_) | Attempt::Eviction(_) => None,
+        });
+        if let Some(p) = round {
+            p.buffer_lines.push(line);
+        }
     }
 }
 
@@ -589,5 +605,42 @@ mod tests {
         let layers: Vec<_> = r[0].devices.iter().map(|d| d.layers).collect();
         assert_eq!(layers, [Some(0), Some(16)]);
         assert_eq!(mib(r[0].devices[1].free), 23332);
+    }
+    #[test]
+    fn the_test_allocation_printed_before_a_round_is_the_rounds() {
+        // `sample-logs/709-…` lines 7, 8, 9, 12, 13, 18, 19, 24–26, 28, 29 (corpus raw/709): Metal's no-alloc
+        // measurement of the user's settings (a 0.00 MiB KV buffer beside the sized cache), its table, the
+        // projection and "no changes needed". The `-lv 4` prefix (`0.00.228.843 I `) is removed as the framer
+        // removes it (`docs/log-formats.md` §6.2).
+        let raw = [
+            "0.00.228.843 I llama_context:        CPU  output buffer size =     0.95 MiB",
+            "0.00.229.440 I llama_kv_cache:       MTL0 KV buffer size =     0.00 MiB",
+            "0.00.229.443 I llama_kv_cache: size = 2176.00 MiB (131072 cells,   8 layers,  1/1 seqs), K (q8_0): 1088.00 MiB, V (q8_0): 1088.00 MiB",
+            "0.00.261.992 I llama_memory_recurrent:       MTL0 RS buffer size =   351.75 MiB",
+            "0.00.262.003 I llama_memory_recurrent: size =  351.75 MiB (     1 cells,  33 layers,  1 seqs  6 rs_seq), R (f32):   15.75 MiB, S (f32):  336.00 MiB",
+            "0.00.271.444 I sched_reserve:       MTL0 compute buffer size =   501.00 MiB",
+            "0.00.271.446 I sched_reserve:        CPU compute buffer size =   272.29 MiB",
+            "0.00.271.560 I common_memory_breakdown_print: | memory breakdown [MiB]  | total    free    self   model   context   compute    unaccounted |",
+            "0.00.271.562 I common_memory_breakdown_print: |   - MTL0 (Apple M4 Pro) | 16384 = 16031 + (8323 =  5294 +    2527 +     501) +       -7971 |",
+            "0.00.271.562 I common_memory_breakdown_print: |   - Host                |                  1090 =   545 +       0 +     544                |",
+            "0.00.296.090 I common_params_fit_impl: projected to use 8323 MiB of device memory vs. 16031 MiB of free device memory",
+            "0.00.296.092 I common_params_fit_impl: will leave 7708 >= 1024 MiB of free device memory, no changes needed",
+        ];
+        let framed: Vec<&str> = raw
+            .iter()
+            .map(|l| l.splitn(3, ' ').nth(2).expect("a prefixed line"))
+            .collect();
+        let loads = loads_of(&framed);
+        assert_eq!(loads.len(), 1, "{loads:#?}");
+        let Some(Attempt::FitProbe(p)) = loads[0].attempts.first() else {
+            panic!("no fit round: {:#?}", loads[0].attempts);
+        };
+        assert_eq!(p.decision, FitProbeDecision::NoChange);
+        assert_eq!(p.buffer_lines, [1, 2, 4, 6, 7]);
+        assert!(
+            loads[0].actual.buffers.is_empty(),
+            "{:#?}",
+            loads[0].actual.buffers
+        );
     }
 }

@@ -167,6 +167,11 @@ pub struct FitProbe {
     /// The context the fit settled on after this round (`ContextReduced`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub context_to: Option<i64>,
+    /// The test allocation's buffer lines (`load_tensors: … model buffer size`, KV and compute buffers) that
+    /// llama.cpp printed while measuring this round, before its table or figures: the attempt's, never the
+    /// load's (`loads[].lifecycle.dry_run_buffers` lists them all).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub buffer_lines: Vec<u64>,
     /// The round's first line.
     pub line: u64,
     /// Every line of the round.

@@ -275,8 +275,15 @@ fn fit_round_words(p: &FitProbe) -> String {
         FitProbeDecision::Plan => "the fit's result: the load's split".to_string(),
         FitProbeDecision::Measured => "measured (no decision printed)".to_string(),
     };
+    let buffers = if p.buffer_lines.is_empty() {
+        String::new()
+    } else {
+        // The test allocation's own buffer lines: the round's, not the load's.
+        let lines: Vec<String> = p.buffer_lines.iter().map(u64::to_string).collect();
+        format!("; its test buffers on lines {}", lines.join(", "))
+    };
     format!(
-        "{}: {tried}{context}: {} -> {decision} (line {})",
+        "{}: {tried}{context}: {} -> {decision} (line {}{buffers})",
         p.round,
         if devices.is_empty() {
             "no figures".to_string()
