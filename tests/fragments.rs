@@ -194,12 +194,20 @@ fn generic_gpu(text: &str) -> String {
 /// component) whose size range meets the whole log's. A fragment can read it from a coarser line the whole log
 /// improves on later (vLLM's `Available KV cache memory: 44.59 GiB`, then the exact bytes of its advisory), or
 /// see one of several reservations of a compute buffer, whose live size the whole log itself only bounds
-/// (peer vector 316): the window's figure is one the whole log allows.
+/// (peer vector 316): the window's figure is one the whole log allows. A draft's buffer the window cannot
+/// know for the draft's is the same allocation too.
 fn same_quantity(window: &Value, whole: &BTreeMap<String, Value>) -> bool {
     // A rank's `GPU1` is the whole log's `CUDA1` (as in `knows_less`).
     let identity = |v: &Value| {
-        ["buffer", "component", "device", "kind", "host", "projector"]
+        ["buffer", "device", "kind", "host", "projector"]
             .map(|k| generic_gpu(&v.get(k).map(Value::to_string).unwrap_or_default()))
+    };
+    // The whole log calls a speculative draft's buffers `draft` because it saw `creating MTP draft context`
+    // before them; a window that starts after that line knows only the function that printed them
+    // (`llama_kv_cache`, `sched_reserve`): the same allocation, attributed less precisely (706).
+    let component_agrees = |w: &Value, e: &Value| {
+        w.get("component") == e.get("component")
+            || e.get("component").and_then(Value::as_str) == Some("draft")
     };
     let range = |v: &Value| {
         let size = &v["size"];
@@ -212,7 +220,12 @@ fn same_quantity(window: &Value, whole: &BTreeMap<String, Value>) -> bool {
         .iter()
         .filter(|(k, _)| k.starts_with("buffer@"))
         .any(|(_, e)| match range(e) {
-            (Some(l), Some(h)) => identity(e) == identity(window) && low <= h && l <= high,
+            (Some(l), Some(h)) => {
+                identity(e) == identity(window)
+                    && component_agrees(window, e)
+                    && low <= h
+                    && l <= high
+            }
             _ => false,
         })
 }

@@ -237,15 +237,24 @@ pub(crate) struct Load {
     /// (Ollama ≥ 0.30 loads only).
     #[serde(default)]
     scheduler: Option<Scheduler>,
-    /// Added with issue 52: the scheduler's attempts before the load (an eviction to make space).
+    /// Added with issue 52: the tries the load replaced (a scheduler's eviction, `--fit`'s rounds).
     #[serde(default)]
     attempts: Vec<Attempt>,
 }
 
-/// `loads[].attempts[]`: what the scheduler asked, what it had, what it evicted.
+/// `loads[].attempts[]`: a try the load replaced, by `kind` (issue 52 part 3).
+#[derive(Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+pub(crate) enum Attempt {
+    /// Ollama's scheduler evicted a model to make space: what it asked, what it had, what it evicted.
+    Eviction(EvictionAttempt),
+    /// A round of llama.cpp's `--fit`: what it tried, what it projected per device, what the fit decided.
+    FitProbe(FitProbe),
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct Attempt {
+pub(crate) struct EvictionAttempt {
     #[serde(default)]
     pub layers: Option<i64>,
     #[serde(default)]
@@ -254,6 +263,47 @@ pub(crate) struct Attempt {
     pub evicted: String,
     pub line: u64,
     pub lines: Vec<u64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct FitProbe {
+    pub round: u32,
+    /// `user-settings` or `probe`.
+    pub tried: String,
+    #[serde(default)]
+    pub context: Option<i64>,
+    pub devices: Vec<FitProbeDevice>,
+    /// `no-change`, `reduce`, `context-reduced`, `kept`, `too-large`, `plan` or `measured`.
+    pub decision: String,
+    #[serde(default)]
+    pub reduce_by: Option<Q>,
+    #[serde(default)]
+    pub context_to: Option<i64>,
+    #[serde(default)]
+    pub buffer_lines: Vec<u64>,
+    pub line: u64,
+    pub lines: Vec<u64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct FitProbeDevice {
+    #[serde(default)]
+    pub device: Option<String>,
+    #[serde(default)]
+    pub id: Option<i64>,
+    #[serde(default)]
+    pub layers: Option<i64>,
+    #[serde(default)]
+    pub partial_layers: Option<i64>,
+    #[serde(default)]
+    pub projected: Option<Q>,
+    #[serde(default)]
+    pub free: Option<Q>,
+    #[serde(default)]
+    pub budget: Option<Q>,
+    pub line: u64,
 }
 
 #[derive(Deserialize)]

@@ -69,9 +69,13 @@ fn sample(name: &str) -> String {
 }
 
 /// A JSON key whose value says where a line sits, not what it says: `line`, `first_line`, `plan_line`,
-/// `capture_began` (a rank's first graph-capture line), the input's `path`.
+/// `buffer_lines` (a `--fit` round's test buffers), `capture_began` (a rank's first graph-capture line), the
+/// input's `path`.
 fn is_line_ref(key: &str) -> bool {
-    matches!(key, "line" | "lines" | "path" | "capture_began") || key.ends_with("_line")
+    matches!(
+        key,
+        "line" | "lines" | "buffer_lines" | "path" | "capture_began"
+    ) || key.ends_with("_line")
 }
 
 /// A load's JSON without what depends on where its lines sit in the file: line numbers, the input's path.

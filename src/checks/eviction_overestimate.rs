@@ -7,7 +7,7 @@
 //! computed from the KV estimate.
 
 use super::{finding, size, CheckDef, Context};
-use crate::model::{knobs, Component, Finding, FindingCode, Knob, Quantity, Severity};
+use crate::model::{knobs, Attempt, Component, Finding, FindingCode, Knob, Quantity, Severity};
 
 pub const DEF: CheckDef = CheckDef {
     code: FindingCode::EvictionOverestimate,
@@ -17,7 +17,11 @@ pub const DEF: CheckDef = CheckDef {
 
 fn check(cx: &Context, out: &mut Vec<Finding>) {
     let load = &cx.load.load;
-    let Some(attempt) = load.attempts.last() else {
+    // The last eviction before the load; `--fit` rounds say nothing of a scheduler's eviction.
+    let Some(attempt) = load.attempts.iter().rev().find_map(|a| match a {
+        Attempt::Eviction(e) => Some(e),
+        Attempt::FitProbe(_) => None,
+    }) else {
         return;
     };
     let Some(available) = attempt.available() else {

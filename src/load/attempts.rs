@@ -4,7 +4,7 @@
 //! layers that fit; the scheduler then evicts a model and lays the same load out again (a second `gpu memory`
 //! and `loading model`). The first layout is an [`Attempt`] of the load, not an `incomplete-load` of its own.
 
-use crate::model::{Attempt, AttemptGpu};
+use crate::model::{Attempt, AttemptGpu, Eviction};
 
 use super::builder::LoadBuilder;
 
@@ -26,14 +26,14 @@ impl LoadBuilder {
                 line: l,
             })
             .collect();
-        self.attempts.push(Attempt {
+        self.attempts.push(Attempt::Eviction(Eviction {
             layers: self.loading_model.take().and_then(|(layers, _, _)| layers),
             layers_fit,
             gpus,
             evicted: "a model".to_string(),
             line,
             lines,
-        });
+        }));
     }
 }
 
@@ -58,7 +58,9 @@ mod tests {
         let l = &loads[0];
         assert_eq!(l.source.first_line, 1);
         assert_ne!(l.runtime, Runtime::Unknown);
-        let a = &l.attempts[0];
+        let crate::model::Attempt::Eviction(a) = &l.attempts[0] else {
+            panic!("not an eviction: {:?}", l.attempts[0]);
+        };
         assert_eq!((a.layers, a.layers_fit, a.line), (Some(33), Some(32), 4));
         assert_eq!(a.lines, [2, 3, 4]);
         let gib = |q: Option<crate::model::Quantity>| q.unwrap().bytes as f64 / (1u64 << 30) as f64;

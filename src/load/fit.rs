@@ -15,6 +15,8 @@ use crate::model::{
 };
 use crate::parse::event::{BreakdownLine, FitLine};
 
+use super::fit_rounds::FitRounds;
+
 /// Probe tables kept per load: the first (the user's settings) and the latest ones.
 const MAX_TABLES: usize = 16;
 
@@ -92,6 +94,8 @@ pub struct FitLedger {
     seconds: Option<f64>,
     done_line: Option<u64>,
     stopped: Option<(crate::model::FitStopCause, Option<i64>, u64)>,
+    /// The same lines cut into rounds, for the load's attempts (`load::fit_rounds`).
+    rounds: FitRounds,
 }
 
 /// `context size reduced from A to B -> need N MiB less memory in total` / `set by user to N -> no change`.
@@ -155,6 +159,11 @@ fn scale_kv(
 }
 
 impl FitLedger {
+    /// Every round of the fit as an attempt of the load (`load::fit_rounds`).
+    pub fn attempts(&self) -> Vec<crate::model::Attempt> {
+        self.rounds.attempts()
+    }
+
     /// True once any fit line or probe table was seen.
     pub fn is_empty(&self) -> bool {
         !self.started
@@ -220,6 +229,7 @@ impl FitLedger {
 
     /// Record a fit line.
     pub fn push(&mut self, line: FitLine, number: u64) {
+        self.rounds.push(&line, number);
         match line {
             FitLine::Start => {
                 self.started = true;
@@ -297,6 +307,7 @@ impl FitLedger {
 
     /// A new breakdown table (a probe, or the user's settings), begun by its header or not.
     pub fn start_table(&mut self, headed: bool) {
+        self.rounds.start_table();
         if self.tables.is_empty() && (self.projection.is_some() || self.decision.is_some()) {
             // The table of the user's settings comes before the fit's projection: this one is a probe, and
             // the first table is outside the log (a paste that starts after it). It stays an empty place, so
@@ -322,6 +333,7 @@ impl FitLedger {
             let headed = !self.tables.is_empty();
             self.start_table(headed);
         }
+        self.rounds.add_row(&row, number);
         if let Some(t) = self.tables.last_mut() {
             t.rows.push((row, number));
         }

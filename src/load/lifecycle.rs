@@ -177,10 +177,21 @@ impl LoadBuilder {
     }
 
     /// At the end of the load: buffer lines with no fit around them are still a dry run when a GPU buffer is
-    /// 0.00 MiB while a KV or recurrent-state size line gives the cache a size.
+    /// 0.00 MiB while a KV or recurrent-state size line gives the cache a size, or when a GPU's weights or KV
+    /// buffer is 0.00 MiB at all: a buffer holding tensors is never empty when allocated, and only the fit's
+    /// no-alloc dry run prints one so (in the corpus and the peer vectors only its probes do: 709's
+    /// `MTL0 KV buffer size = 0.00 MiB`, peer vector 303's `CUDA1 model buffer size = 0.00 MiB`). A window that
+    /// holds such a round without the fit's lines or the next round's reprint must not take it for the load.
     pub(super) fn demote_lone_dry_run(&mut self) {
         let sized = self.kv_caches.iter().any(|(k, _)| k.size.bytes > 0);
-        if self.fit.is_empty() && sized && !self.seen_offloaded && self.zero_size_gpu_buffer() {
+        let empty_tensors = self.ledger.buffers().any(|b| {
+            !b.host && b.size.bytes == 0 && matches!(b.kind, BufferKind::Kv | BufferKind::Model)
+        });
+        if self.fit.is_empty()
+            && (sized || empty_tensors)
+            && !self.seen_offloaded
+            && self.zero_size_gpu_buffer()
+        {
             self.demote_dry_run(DryRunEvidence::ZeroSizeBuffer);
         }
     }
@@ -290,6 +301,54 @@ fn one_memory_by_design(devices: &[crate::model::Device]) -> bool {
 mod tests {
     use crate::load::loads_of;
     use crate::model::{DryRunEvidence, FitDecision, TableEvidence, TablePhase};
+
+    #[test]
+    fn a_round_with_an_empty_gpu_weights_or_kv_buffer_is_a_dry_run_even_alone() {
+        // Peer vector 303 (`tests/data/peer-vectors/303-…`), lines 3–11: a window of the fit's no-alloc round
+        // without the fit's lines and without the real round that follows it.
+        let loads = loads_of(&[
+            "load_tensors:        CUDA1 model buffer size =     0.00 MiB",
+            "llama_context:  CUDA_Host  output buffer size =     0.95 MiB",
+            "llama_kv_cache:      CUDA0 KV buffer size =     0.00 MiB",
+            "llama_kv_cache:      CUDA1 KV buffer size =     0.00 MiB",
+            "llama_memory_recurrent:      CUDA0 RS buffer size =    90.40 MiB",
+            "llama_memory_recurrent:      CUDA1 RS buffer size =    59.23 MiB",
+            "sched_reserve:      CUDA0 compute buffer size =  9952.25 MiB",
+            "sched_reserve:      CUDA1 compute buffer size =  6436.28 MiB",
+            "sched_reserve:  CUDA_Host compute buffer size =  8272.31 MiB",
+        ]);
+        assert_eq!(loads.len(), 1, "{loads:#?}");
+        let l = &loads[0];
+        assert!(l.actual.buffers.is_empty(), "{:#?}", l.actual.buffers);
+        let dry = l.lifecycle.dry_run_buffers.as_ref().expect("a dry run");
+        assert!(dry.evidence.contains(&DryRunEvidence::ZeroSizeBuffer));
+        assert_eq!(dry.lines.len(), 9);
+    }
+
+    #[test]
+    fn a_zero_compute_reservation_in_an_unfinished_load_is_not_its_figure() {
+        // `sample-logs/004-…` lines 28–33: the window stops after the Ollama engine's first reservation, whose
+        // CPU graph (0 B) line 35 reprints as 10.5 MiB.
+        let lines = [
+            r#"time=2025-07-24T18:29:34.425+09:00 level=INFO source=ggml.go:365 msg="offloading output layer to GPU""#,
+            r#"time=2025-07-24T18:29:34.425+09:00 level=INFO source=ggml.go:375 msg="offloaded 63/63 layers to GPU""#,
+            r#"time=2025-07-24T18:29:34.425+09:00 level=INFO source=ggml.go:377 msg="model weights" buffer=ROCm0 size="16.2 GiB""#,
+            r#"time=2025-07-24T18:29:34.425+09:00 level=INFO source=ggml.go:377 msg="model weights" buffer=CPU size="1.1 GiB""#,
+            r#"time=2025-07-24T18:29:34.657+09:00 level=INFO source=ggml.go:666 msg="compute graph" backend=ROCm0 buffer_type=ROCm0 size="1.1 GiB""#,
+            r#"time=2025-07-24T18:29:34.657+09:00 level=INFO source=ggml.go:666 msg="compute graph" backend=CPU buffer_type=CPU size="0 B""#,
+        ];
+        let loads = loads_of(&lines);
+        let compute: Vec<_> = loads[0]
+            .actual
+            .buffers
+            .iter()
+            .filter(|b| b.kind == crate::model::BufferKind::Compute)
+            .map(|b| (b.device.to_string(), b.size.bytes))
+            .collect();
+        assert_eq!(compute, [("ROCm0".to_string(), 1181116006)]);
+        // The GPU's graph and both weights are kept: only the empty reservation is left out.
+        assert_eq!(loads[0].actual.buffers.len(), 3);
+    }
 
     #[test]
     fn a_lone_exit_table_is_an_actual() {

@@ -19,6 +19,7 @@ mod estimate;
 mod estimator;
 mod events;
 mod fit;
+mod fit_rounds;
 mod gpus;
 pub mod hyperparameters;
 mod lifecycle;

@@ -35,7 +35,9 @@ pub use actual::{
     Recovered, WorkingSet,
 };
 pub use analysis::{Analysis, InputRole, InputSummary, InputWarning, LineFigure, UnrecognizedLine};
-pub use attempt::{Attempt, AttemptGpu};
+pub use attempt::{
+    Attempt, AttemptGpu, Eviction, FitProbe, FitProbeDecision, FitProbeDevice, FitProbeTried,
+};
 pub use concluded::Concluded;
 pub use device::{Backend, Device};
 pub use estimate::{

@@ -2,7 +2,9 @@
 //! decision, the failure.
 
 use super::cells::{lines, q};
-use crate::model::{human, Concluded, FitDecision};
+use crate::model::{
+    human, Attempt, Concluded, Eviction, FitDecision, FitProbe, FitProbeDecision, FitProbeTried,
+};
 
 /// The facts under a load's title, as (label, text) pairs: GPUs, settings, estimate, actual, failure.
 pub fn facts(load: &Concluded) -> Vec<(String, String)> {
@@ -45,7 +47,11 @@ pub fn facts(load: &Concluded) -> Vec<(String, String)> {
         out.push(("GPUs".to_string(), free));
     }
     for a in &load.reconciled.load.attempts {
-        out.push(("attempt".to_string(), attempt_words(a)));
+        match a {
+            Attempt::Eviction(e) => out.push(("attempt".to_string(), eviction_words(e))),
+            // Shown after the fit's own summary, below.
+            Attempt::FitProbe(_) => {}
+        }
     }
     let st = &load.reconciled.load.settings;
     let opt = |v: Option<i64>| v.map(|v| v.to_string()).unwrap_or_else(|| "–".to_string());
@@ -76,6 +82,12 @@ pub fn facts(load: &Concluded) -> Vec<(String, String)> {
     if let Some(e) = load.reconciled.load.estimate.as_ref() {
         if let Some(f) = e.fit.as_ref() {
             out.push(("--fit".to_string(), fit_words(f, e)));
+        }
+    }
+    for a in &load.reconciled.load.attempts {
+        match a {
+            Attempt::FitProbe(p) => out.push(("--fit round".to_string(), fit_round_words(p))),
+            Attempt::Eviction(_) => {}
         }
     }
     match &load.reconciled.load.estimate {
@@ -205,8 +217,85 @@ fn fit_words(f: &crate::model::FitSummary, e: &crate::model::Estimate) -> String
     parts.join(", ")
 }
 
+/// A `--fit` round: what it tried, what each device was projected to use against its free memory and budget,
+/// and what the fit decided next. llama.cpp prints whole MiB, so the figures stay in MiB.
+fn fit_round_words(p: &FitProbe) -> String {
+    let mib = |q: crate::model::Quantity| format!("{} MiB", q.bytes / crate::model::MIB);
+    let tried = match p.tried {
+        FitProbeTried::UserSettings => "the user's settings".to_string(),
+        FitProbeTried::Probe => "a probe".to_string(),
+    };
+    let context = p
+        .context
+        .map_or(String::new(), |c| format!(" at context {c}"));
+    let devices: Vec<String> = p
+        .devices
+        .iter()
+        .map(|d| {
+            let name = match (&d.device, d.id) {
+                (Some(device), _) => device.to_string(),
+                (None, Some(id)) => format!("device {id}"),
+                (None, None) => "the GPUs together".to_string(),
+            };
+            let mut words = name;
+            if let Some(l) = d.layers {
+                words.push_str(&format!(" {l} layers"));
+                if let Some(part) = d.partial_layers.filter(|p| *p > 0) {
+                    words.push_str(&format!(" ({part} partial)"));
+                }
+            }
+            if let Some(u) = d.projected {
+                words.push_str(&format!(" {}", mib(u)));
+            }
+            let mut against = Vec::new();
+            if let Some(f) = d.free {
+                against.push(format!("{} free", mib(f)));
+            }
+            if let Some(b) = d.budget {
+                against.push(format!("budget {}", mib(b)));
+            }
+            if !against.is_empty() {
+                words.push_str(&format!(" of {}", against.join(", ")));
+            }
+            words
+        })
+        .collect();
+    let decision = match p.decision {
+        FitProbeDecision::NoChange => "every device keeps its margin: no change".to_string(),
+        FitProbeDecision::Reduce => match p.reduce_by {
+            Some(r) => format!("a device misses its margin: shed {}", mib(r)),
+            None => "a device misses its margin: shed memory".to_string(),
+        },
+        FitProbeDecision::ContextReduced => match p.context_to {
+            Some(c) => format!("context cut to {c}"),
+            None => "context cut".to_string(),
+        },
+        FitProbeDecision::Kept => "fits: kept, more layers tried".to_string(),
+        FitProbeDecision::TooLarge => "too large: rejected".to_string(),
+        FitProbeDecision::Plan => "the fit's result: the load's split".to_string(),
+        FitProbeDecision::Measured => "measured (no decision printed)".to_string(),
+    };
+    let buffers = if p.buffer_lines.is_empty() {
+        String::new()
+    } else {
+        // The test allocation's own buffer lines: the round's, not the load's.
+        let lines: Vec<String> = p.buffer_lines.iter().map(u64::to_string).collect();
+        format!("; its test buffers on lines {}", lines.join(", "))
+    };
+    format!(
+        "{}: {tried}{context}: {} -> {decision} (line {}{buffers})",
+        p.round,
+        if devices.is_empty() {
+            "no figures".to_string()
+        } else {
+            devices.join("; ")
+        },
+        p.line
+    )
+}
+
 /// A scheduler's attempt before the load: what it asked, what it had, what it evicted.
-fn attempt_words(a: &crate::model::Attempt) -> String {
+fn eviction_words(a: &Eviction) -> String {
     let asked = match (a.layers_fit, a.layers) {
         (Some(fit), Some(all)) => format!("{fit} of {all} layers fit"),
         (Some(fit), None) => format!("{fit} layers fit"),
