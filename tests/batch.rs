@@ -404,12 +404,12 @@ fn the_scorecard_sets_each_pair_s_prediction_beside_its_measurement_and_gates_on
     // The KV predicted from the f16 run's 4.00 MiB at q8_0 meets the q8_0 run's 2.12 MiB within the rounding.
     assert!(
         summary.contains(
-            "| 1 → 2 | llama.cpp b0-unknown | kv-type f16 → q8\\_0 | kv | 2.1 MiB | 2.1 MiB |"
+            "| 1 → 2 | llama-server b0-unknown | kv-type f16 → q8\\_0 | kv | 2.1 MiB | 2.1 MiB |"
         ),
         "{summary}"
     );
     assert!(
-        summary.contains("| llama.cpp | kv-type | kv | 1 | 1 | 1 | – |"),
+        summary.contains("| llama-server | kv-type | kv | 1 | 1 | 1 | – |"),
         "{summary}"
     );
     // The compute buffer, predicted unchanged, grew by 30 KiB (0.4 %): beyond the rounding, so a tight gate
@@ -538,7 +538,7 @@ fn batch_reads_a_pasted_diff_as_its_two_runs() {
     );
     assert!(
         summary.contains(&format!(
-            "| `{diff}` | 1 → 2 | llama.cpp b0-unknown | ubatch 512 → 128 | compute (CPU) | 1.8 MiB | 1.8 MiB |"
+            "| `{diff}` | 1 → 2 | llama-server b0-unknown | ubatch 512 → 128 | compute (CPU) | 1.8 MiB | 1.8 MiB |"
         )),
         "{summary}"
     );

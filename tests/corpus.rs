@@ -47,7 +47,8 @@ fn every_corpus_file_reads_without_error_with_the_loads_counted_by_eye() {
 /// Every sample has a section in sample-logs/README.md (where it came from, what it exercises), every section
 /// names a sample, and every corpus copy's section gives its corpus id and source.
 /// Every log of the llama-server era (5NN) and the founding case of today: every memory-like line understood,
-/// and the era known wherever the excerpt shows the runner (507 and 509 are chunks of buffer lines only).
+/// and the era known: each shows the runner or a line only llama-server prints (507's and 509's chunks of
+/// buffer lines hold one, started by whom they do not say).
 #[test]
 fn llama_server_era_logs_have_no_memory_line_left_unread() {
     use vramdiff::model::Era;
@@ -59,11 +60,7 @@ fn llama_server_era_logs_have_no_memory_line_left_unread() {
     for name in names {
         let a = analyze(&[&root().join("sample-logs").join(&name)]);
         assert_eq!(a.inputs[0].unrecognized_memory_lines, 0, "{name}");
-        let want = if name.starts_with("507") || name.starts_with("509") {
-            Era::Unknown
-        } else {
-            Era::LlamaServer
-        };
+        let want = Era::LlamaServer;
         assert!(
             a.loads
                 .iter()

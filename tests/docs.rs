@@ -64,15 +64,16 @@ fn knob_table() -> String {
         },
     };
     let mut out = String::from(
-        "| knob | Ollama's estimator and engine | Ollama ≥ 0.30 (`--fit`) | llama.cpp on its own | vLLM | SGLang |\n|---|---|---|---|---|---|\n",
+        "| knob | Ollama's estimator and engine | Ollama ≥ 0.30 (`--fit`) | llama.cpp on its own | llama-server, launcher unknown | vLLM | SGLang |\n|---|---|---|---|---|---|---|\n",
     );
     for knob in Knob::ALL {
         out.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {} |\n",
+            "| {} | {} | {} | {} | {} | {} | {} |\n",
             knob.purpose(),
             cell(Runtime::OllamaEstimator, knob),
             cell(Runtime::OllamaFit, knob),
             cell(Runtime::LlamaCpp, knob),
+            cell(Runtime::LlamaCppLauncherUnknown, knob),
             cell(Runtime::Vllm, knob),
             cell(Runtime::Sglang, knob)
         ));

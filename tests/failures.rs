@@ -45,11 +45,16 @@ fn failed(load: &Value) -> &Value {
         .expect("load-failed")
 }
 
-/// No knob of Ollama, and no GPU selection, in a llama.cpp load's suggestions.
+/// No knob of Ollama, and no GPU selection, in a llama.cpp load's suggestions: llama-server's flags, with
+/// Ollama's spelling beside them only as the alternative when the launcher is unknown.
 fn assert_llama_cpp_knobs_only(load: &Value) {
     for s in settings(load) {
+        let flags = s
+            .split(" (if Ollama ≥ 0.30 started llama-server: ")
+            .next()
+            .unwrap();
         assert!(
-            !s.contains("OLLAMA") && !s.starts_with("num_") && !s.contains("CUDA_VISIBLE"),
+            !flags.contains("OLLAMA") && !flags.starts_with("num_") && !s.contains("CUDA_VISIBLE"),
             "{s}"
         );
     }
@@ -105,7 +110,11 @@ fn a_kv_cache_that_does_not_fit_asks_for_a_quantised_cache_with_its_size() {
         "{message}"
     );
     // 7577.60 MiB × 34/64 (q8_0's 34 bytes per 32 elements) = 3.93 GiB.
-    let kv = effect(load, "--cache-type-k q8_0 --cache-type-v q8_0");
+    // Failure lines alone do not say who started llama-server: both spellings.
+    let kv = effect(
+        load,
+        "--cache-type-k q8_0 --cache-type-v q8_0 (if Ollama ≥ 0.30 started llama-server: OLLAMA_KV_CACHE_TYPE=q8_0)",
+    );
     assert!(kv.contains("7.40 GiB → about 3.93 GiB"), "{kv}");
     assert_llama_cpp_knobs_only(load);
 }
@@ -224,11 +233,20 @@ fn a_fit_aborted_at_the_user_s_layers_suggests_letting_it_place_them_with_its_pr
     let r = report_of(&[FIT_ABORTED], b"");
     let load = &r["loads"][0];
     // `already set by user to 99`; the projection 21388 MiB against 23257 MiB free keeps the 1 GiB margin.
-    let e = effect(load, "drop --n-gpu-layers 99");
+    let e = effect(
+        load,
+        "drop --n-gpu-layers 99 (if Ollama ≥ 0.30 started llama-server: unset num_gpu)",
+    );
     assert!(e.contains("20.89 GiB against 22.71 GiB free"), "{e}");
     assert!(e.contains("1.82 GiB to spare: nothing moves now"), "{e}");
     // Nothing to shed: no fewer layers, no smaller context.
-    assert_eq!(settings(load), vec!["drop --n-gpu-layers 99".to_string()]);
+    assert_eq!(
+        settings(load),
+        vec![
+            "drop --n-gpu-layers 99 (if Ollama ≥ 0.30 started llama-server: unset num_gpu)"
+                .to_string()
+        ]
+    );
     assert_llama_cpp_knobs_only(load);
 }
 

@@ -65,7 +65,8 @@ fn every_row_reads_its_real_line_and_names_what_the_row_says() {
             let expected = match row.runtime.as_str() {
                 "ollama-llama-server" => Runtime::OllamaFit,
                 // llama-server alone does not say who launched it; Ollama's slog says nothing of the placer.
-                "llama-server" | "ollama" => Runtime::Unknown,
+                "llama-server" => Runtime::LlamaCppLauncherUnknown,
+                "ollama" => Runtime::Unknown,
                 other => panic!("{}: runtime {other}", row.id),
             };
             assert_eq!(runtime, expected, "{}: {lines:?}", row.id);

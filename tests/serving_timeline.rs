@@ -135,7 +135,7 @@ fn an_entry_with_checkpoints_over_the_cap_gets_fewer_checkpoints() {
     assert_eq!(f.severity, Severity::Info);
     assert!(f.hint.contains("--ctx-checkpoints"), "{}", f.hint);
     assert!(!f.hint.contains("--cache-ram 0"), "{}", f.hint);
-    assert_eq!(settings(&l), vec!["--ctx-checkpoints 1".to_string()]);
+    assert_eq!(settings(&l), vec!["--ctx-checkpoints 1 (if Ollama ≥ 0.30 started llama-server: LLAMA_ARG_CTX_CHECKPOINTS=1)".to_string()]);
     assert!(l.suggestions[0].effect.contains("555.3 MiB"));
 }
 
@@ -160,7 +160,13 @@ fn a_kill_after_the_cache_grew_is_host_memory_not_a_failed_load() {
     assert_eq!(f.severity, Severity::Error);
     assert_eq!(f.lines, vec![4, 6]);
     assert!(f.message.contains("3.38 GiB"), "{}", f.message);
-    assert_eq!(settings(&l), vec!["--cache-ram 0".to_string()]);
+    assert_eq!(
+        settings(&l),
+        vec![
+            "--cache-ram 0 (if Ollama ≥ 0.30 started llama-server: LLAMA_ARG_CACHE_RAM=0)"
+                .to_string()
+        ]
+    );
 }
 
 #[test]

@@ -147,7 +147,11 @@ fn the_micro_batch_shrinks_the_failed_compute_buffer_as_the_suggestion_says() {
 fn the_micro_batch_halves_each_gpus_compute_buffer_as_the_suggestion_says() {
     // CUDA1's buffer raised to 2071.03 MiB: compute-imbalance suggests -ub 256, "CUDA1's 2.02 GiB → about 1.01 GiB".
     let log = two_gpus("2071.03");
-    let effect = suggestion(&log, "-ub 256");
+    // The two GPUs' lines name no launcher: both spellings.
+    let effect = suggestion(
+        &log,
+        "-ub 256 (if Ollama ≥ 0.30 started llama-server: num_batch=256)",
+    );
     let suggested = between(&effect, "CUDA1's ", ",");
     assert_eq!(suggested, "2.02 GiB → about 1.01 GiB", "{effect}");
     let w = whatif(&log, &["--ubatch", "256"]);

@@ -103,6 +103,8 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
     let (at_most, per, hint) = match load.load.runtime.placer() {
         Placer::LlamaFit(Launcher::Ollama) => ("num_ctx", parallel, "lower num_ctx (or OLLAMA_CONTEXT_LENGTH), or quantise the KV cache with OLLAMA_KV_CACHE_TYPE=q8_0 (see suggestions)"),
         Placer::LlamaFit(Launcher::User) => ("--ctx-size", 1, "lower --ctx-size, or quantise the KV cache with --cache-type-k q8_0 --cache-type-v q8_0 (see suggestions)"),
+        // The context as llama-server counts it (every slot's); the suggestions give Ollama's spelling beside it.
+        Placer::LlamaFit(Launcher::Unknown) => ("-c", 1, "lower the context (-c, or num_ctx if Ollama ≥ 0.30 started llama-server), or quantise the KV cache (--cache-type-k q8_0 --cache-type-v q8_0, or OLLAMA_KV_CACHE_TYPE=q8_0) (see suggestions)"),
         Placer::OllamaScheduler | Placer::ServingEngine(_) | Placer::Unknown => return,
     };
     // The GPUs were full: the context decided. At which context would every layer fit?

@@ -70,6 +70,21 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
         (Placer::LlamaFit(Launcher::Ollama), _) => {
             "unset num_gpu so llama.cpp's --fit can place the layers, or lower num_ctx"
         }
+        // The user or Ollama ≥ 0.30 set the layers: the one setting each has for them.
+        (Placer::LlamaFit(Launcher::Unknown), FitStopCause::GpuLayersSetByUser) => {
+            "drop -ngl (or unset num_gpu, if Ollama ≥ 0.30 started llama-server) so --fit can place the layers, or lower the context"
+        }
+        // Only the user's flags set a split, overrides or a split mode (Ollama passes none of them).
+        (Placer::LlamaFit(Launcher::Unknown), FitStopCause::TensorSplitSetByUser) => {
+            "drop --tensor-split (-ts) so --fit can place the layers, or lower the context"
+        }
+        (Placer::LlamaFit(Launcher::Unknown), FitStopCause::OverridesSetByUser) => {
+            "drop the tensor overrides (-ot, --n-cpu-moe) so --fit can place the layers, or lower the context"
+        }
+        (
+            Placer::LlamaFit(Launcher::Unknown),
+            FitStopCause::SplitModeTensor | FitStopCause::Error,
+        ) => "use --split-mode layer (or none) so --fit can place the layers, or lower the context",
         (Placer::OllamaScheduler | Placer::ServingEngine(_) | Placer::Unknown, _) => {
             "let the fit place the layers, or lower the context"
         }

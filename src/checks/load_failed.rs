@@ -137,6 +137,7 @@ fn limit_hint(runtime: Runtime) -> &'static str {
     match runtime.placer() {
         Placer::LlamaFit(Launcher::Ollama) | Placer::OllamaScheduler => "one buffer over the driver's single-allocation limit (about 4 GiB on many Vulkan drivers), with memory still free: a smaller num_batch or num_ctx makes the compute buffer smaller; more memory does not help",
         Placer::LlamaFit(Launcher::User) => "one buffer over the driver's single-allocation limit (about 4 GiB on many Vulkan drivers), with memory still free: a smaller micro-batch (-ub) or context (-c) makes the compute buffer smaller, or a backend without the cap (ROCm/HIP, CUDA); more memory does not help",
+        Placer::LlamaFit(Launcher::Unknown) => "one buffer over the driver's single-allocation limit (about 4 GiB on many Vulkan drivers), with memory still free: a smaller micro-batch (-ub, or num_batch if Ollama ≥ 0.30 started llama-server) or context (-c, or num_ctx) makes the compute buffer smaller; more memory does not help",
         Placer::ServingEngine(_) | Placer::Unknown => "one buffer over the driver's single-allocation limit, with memory still free: a smaller batch or context makes the buffer smaller; more memory does not help",
     }
 }
@@ -171,6 +172,7 @@ fn oom_hint(runtime: Runtime, in_host_memory: bool) -> &'static str {
         match runtime.placer() {
             Placer::LlamaFit(Launcher::Ollama) => return "host memory ran out for a buffer kept in RAM: lower num_ctx or quantise the KV cache (OLLAMA_KV_CACHE_TYPE=q8_0), or free system memory; a larger --fit margin would put more in RAM, not less",
             Placer::LlamaFit(Launcher::User) => return "host memory ran out for a buffer kept in RAM: lower --ctx-size or quantise the KV cache (--cache-type-k q8_0 --cache-type-v q8_0), or free system memory; a larger --fit-target would put more in RAM, not less",
+            Placer::LlamaFit(Launcher::Unknown) => return "host memory ran out for a buffer kept in RAM: lower the context (-c, or num_ctx if Ollama ≥ 0.30 started llama-server) or quantise the KV cache (--cache-type-k q8_0 --cache-type-v q8_0, or OLLAMA_KV_CACHE_TYPE=q8_0), or free system memory; a larger --fit margin would put more in RAM, not less",
             Placer::OllamaScheduler
             | Placer::ServingEngine(_)
             | Placer::Unknown => {}
@@ -179,6 +181,7 @@ fn oom_hint(runtime: Runtime, in_host_memory: bool) -> &'static str {
     match runtime.placer() {
         Placer::LlamaFit(Launcher::Ollama) => "out of memory: lower num_ctx, quantise the KV cache (OLLAMA_KV_CACHE_TYPE=q8_0), or raise LLAMA_ARG_FIT_TARGET so --fit leaves more room",
         Placer::LlamaFit(Launcher::User) => "out of memory: lower --ctx-size, quantise the KV cache (--cache-type-k q8_0 --cache-type-v q8_0), or raise --fit-target so --fit leaves more room",
+        Placer::LlamaFit(Launcher::Unknown) => "out of memory: lower the context (-c, or num_ctx if Ollama ≥ 0.30 started llama-server), quantise the KV cache (--cache-type-k q8_0 --cache-type-v q8_0, or OLLAMA_KV_CACHE_TYPE=q8_0), or raise --fit-target (LLAMA_ARG_FIT_TARGET) so --fit leaves more room",
         Placer::OllamaScheduler => "out of memory: lower num_ctx or num_gpu, or reserve room with OLLAMA_GPU_OVERHEAD",
         Placer::ServingEngine(ServingEngine::Vllm) => "out of memory: lower --gpu-memory-utilization if another process shares the GPU, else --max-model-len, --max-num-seqs or --enforce-eager (see the findings for the figures)",
         Placer::ServingEngine(ServingEngine::Sglang) => "out of memory: lower --mem-fraction-static, --cuda-graph-max-bs or --context-length (see the findings for the figures)",

@@ -80,6 +80,10 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
             fit_message(cx, m, used, &holds),
             "pin the model to that GPU: --device, or --split-mode none --main-gpu (see suggestions)",
         ),
+        Placer::LlamaFit(Launcher::Unknown) => (
+            fit_message(cx, m, used, &holds),
+            "pin the model to that GPU: --split-mode none --main-gpu, or main_gpu if Ollama ≥ 0.30 started llama-server (see suggestions)",
+        ),
         // vLLM and SGLang shard every layer over their ranks (no split by layers to judge): never replayed.
         Placer::ServingEngine(_) => return,
         Placer::OllamaScheduler | Placer::Unknown => {

@@ -176,6 +176,9 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
             Placer::LlamaFit(Launcher::User) => {
                 "llama-server keeps the projector on the GPU unless it is started with --no-mmproj-offload: drop that flag where the GPU has room for it"
             }
+            Placer::LlamaFit(Launcher::Unknown) => {
+                "the log does not say who started llama-server: if the user did, it keeps the projector on the GPU unless started with --no-mmproj-offload (drop that flag where the GPU has room); if Ollama ≥ 0.30 did, it decided before the load from free VRAM, and freeing VRAM on the GPU or a newer Ollama keeps it there"
+            }
             Placer::ServingEngine(_) => {
                 "the serving engine loads the vision encoder with the model on its GPUs: no projector setting applies"
             }

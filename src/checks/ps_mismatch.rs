@@ -72,7 +72,7 @@ fn hint(runtime: Runtime) -> &'static str {
     match runtime.placer() {
         Placer::LlamaFit(Launcher::Ollama) => "Ollama ≥ 0.30 sums llama-server's buffer lines for `ollama ps` and says \"100% GPU\" when every layer is offloaded, host buffers included; the figure places nothing (llama-server's --fit does): judge VRAM by nvidia-smi or the buffers, and leave OLLAMA_GPU_OVERHEAD alone, it does not reach --fit",
         Placer::OllamaScheduler
-        | Placer::LlamaFit(Launcher::User)
+        | Placer::LlamaFit(Launcher::User | Launcher::Unknown)
         | Placer::ServingEngine(_)
         | Placer::Unknown => "Ollama schedules and evicts by its own figure: when it says more than the card holds, models are unloaded or split that would fit; compare `ollama ps` with nvidia-smi before tuning OLLAMA_GPU_OVERHEAD or num_gpu",
     }

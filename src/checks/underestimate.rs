@@ -19,6 +19,7 @@ fn hint(runtime: Runtime) -> &'static str {
         Placer::OllamaScheduler => "reserve the gap with OLLAMA_GPU_OVERHEAD, or lower num_ctx / num_batch so the estimate keeps a margin",
         Placer::LlamaFit(Launcher::Ollama) => "the --fit plan missed memory the runner allocated: raise the margin with LLAMA_ARG_FIT_TARGET (MiB per GPU) or lower num_ctx so --fit keeps room",
         Placer::LlamaFit(Launcher::User) => "the --fit plan missed memory the runner allocated: raise the margin with --fit-target (MiB per GPU) or lower --ctx-size so --fit keeps room",
+        Placer::LlamaFit(Launcher::Unknown) => "the --fit plan missed memory the runner allocated: raise the margin with --fit-target (MiB per GPU; LLAMA_ARG_FIT_TARGET if Ollama ≥ 0.30 started llama-server) or lower the context (-c, or num_ctx) so --fit keeps room",
         Placer::ServingEngine(ServingEngine::Vllm) => "the engine used more than its profile planned: lower --gpu-memory-utilization or pin --kv-cache-memory so the plan keeps room",
         Placer::ServingEngine(ServingEngine::Sglang) => "the engine used more than its pool planned: lower --mem-fraction-static or --cuda-graph-max-bs",
         Placer::Unknown => "the log does not say which runtime placed the layers: leave more free memory than the estimate, or lower the context",

@@ -129,7 +129,11 @@ fn levers(cx: &Context, metal: &[&Device], excess: i64) -> String {
             Placer::OllamaScheduler | Placer::LlamaFit(Launcher::Ollama) => {
                 fits / parallel / 256 * 256
             }
-            Placer::LlamaFit(Launcher::User) | Placer::ServingEngine(_) | Placer::Unknown => fits,
+            // Unknown: the knob's spelling is llama-server's `-c` (all slots), with Ollama's per-slot `num_ctx`
+            // said beside it (`model::knobs`).
+            Placer::LlamaFit(Launcher::User | Launcher::Unknown)
+            | Placer::ServingEngine(_)
+            | Placer::Unknown => fits,
         };
         if value >= 256 && fits < ctx {
             out.push(format!(
@@ -176,6 +180,9 @@ fn levers(cx: &Context, metal: &[&Device], excess: i64) -> String {
     let fit = match runtime.placer() {
         Placer::LlamaFit(Launcher::User) => {
             "; --fit on (the default in recent builds, unless -ngl is set) sizes the load against Metal's free working set"
+        }
+        Placer::LlamaFit(Launcher::Unknown) => {
+            "; --fit (the default in recent builds and under Ollama ≥ 0.30, unless -ngl or num_gpu is set) sizes the load against Metal's free working set"
         }
         Placer::OllamaScheduler
         | Placer::LlamaFit(Launcher::Ollama)

@@ -168,6 +168,9 @@ pub struct LoadBuilder {
     /// GPUs the server found and rejected (carried across loads until the server restarts).
     pub rejected: Vec<RejectedGpu>,
     pub failure: Option<(String, u64)>,
+    /// Who a failure line's model file says started llama.cpp (`load::runtime`'s model stores: Ollama's blobs,
+    /// LM Studio's models), from any failure line of the load.
+    pub failed_model_store: Option<crate::model::Launcher>,
     /// The failure recorded is an out-of-memory one.
     pub failure_oom: bool,
     /// The part a failure line named (the first such line).
@@ -612,7 +615,7 @@ impl LoadBuilder {
             Placer::LlamaFit(Launcher::Ollama) => {
                 Some(scheduler.resolve(&load, projector_estimate))
             }
-            Placer::LlamaFit(Launcher::User)
+            Placer::LlamaFit(Launcher::User | Launcher::Unknown)
             | Placer::OllamaScheduler
             | Placer::ServingEngine(_)
             | Placer::Unknown => None,

@@ -414,6 +414,9 @@ impl Assembler {
             }
             (Some(_), _) | (None, None) => {}
         }
+        b.failed_model_store = b
+            .failed_model_store
+            .or(super::runtime::launcher_of_model_path(&failure.message));
         let limit = failure.cause == crate::model::FailureCause::AllocationLimit;
         let was_limit = b.failure_cause == Some(crate::model::FailureCause::AllocationLimit);
         if b.failure.is_none() || failure.out_of_memory && !b.failure_oom || limit && !was_limit {

@@ -5,14 +5,17 @@
 //! - llama.cpp's `--fit` placed the layers when the log has its lines (`llama_params_fit…`), llama-server's
 //!   command line, Ollama's `loading model via llama-server`, a memory breakdown table or a dry run (only
 //!   llama.cpp prints them), llama-server's own start lines (`initializing`, its build), Ollama's `disabling multimodal projector offload` or `waiting for llama-server …`
-//!   (its llama-server wrapper), or Ollama's version is 0.30 or later. Ollama ran
-//!   it ([`Runtime::OllamaFit`]) when one of Ollama's own server lines is in the load (its version, the runner
-//!   command it starts, its GPU discovery, a load request, its estimate); otherwise it is llama.cpp on its own
-//!   ([`Runtime::LlamaCpp`]). llama.cpp never prints its own command line: a runner command Ollama logged is
-//!   Ollama's, while one pasted with the log (`$ llama-server -m …`, a wrapper's `argv:`) is the user's own
-//!   and says nothing of Ollama. A failure line only llama.cpp's own programs print (`common_init_from_params`,
-//!   `main: error: unable to load model`; Ollama's runner never links `common`) makes a fragment of failure
-//!   lines llama.cpp's as well.
+//!   (its llama-server wrapper), or Ollama's version is 0.30 or later. Who started it is decided from
+//!   evidence only, since Ollama ≥ 0.30 relays llama-server's lines unchanged: Ollama
+//!   ([`Runtime::OllamaFit`]) when one of Ollama's own server lines is in the load (its version, the runner
+//!   command it starts, its GPU discovery, a load request, its estimate) or llama-server loads a model file of
+//!   Ollama's blob store (`…/models/blobs/sha256-…`); the user ([`Runtime::LlamaCpp`]) when their own command
+//!   line is pasted with the log (`$ llama-server -m …`, a wrapper's `argv:`; llama.cpp never prints its own,
+//!   and one Ollama logged is Ollama's) or the model file is in LM Studio's store; otherwise the launcher is
+//!   not known ([`Runtime::LlamaCppLauncherUnknown`]: what both launchers agree on holds, knobs in both
+//!   spellings). A failure line only llama.cpp's own programs print (`common_init_from_params`,
+//!   `main: error: unable to load model`; Ollama's runner before 0.30 never links `common`) makes a fragment
+//!   of failure lines llama.cpp's as well.
 //! - Otherwise Ollama's scheduler placed the layers when its estimate, memory summary, load requests, version,
 //!   runner command or `loading model` line is there: from `load request`s (`fit`, `alloc`, `commit`) its
 //!   engine measured the layout ([`Runtime::OllamaEngine`]), else its estimator computed it
@@ -24,13 +27,13 @@
 //!   is a sign only as far as it goes, so that a fragment knows less, never something else: Ollama's Go slog
 //!   records say Ollama launched what placed the layers (never whether its estimator or its engine, which
 //!   only the load requests tell), its `llama_server.go` lines that `--fit` placed them under Ollama, and
-//!   llama-server's own tags or llama.cpp's `common` library that `--fit` placed them only beside an Ollama
-//!   line (alone they name the engine, not who launched llama-server).
+//!   llama-server's own tags or llama.cpp's `common` library that llama-server placed them, launched by
+//!   whom only a line of the launcher's says.
 //! - Otherwise [`Runtime::Unknown`] (an excerpt of buffer lines).
 //!
 //! The line shapes are in `docs/log-formats.md`.
 
-use crate::model::Runtime;
+use crate::model::{Launcher, Runtime};
 use crate::parse::event::SignedRuntime;
 
 use super::builder::LoadBuilder;
@@ -53,6 +56,33 @@ impl LoadBuilder {
             || !self.attempts.is_empty()
             || self.signed(SignedRuntime::Ollama)
             || self.signed(SignedRuntime::OllamaLlamaServer)
+    }
+
+    /// Who started the llama.cpp program that placed the layers, from evidence only: any Ollama line, or a
+    /// model file in Ollama's blob store, says Ollama (≥ 0.30 relays llama-server's lines unchanged, so they
+    /// alone say nothing); the user's own command line pasted with the log, or a model file of LM Studio's
+    /// store, says the user (a program of their own, not Ollama); otherwise it is not known.
+    fn launcher(&self) -> Launcher {
+        let model_file = self
+            .llama_server
+            .as_ref()
+            .and_then(|(start, _)| start.model.as_deref())
+            .and_then(launcher_of_model_path);
+        // A failure line names the model file too (`common_init_from_params: failed to create context with
+        // model '…'`).
+        let failed_file = self.failed_model_store;
+        if self.ollama_server_seen() || model_file == Some(Launcher::Ollama) {
+            Launcher::Ollama
+        } else if self.command_line.is_some()
+            || model_file == Some(Launcher::User)
+            || failed_file == Some(Launcher::User)
+        {
+            Launcher::User
+        } else if failed_file == Some(Launcher::Ollama) {
+            Launcher::Ollama
+        } else {
+            Launcher::Unknown
+        }
     }
 
     /// A line only `runtime` prints is part of this load (`docs/log-formats.md` §0.1).
@@ -83,17 +113,17 @@ impl LoadBuilder {
             || self.ollama_llama_server
             // A failure line only llama.cpp's own programs print (`common_init_from_params`, `main: error:`).
             || self.llama_cpp_tool
-            // A line only Ollama's wrapper of llama-server prints; one only llama-server (or llama.cpp's
-            // `common` library) prints when an Ollama line says who launched it (alone, the launcher is not
-            // known: the user or Ollama ≥ 0.30, so it decides the engine only).
+            // A line only Ollama's wrapper of llama-server prints, or one only llama-server (or llama.cpp's
+            // `common` library, which Ollama's runner before 0.30 never linked) prints: alone, the launcher is
+            // not known (the user or Ollama ≥ 0.30, `Self::launcher`).
             || self.signed(SignedRuntime::OllamaLlamaServer)
-            || (self.signed(SignedRuntime::LlamaServer) && self.ollama_server_seen())
+            || self.signed(SignedRuntime::LlamaServer)
             || version.is_some_and(|v| v >= (0, 30, 0));
         if fit_placed {
-            return if self.ollama_server_seen() {
-                Runtime::OllamaFit
-            } else {
-                Runtime::LlamaCpp
+            return match self.launcher() {
+                Launcher::Ollama => Runtime::OllamaFit,
+                Launcher::User => Runtime::LlamaCpp,
+                Launcher::Unknown => Runtime::LlamaCppLauncherUnknown,
             };
         }
         // Not Ollama's memory summary alone: its estimator and its engine print it alike, so a fragment of
@@ -114,10 +144,88 @@ impl LoadBuilder {
     }
 }
 
+/// Who a model file's path says started llama.cpp, when its store is one only a launcher uses: Ollama keeps
+/// its models as content-addressed blobs (`…/models/blobs/sha256-` and 64 hex digits, no extension: no name a
+/// user gives a GGUF file, and the path llama-server's loader prints when Ollama ≥ 0.30 passes `--model`),
+/// LM Studio under `.lmstudio/models/` (its own program, started by the user, not by Ollama). Any other path
+/// says nothing.
+pub(super) fn launcher_of_model_path(text: &str) -> Option<Launcher> {
+    let blob = text.match_indices("blobs").any(|(at, _)| {
+        let rest = &text[at + "blobs".len()..];
+        let Some(rest) = rest
+            .strip_prefix('/')
+            .or_else(|| rest.strip_prefix('\\'))
+            .and_then(|r| r.strip_prefix("sha256-"))
+        else {
+            return false;
+        };
+        let digits = rest.bytes().take_while(u8::is_ascii_hexdigit).count();
+        digits == 64 && !rest[64..].starts_with('.')
+    });
+    if blob {
+        Some(Launcher::Ollama)
+    } else if text.contains(".lmstudio/models/") || text.contains(".lmstudio\\models\\") {
+        Some(Launcher::User)
+    } else {
+        None
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use crate::load::loads_of;
     use crate::model::{Engine, Runtime};
+
+    #[test]
+    fn llama_server_s_lines_alone_leave_its_launcher_unknown() {
+        // `sample-logs/506-…-prefit-breakdown-excerpt.log:2` (Ollama 0.30's llama-server, its own line,
+        // relayed unchanged): llama-server placed the layers, started by whom the line does not say.
+        let loads = loads_of(&["srv  llama_server: loading model"]);
+        assert_eq!(loads[0].runtime, Runtime::LlamaCppLauncherUnknown);
+        // `sample-logs/506-…:3`: the model file is in Ollama's blob store, so Ollama started it.
+        let loads = loads_of(&[
+            "srv  llama_server: loading model",
+            "srv    load_model: loading model '/root/.ollama/models/blobs/sha256-415aad607fc297a2ad84cda238febbde295f49f17c17ad7784e2246060fb06d0'",
+        ]);
+        assert_eq!(loads[0].runtime, Runtime::OllamaFit);
+        // Corpus raw/708 (a user's llama-server, a file the user named): still not known who started it.
+        let loads = loads_of(&[
+            "main: loading model",
+            "srv    load_model: loading model '/home/fak/Downloads/Qwen3.6-27B-Q4_K_M.gguf'",
+        ]);
+        assert_eq!(loads[0].runtime, Runtime::LlamaCppLauncherUnknown);
+        // The user's own command line pasted above it says the user (`grammars/40-llama-cpp.toml`'s example).
+        let loads = loads_of(&[
+            "$ ./llama-server -m /home/fak/Downloads/Qwen3.6-27B-Q4_K_M.gguf -c 8192",
+            "main: loading model",
+            "srv    load_model: loading model '/home/fak/Downloads/Qwen3.6-27B-Q4_K_M.gguf'",
+        ]);
+        assert_eq!(loads[0].runtime, Runtime::LlamaCpp);
+    }
+
+    #[test]
+    fn a_model_store_names_its_launcher() {
+        use super::launcher_of_model_path as of;
+        use crate::model::Launcher;
+        let blob = "sha256-9ed150d4367e68df0ac8e1540f6ddc65b42d0ee26378329d1ecbca60f93fc5f8";
+        assert_eq!(
+            of(&format!("/root/.ollama/models/blobs/{blob}")),
+            Some(Launcher::Ollama)
+        );
+        assert_eq!(
+            of(&format!("C:\\Users\\M\\.ollama\\models\\blobs\\{blob}")),
+            Some(Launcher::Ollama)
+        );
+        // A user's copy of a blob renamed to a GGUF file, or a shortened hash, is no blob of the store.
+        assert_eq!(of(&format!("/data/blobs/{blob}.gguf")), None);
+        assert_eq!(of("/root/.ollama/models/blobs/sha256-9ed150d4"), None);
+        // `sample-logs/1003-…:11` (LM Studio).
+        assert_eq!(
+            of("common_init_from_params: failed to create context with model '/home/skrrt/.lmstudio/models/unsloth/Qwen3-30B-A3B-Thinking-2507-GGUF/Qwen3-30B-A3B-Thinking-2507-UD-Q8_K_XL.gguf'"),
+            Some(Launcher::User)
+        );
+        assert_eq!(of("/home/fak/Downloads/Qwen3.6-27B-Q4_K_M.gguf"), None);
+    }
 
     #[test]
     fn the_runner_command_names_engine_and_runtime() {

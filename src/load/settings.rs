@@ -67,13 +67,18 @@ impl LoadBuilder {
             // llama.cpp's `n_batch` is the context's batch, not the setting: Ollama's runner asks for the
             // batch times the slots (`sample-logs/002-…`: `--batch-size 512 --parallel 4`, `n_batch = 2048`),
             // and llama.cpp caps it at the context. It stands for the setting only where llama-server's own
-            // flags are the settings.
+            // flags are the settings: the user's, or llama-server's whose launcher is unknown (the user's
+            // `-b`, or the `-b num_batch` Ollama ≥ 0.30 passes).
             batch_size: request
                 .and_then(|r| r.batch_size)
                 .or(cmd.and_then(|c| c.batch_size))
-                .or(context
-                    .batch
-                    .filter(|_| self.runtime() == crate::model::Runtime::LlamaCpp)),
+                .or(context.batch.filter(|_| {
+                    matches!(
+                        self.runtime(),
+                        crate::model::Runtime::LlamaCpp
+                            | crate::model::Runtime::LlamaCppLauncherUnknown
+                    )
+                })),
             parallel: request
                 .and_then(|r| r.parallel)
                 .or(cmd.and_then(|c| c.parallel))

@@ -124,6 +124,13 @@ pub enum Spelling {
     ModelOption(&'static str),
     /// Command-line flags, `{}` standing for the value: `--ctx-size {}`.
     Flag(&'static str),
+    /// llama-server whose launcher the log does not name: its own flags (`flag`) if the user started it,
+    /// Ollama's setting (`ollama`, a template too: `num_ctx={}`) if Ollama ≥ 0.30 did. Both reach the same
+    /// setting of llama-server; the suggestion gives both and says which applies when.
+    EitherLauncher {
+        flag: &'static str,
+        ollama: &'static str,
+    },
 }
 
 /// Whether a setting reaches the placement.
@@ -150,6 +157,14 @@ impl KnobEntry {
         match self.spelling {
             Spelling::Env(name) | Spelling::ModelOption(name) => format!("{name}={value}"),
             Spelling::Flag(flags) => flags.replace("{}", &value.to_string()),
+            Spelling::EitherLauncher { flag, ollama } => {
+                let value = value.to_string();
+                format!(
+                    "{} (if Ollama ≥ 0.30 started llama-server: {})",
+                    flag.replace("{}", &value),
+                    ollama.replace("{}", &value)
+                )
+            }
         }
     }
 
@@ -158,6 +173,11 @@ impl KnobEntry {
         match self.spelling {
             Spelling::Env(name) | Spelling::ModelOption(name) => name.to_string(),
             Spelling::Flag(flags) => flags.replace("{}", "N"),
+            Spelling::EitherLauncher { flag, ollama } => format!(
+                "{} (under Ollama ≥ 0.30: {})",
+                flag.replace("{}", "N"),
+                ollama.replace("{}", "N")
+            ),
         }
     }
 
@@ -180,7 +200,7 @@ const fn entry(knob: Knob, spelling: Spelling, reach: Reach) -> KnobEntry {
 
 use Knob as K;
 use Reach::{Ignored, Placer};
-use Spelling::{Env, Flag, ModelOption};
+use Spelling::{EitherLauncher, Env, Flag, ModelOption};
 
 /// The GPUs an Ollama server sees (CUDA's variable; Ollama reads it whichever placer it runs).
 const CUDA_VISIBLE: KnobEntry = entry(
@@ -418,12 +438,112 @@ const SGLANG: &[KnobEntry] = &[
     ),
 ];
 
+/// llama-server whose launcher the log does not name (the user or Ollama ≥ 0.30): only the knobs that reach
+/// llama-server's same setting under both, each in both spellings (llama-server's flag, Ollama's setting).
+/// Not Ollama's `OLLAMA_CONTEXT_LENGTH` (no user-started llama-server reads it), nor llama.cpp's `--n-cpu-moe`
+/// or a draft's flags (Ollama passes none). llama.cpp's `--ctx-size` is every slot's context and Ollama's
+/// `num_ctx` one slot's (it passes `-c num_ctx×parallel`), so the context is written as llama-server's total
+/// and Ollama's setting as that total over the slots.
+/// Nor the GPUs it sees: the user's `--device` takes llama.cpp's device names on every backend, Ollama's
+/// `CUDA_VISIBLE_DEVICES` CUDA's indices or UUIDs on CUDA alone, so no one value reaches both.
+const LLAMA_CPP_LAUNCHER_UNKNOWN: &[KnobEntry] = &[
+    entry(
+        K::OneGpu,
+        EitherLauncher {
+            flag: "--split-mode none --main-gpu {}",
+            ollama: "main_gpu={}",
+        },
+        Placer("--split-mode none --main-gpu {}"),
+    ),
+    entry(
+        K::Context,
+        EitherLauncher {
+            flag: "--ctx-size {}",
+            ollama: "num_ctx={} ÷ the parallel slots",
+        },
+        Placer("--ctx-size {}"),
+    ),
+    entry(
+        K::KvCacheType,
+        EitherLauncher {
+            flag: "--cache-type-k {} --cache-type-v {}",
+            ollama: "OLLAMA_KV_CACHE_TYPE={}",
+        },
+        Placer("--cache-type-k {} --cache-type-v {}"),
+    ),
+    entry(
+        K::GpuLayers,
+        EitherLauncher {
+            flag: "--n-gpu-layers {}",
+            ollama: "num_gpu={}",
+        },
+        Placer("--n-gpu-layers {}"),
+    ),
+    // llama.cpp reads `LLAMA_ARG_*` whoever starts it (a flag on the command line wins): the variable is
+    // the one spelling that reaches both.
+    entry(
+        K::FitMargin,
+        EitherLauncher {
+            flag: "--fit-target {}",
+            ollama: "LLAMA_ARG_FIT_TARGET={}",
+        },
+        Placer("--fit-target {}"),
+    ),
+    entry(
+        K::GpuOverhead,
+        Env("OLLAMA_GPU_OVERHEAD"),
+        Ignored("llama.cpp's --fit keeps its own margin per GPU (--fit-target)"),
+    ),
+    entry(
+        K::Batch,
+        EitherLauncher {
+            flag: "--batch-size {}",
+            ollama: "num_batch={}",
+        },
+        Placer("--batch-size {}"),
+    ),
+    // Ollama passes num_batch as both -b and -ub (`OLLAMA_FIT`).
+    entry(
+        K::Ubatch,
+        EitherLauncher {
+            flag: "-ub {}",
+            ollama: "num_batch={}",
+        },
+        Placer("--ubatch-size {}"),
+    ),
+    entry(
+        K::Parallel,
+        EitherLauncher {
+            flag: "-np {}",
+            ollama: "OLLAMA_NUM_PARALLEL={}",
+        },
+        Placer("-np {}"),
+    ),
+    entry(
+        K::CacheRam,
+        EitherLauncher {
+            flag: "--cache-ram {}",
+            ollama: "LLAMA_ARG_CACHE_RAM={}",
+        },
+        Placer("--cache-ram {}"),
+    ),
+    entry(
+        K::CtxCheckpoints,
+        EitherLauncher {
+            flag: "--ctx-checkpoints {}",
+            ollama: "LLAMA_ARG_CTX_CHECKPOINTS={}",
+        },
+        Placer("--ctx-checkpoints {}"),
+    ),
+];
+
 /// Every knob of a runtime, whether it reaches the placement or not.
 pub fn table(runtime: Runtime) -> &'static [KnobEntry] {
     match runtime {
         Runtime::OllamaEstimator | Runtime::OllamaEngine => OLLAMA_SCHEDULER,
         Runtime::OllamaFit => OLLAMA_FIT,
         Runtime::LlamaCpp => LLAMA_CPP,
+        Runtime::LlamaCppLauncherUnknown => LLAMA_CPP_LAUNCHER_UNKNOWN,
         Runtime::Vllm => VLLM,
         Runtime::Sglang => SGLANG,
         // Without knowing the runtime, no setting is known to reach anything.
@@ -463,6 +583,40 @@ mod tests {
             Some("OLLAMA_GPU_OVERHEAD=1024".to_string())
         );
         assert!(reaching(Runtime::Unknown, Knob::Context).is_none());
+    }
+
+    #[test]
+    fn an_unknown_launcher_gets_both_spellings_of_what_reaches_both() {
+        let unknown = Runtime::LlamaCppLauncherUnknown;
+        assert_eq!(
+            reaching(unknown, Knob::FitMargin).unwrap().setting(1024),
+            "--fit-target 1024 (if Ollama ≥ 0.30 started llama-server: LLAMA_ARG_FIT_TARGET=1024)"
+        );
+        assert_eq!(
+            reaching(unknown, Knob::Context).unwrap().setting(8192),
+            "--ctx-size 8192 (if Ollama ≥ 0.30 started llama-server: num_ctx=8192 ÷ the parallel slots)"
+        );
+        // Every knob it offers reaches llama-server under both launchers.
+        for entry in table(unknown) {
+            if matches!(entry.reach, Placer(_)) {
+                assert!(
+                    reaching(Runtime::LlamaCpp, entry.knob).is_some()
+                        && reaching(Runtime::OllamaFit, entry.knob).is_some(),
+                    "{:?}",
+                    entry.knob
+                );
+            }
+        }
+        // What only one launcher reads is not offered.
+        for knob in [
+            Knob::ContextForEveryModel,
+            Knob::ExpertsOnHost,
+            Knob::SpeculativeDraft,
+            Knob::GpuOverhead,
+            Knob::VisibleGpus,
+        ] {
+            assert!(reaching(unknown, knob).is_none(), "{knob:?}");
+        }
     }
 
     #[test]

@@ -29,6 +29,11 @@ pub enum Runtime {
     /// llama.cpp on its own (llama-server, llama-cli, llama-completion): `--fit` or the user's flags place the
     /// layers, and the user's flags are the knobs.
     LlamaCpp,
+    /// llama.cpp's llama-server (or its `--fit`) placed the layers, but the log does not say who started it:
+    /// the user (their flags are the knobs) or Ollama ≥ 0.30 (its options and variables are), which relays
+    /// llama-server's lines unchanged. Less than [`Runtime::LlamaCpp`] and [`Runtime::OllamaFit`], never
+    /// either: what both agree on holds, and a knob is given in both spellings (`super::knobs`).
+    LlamaCppLauncherUnknown,
     /// vLLM: its memory profile sizes the KV cache from a budget (total × `--gpu-memory-utilization`) per
     /// rank, and its flags are the knobs (`docs/log-formats.md` §8).
     Vllm,
@@ -55,11 +60,14 @@ pub enum Placer {
 }
 
 /// Who starts llama-server with the settings: Ollama (≥ 0.30, from its options and variables, `num_ctx`,
-/// `LLAMA_ARG_*`) or the user (its own flags, `-c`, `--fit-target`).
+/// `LLAMA_ARG_*`), the user (its own flags, `-c`, `--fit-target`), or one of the two, the log does not say
+/// which (llama-server's own lines are the same bytes under both).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Launcher {
     Ollama,
     User,
+    /// The user or Ollama ≥ 0.30: a rule, hint or knob holds only if it holds for both.
+    Unknown,
 }
 
 /// Which serving engine: their figures and flags differ (`docs/log-formats.md` §8).
@@ -70,8 +78,8 @@ pub enum ServingEngine {
 }
 
 /// The JSON contract's name for who placed the layers (`loads[].era`, schema version 1): `ollama` for
-/// Ollama's estimator or engine, `llama-server` for llama.cpp's `--fit` (under Ollama ≥ 0.30 or on its
-/// own), `unknown`. Kept as the contract has it; [`Runtime`] is the finer type the stages read.
+/// Ollama's estimator or engine, `llama-server` for llama.cpp's `--fit` (under Ollama ≥ 0.30, on its
+/// own, or launched by one of the two, the log does not say which), `unknown`. Kept as the contract has it; [`Runtime`] is the finer type the stages read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Era {
@@ -98,11 +106,12 @@ impl Era {
 
 impl Runtime {
     /// Every runtime, for tables and tests that must cover them all.
-    pub const ALL: [Runtime; 7] = [
+    pub const ALL: [Runtime; 8] = [
         Runtime::OllamaEstimator,
         Runtime::OllamaEngine,
         Runtime::OllamaFit,
         Runtime::LlamaCpp,
+        Runtime::LlamaCppLauncherUnknown,
         Runtime::Vllm,
         Runtime::Sglang,
         Runtime::Unknown,
@@ -112,7 +121,9 @@ impl Runtime {
     pub fn era(self) -> Era {
         match self {
             Runtime::OllamaEstimator | Runtime::OllamaEngine => Era::Ollama,
-            Runtime::OllamaFit | Runtime::LlamaCpp => Era::LlamaServer,
+            Runtime::OllamaFit | Runtime::LlamaCpp | Runtime::LlamaCppLauncherUnknown => {
+                Era::LlamaServer
+            }
             Runtime::Vllm => Era::Vllm,
             Runtime::Sglang => Era::Sglang,
             Runtime::Unknown => Era::Unknown,
@@ -126,6 +137,8 @@ impl Runtime {
             Runtime::OllamaEngine => "Ollama's engine",
             Runtime::OllamaFit => "Ollama with llama-server --fit",
             Runtime::LlamaCpp => "llama.cpp",
+            // Its launcher unknown: the program, not who started it.
+            Runtime::LlamaCppLauncherUnknown => "llama-server",
             Runtime::Vllm => "vLLM",
             Runtime::Sglang => "SGLang",
             Runtime::Unknown => "unknown runtime",
@@ -139,6 +152,7 @@ impl Runtime {
             Runtime::OllamaEstimator | Runtime::OllamaEngine => Placer::OllamaScheduler,
             Runtime::OllamaFit => Placer::LlamaFit(Launcher::Ollama),
             Runtime::LlamaCpp => Placer::LlamaFit(Launcher::User),
+            Runtime::LlamaCppLauncherUnknown => Placer::LlamaFit(Launcher::Unknown),
             Runtime::Vllm => Placer::ServingEngine(ServingEngine::Vllm),
             Runtime::Sglang => Placer::ServingEngine(ServingEngine::Sglang),
             Runtime::Unknown => Placer::Unknown,
@@ -178,9 +192,10 @@ impl Runtime {
             Runtime::OllamaEngine => 1,
             Runtime::OllamaFit => 2,
             Runtime::LlamaCpp => 3,
-            Runtime::Vllm => 4,
-            Runtime::Sglang => 5,
-            Runtime::Unknown => 6,
+            Runtime::LlamaCppLauncherUnknown => 4,
+            Runtime::Vllm => 5,
+            Runtime::Sglang => 6,
+            Runtime::Unknown => 7,
         }
     }
 }
@@ -204,6 +219,7 @@ mod tests {
             [
                 "ollama",
                 "ollama",
+                "llama-server",
                 "llama-server",
                 "llama-server",
                 "vllm",

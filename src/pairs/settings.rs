@@ -46,7 +46,9 @@ pub struct PoolShift {
 /// report calls any other lever's prediction unverified.
 pub fn verified(runtime: Runtime, lever: &str) -> bool {
     match runtime {
-        Runtime::LlamaCpp => matches!(
+        // The replay is llama-server's own, whoever started it: the oracle's pairs ran llama-server without
+        // a command line in their logs.
+        Runtime::LlamaCpp | Runtime::LlamaCppLauncherUnknown => matches!(
             lever,
             "ctx" | "parallel" | "ubatch" | "kv-type" | "flash-attention"
         ),

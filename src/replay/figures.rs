@@ -155,7 +155,9 @@ impl Changes {
 pub(crate) fn slot_words(load: &Reconciled, logged: SlotContext, new: SlotContext) -> String {
     use crate::model::Runtime;
     let (what, flag) = match load.load.runtime {
-        Runtime::LlamaCpp | Runtime::Unknown => ("context per slot", "llama-server -c"),
+        Runtime::LlamaCpp | Runtime::LlamaCppLauncherUnknown | Runtime::Unknown => {
+            ("context per slot", "llama-server -c")
+        }
         Runtime::OllamaFit => ("num_ctx (context per slot)", "llama-server -c"),
         Runtime::OllamaEstimator | Runtime::OllamaEngine => {
             ("num_ctx (context per slot)", "the runner's context")

@@ -293,7 +293,7 @@ fn replay_to(load: &Reconciled, asked: &Asked) -> Option<WhatIf> {
             Placer::LlamaFit(Launcher::Ollama) if *changes == Changes::default() => {
                 llama_server::projector_padding(load)
             }
-            Placer::LlamaFit(_)
+            Placer::LlamaFit(Launcher::Ollama | Launcher::User | Launcher::Unknown)
             | Placer::ServingEngine(_)
             | Placer::OllamaScheduler
             | Placer::Unknown => None,

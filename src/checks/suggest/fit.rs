@@ -37,13 +37,28 @@ fn needless_split(ev: &Evidence, launcher: Launcher, out: &mut Vec<Suggestion>) 
             }
         })
         .collect();
-    let Some(visible) = knob(ev, Knob::VisibleGpus) else {
-        return;
-    };
+    // Without a knob for the GPUs seen (llama-server whose launcher is unknown), the one-GPU setting below
+    // still pins the model.
+    if let Some(visible) = knob(ev, Knob::VisibleGpus) {
+        visible_gpus(load, launcher, visible, &used, &names, m, out);
+    }
+    one_gpu(ev, launcher, &used, &names, out);
+}
+
+/// The GPUs llama-server sees, only those the measured sizes need.
+fn visible_gpus(
+    load: &Reconciled,
+    launcher: Launcher,
+    visible: &crate::model::KnobEntry,
+    used: &[&Device],
+    names: &[String],
+    m: &crate::model::MeasuredReplay,
+    out: &mut Vec<Suggestion>,
+) {
     let value = match visible.spelling {
-        Spelling::Env(_) | Spelling::ModelOption(_) => visible_devices(load, &used),
+        Spelling::Env(_) | Spelling::ModelOption(_) => visible_devices(load, used),
         // llama.cpp's `--device` takes its own device names.
-        Spelling::Flag(_) => used
+        Spelling::Flag(_) | Spelling::EitherLauncher { .. } => used
             .iter()
             .map(|d| d.to_string())
             .collect::<Vec<_>>()
@@ -55,7 +70,7 @@ fn needless_split(ev: &Evidence, launcher: Launcher, out: &mut Vec<Suggestion>) 
             "{} {} only: by the measured sizes the model fits there ({}), {} to spare above the --fit margin, with no transfer between GPUs per token",
             match launcher {
                 Launcher::Ollama => "Ollama and llama-server see",
-                Launcher::User => "llama-server uses",
+                Launcher::User | Launcher::Unknown => "llama-server uses",
             },
             names.join(", "),
             m.placement.gpus_with_layers()
@@ -66,8 +81,19 @@ fn needless_split(ev: &Evidence, launcher: Launcher, out: &mut Vec<Suggestion>) 
         ),
         because: vec![FindingCode::NeedlessSplit],
     });
+}
+
+/// Every layer on the one GPU that holds it.
+fn one_gpu(
+    ev: &Evidence,
+    launcher: Launcher,
+    used: &[&Device],
+    names: &[String],
+    out: &mut Vec<Suggestion>,
+) {
+    let load = ev.load;
     let one_gpu = knob(ev, Knob::OneGpu);
-    if let ([device], Some(one_gpu)) = (used.as_slice(), one_gpu) {
+    if let ([device], Some(one_gpu)) = (used, one_gpu) {
         if let Some(index) = device.position() {
             out.push(Suggestion {
                 setting: one_gpu.setting(index),
@@ -76,7 +102,9 @@ fn needless_split(ev: &Evidence, launcher: Launcher, out: &mut Vec<Suggestion>) 
                     match (launcher, one_gpu.passed_as(index)) {
                         (Launcher::Ollama, Some(flags)) =>
                             format!("Ollama passes {flags} to llama-server: "),
-                        (Launcher::Ollama, None) | (Launcher::User, _) => String::new(),
+                        (Launcher::Ollama, None) | (Launcher::User | Launcher::Unknown, _) => {
+                            String::new()
+                        }
                     },
                     names.join(", "),
                     if load.load.gpus.len() > 2 { "s" } else { "" }
@@ -130,10 +158,11 @@ fn cpu_offload(ev: &Evidence, launcher: Launcher, out: &mut Vec<Suggestion>) {
         if fits < ctx {
             let per_slot = fits / parallel / 256 * 256;
             if per_slot >= 256 {
-                // Ollama's num_ctx is one slot's; llama.cpp's --ctx-size is all slots'.
+                // Ollama's num_ctx is one slot's; llama.cpp's --ctx-size is all slots' (an unknown launcher's
+                // knob is written as llama-server's, Ollama's beside it over the slots: `model::knobs`).
                 let value = match launcher {
                     Launcher::Ollama => per_slot,
-                    Launcher::User => per_slot * parallel,
+                    Launcher::User | Launcher::Unknown => per_slot * parallel,
                 };
                 out.push(Suggestion {
                     setting: context.setting(value),
@@ -192,7 +221,7 @@ fn cpu_offload(ev: &Evidence, launcher: Launcher, out: &mut Vec<Suggestion>) {
                     "{}{n} of {total} layers on the GPUs by the measured sizes ({} to spare on the tightest); with {}, --fit no longer moves layers, so recheck after a model or driver change",
                     match launcher {
                         Launcher::Ollama => format!("Ollama passes {flags}: "),
-                        Launcher::User => String::new(),
+                        Launcher::User | Launcher::Unknown => String::new(),
                     },
                     human(m.margin.max(0)),
                     flags.split(' ').next().unwrap_or_default(),
@@ -412,7 +441,7 @@ fn compute_imbalance(ev: &Evidence, launcher: Launcher, out: &mut Vec<Suggestion
                 "{}every layer and a single compute buffer on {gpu}: {} of the {} free the fit saw, {} to spare above the {} --fit margin; no second copy of the graph and no transfer between GPUs",
                 match (launcher, one.passed_as(index)) {
                     (Launcher::Ollama, Some(flags)) => format!("Ollama passes {flags} to llama-server: "),
-                    (Launcher::Ollama, None) | (Launcher::User, _) => String::new(),
+                    (Launcher::Ollama, None) | (Launcher::User | Launcher::Unknown, _) => String::new(),
                 },
                 human(need),
                 human(free),

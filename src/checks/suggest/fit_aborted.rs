@@ -8,7 +8,8 @@
 
 use super::{knob, Evidence};
 use crate::model::{
-    human, FindingCode, FitDecision, FitStopCause, Knob, Launcher, Placer, Quantity, Suggestion,
+    human, FindingCode, FitDecision, FitStopCause, Knob, Launcher, Placer, Quantity, Spelling,
+    Suggestion,
 };
 use crate::replay::fit::DEFAULT_FIT_TARGET;
 
@@ -51,6 +52,21 @@ pub fn suggest(ev: &Evidence, out: &mut Vec<Suggestion>) {
         (Launcher::User, Some(n)) => format!("drop {}", layers_knob.setting(n)),
         (Launcher::User, None) => format!("drop {}", layers_knob.spelled().trim_end_matches(" N")),
         (Launcher::Ollama, _) => format!("unset {}", layers_knob.spelled()),
+        // The user's flag is dropped, Ollama's option unset: `drop --n-gpu-layers 99 (if Ollama ≥ 0.30
+        // started llama-server: unset num_gpu)`.
+        (Launcher::Unknown, value) => match layers_knob.spelling {
+            Spelling::EitherLauncher { flag, ollama } => format!(
+                "drop {} (if Ollama ≥ 0.30 started llama-server: unset {})",
+                match value {
+                    Some(n) => flag.replace("{}", &n.to_string()),
+                    None => flag.replace(" {}", ""),
+                },
+                ollama.split('=').next().unwrap_or(ollama)
+            ),
+            Spelling::Env(_) | Spelling::ModelOption(_) | Spelling::Flag(_) => {
+                format!("drop or unset {}", layers_knob.spelled())
+            }
+        },
     };
     let effect = if over <= 0 {
         format!(
@@ -122,7 +138,7 @@ pub fn suggest(ev: &Evidence, out: &mut Vec<Suggestion>) {
             let saved = Quantity::exact(kv.bytes).scale(1, 2).bytes;
             let value = match launcher {
                 Launcher::Ollama => half,
-                Launcher::User => half * parallel,
+                Launcher::User | Launcher::Unknown => half * parallel,
             };
             out.push(Suggestion {
                 setting: context.setting(value),

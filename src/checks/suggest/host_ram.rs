@@ -21,6 +21,7 @@ pub fn host_ram_knob(runtime: Runtime, knob: Knob) -> Option<&'static KnobEntry>
         | Runtime::OllamaEngine
         | Runtime::OllamaFit
         | Runtime::LlamaCpp
+        | Runtime::LlamaCppLauncherUnknown
         | Runtime::Vllm
         | Runtime::Sglang => knobs::reaching(runtime, knob),
     }

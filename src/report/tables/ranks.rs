@@ -76,6 +76,7 @@ pub fn section(load: &Concluded) -> Option<Section> {
             | Runtime::OllamaEngine
             | Runtime::OllamaFit
             | Runtime::LlamaCpp
+            | Runtime::LlamaCppLauncherUnknown
             | Runtime::Unknown => "gpu-memory-utilization",
         };
         parts.push((name, ratio(u)));
