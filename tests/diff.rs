@@ -267,19 +267,31 @@ fn loads_match_by_key_in_order_of_appearance_and_the_rest_stand_alone() {
     assert_eq!((self_diff.matched, self_diff.changed), (2, 0));
 }
 
+/// `batch` run over the log `old` into a folder `old` and over `new` into `new`, under a fresh scratch folder
+/// named for the test: (scratch, old folder, new folder).
 #[cfg(feature = "batch")]
-#[test]
-fn batch_folders_compare_like_their_logs() {
-    let scratch = std::env::temp_dir().join(format!("vramdiff-diff-batch-{}", std::process::id()));
+fn batch_folders(
+    name: &str,
+    old: &str,
+    new: &str,
+) -> (std::path::PathBuf, std::path::PathBuf, std::path::PathBuf) {
+    let scratch = std::env::temp_dir().join(format!("vramdiff-diff-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&scratch);
     let (a, b) = (scratch.join("old"), scratch.join("new"));
-    for (input, out) in [(OLD, &a), (GROWN, &b)] {
+    for (input, out) in [(old, &a), (new, &b)] {
         let o = run(
             &["batch", "--quiet", "--out", out.to_str().unwrap(), input],
             b"",
         );
         assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     }
+    (scratch, a, b)
+}
+
+#[cfg(feature = "batch")]
+#[test]
+fn batch_folders_compare_like_their_logs() {
+    let (scratch, a, b) = batch_folders("batch", OLD, GROWN);
     let out = run(
         &[
             "diff",
@@ -541,17 +553,7 @@ fn golden_diff_kv_fill_reports_are_current() {
 #[cfg(feature = "batch")]
 #[test]
 fn batch_folders_compare_the_kv_fill_peak_like_their_logs() {
-    let scratch =
-        std::env::temp_dir().join(format!("vramdiff-diff-kv-batch-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&scratch);
-    let (a, b) = (scratch.join("old"), scratch.join("new"));
-    for (input, out) in [(KV_CALM, &a), (KV_FULL, &b)] {
-        let o = run(
-            &["batch", "--quiet", "--out", out.to_str().unwrap(), input],
-            b"",
-        );
-        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    }
+    let (scratch, a, b) = batch_folders("kv-batch", KV_CALM, KV_FULL);
     let out = run(
         &[
             "diff",
