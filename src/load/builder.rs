@@ -135,6 +135,10 @@ pub struct LoadBuilder {
     pub tables: Vec<crate::model::TableRecord>,
     /// Buffer lines that were a test allocation (the fit's dry run).
     pub dry_run: Option<crate::model::DryRunBuffers>,
+    /// The first GPU weights or KV buffer printed as 0.00 MiB: only the fit's no-alloc dry run prints one
+    /// (`lifecycle::demote_lone_dry_run`), so llama.cpp placed the layers even when a later round's reprint
+    /// replaced it.
+    pub no_alloc_print_line: Option<u64>,
     /// `offloaded L/M layers`: the real load.
     pub offloaded_line: Option<u64>,
     /// `model loaded`: serving.

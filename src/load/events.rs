@@ -138,7 +138,14 @@ impl Assembler {
                 } else {
                     component
                 };
-                b.note_remote(&Device::of_buffer(&buffer), None, line);
+                let device = Device::of_buffer(&buffer);
+                if device.is_gpu()
+                    && size.bytes == 0
+                    && matches!(kind, BufferKind::Model | BufferKind::Kv)
+                {
+                    b.no_alloc_print_line = b.no_alloc_print_line.or(Some(line));
+                }
+                b.note_remote(&device, None, line);
                 b.ledger.add(BufferLine {
                     component: &component,
                     buffer: &buffer,

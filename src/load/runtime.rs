@@ -108,6 +108,8 @@ impl LoadBuilder {
             || !self.fit.is_empty()
             || !self.tables.is_empty()
             || self.dry_run.is_some()
+            // A round the next one reprinted is no dry run of the load's, but its 0.00 MiB buffer is the fit's.
+            || self.no_alloc_print_line.is_some()
             // Only the scheduler of 0.30 and later decides the projector's offload for llama-server.
             || self.projector_offload_disabled.is_some()
             || self.ollama_llama_server
@@ -175,6 +177,26 @@ pub(super) fn launcher_of_model_path(text: &str) -> Option<Launcher> {
 mod tests {
     use crate::load::loads_of;
     use crate::model::{Engine, Runtime};
+
+    #[test]
+    fn a_no_alloc_round_the_next_round_reprinted_still_says_llama_cpp_placed_the_layers() {
+        // `tests/data/peer-vectors/303-…-fit-probe-2gpu.input:2,5,13,15`: the fit's no-alloc round prints the
+        // GPUs' weights and KV as 0.00 MiB, the next round reprints them with their sizes. A window of the
+        // first round alone is a dry run of llama.cpp's; the whole log must not know less than that window.
+        let loads = loads_of(&[
+            "load_tensors:        CUDA0 model buffer size =     0.00 MiB",
+            "llama_kv_cache:      CUDA0 KV buffer size =     0.00 MiB",
+            "load_tensors:        CUDA0 model buffer size =  8171.01 MiB",
+            "llama_kv_cache:      CUDA0 KV buffer size =  9216.00 MiB",
+        ]);
+        assert_eq!(loads[0].runtime, Runtime::LlamaCppLauncherUnknown);
+        // The sizes alone say nothing of who placed the layers.
+        let loads = loads_of(&[
+            "load_tensors:        CUDA0 model buffer size =  8171.01 MiB",
+            "llama_kv_cache:      CUDA0 KV buffer size =  9216.00 MiB",
+        ]);
+        assert_eq!(loads[0].runtime, Runtime::Unknown);
+    }
 
     #[test]
     fn llama_server_s_lines_alone_leave_its_launcher_unknown() {
