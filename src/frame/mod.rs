@@ -59,10 +59,8 @@ fn markup_len(b: &[u8]) -> usize {
 
 /// The columns a physical row takes on a terminal ([`join::columns`]), its bytes decoded lossily.
 fn row_columns(row: &[u8]) -> usize {
-    match std::str::from_utf8(row) {
-        Ok(text) => join::columns(text),
-        Err(_) => join::columns(&String::from_utf8_lossy(row)),
-    }
+    // Borrowed, no copy, when the row is valid UTF-8.
+    join::columns(&String::from_utf8_lossy(row))
 }
 
 /// A logical line bigger than this is not extended further by joining.
@@ -196,7 +194,7 @@ impl Framer {
             return None;
         }
         let row = std::str::from_utf8(row).ok()?;
-        let width = row_columns(row.as_bytes());
+        let width = join::columns(row);
         if !(join::TERMINAL_WIDTHS.contains(&width) || width == self.wrap_width) {
             return None;
         }
