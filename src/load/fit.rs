@@ -6,6 +6,9 @@
 //! (`- CUDA0 (…): L layers, U MiB used, F MiB free`). None of these tables is memory in use. The plan is the
 //! probe whose per-device figures equal the result lines, or the first table when the fit said "no changes
 //! needed". Every figure is whole MiB, truncated.
+//!
+//! The lines themselves are held once, as the fit's rounds ([`super::fit_rounds`]); this module reads them as
+//! tables for the estimate.
 
 use crate::model::kv_geometry::{kv_sizes, CacheGeometry};
 use crate::model::ModelLayout;
@@ -15,23 +18,23 @@ use crate::model::{
 };
 use crate::parse::event::{BreakdownLine, FitLine};
 
-use super::fit_rounds::FitRounds;
+use super::fit_rounds::{ContextLine, DecisionLine, FitRounds, InitialLine, ProjectionLine};
 
-/// Probe tables kept per load: the first (the user's settings) and the latest ones.
+/// Probe tables the estimate considers per load: the first (the user's settings) and the latest ones.
 const MAX_TABLES: usize = 16;
 
-/// One breakdown table printed while fitting, with the probe lines that followed it.
+/// One breakdown table printed while fitting, with the probe lines that followed it: a view of the rounds.
 #[derive(Debug, Clone, Default)]
-pub struct ProbeTable {
-    pub rows: Vec<(BreakdownLine, u64)>,
+struct ProbeTable<'a> {
+    rows: &'a [(BreakdownLine, u64)],
     /// `id=K, n_layer=L` per device of this probe, with the line.
-    pub layers: Vec<(i64, i64, u64)>,
+    layers: Vec<(i64, i64, u64)>,
     /// The table began with its header. A table whose first rows are the first of a pasted window may have
     /// lost rows above them (a device, the host): it says what each of its rows says, but is no plan.
-    pub headed: bool,
+    headed: bool,
 }
 
-impl ProbeTable {
+impl ProbeTable<'_> {
     /// The GPU rows in device order (`id=K` is the K-th).
     fn gpu_rows(&self) -> impl Iterator<Item = &(BreakdownLine, u64)> {
         self.rows.iter().filter(|(r, _)| r.device.is_gpu())
@@ -57,57 +60,17 @@ impl ProbeTable {
     }
 }
 
-/// A per-device result line of the fit.
-#[derive(Debug, Clone)]
-struct ResultLine {
-    device: Device,
-    layers: Option<i64>,
-    used: Quantity,
-    overflowing: Option<i64>,
-    line: u64,
+/// The tables of the fit as the estimate reads them, and how many were left out of the middle.
+struct Tables<'a> {
+    kept: Vec<ProbeTable<'a>>,
+    dropped: u32,
 }
 
-/// What a device's initial projection line says of its memory.
-#[derive(Debug, Clone)]
-struct InitialFree {
-    name: Option<String>,
-    total: Option<Quantity>,
-    free: Quantity,
-}
-
-/// Everything the fit printed for one load.
+/// Everything the fit printed for one load, read for the estimate: which table is the plan. The lines are
+/// held once, cut into rounds ([`FitRounds`]); this reads them back as tables and the fit's last word.
 #[derive(Debug, Default, Clone)]
 pub struct FitLedger {
-    started: bool,
-    start_line: Option<u64>,
-    tables: Vec<ProbeTable>,
-    /// Tables dropped from the middle when more than [`MAX_TABLES`] were printed.
-    dropped_tables: u32,
-    projection: Option<(Quantity, Quantity, bool, u64)>,
-    /// The projection per device with the user's settings: device, target margin, line, name, total, free.
-    initial: Vec<(Device, Option<Quantity>, u64, InitialFree)>,
-    decision: Option<(bool, Option<Quantity>, Option<Quantity>, u64)>,
-    context: Option<ContextLine>,
-    targets: Vec<(i64, Quantity, u64)>,
-    sets: Vec<(i64, i64, u64)>,
-    results: Vec<ResultLine>,
-    seconds: Option<f64>,
-    done_line: Option<u64>,
-    stopped: Option<(crate::model::FitStopCause, Option<i64>, u64)>,
-    /// The same lines cut into rounds, for the load's attempts (`load::fit_rounds`).
     rounds: FitRounds,
-}
-
-/// `context size reduced from A to B -> need N MiB less memory in total` / `set by user to N -> no change`.
-#[derive(Debug, Clone, Copy)]
-struct ContextLine {
-    to: i64,
-    by_user: bool,
-    line: u64,
-    /// The context before the reduction.
-    from: Option<i64>,
-    /// What the reduction saves over all devices.
-    less: Option<Quantity>,
 }
 
 /// What the builder knows beside the fit that the estimate needs.
@@ -164,48 +127,140 @@ impl FitLedger {
         self.rounds.attempts()
     }
 
+    /// Record a fit line.
+    pub fn push(&mut self, line: FitLine, number: u64) {
+        self.rounds.push(line, number);
+    }
+
+    /// A new breakdown table (a probe, or the user's settings), begun by its header or not.
+    pub fn start_table(&mut self, headed: bool) {
+        self.rounds.start_table(headed);
+    }
+
+    /// Add a row of the breakdown table printed last (a table cut before its header starts one of its own).
+    pub fn add_row(&mut self, row: BreakdownLine, number: u64) {
+        self.rounds.add_row(row, number);
+    }
+
+    /// The last projection line (`projected to use …`).
+    fn projection(&self) -> Option<ProjectionLine> {
+        self.rounds.read_back().rev().find_map(|r| r.projection)
+    }
+
+    /// The last decision line (`no changes needed` / `need to reduce …`).
+    fn decision(&self) -> Option<DecisionLine> {
+        self.rounds.read_back().rev().find_map(|r| r.decision)
+    }
+
+    /// The last context line.
+    fn context(&self) -> Option<ContextLine> {
+        self.rounds.read_back().rev().find_map(|r| r.context)
+    }
+
+    /// The user's settings per device: the last line of each device, in the order they were last printed.
+    fn initial(&self) -> Vec<&InitialLine> {
+        let mut out: Vec<&InitialLine> = Vec::new();
+        for i in self.rounds.read_back().flat_map(|r| &r.initial) {
+            out.retain(|o| o.device != i.device);
+            out.push(i);
+        }
+        out
+    }
+
+    /// The last probe the search accepted: `set ngl_per_device[K].n_layer=L` as (K, L).
+    fn last_accepted(&self) -> Option<(i64, i64)> {
+        self.rounds
+            .read_back()
+            .rev()
+            .flat_map(|r| r.sets.iter().rev())
+            .find(|s| !s.high)
+            .map(|s| (s.id, s.layers))
+    }
+
+    /// The breakdown tables in the order printed, each with the probe lines printed after it and before the
+    /// next table: the first and the latest [`MAX_TABLES`] − 1.
+    fn tables(&self) -> Tables<'_> {
+        let mut kept: Vec<ProbeTable> = Vec::new();
+        let mut measured = false;
+        for round in self.rounds.read_back() {
+            for table in &round.tables {
+                if kept.is_empty() && measured {
+                    // The table of the user's settings comes before the fit's projection: this one is a probe,
+                    // and the first table is outside the log (a paste that starts after it). It stays an empty
+                    // place, so that no probe stands for the user's settings.
+                    kept.push(ProbeTable::default());
+                }
+                kept.push(ProbeTable {
+                    rows: &table.rows,
+                    layers: Vec::new(),
+                    headed: table.headed,
+                });
+            }
+            // A round's probe lines follow its tables: they belong to the table printed last.
+            if let Some(t) = kept.last_mut() {
+                t.layers
+                    .extend(round.probes.iter().map(|p| (p.id, p.layers, p.line)));
+            }
+            measured |= round.projection.is_some() || round.decision.is_some();
+        }
+        let mut dropped = self.rounds.dropped_tables;
+        if kept.len() > MAX_TABLES {
+            // Keep the first table (the user's settings): leave out the oldest probes after it.
+            let excess = kept.len() - MAX_TABLES;
+            kept.drain(1..1 + excess);
+            dropped += excess as u32;
+        }
+        Tables { kept, dropped }
+    }
+
     /// True once any fit line or probe table was seen.
     pub fn is_empty(&self) -> bool {
-        !self.started
-            && self.tables.is_empty()
-            && self.projection.is_none()
-            && self.decision.is_none()
-            && self.results.is_empty()
-            && self.stopped.is_none()
+        !self.rounds.started
+            && !self
+                .rounds
+                .rounds
+                .iter()
+                .any(|r| !r.tables.is_empty() || r.projection.is_some() || r.decision.is_some())
+            && self.rounds.results.is_empty()
+            && self.rounds.stopped.is_none()
     }
 
     /// The fit has started (its start line, or any of its lines) and not yet printed its end: every table and
     /// buffer line now is a test allocation.
     pub fn in_progress(&self) -> bool {
-        let begun = self.started || self.projection.is_some() || self.decision.is_some();
+        let begun = self.rounds.started
+            || self
+                .rounds
+                .read_back()
+                .any(|r| r.projection.is_some() || r.decision.is_some());
         begun && !self.over()
     }
 
     /// The fit printed its end (done, stopped) or its result.
     pub fn over(&self) -> bool {
-        self.done_line.is_some() || self.stopped.is_some() || !self.results.is_empty()
+        self.rounds.done_line.is_some()
+            || self.rounds.stopped.is_some()
+            || !self.rounds.results.is_empty()
     }
 
     /// The rows of the first table (the user's settings), for what they say of the devices.
     pub fn first_rows(&self) -> impl Iterator<Item = &BreakdownLine> {
-        self.tables
-            .iter()
-            .take(1)
-            .flat_map(|t| t.rows.iter().map(|(r, _)| r))
+        let first = self.tables().kept.into_iter().next();
+        first.map_or(&[][..], |t| t.rows).iter().map(|(r, _)| r)
     }
 
     /// The fit's start line, else its first projection line.
     pub fn start_line(&self) -> Option<u64> {
-        self.start_line.or(self.projection.map(|p| p.3))
+        self.rounds.start_line.or(self.projection().map(|p| p.line))
     }
 
     /// The first line of the fit's result (decision, result, stop or end), for the lifecycle.
     pub fn result_line(&self) -> Option<u64> {
         [
-            self.decision.map(|d| d.3),
-            self.results.iter().map(|r| r.line).min(),
-            self.stopped.map(|s| s.2),
-            self.done_line,
+            self.decision().map(|d| d.line),
+            self.rounds.results.iter().map(|r| r.line).min(),
+            self.rounds.stopped.map(|s| s.2),
+            self.rounds.done_line,
         ]
         .into_iter()
         .flatten()
@@ -215,7 +270,8 @@ impl FitLedger {
     /// The first line of each table the fit holds (each a test allocation), and the plan's.
     pub fn table_lines(&self, cx: &FitContext) -> (Vec<u64>, Option<u64>) {
         let lines = self
-            .tables
+            .tables()
+            .kept
             .iter()
             .filter(|t| !t.rows.is_empty())
             .map(ProbeTable::first_line)
@@ -227,136 +283,24 @@ impl FitLedger {
         (lines, plan)
     }
 
-    /// Record a fit line.
-    pub fn push(&mut self, line: FitLine, number: u64) {
-        self.rounds.push(&line, number);
-        match line {
-            FitLine::Start => {
-                self.started = true;
-                self.start_line = self.start_line.or(Some(number));
-            }
-            FitLine::Projection { used, free, host } => {
-                self.projection = Some((used, free, host, number))
-            }
-            FitLine::Initial {
-                device,
-                target,
-                name,
-                total,
-                free,
-                ..
-            } => {
-                self.initial.retain(|i| i.0 != device);
-                self.initial
-                    .push((device, target, number, InitialFree { name, total, free }));
-            }
-            FitLine::Decision {
-                change,
-                target,
-                amount,
-            } => self.decision = Some((change, target, amount, number)),
-            FitLine::Context {
-                from,
-                less,
-                to,
-                by_user,
-            } => {
-                self.context = Some(ContextLine {
-                    to,
-                    by_user,
-                    line: number,
-                    from,
-                    less,
-                })
-            }
-            FitLine::Target { id, target } => self.targets.push((id, target, number)),
-            FitLine::Probe { id, layers, .. } => {
-                if let Some(t) = self.tables.last_mut() {
-                    t.layers.push((id, layers, number));
-                }
-            }
-            FitLine::Set { id, layers, high } => {
-                if !high {
-                    self.sets.push((id, layers, number));
-                }
-            }
-            FitLine::Result {
-                device,
-                layers,
-                used,
-                overflowing,
-                ..
-            } => {
-                // A later result for the same device (a second fit pass) replaces the first.
-                self.results.retain(|r| r.device != device);
-                self.results.push(ResultLine {
-                    device,
-                    layers,
-                    used,
-                    overflowing,
-                    line: number,
-                });
-            }
-            FitLine::Stopped { cause, value } => self.stopped = Some((cause, value, number)),
-            FitLine::Done { seconds } => {
-                self.seconds = seconds.or(self.seconds);
-                self.done_line = Some(number);
-            }
-        }
-    }
-
-    /// A new breakdown table (a probe, or the user's settings), begun by its header or not.
-    pub fn start_table(&mut self, headed: bool) {
-        self.rounds.start_table();
-        if self.tables.is_empty() && (self.projection.is_some() || self.decision.is_some()) {
-            // The table of the user's settings comes before the fit's projection: this one is a probe, and
-            // the first table is outside the log (a paste that starts after it). It stays an empty place, so
-            // that no probe stands for the user's settings.
-            self.tables.push(ProbeTable::default());
-        }
-        if self.tables.len() == MAX_TABLES {
-            // Keep the first table (the user's settings): drop the oldest probe after it.
-            self.tables.remove(1);
-            self.dropped_tables += 1;
-        }
-        self.tables.push(ProbeTable {
-            headed,
-            ..ProbeTable::default()
-        });
-    }
-
-    /// Add a row of the breakdown table printed last (a table cut before its header starts one of its own).
-    pub fn add_row(&mut self, row: BreakdownLine, number: u64) {
-        if self.tables.last().is_none_or(|t| !t.layers.is_empty()) {
-            // After a probe's lines: the next probe's table, whose header the probe lines stand for; before
-            // any table: the window's cut.
-            let headed = !self.tables.is_empty();
-            self.start_table(headed);
-        }
-        self.rounds.add_row(&row, number);
-        if let Some(t) = self.tables.last_mut() {
-            t.rows.push((row, number));
-        }
-    }
-
     /// Every line the fit printed that the estimate rests on.
     fn lines(&self, plan: Option<&ProbeTable>) -> Vec<u64> {
         let mut lines: Vec<u64> = plan
             .map(|t| t.rows.iter().map(|(_, l)| *l).collect())
             .unwrap_or_default();
-        lines.extend(self.projection.map(|p| p.3));
-        lines.extend(self.decision.map(|d| d.3));
-        lines.extend(self.initial.iter().map(|i| i.2));
-        lines.extend(self.results.iter().map(|r| r.line));
+        lines.extend(self.projection().map(|p| p.line));
+        lines.extend(self.decision().map(|d| d.line));
+        lines.extend(self.initial().iter().map(|i| i.line));
+        lines.extend(self.rounds.results.iter().map(|r| r.line));
         lines.sort_unstable();
         lines.dedup();
         lines
     }
 
     /// The table whose GPU rows equal the result lines (self = used, and the probe's layers = the result's).
-    fn table_matching_results(&self) -> Option<&ProbeTable> {
-        self.tables.iter().rev().filter(|t| t.headed).find(|t| {
-            self.results.iter().all(|r| {
+    fn table_matching_results<'t, 'a>(&self, tables: &'t Tables<'a>) -> Option<&'t ProbeTable<'a>> {
+        tables.kept.iter().rev().filter(|t| t.headed).find(|t| {
+            self.rounds.results.iter().all(|r| {
                 let Some(row) = t.row(&r.device) else {
                     return false;
                 };
@@ -372,32 +316,37 @@ impl FitLedger {
 
     /// The last probe the search accepted (`set ngl_per_device[K].n_layer=L`) when the log stops before the
     /// result.
-    fn accepted_probe(&self) -> Option<&ProbeTable> {
-        let (id, layers, _) = *self.sets.last()?;
-        self.tables
+    fn accepted_probe<'t, 'a>(&self, tables: &'t Tables<'a>) -> Option<&'t ProbeTable<'a>> {
+        let (id, layers) = self.last_accepted()?;
+        tables
+            .kept
             .iter()
             .rev()
             .filter(|t| t.headed)
             .find(|t| t.layers_of(id as usize) == Some(layers))
     }
 
-    fn summary(&self, plan: Option<&ProbeTable>, cx: &FitContext) -> FitSummary {
-        let outcome = match (self.stopped, self.decision) {
+    fn summary(&self, plan: Option<&ProbeTable>, tables: &Tables, cx: &FitContext) -> FitSummary {
+        let decision = self.decision();
+        let context = self.context();
+        let initial = self.initial();
+        let projection = self.projection();
+        let results = &self.rounds.results;
+        let outcome = match (self.rounds.stopped, decision.map(|d| d.change)) {
             (Some((cause, ..)), _) if cause.is_abort() => FitDecision::Aborted,
             (Some(_), _) => FitDecision::Failed,
-            (None, decision) => match decision {
-                Some((false, ..)) => FitDecision::NoChange,
-                Some((true, ..)) if !self.results.is_empty() => FitDecision::Changed,
-                _ if self.context.is_some_and(|c| !c.by_user) => FitDecision::Changed,
+            (None, change) => match change {
+                Some(false) => FitDecision::NoChange,
+                Some(true) if !results.is_empty() => FitDecision::Changed,
+                _ if context.is_some_and(|c| !c.by_user) => FitDecision::Changed,
                 _ => FitDecision::Unknown,
             },
         };
         // `id=K, target=T` is free − margin, not the margin: only the decision and initial lines say it.
-        let target = self
-            .decision
-            .and_then(|d| d.1)
-            .or_else(|| self.initial.iter().find_map(|i| i.1));
-        let first = self.tables.first();
+        let target = decision
+            .and_then(|d| d.target)
+            .or_else(|| initial.iter().find_map(|i| i.target));
+        let first = tables.kept.first();
         let mut free: Vec<DeviceFree> = first
             .map(|t| {
                 t.gpu_rows()
@@ -417,22 +366,26 @@ impl FitLedger {
             // Without a table, the free memory the fit measured is in its own projection lines: per device
             // (`… T total, U used, F free vs. target of M`), or the one device's `vs. F MiB of free device
             // memory`. Readings printed later (`using device … MiB free`) are not what the fit saw.
-            free = self
-                .initial
+            free = initial
                 .iter()
-                .map(|(device, _, line, i)| DeviceFree {
-                    device: device.clone(),
+                .map(|i| DeviceFree {
+                    device: i.device.clone(),
                     name: i.name.clone(),
                     total: i.total,
                     free: i.free,
-                    line: *line,
+                    line: i.line,
                 })
                 .collect();
         }
         if free.is_empty() {
-            if let Some((_, projected_free, false, line)) = self.projection {
-                let device = self
-                    .results
+            if let Some(ProjectionLine {
+                free: projected_free,
+                host: false,
+                line,
+                ..
+            }) = projection
+            {
+                let device = results
                     .first()
                     .map(|r| r.device.clone())
                     .or_else(|| {
@@ -477,33 +430,33 @@ impl FitLedger {
                 .collect();
         }
         let mut lines = self.lines(plan);
-        lines.extend(self.context.map(|c| c.line));
-        lines.extend(self.done_line);
-        lines.extend(self.stopped.map(|s| s.2));
-        lines.extend(self.targets.iter().map(|t| t.2));
+        lines.extend(context.map(|c| c.line));
+        lines.extend(self.rounds.done_line);
+        lines.extend(self.rounds.stopped.map(|s| s.2));
+        lines.extend(self.rounds.targets.iter().map(|t| t.2));
         lines.sort_unstable();
         lines.dedup();
         FitSummary {
             outcome,
             target,
-            reduce_by: self.decision.filter(|d| d.0).and_then(|d| d.2),
-            context: self.context.map(|c| c.to),
-            context_by_user: self.context.map(|c| c.by_user),
-            context_scaled_from: self.scaled_context(plan).map(|(from, _)| from),
+            reduce_by: decision.filter(|d| d.change).and_then(|d| d.amount),
+            context: context.map(|c| c.to),
+            context_by_user: context.map(|c| c.by_user),
+            context_scaled_from: self.scaled_context(plan, tables).map(|(from, _)| from),
             // A header whose rows were cut off is not a table.
-            probes: self.tables.iter().filter(|t| !t.rows.is_empty()).count() as u32
-                + self.dropped_tables,
+            probes: tables.kept.iter().filter(|t| !t.rows.is_empty()).count() as u32
+                + tables.dropped,
             plan_line: plan.map(ProbeTable::first_line),
-            seconds: self.seconds,
+            seconds: self.rounds.seconds,
             free,
             lines,
             stopped: self
+                .rounds
                 .stopped
                 .map(|(cause, value, line)| crate::model::FitStop { cause, value, line }),
-            projected: self.projection.filter(|p| !p.2).map(|p| p.0),
-            host_total: self.projection.filter(|p| p.2).map(|p| p.1),
-            overflowing: self
-                .results
+            projected: projection.filter(|p| !p.host).map(|p| p.used),
+            host_total: projection.filter(|p| p.host).map(|p| p.free),
+            overflowing: results
                 .iter()
                 .filter_map(|r| r.overflowing)
                 .reduce(|a, b| a.saturating_add(b)),
@@ -529,12 +482,12 @@ impl FitLedger {
     /// The context the plan's table was measured at and the one the fit reduced it to, when the plan is the
     /// first table (measured with the user's settings) and the fit then reduced the context
     /// (`context size reduced from A to B`): the table's KV figures are for A, the load allocates for B.
-    fn scaled_context(&self, plan: Option<&ProbeTable>) -> Option<(i64, i64)> {
+    fn scaled_context(&self, plan: Option<&ProbeTable>, tables: &Tables) -> Option<(i64, i64)> {
         let ContextLine {
             to, by_user, from, ..
-        } = self.context?;
+        } = self.context()?;
         let from = from?;
-        let first = self.tables.first()?;
+        let first = tables.kept.first()?;
         let is_first = plan.is_some_and(|p| std::ptr::eq(p, first));
         (is_first && !by_user && from > to && to > 0).then_some((from, to))
     }
@@ -544,22 +497,25 @@ impl FitLedger {
         if self.is_empty() {
             return None;
         }
-        let (form, plan) = if !self.results.is_empty() {
-            match self.table_matching_results() {
+        let tables = self.tables();
+        let results = &self.rounds.results;
+        let projection = self.projection();
+        let (form, plan) = if !results.is_empty() {
+            match self.table_matching_results(&tables) {
                 Some(t) => (EstimateForm::FitPlan, Some(t)),
                 None => (EstimateForm::FitResult, None),
             }
-        } else if let Some(t) = self
-            .tables
+        } else if let Some(t) = tables
+            .kept
             .first()
-            .filter(|t| t.headed && matches!(self.decision, Some((false, ..))))
+            .filter(|t| t.headed && self.decision().is_some_and(|d| !d.change))
         {
             (EstimateForm::FitPlan, Some(t))
-        } else if let Some(t) = self.accepted_probe() {
+        } else if let Some(t) = self.accepted_probe(&tables) {
             (EstimateForm::FitProbe, Some(t))
-        } else if let Some(t) = self.tables.first().filter(|t| t.headed) {
+        } else if let Some(t) = tables.kept.first().filter(|t| t.headed) {
             (EstimateForm::BreakdownProjection, Some(t))
-        } else if self.projection.is_some() || self.stopped.is_some() {
+        } else if projection.is_some() || self.rounds.stopped.is_some() {
             // A stopped fit with nothing else printed still says why it stopped.
             (EstimateForm::FitProjection, None)
         } else {
@@ -571,8 +527,7 @@ impl FitLedger {
         let add = |a: Option<Quantity>, b: Quantity| Some(a.map_or(b, |a| a.plus(b)));
         if let Some(t) = plan {
             for (position, (r, _)) in t.gpu_rows().enumerate() {
-                let layers = self
-                    .results
+                let layers = results
                     .iter()
                     .find(|x| x.device == r.device)
                     .and_then(|x| x.layers)
@@ -593,12 +548,12 @@ impl FitLedger {
                 host.graph = add(host.graph, r.compute);
                 host.total = add(host.total, r.self_);
             }
-            if let Some((from, to)) = self.scaled_context(plan) {
+            if let Some((from, to)) = self.scaled_context(plan, &tables) {
                 // The table was measured at the user's context and the fit then reduced it: its context
                 // column (the KV cache) is scaled to the context the load got. The device's total takes the
                 // fit's own saving when one device holds the context (the compute buffer shrinks too), else
                 // moves with the KV cache alone.
-                let less = self.context.and_then(|c| c.less);
+                let less = self.context().and_then(|c| c.less);
                 let one_holds = per_device
                     .iter()
                     .chain(std::iter::once(&host))
@@ -622,7 +577,7 @@ impl FitLedger {
                 }
             }
         } else {
-            for r in &self.results {
+            for r in results {
                 per_device.push(DeviceEstimate {
                     total: Some(r.used),
                     layers: r.layers,
@@ -631,8 +586,13 @@ impl FitLedger {
             }
             // `projected to use N MiB of device memory` names no device: it is the sum over the GPUs the fit
             // measured, so it is one GPU's estimate only when the load has exactly one GPU.
-            if let (true, Some((used, _, false, _)), Some(gpu)) =
-                (self.results.is_empty(), self.projection, self.sole_gpu(cx))
+            if let (
+                true,
+                Some(ProjectionLine {
+                    used, host: false, ..
+                }),
+                Some(gpu),
+            ) = (results.is_empty(), projection, self.sole_gpu(cx))
             {
                 per_device.push(DeviceEstimate {
                     total: Some(used),
@@ -701,8 +661,8 @@ impl FitLedger {
         let sum = |f: fn(&DeviceEstimate) -> Option<Quantity>| {
             Quantity::sum(per_device.iter().filter_map(f))
         };
-        let (projection_used, projection_free) = match self.projection {
-            Some((used, free, _, _)) if plan.is_none() && self.results.is_empty() => {
+        let (projection_used, projection_free) = match projection {
+            Some(ProjectionLine { used, free, .. }) if plan.is_none() && results.is_empty() => {
                 (Some(used), vec![free])
             }
             _ => (None, Vec::new()),
@@ -731,7 +691,7 @@ impl FitLedger {
             projector_device: cx.projector.as_ref().map(|p| p.1.clone()),
             draft_total: cx.draft.map(|d| d.0),
             draft_line: cx.draft.map(|d| d.1),
-            fit: Some(self.summary(plan, cx)),
+            fit: Some(self.summary(plan, &tables, cx)),
             per_device,
             form,
             weights_semantics: WeightsSemantics::PerDevice,
@@ -836,6 +796,67 @@ mod tests {
         assert_eq!(e.fit.as_ref().unwrap().free.len(), 2);
         let vram = e.required_partial.unwrap();
         assert_eq!(vram.low, (11750 + 816 + 612 + 4352 + 289 + 1071) * MIB);
+    }
+
+    #[test]
+    fn lines_of_rounds_past_the_bound_still_make_the_estimate() {
+        // A fit of 101 rounds (only a fuzzed log prints that many): the attempts are the first and the latest
+        // 63 rounds, but the context cut printed in round 2 and the user's table still make the estimate.
+        let mut f = FitLedger::default();
+        f.push(FitLine::Start, 1);
+        f.start_table(true);
+        f.add_row(row("CUDA0", 24575, 23347, 11750, 816, 612), 2);
+        let projection = FitLine::Projection {
+            used: mib(13178),
+            free: mib(23347),
+            host: false,
+        };
+        f.push(projection, 3);
+        let decision = FitLine::Decision {
+            change: true,
+            target: None,
+            amount: Some(mib(77)),
+        };
+        f.push(decision, 4);
+        for k in 0..100 {
+            let line = 5 + 2 * k as u64;
+            let probe = FitLine::Probe {
+                id: 0,
+                layers: k,
+                partial: None,
+                mem: mib(100 + k),
+            };
+            f.push(probe, line);
+            if k == 0 {
+                let cut = FitLine::Context {
+                    from: Some(8192),
+                    less: None,
+                    to: 4096,
+                    by_user: false,
+                };
+                f.push(cut, line + 1);
+            }
+        }
+        let rounds: Vec<u32> = f
+            .attempts()
+            .iter()
+            .map(|a| match a {
+                crate::model::Attempt::FitProbe(p) => p.round,
+                crate::model::Attempt::Eviction(e) => panic!("not a fit round: {e:?}"),
+            })
+            .collect();
+        assert_eq!(rounds.len(), 64);
+        assert_eq!((rounds[0], rounds[1], rounds[63]), (1, 39, 101));
+        let e = f.estimate(&FitContext::default()).unwrap();
+        assert_eq!(e.form, EstimateForm::BreakdownProjection);
+        assert_eq!(e.per_device[0].weights.unwrap().bytes, 11750 * MIB);
+        let fit = e.fit.unwrap();
+        assert_eq!(
+            (fit.context, fit.context_by_user),
+            (Some(4096), Some(false))
+        );
+        assert_eq!(fit.outcome, FitDecision::Changed);
+        assert_eq!(fit.context_scaled_from, Some(8192));
     }
 
     #[test]

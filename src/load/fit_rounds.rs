@@ -10,9 +10,13 @@
 //! projected to use against its free memory and budget, and what the fit decided next. Only what the lines say:
 //! a round's context is given only where a context line names it, a device only where a table row or a device
 //! line of the fit names it.
+//!
+//! The rounds are the one record of the fit's lines: [`super::fit::FitLedger`] feeds them and reads its tables
+//! and the fit's last word back from them, so each line is held once.
 
 use crate::model::{
-    Attempt, Device, FitProbe, FitProbeDecision, FitProbeDevice, FitProbeTried, Quantity,
+    Attempt, Device, FitProbe, FitProbeDecision, FitProbeDevice, FitProbeTried, FitStopCause,
+    Quantity,
 };
 use crate::parse::event::{BreakdownLine, FitLine};
 
@@ -22,31 +26,99 @@ const MAX_ROUNDS: usize = 64;
 
 /// One `id=K, n_layer=L, …, mem=M MiB` line.
 #[derive(Debug, Clone, Copy)]
-struct ProbeLine {
-    id: i64,
-    layers: i64,
-    partial: Option<i64>,
-    mem: Quantity,
-    line: u64,
+pub(super) struct ProbeLine {
+    pub(super) id: i64,
+    pub(super) layers: i64,
+    pub(super) partial: Option<i64>,
+    pub(super) mem: Quantity,
+    pub(super) line: u64,
 }
 
-/// One round as printed.
+/// `set ngl_per_device[K].n_layer=L` (`high: false`, a probe that fits) or `ngl_per_device_high[K]` (`true`).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct SetLine {
+    pub(super) id: i64,
+    pub(super) layers: i64,
+    pub(super) high: bool,
+}
+
+/// One breakdown table as printed: begun by its header or not, and its rows.
 #[derive(Debug, Clone, Default)]
-struct Round {
+pub(super) struct Table {
+    /// A table whose first rows are the first of a pasted window may have lost rows above them (a device,
+    /// the host): it says what each of its rows says, but is no plan.
+    pub(super) headed: bool,
+    pub(super) rows: Vec<(BreakdownLine, u64)>,
+}
+
+/// `projected to use U MiB … vs. F MiB of free …` (`host`: of total host memory).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct ProjectionLine {
+    pub(super) used: Quantity,
+    pub(super) free: Quantity,
+    pub(super) host: bool,
+    pub(super) line: u64,
+}
+
+/// `- CUDA0 (NAME): T total, U used, F free vs. target of M`: one device with the user's settings.
+#[derive(Debug, Clone)]
+pub(super) struct InitialLine {
+    pub(super) device: Device,
+    pub(super) name: Option<String>,
+    pub(super) total: Option<Quantity>,
+    pub(super) used: Quantity,
+    pub(super) free: Quantity,
+    /// The margin the fit aims to leave free.
+    pub(super) target: Option<Quantity>,
+    pub(super) line: u64,
+}
+
+/// `no changes needed` (`change: false`) or `need to reduce … by D` (`change: true`, `amount` D).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct DecisionLine {
+    pub(super) change: bool,
+    pub(super) target: Option<Quantity>,
+    pub(super) amount: Option<Quantity>,
+    pub(super) line: u64,
+}
+
+/// `context size reduced from A to B -> need N MiB less memory in total` / `set by user to N -> no change`.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct ContextLine {
+    /// The context before the reduction.
+    pub(super) from: Option<i64>,
+    /// What the reduction saves over all devices.
+    pub(super) less: Option<Quantity>,
+    pub(super) to: i64,
+    pub(super) by_user: bool,
+    pub(super) line: u64,
+}
+
+/// A per-device result line of the fit.
+#[derive(Debug, Clone)]
+pub(super) struct ResultLine {
+    pub(super) device: Device,
+    pub(super) layers: Option<i64>,
+    pub(super) used: Quantity,
+    pub(super) overflowing: Option<i64>,
+    pub(super) line: u64,
+}
+
+/// One round as printed: the lines from one test allocation's start to the next one's.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Round {
     /// The round measures the user's settings (the fit's first measurement).
-    user_settings: bool,
-    rows: Vec<(BreakdownLine, u64)>,
-    probes: Vec<ProbeLine>,
-    /// `set ngl_per_device[K].n_layer=L` (`false`) or `ngl_per_device_high[K]` (`true`).
-    sets: Vec<bool>,
-    /// `projected to use U MiB … vs. F MiB of free …` (used, free, host).
-    projection: Option<(Quantity, Quantity, bool)>,
-    /// `- CUDA0 (NAME): T total, U used, F free vs. target of M`: device, used, free, line.
-    initial: Vec<(Device, Quantity, Quantity, u64)>,
-    /// `no changes needed` (`false`) or `need to reduce … by D` (`true`, D).
-    decision: Option<(bool, Option<Quantity>)>,
-    /// `context size reduced from A to B` / `set by user to N`: (from, to, by user).
-    context: Option<(Option<i64>, i64, bool)>,
+    pub(super) user_settings: bool,
+    /// The breakdown tables begun in this round: at most one with rows (a header cut off before its rows
+    /// leaves an empty one before it).
+    pub(super) tables: Vec<Table>,
+    pub(super) probes: Vec<ProbeLine>,
+    pub(super) sets: Vec<SetLine>,
+    pub(super) projection: Option<ProjectionLine>,
+    /// The user's settings per device, the last line of each device.
+    pub(super) initial: Vec<InitialLine>,
+    pub(super) decision: Option<DecisionLine>,
+    pub(super) context: Option<ContextLine>,
     lines: Vec<u64>,
 }
 
@@ -54,32 +126,93 @@ impl Round {
     fn first_line(&self) -> u64 {
         self.lines.iter().copied().min().unwrap_or(0)
     }
+
+    /// The rows of the round's tables.
+    pub(super) fn rows(&self) -> impl Iterator<Item = &(BreakdownLine, u64)> {
+        self.tables.iter().flat_map(|t| &t.rows)
+    }
 }
 
-/// The fit's rounds, fed the same lines as [`super::fit::FitLedger`].
+/// Every line the fit printed for one load, cut into rounds: the one record that [`super::fit::FitLedger`]
+/// (the estimate) and [`FitRounds::attempts`] (the rounds as attempts) both read.
+///
+/// Bounded: at most [`MAX_ROUNDS`] rounds (the first and the latest); the per-load lines keep the last
+/// result per device and one stop and one end. Rows, probe lines and `id=K, target=T` lines are kept as
+/// printed within the kept rounds and the load.
 #[derive(Debug, Clone, Default)]
 pub struct FitRounds {
     /// The fit's start (`fitting params to device memory ...`) was seen: the first round is the user's settings.
-    started: bool,
-    rounds: Vec<Round>,
+    pub(super) started: bool,
+    pub(super) start_line: Option<u64>,
+    pub(super) rounds: Vec<Round>,
+    /// Rounds dropped from the middle when more than [`MAX_ROUNDS`] were printed.
     dropped: u32,
-    /// `id=K, target=T MiB`: the budget per device.
-    budgets: Vec<(i64, Quantity)>,
-    /// The fit's result per device, in the order printed: device, layers, used.
-    results: Vec<(Device, Option<i64>, Quantity)>,
+    /// Tables begun in the rounds dropped and not carried.
+    pub(super) dropped_tables: u32,
+    /// What the rounds dropped said that the estimate still reads ([`FitRounds::read_back`]).
+    carried: Round,
+    /// `id=K, target=T MiB`: the budget per device, with the line.
+    pub(super) targets: Vec<(i64, Quantity, u64)>,
+    /// The fit's result per device, in the order printed (a later result for a device replaces the first).
+    pub(super) results: Vec<ResultLine>,
+    pub(super) seconds: Option<f64>,
+    pub(super) done_line: Option<u64>,
+    pub(super) stopped: Option<(FitStopCause, Option<i64>, u64)>,
 }
 
 impl FitRounds {
     fn open(&mut self, user_settings: bool) -> &mut Round {
         if self.rounds.len() == MAX_ROUNDS {
-            self.rounds.remove(1);
+            let dropped = self.rounds.remove(1);
             self.dropped += 1;
+            self.carry(dropped);
         }
         self.rounds.push(Round {
             user_settings,
             ..Round::default()
         });
         self.rounds.last_mut().expect("a round was just pushed")
+    }
+
+    /// Keep what a dropped round said that the estimate reads: its last projection, decision and context,
+    /// each device's line of the user's settings, the probes it accepted, and its table when no earlier one
+    /// is kept (the first table is the user's settings). Bounded: one of each, one line per device.
+    fn carry(&mut self, dropped: Round) {
+        let measured = |r: &Round| r.projection.is_some() || r.decision.is_some();
+        // Measured before the table but in a round no longer kept: the place of the user's table that
+        // `FitLedger` keeps empty.
+        let placeholder = measured(&self.carried) && !measured(&self.rounds[0]);
+        let carried = &mut self.carried;
+        carried.projection = dropped.projection.or(carried.projection);
+        carried.decision = dropped.decision.or(carried.decision);
+        carried.context = dropped.context.or(carried.context);
+        for i in dropped.initial {
+            carried.initial.retain(|c| c.device != i.device);
+            carried.initial.push(i);
+        }
+        if let Some(set) = dropped.sets.into_iter().rev().find(|s| !s.high) {
+            carried.sets = vec![set];
+        }
+        let first_table = self.rounds[0].tables.is_empty() && carried.tables.is_empty();
+        if first_table && !dropped.tables.is_empty() {
+            if placeholder {
+                carried.tables.push(Table::default());
+            }
+            carried.tables.extend(dropped.tables);
+            carried.probes = dropped.probes;
+        } else {
+            self.dropped_tables += dropped.tables.len() as u32;
+        }
+    }
+
+    /// The rounds in the order printed for the estimate's reading: the first, what the rounds dropped after
+    /// it said, the latest.
+    pub(super) fn read_back(&self) -> impl DoubleEndedIterator<Item = &Round> {
+        let (first, latest) = self.rounds.split_at(self.rounds.len().min(1));
+        first
+            .iter()
+            .chain(std::iter::once(&self.carried))
+            .chain(latest)
     }
 
     /// The round the user's settings lines belong to: the first one while it holds only a table (the table
@@ -105,62 +238,110 @@ impl FitRounds {
         self.rounds.last_mut().expect("not empty")
     }
 
-    /// A breakdown table begins (with its header or the window's cut).
-    pub fn start_table(&mut self) {
+    /// A breakdown table begins, with its header (`headed`) or the window's cut.
+    pub fn start_table(&mut self, headed: bool) {
         // Any line already in the last round (its own table, its probe lines, the projection that follows the
         // user's table) means this table is the next round's.
         if self.rounds.last().is_none_or(|r| !r.lines.is_empty()) {
             let user_settings = self.rounds.is_empty() && self.started;
             self.open(user_settings);
         }
+        self.current().tables.push(Table {
+            headed,
+            rows: Vec::new(),
+        });
     }
 
-    /// A row of the table printed last.
-    pub fn add_row(&mut self, row: &BreakdownLine, line: u64) {
+    /// A row of the table printed last (a table cut before its header starts one of its own).
+    pub fn add_row(&mut self, row: BreakdownLine, line: u64) {
+        let any_table = self.read_back().any(|r| !r.tables.is_empty());
         let after_probes = self.rounds.last().is_some_and(|r| !r.probes.is_empty());
-        if after_probes {
-            // The next probe's table, whose header the probe lines stand for.
-            self.open(false);
+        if !any_table || after_probes {
+            // After a probe's lines: the next probe's table, whose header the probe lines stand for; before
+            // any table: the window's cut.
+            self.start_table(any_table);
         }
         let round = self.current();
-        round.rows.push((row.clone(), line));
         round.lines.push(line);
+        match round.tables.last_mut() {
+            Some(table) => table.rows.push((row, line)),
+            None => round.tables.push(Table {
+                headed: false,
+                rows: vec![(row, line)],
+            }),
+        }
     }
 
     /// A fit line.
-    pub fn push(&mut self, fit: &FitLine, line: u64) {
+    pub fn push(&mut self, fit: FitLine, line: u64) {
         match fit {
             FitLine::Start => {
                 self.started = true;
+                self.start_line = self.start_line.or(Some(line));
             }
             FitLine::Projection { used, free, host } => {
                 let round = self.user_round();
-                round.projection = Some((*used, *free, *host));
+                round.projection = Some(ProjectionLine {
+                    used,
+                    free,
+                    host,
+                    line,
+                });
                 round.lines.push(line);
             }
             FitLine::Initial {
-                device, used, free, ..
+                device,
+                name,
+                total,
+                used,
+                free,
+                target,
             } => {
                 let round = self.user_round();
-                round.initial.retain(|i| &i.0 != device);
-                round.initial.push((device.clone(), *used, *free, line));
+                round.initial.retain(|i| i.device != device);
+                round.initial.push(InitialLine {
+                    device,
+                    name,
+                    total,
+                    used,
+                    free,
+                    target,
+                    line,
+                });
                 round.lines.push(line);
             }
-            FitLine::Decision { change, amount, .. } => {
+            FitLine::Decision {
+                change,
+                target,
+                amount,
+            } => {
                 let round = self.user_round();
-                round.decision = Some((*change, *amount));
+                round.decision = Some(DecisionLine {
+                    change,
+                    target,
+                    amount,
+                    line,
+                });
                 round.lines.push(line);
             }
             FitLine::Context {
-                from, to, by_user, ..
+                from,
+                less,
+                to,
+                by_user,
             } => {
                 let round = self.current();
-                round.context = Some((*from, *to, *by_user));
+                round.context = Some(ContextLine {
+                    from,
+                    less,
+                    to,
+                    by_user,
+                    line,
+                });
                 round.lines.push(line);
             }
             FitLine::Target { id, target } => {
-                self.budgets.retain(|(k, _)| k != id);
-                self.budgets.push((*id, *target));
+                self.targets.push((id, target, line));
                 self.current().lines.push(line);
             }
             FitLine::Probe {
@@ -174,35 +355,46 @@ impl FitRounds {
                 let new_block = self
                     .rounds
                     .last()
-                    .is_none_or(|r| r.user_settings || r.probes.iter().any(|p| p.id >= *id));
+                    .is_none_or(|r| r.user_settings || r.probes.iter().any(|p| p.id >= id));
                 if new_block {
                     self.open(false);
                 }
                 let round = self.current();
                 round.probes.push(ProbeLine {
-                    id: *id,
-                    layers: *layers,
-                    partial: *partial,
-                    mem: *mem,
+                    id,
+                    layers,
+                    partial,
+                    mem,
                     line,
                 });
                 round.lines.push(line);
             }
-            FitLine::Set { high, .. } => {
+            FitLine::Set { id, layers, high } => {
                 let round = self.current();
-                round.sets.push(*high);
+                round.sets.push(SetLine { id, layers, high });
                 round.lines.push(line);
             }
             FitLine::Result {
                 device,
                 layers,
                 used,
+                overflowing,
                 ..
             } => {
-                self.results.retain(|r| &r.0 != device);
-                self.results.push((device.clone(), *layers, *used));
+                self.results.retain(|r| r.device != device);
+                self.results.push(ResultLine {
+                    device,
+                    layers,
+                    used,
+                    overflowing,
+                    line,
+                });
             }
-            FitLine::Stopped { .. } | FitLine::Done { .. } => {}
+            FitLine::Stopped { cause, value } => self.stopped = Some((cause, value, line)),
+            FitLine::Done { seconds } => {
+                self.seconds = seconds.or(self.seconds);
+                self.done_line = Some(line);
+            }
         }
     }
 
@@ -210,19 +402,28 @@ impl FitRounds {
     /// the result lines — whichever the log printed.
     fn device_of(&self, id: i64) -> Option<Device> {
         let k = usize::try_from(id).ok()?;
-        let table = self.rounds.iter().find(|r| !r.rows.is_empty()).map(|r| {
-            r.rows
-                .iter()
-                .map(|(row, _)| row.device.clone())
-                .filter(Device::is_gpu)
-                .collect::<Vec<_>>()
-        });
-        let initial = self
+        let table = self
             .rounds
             .iter()
-            .find(|r| !r.initial.is_empty())
-            .map(|r| r.initial.iter().map(|i| i.0.clone()).collect::<Vec<_>>());
-        let results = Some(self.results.iter().map(|r| r.0.clone()).collect::<Vec<_>>());
+            .find(|r| r.rows().next().is_some())
+            .map(|r| {
+                r.rows()
+                    .map(|(row, _)| row.device.clone())
+                    .filter(Device::is_gpu)
+                    .collect::<Vec<_>>()
+            });
+        let initial = self.rounds.iter().find(|r| !r.initial.is_empty()).map(|r| {
+            r.initial
+                .iter()
+                .map(|i| i.device.clone())
+                .collect::<Vec<_>>()
+        });
+        let results = Some(
+            self.results
+                .iter()
+                .map(|r| r.device.clone())
+                .collect::<Vec<_>>(),
+        );
         [table, initial, results]
             .into_iter()
             .flatten()
@@ -232,21 +433,23 @@ impl FitRounds {
     /// Free memory per device as the fit measured it: the tables' `free` column, the per-device projection.
     fn free_of(&self, device: &Device) -> Option<Quantity> {
         let from_rows = self.rounds.iter().find_map(|r| {
-            r.rows
-                .iter()
+            r.rows()
                 .find(|(row, _)| &row.device == device)
                 .and_then(|(row, _)| row.free)
         });
         from_rows.or_else(|| {
-            self.rounds
-                .iter()
-                .find_map(|r| r.initial.iter().find(|i| &i.0 == device).map(|i| i.2))
+            self.rounds.iter().find_map(|r| {
+                r.initial
+                    .iter()
+                    .find(|i| &i.device == device)
+                    .map(|i| i.free)
+            })
         })
     }
 
     /// The one device's free memory from `vs. F MiB of free device memory`, when the fit measured one GPU.
     fn sole_free(&self) -> Option<Quantity> {
-        let (_, free, host) = self.rounds.iter().find_map(|r| r.projection)?;
+        let ProjectionLine { free, host, .. } = self.rounds.iter().find_map(|r| r.projection)?;
         let ids_beyond_first = self
             .rounds
             .iter()
@@ -256,17 +459,18 @@ impl FitRounds {
     }
 
     fn budget_of(&self, id: i64) -> Option<Quantity> {
-        self.budgets.iter().find(|(k, _)| *k == id).map(|(_, t)| *t)
+        self.targets
+            .iter()
+            .rev()
+            .find(|(k, _, _)| *k == id)
+            .map(|(_, t, _)| *t)
     }
 
     /// The devices of one round.
     fn devices(&self, round: &Round) -> Vec<FitProbeDevice> {
         let mut out: Vec<FitProbeDevice> = Vec::new();
-        let gpu_rows: Vec<&(BreakdownLine, u64)> = round
-            .rows
-            .iter()
-            .filter(|(r, _)| r.device.is_gpu())
-            .collect();
+        let gpu_rows: Vec<&(BreakdownLine, u64)> =
+            round.rows().filter(|(r, _)| r.device.is_gpu()).collect();
         for (position, (row, line)) in gpu_rows.iter().enumerate() {
             let probe = round.probes.iter().find(|p| p.id == position as i64);
             out.push(FitProbeDevice {
@@ -282,12 +486,7 @@ impl FitRounds {
         }
         if gpu_rows.is_empty() {
             // A fit without a GPU measures the host (its `Host` row; `CPU_REPACK` is its own row).
-            for (row, line) in round
-                .rows
-                .iter()
-                .filter(|(r, _)| r.device.is_host())
-                .take(1)
-            {
+            for (row, line) in round.rows().filter(|(r, _)| r.device.is_host()).take(1) {
                 out.push(FitProbeDevice {
                     device: Some(row.device.clone()),
                     id: None,
@@ -325,21 +524,24 @@ impl FitRounds {
             });
         }
         if out.is_empty() {
-            for (device, used, free, line) in &round.initial {
+            for i in &round.initial {
                 out.push(FitProbeDevice {
-                    device: Some(device.clone()),
+                    device: Some(i.device.clone()),
                     id: None,
                     layers: None,
                     partial_layers: None,
-                    projected: Some(*used),
-                    free: Some(*free),
+                    projected: Some(i.used),
+                    free: Some(i.free),
                     budget: None,
-                    line: *line,
+                    line: i.line,
                 });
             }
         }
         if out.is_empty() {
-            if let Some((used, free, host)) = round.projection {
+            if let Some(ProjectionLine {
+                used, free, host, ..
+            }) = round.projection
+            {
                 // `projected to use U MiB of device memory` names no device: the sum over the GPUs measured.
                 let device = if host {
                     Some(Device::Host)
@@ -364,22 +566,18 @@ impl FitRounds {
     /// The round's figures equal the fit's result on every device: it is the split the load got.
     fn is_plan(&self, devices: &[FitProbeDevice]) -> bool {
         !self.results.is_empty()
-            && self
-                .results
-                .iter()
-                .enumerate()
-                .all(|(k, (device, layers, used))| {
-                    devices
-                        .iter()
-                        .find(|d| d.device.as_ref() == Some(device) || d.id == Some(k as i64))
-                        .is_some_and(|d| {
-                            d.projected.is_some_and(|p| p.bytes == used.bytes)
-                                && match (d.layers, layers) {
-                                    (Some(a), Some(b)) => a == *b,
-                                    _ => true,
-                                }
-                        })
-                })
+            && self.results.iter().enumerate().all(|(k, result)| {
+                devices
+                    .iter()
+                    .find(|d| d.device.as_ref() == Some(&result.device) || d.id == Some(k as i64))
+                    .is_some_and(|d| {
+                        d.projected.is_some_and(|p| p.bytes == result.used.bytes)
+                            && match (d.layers, result.layers) {
+                                (Some(a), Some(b)) => a == b,
+                                _ => true,
+                            }
+                    })
+            })
     }
 
     fn decision(&self, round: &Round, devices: &[FitProbeDevice], plan: bool) -> FitProbeDecision {
@@ -389,16 +587,16 @@ impl FitRounds {
         });
         if plan {
             FitProbeDecision::Plan
-        } else if round.context.is_some_and(|(_, _, by_user)| !by_user) {
+        } else if round.context.is_some_and(|c| !c.by_user) {
             FitProbeDecision::ContextReduced
-        } else if round.sets.iter().any(|high| !high) {
+        } else if round.sets.iter().any(|s| !s.high) {
             FitProbeDecision::Kept
-        } else if round.sets.iter().any(|high| *high) || over_budget {
+        } else if round.sets.iter().any(|s| s.high) || over_budget {
             FitProbeDecision::TooLarge
         } else {
-            match round.decision {
-                Some((false, _)) => FitProbeDecision::NoChange,
-                Some((true, _)) => FitProbeDecision::Reduce,
+            match round.decision.map(|d| d.change) {
+                Some(false) => FitProbeDecision::NoChange,
+                Some(true) => FitProbeDecision::Reduce,
                 None => FitProbeDecision::Measured,
             }
         }
@@ -412,11 +610,11 @@ impl FitRounds {
         let by_user = self
             .rounds
             .iter()
-            .find_map(|r| r.context.filter(|c| c.2).map(|c| c.1));
+            .find_map(|r| r.context.filter(|c| c.by_user).map(|c| c.to));
         let cut = self
             .rounds
             .iter()
-            .position(|r| r.context.is_some_and(|c| !c.2));
+            .position(|r| r.context.is_some_and(|c| !c.by_user));
         let last_plan = self
             .rounds
             .iter()
@@ -430,7 +628,7 @@ impl FitRounds {
                 let plan = last_plan == Some(index);
                 let context = by_user.or_else(|| {
                     let (from, to) =
-                        cut.and_then(|c| self.rounds[c].context.map(|x| (x.0, x.1)))?;
+                        cut.and_then(|c| self.rounds[c].context.map(|x| (x.from, x.to)))?;
                     match cut {
                         Some(c) if index > c => Some(to),
                         _ if r.user_settings => from,
@@ -450,8 +648,8 @@ impl FitRounds {
                     context,
                     decision: self.decision(r, &devices, plan),
                     devices,
-                    reduce_by: r.decision.filter(|d| d.0).and_then(|d| d.1),
-                    context_to: r.context.filter(|c| !c.2).map(|c| c.1),
+                    reduce_by: r.decision.filter(|d| d.change).and_then(|d| d.amount),
+                    context_to: r.context.filter(|c| !c.by_user).map(|c| c.to),
                     buffer_lines: Vec::new(),
                     line: r.first_line(),
                     lines,
