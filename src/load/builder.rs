@@ -103,6 +103,9 @@ pub struct LoadBuilder {
     pub requests: RequestLedger,
     pub context: ContextParams,
     pub kv_cells: Option<i64>,
+    /// The first line of the load's KV caches (an announcement, a KV buffer or a size line): the caches'
+    /// start is in the log when some line of the load came before it (`settings`).
+    pub first_kv_line: Option<u64>,
     pub kv_type: Option<String>,
     pub architecture: Option<String>,
     /// Ollama's estimator: the estimate line the layers were placed by.

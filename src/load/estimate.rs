@@ -95,6 +95,14 @@ impl LoadBuilder {
                     .find(|s| s.device == *device && s.part == part)
                     .map(|s| s.size)
             };
+            // The summary prints each device's weights first, then the KV caches, then the graphs, each only
+            // when non-zero (`docs/log-formats.md` §4.2); a load's weights are never zero, so a summary
+            // without a `model weights` line was cut before its start (a window, an excerpt): its devices'
+            // figures are parts of their estimates, and no device's whole.
+            let cut_before_weights = self
+                .summary_estimate
+                .iter()
+                .all(|s| s.part != SummaryPart::Weights);
             let per_device: Vec<DeviceEstimate> = devices
                 .iter()
                 .map(|d| {
@@ -108,7 +116,8 @@ impl LoadBuilder {
                         weights: w,
                         kv: k,
                         graph: g,
-                        total: Quantity::sum([w, k, g].into_iter().flatten()),
+                        total: Quantity::sum([w, k, g].into_iter().flatten())
+                            .filter(|_| !cut_before_weights),
                         layers: None,
                     }
                 })
@@ -212,6 +221,30 @@ impl LoadBuilder {
 mod tests {
     use crate::load::loads_of;
     use crate::model::{Device, EstimateForm, OffloadShape, WeightsSemantics};
+
+    /// `sample-logs/1101-ollama-0170-metal-m4-phi3-128k-kv12gib-evict-then-load.log:8–12`: the llama engine's
+    /// memory summary, its estimate (0.12.11–0.24, printed after `loading model`).
+    const SUMMARY_1101: [&str; 5] = [
+        r#"time=2026-02-25T18:14:52.585+08:00 level=INFO source=server.go:498 msg="loading model" "model layers"=33 requested=-1"#,
+        r#"time=2026-02-25T18:14:52.585+08:00 level=INFO source=device.go:240 msg="model weights" device=Metal size="2.0 GiB""#,
+        r#"time=2026-02-25T18:14:52.585+08:00 level=INFO source=device.go:251 msg="kv cache" device=Metal size="12.0 GiB""#,
+        r#"time=2026-02-25T18:14:52.585+08:00 level=INFO source=device.go:262 msg="compute graph" device=Metal size="2.0 GiB""#,
+        r#"time=2026-02-25T18:14:52.585+08:00 level=INFO source=device.go:272 msg="total memory" size="16.0 GiB""#,
+    ];
+
+    #[test]
+    fn a_memory_summary_cut_before_its_weights_gives_no_device_its_whole_estimate() {
+        let whole = loads_of(&SUMMARY_1101);
+        let metal = &whole[0].estimate.as_ref().unwrap().per_device[0];
+        assert_eq!(metal.total.map(|q| q.bytes >> 30), Some(16));
+        // A window starting at the graph line: the graph's figure holds, Metal's whole estimate is unknown
+        // (it read 2.0 GiB, and the fragment called the 14.1 GiB Metal allocated an underestimate).
+        let cut = loads_of(&SUMMARY_1101[3..]);
+        let estimate = cut[0].estimate.as_ref().unwrap();
+        assert_eq!(estimate.per_device[0].graph.map(|q| q.bytes >> 30), Some(2));
+        assert_eq!(estimate.per_device[0].total, None);
+        assert_eq!(estimate.required_full.map(|q| q.bytes >> 30), Some(16));
+    }
 
     #[test]
     fn ollama_s_offload_line_is_the_estimate_read_by_its_shape() {

@@ -146,6 +146,9 @@ impl Assembler {
                     b.no_alloc_print_line = b.no_alloc_print_line.or(Some(line));
                 }
                 b.note_remote(&device, None, line);
+                if kind == BufferKind::Kv {
+                    b.first_kv_line.get_or_insert(line);
+                }
                 b.ledger.add(BufferLine {
                     component: &component,
                     buffer: &buffer,
@@ -250,6 +253,13 @@ impl Assembler {
                     SideEstimate::Projector => b.projector_estimate = Some((size, line)),
                     SideEstimate::Draft => b.draft_estimate = Some((size, line)),
                 }
+                // Only llama-server's `load_model` estimates the projector and the draft apart (`[mtmd]`,
+                // `[spec]`, `docs/log-formats.md` §0.1): a sign of llama-server as its table's rows are, its
+                // launcher unknown.
+                b.signs.push(crate::parse::event::RuntimeSign {
+                    runtime: crate::parse::event::SignedRuntime::LlamaServer,
+                    engine: crate::model::Engine::Llama,
+                });
             }
             EventKind::MetalWorkingSet {
                 budget,
@@ -287,6 +297,7 @@ impl Assembler {
             EventKind::KvSize(kv) => {
                 let b = self.ongoing(line, done);
                 b.touch(line);
+                b.first_kv_line.get_or_insert(line);
                 let mut kv = *kv;
                 kv.swa = b.kv_cache_swa.take();
                 b.kv_caches.push((kv, line));
@@ -301,6 +312,7 @@ impl Assembler {
             EventKind::KvCacheCreated { swa } => {
                 let b = self.ongoing(line, done);
                 b.touch(line);
+                b.first_kv_line.get_or_insert(line);
                 b.kv_cache_swa = Some(swa);
             }
             EventKind::KvParams { cells, type_k } => {

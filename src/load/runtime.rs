@@ -18,8 +18,10 @@
 //!   of failure lines llama.cpp's as well.
 //! - Otherwise Ollama's scheduler placed the layers when its estimate, memory summary, load requests, version,
 //!   runner command or `loading model` line is there: from `load request`s (`fit`, `alloc`, `commit`) its
-//!   engine measured the layout ([`Runtime::OllamaEngine`]), else its estimator computed it
-//!   ([`Runtime::OllamaEstimator`]).
+//!   engine measured the layout ([`Runtime::OllamaEngine`]); its estimator computed it
+//!   ([`Runtime::OllamaEstimator`]) when the log says the load is older than the load requests (its
+//!   `offload` line, a version before 0.11.5, a runner command carrying the context); else a fragment
+//!   without the requests cannot tell ([`Runtime::OllamaPlacerUnknown`]).
 //! - vLLM and SGLang name themselves: a line only SGLang prints (its stages, pool, `server_args`) makes the
 //!   load [`Runtime::Sglang`], else one only vLLM prints (its profile, engine start, advisories)
 //!   [`Runtime::Vllm`] (`load::serving`).
@@ -136,12 +138,20 @@ impl LoadBuilder {
             || cmd.is_some_and(|c| c.ollama_runner)
             || self.loading_model.is_some()
             || !self.attempts.is_empty();
+        // Only the load requests tell the engine's measured layouts, and from 0.11.5 every load prints them
+        // (`docs/log-formats.md` §0, §4.3): without them the estimator decided only where the log says the
+        // load is older than that — its `offload` estimate line (≤ 0.12.10, the estimator's own), a version
+        // before 0.11.5, or a runner command carrying the context (0.11.5 and later pass it in the request).
+        let before_load_requests = version.is_some_and(|v| v < (0, 11, 5))
+            || cmd.is_some_and(|c| c.ollama_runner && c.ctx_size.is_some());
         if !ollama_scheduled {
             Runtime::Unknown
-        } else if self.requests.is_empty() {
+        } else if !self.requests.is_empty() {
+            Runtime::OllamaEngine
+        } else if !self.estimator.is_empty() || before_load_requests {
             Runtime::OllamaEstimator
         } else {
-            Runtime::OllamaEngine
+            Runtime::OllamaPlacerUnknown
         }
     }
 }
@@ -247,6 +257,43 @@ mod tests {
             Some(Launcher::User)
         );
         assert_eq!(of("/home/fak/Downloads/Qwen3.6-27B-Q4_K_M.gguf"), None);
+    }
+
+    #[test]
+    fn without_its_load_requests_a_load_of_ollama_0_11_5_or_later_names_no_placer() {
+        // `sample-logs/1101-ollama-0170-metal-m4-phi3-128k-kv12gib-evict-then-load.log:5,8,9,32`: the
+        // eviction and the memory summary, then the `commit` load request.
+        let eviction = r#"time=2026-02-25T18:14:52.529+08:00 level=INFO source=server.go:1029 msg="model requires more gpu memory than is currently available, evicting a model to make space" "loaded layers"=32"#;
+        let loading = r#"time=2026-02-25T18:14:52.585+08:00 level=INFO source=server.go:498 msg="loading model" "model layers"=33 requested=-1"#;
+        let weights = r#"time=2026-02-25T18:14:52.585+08:00 level=INFO source=device.go:240 msg="model weights" device=Metal size="2.0 GiB""#;
+        let commit = r#"time=2026-02-25T18:14:52.650+08:00 level=INFO source=runner.go:895 msg=load request="{Operation:commit LoraPath:[] Parallel:1 BatchSize:512 FlashAttention:Auto KvSize:32768 KvCacheType: NumThreads:4 GPULayers:33[ID:0 Layers:33(0..32)] MultiUserCache:false ProjectorPath: MainGPU:0 UseMmap:true}""#;
+        let loads = loads_of(&[eviction, loading, weights, commit]);
+        assert_eq!(loads[0].runtime, Runtime::OllamaEngine);
+        // Without the request: Ollama's scheduler, from whose figures the lines do not say.
+        let loads = loads_of(&[eviction, loading, weights]);
+        assert_eq!(loads[0].runtime, Runtime::OllamaPlacerUnknown);
+        // `sample-logs/005-macos-metal-qwen2-7b-estimate-only.log:1`: the estimator's own `offload` line.
+        let loads = loads_of(&[
+            r#"time=2024-08-14T16:27:00.222+08:00 level=INFO source=memory.go:309 msg="offload to metal" layers.requested=-1 layers.model=29 layers.offload=29 layers.split="" memory.available="[21.3 GiB]" memory.required.full="5.4 GiB" memory.required.partial="5.4 GiB" memory.required.kv="448.0 MiB" memory.required.allocations="[5.4 GiB]" memory.weights.total="3.9 GiB" memory.weights.repeating="3.4 GiB" memory.weights.nonrepeating="426.4 MiB" memory.graph.full="478.0 MiB" memory.graph.partial="478.0 MiB""#,
+        ]);
+        assert_eq!(loads[0].runtime, Runtime::OllamaEstimator);
+    }
+
+    #[test]
+    fn llama_server_s_side_estimates_name_it_and_its_engine() {
+        // `sample-logs/719-llama-server-mmproj-raises-fit-target-demo.log:2` and
+        // `sample-logs/506-…-prefit-breakdown-excerpt.log:9`: only llama-server's `load_model` prints them.
+        for line in [
+            "srv    load_model: [mtmd] estimated memory usage of mmproj is 2447.80 MiB",
+            "srv    load_model: [spec] estimated memory usage of MTP context is 581.77 MiB",
+        ] {
+            let loads = loads_of(&[line]);
+            assert_eq!(
+                (loads[0].runtime, loads[0].engine),
+                (Runtime::LlamaCppLauncherUnknown, Engine::Llama),
+                "{line}"
+            );
+        }
     }
 
     #[test]

@@ -54,10 +54,18 @@ impl LoadBuilder {
                 // The KV line's cells (`size = … (131072 cells, …, 2/2 seqs)`, per stream): the largest
                 // cache is full attention. Not a cache announced as the sliding window's (its cells are the
                 // window's), nor, when a sliding-window model's cache is not announced, a guess from one of
-                // two: a fragment may hold only the window's.
+                // two: a fragment may hold only the window's. Nor, unless announced as the full cache, when the
+                // log starts at the caches: llama.cpp creates a sliding-window model's full cache first and
+                // announces each cache just before its buffers, so a log that begins at a KV line may have
+                // lost the announcement and the full cache both, and hold the window's alone
+                // (`sample-logs/707-…:8–9`, the gemma3 oracle runs).
                 .or(self
                     .kv_caches
                     .iter()
+                    .filter(|(k, _)| {
+                        k.swa == Some(false)
+                            || self.first_kv_line.is_some_and(|kv| kv > self.first_line)
+                    })
                     .filter(|(k, _)| !k.recurrent && k.swa != Some(true))
                     .filter(|(k, _)| {
                         k.swa.is_some() || self.kv_caches.iter().all(|(o, _)| o.swa.is_none())
@@ -182,5 +190,25 @@ mod tests {
             "llama_kv_cache: size =    1.88 MiB (  1536 cells,   5 layers,  1/1 seqs), K (f16):    0.94 MiB, V (f16):    0.94 MiB",
         ]);
         assert_eq!(loads[0].settings.ctx_size, None);
+    }
+
+    /// `sample-logs/707-llama-server-vulkan-rtx4050laptop-gemma4-e4b-iswa-cpu-mapped.log:5–9` (`-c 65536`):
+    /// the full cache then the sliding window's, neither announced (framed: the `I ` level tag removed).
+    const CACHES_707: [&str; 5] = [
+        "load_tensors:      Vulkan0 model buffer size =  2883.51 MiB",
+        "llama_kv_cache:    Vulkan0 KV buffer size =   544.00 MiB",
+        "llama_kv_cache: size =  544.00 MiB ( 65536 cells,   4 layers,  1/1 seqs), K (q8_0):  272.00 MiB, V (q8_0):  272.00 MiB",
+        "llama_kv_cache:    Vulkan0 KV buffer size =    21.25 MiB",
+        "llama_kv_cache: size =   21.25 MiB (  1024 cells,  20 layers,  1/1 seqs), K (q8_0):   10.62 MiB, V (q8_0):   10.62 MiB",
+    ];
+
+    #[test]
+    fn kv_cells_give_the_context_only_when_the_caches_start_in_the_log() {
+        // From the model's buffers on: the full cache is printed first, the largest is the context.
+        assert_eq!(loads_of(&CACHES_707)[0].settings.ctx_size, Some(65536));
+        // From the sliding window's buffer on (or the first cache's size line): the start of the caches is
+        // cut, and what is left may be the window's alone.
+        assert_eq!(loads_of(&CACHES_707[3..])[0].settings.ctx_size, None);
+        assert_eq!(loads_of(&CACHES_707[2..])[0].settings.ctx_size, None);
     }
 }

@@ -540,7 +540,10 @@ const LLAMA_CPP_LAUNCHER_UNKNOWN: &[KnobEntry] = &[
 /// Every knob of a runtime, whether it reaches the placement or not.
 pub fn table(runtime: Runtime) -> &'static [KnobEntry] {
     match runtime {
-        Runtime::OllamaEstimator | Runtime::OllamaEngine => OLLAMA_SCHEDULER,
+        // Either figures, one scheduler: the same knobs.
+        Runtime::OllamaEstimator | Runtime::OllamaEngine | Runtime::OllamaPlacerUnknown => {
+            OLLAMA_SCHEDULER
+        }
         Runtime::OllamaFit => OLLAMA_FIT,
         Runtime::LlamaCpp => LLAMA_CPP,
         Runtime::LlamaCppLauncherUnknown => LLAMA_CPP_LAUNCHER_UNKNOWN,

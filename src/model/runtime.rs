@@ -23,6 +23,12 @@ pub enum Runtime {
     /// Ollama's Go engine measured each layout with `load request` operations (`fit`, `alloc`, `commit`) and
     /// Ollama's scheduler placed the layers from those measured sizes.
     OllamaEngine,
+    /// Ollama's scheduler placed the layers, but the log does not say from whose figures: its estimator's
+    /// or its engine's `load request`s. Only the load requests tell (`docs/log-formats.md` §4.3), and from
+    /// 0.11.5 every load prints them, so a fragment without them (an eviction and a memory summary, the
+    /// runner's lines) may be either. Less than [`Runtime::OllamaEstimator`] and [`Runtime::OllamaEngine`],
+    /// never either: both are Ollama's scheduler, whose knobs are the same.
+    OllamaPlacerUnknown,
     /// Ollama ≥ 0.30: Ollama's scheduler picks the GPUs and starts llama-server, whose `--fit` places the
     /// layers from its own dry runs.
     OllamaFit,
@@ -106,9 +112,10 @@ impl Era {
 
 impl Runtime {
     /// Every runtime, for tables and tests that must cover them all.
-    pub const ALL: [Runtime; 8] = [
+    pub const ALL: [Runtime; 9] = [
         Runtime::OllamaEstimator,
         Runtime::OllamaEngine,
+        Runtime::OllamaPlacerUnknown,
         Runtime::OllamaFit,
         Runtime::LlamaCpp,
         Runtime::LlamaCppLauncherUnknown,
@@ -120,7 +127,9 @@ impl Runtime {
     /// The JSON contract's `era` for this runtime.
     pub fn era(self) -> Era {
         match self {
-            Runtime::OllamaEstimator | Runtime::OllamaEngine => Era::Ollama,
+            Runtime::OllamaEstimator | Runtime::OllamaEngine | Runtime::OllamaPlacerUnknown => {
+                Era::Ollama
+            }
             Runtime::OllamaFit | Runtime::LlamaCpp | Runtime::LlamaCppLauncherUnknown => {
                 Era::LlamaServer
             }
@@ -135,6 +144,8 @@ impl Runtime {
         match self {
             Runtime::OllamaEstimator => "Ollama's estimator",
             Runtime::OllamaEngine => "Ollama's engine",
+            // Its estimator or its engine: the scheduler, not whose figures it read.
+            Runtime::OllamaPlacerUnknown => "Ollama",
             Runtime::OllamaFit => "Ollama with llama-server --fit",
             Runtime::LlamaCpp => "llama.cpp",
             // Its launcher unknown: the program, not who started it.
@@ -149,7 +160,9 @@ impl Runtime {
     /// runtimes, which every stage reads instead of naming runtimes.
     pub fn placer(self) -> Placer {
         match self {
-            Runtime::OllamaEstimator | Runtime::OllamaEngine => Placer::OllamaScheduler,
+            Runtime::OllamaEstimator | Runtime::OllamaEngine | Runtime::OllamaPlacerUnknown => {
+                Placer::OllamaScheduler
+            }
             Runtime::OllamaFit => Placer::LlamaFit(Launcher::Ollama),
             Runtime::LlamaCpp => Placer::LlamaFit(Launcher::User),
             Runtime::LlamaCppLauncherUnknown => Placer::LlamaFit(Launcher::Unknown),
@@ -190,12 +203,13 @@ impl Runtime {
         match self {
             Runtime::OllamaEstimator => 0,
             Runtime::OllamaEngine => 1,
-            Runtime::OllamaFit => 2,
-            Runtime::LlamaCpp => 3,
-            Runtime::LlamaCppLauncherUnknown => 4,
-            Runtime::Vllm => 5,
-            Runtime::Sglang => 6,
-            Runtime::Unknown => 7,
+            Runtime::OllamaPlacerUnknown => 2,
+            Runtime::OllamaFit => 3,
+            Runtime::LlamaCpp => 4,
+            Runtime::LlamaCppLauncherUnknown => 5,
+            Runtime::Vllm => 6,
+            Runtime::Sglang => 7,
+            Runtime::Unknown => 8,
         }
     }
 }
@@ -217,6 +231,7 @@ mod tests {
         assert_eq!(
             eras,
             [
+                "ollama",
                 "ollama",
                 "ollama",
                 "llama-server",

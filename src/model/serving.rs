@@ -177,6 +177,35 @@ impl RankFigures {
         }
     }
 
+    /// Whether the rank's lines gave any memory figure or count of its own (not only where its graph
+    /// capture began).
+    pub fn has_figures(&self) -> bool {
+        [
+            self.total,
+            self.free_at_start,
+            self.budget,
+            self.weights,
+            self.weights_loaded,
+            self.non_torch,
+            self.activation,
+            self.graph_estimate,
+            self.graph_actual,
+            self.kv,
+            self.kv_in_use,
+            self.kv_to_fit_budget,
+            self.kv_to_fill_gpu,
+            self.workspace,
+            self.avail_after_weights,
+            self.avail_after_pool,
+            self.avail_after_graphs,
+        ]
+        .iter()
+        .any(Option::is_some)
+            || self.kv_tokens.is_some()
+            || self.utilization_without_graphs.is_some()
+            || self.utilization_keeping_kv.is_some()
+    }
+
     /// What the rank had left for its CUDA graphs: SGLang's memory after the pool, less a workspace allocated
     /// after it.
     pub fn left_for_graphs(&self) -> Option<Quantity> {

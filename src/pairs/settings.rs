@@ -53,7 +53,9 @@ pub fn verified(runtime: Runtime, lever: &str) -> bool {
             "ctx" | "parallel" | "ubatch" | "kv-type" | "flash-attention"
         ),
         Runtime::OllamaEstimator => matches!(lever, "ctx" | "parallel" | "ngl"),
+        // A lever verified on the estimator's loads is not on the engine's, so not on one of the two.
         Runtime::OllamaEngine
+        | Runtime::OllamaPlacerUnknown
         | Runtime::OllamaFit
         | Runtime::Vllm
         | Runtime::Sglang

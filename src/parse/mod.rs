@@ -219,9 +219,13 @@ impl Parser {
             return match (self.specs[index].build)(&fields) {
                 // A runtime's signature (`grammar::signatures`, the last rules) on a line that carries memory
                 // figures no rule read: the figures matter more than the sign, so the line stays one not
-                // understood (listed with `--show-unrecognized`).
+                // understood (listed with `--show-unrecognized`). `offload` alone names no figure (the
+                // Ollama engine's `offloading 20 repeating layers to GPU` is a sign).
                 Ok(EventKind::RuntimeSign(_))
-                    if has_memory_word || self.memory_words.is_match(line) =>
+                    if self
+                        .memory_words
+                        .find_iter(line)
+                        .any(|m| MEMORY_WORDS[m.pattern().as_usize()] != "offload") =>
                 {
                     LineOutcome::Unrecognized { memory_like: true }
                 }

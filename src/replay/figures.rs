@@ -159,7 +159,7 @@ pub(crate) fn slot_words(load: &Reconciled, logged: SlotContext, new: SlotContex
             ("context per slot", "llama-server -c")
         }
         Runtime::OllamaFit => ("num_ctx (context per slot)", "llama-server -c"),
-        Runtime::OllamaEstimator | Runtime::OllamaEngine => {
+        Runtime::OllamaEstimator | Runtime::OllamaEngine | Runtime::OllamaPlacerUnknown => {
             ("num_ctx (context per slot)", "the runner's context")
         }
         Runtime::Vllm | Runtime::Sglang => ("context per sequence", "the context"),

@@ -19,6 +19,7 @@ pub fn host_ram_knob(runtime: Runtime, knob: Knob) -> Option<&'static KnobEntry>
         Runtime::Unknown => knobs::reaching(Runtime::LlamaCpp, knob),
         Runtime::OllamaEstimator
         | Runtime::OllamaEngine
+        | Runtime::OllamaPlacerUnknown
         | Runtime::OllamaFit
         | Runtime::LlamaCpp
         | Runtime::LlamaCppLauncherUnknown

@@ -602,4 +602,21 @@ mod tests {
         ]);
         assert_eq!(loads[0].serving.as_ref().unwrap().ranks.len(), 2);
     }
+
+    #[test]
+    fn a_capture_line_without_a_rank_before_the_ranks_moves_no_rank_off_its_gpu() {
+        // `sample-logs/804-…:120,123–126`, framed: a fragment that starts at the progress bar (no prefix),
+        // then each rank's graphs and advisory. TP0 is GPU 0 as in the whole log, and the bar adds no GPU.
+        let loads = loads_of(&[
+            "Capturing CUDA graphs (decode, FULL): 100%",
+            "[rank=TP1] Graph capturing finished in 25 secs, took 2.37 GiB",
+            "[rank=TP0] Graph capturing finished in 25 secs, took 2.37 GiB",
+        ]);
+        let ranks = &loads[0].serving.as_ref().unwrap().ranks;
+        let placed: Vec<(&str, Option<usize>)> = ranks
+            .iter()
+            .map(|r| (r.rank.as_str(), r.device.position()))
+            .collect();
+        assert_eq!(placed, [("TP0", Some(0)), ("TP1", Some(1))]);
+    }
 }

@@ -65,13 +65,23 @@ impl ServingLedger {
         }
     }
 
-    /// The figures per rank, each on its GPU, in device order.
+    /// The figures per rank, each on its GPU, in device order. The ranks the lines' prefixes name are placed
+    /// first: lines without a prefix (rank `0`: a progress bar, the engine's own) that came before them, as in
+    /// a fragment that starts at `Capturing CUDA graphs`, must not push `TP0` off GPU 0; beside named ranks,
+    /// such a rank without a figure of its own adds no GPU (as `ServingLedger::known_rank` keeps a later
+    /// unnamed line from adding one).
     pub(super) fn ranks(&self) -> Vec<RankFigures> {
         let backend = self.backend();
         let mut pids = 0u32;
         let mut taken: Vec<u32> = Vec::new();
         let mut out: Vec<RankFigures> = Vec::new();
-        for (label, r) in &self.ranks {
+        let named = self.ranks.iter().any(|(l, _)| l != "0");
+        let ordered = self.ranks.iter().filter(|(l, _)| l != "0").chain(
+            self.ranks
+                .iter()
+                .filter(|(l, r)| l == "0" && (!named || r.has_figures())),
+        );
+        for (label, r) in ordered {
             let index = self.index_of(label, pids);
             if label.starts_with("pid") {
                 pids = pids.saturating_add(1);

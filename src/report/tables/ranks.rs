@@ -74,6 +74,7 @@ pub fn section(load: &Concluded) -> Option<Section> {
             Runtime::Vllm
             | Runtime::OllamaEstimator
             | Runtime::OllamaEngine
+            | Runtime::OllamaPlacerUnknown
             | Runtime::OllamaFit
             | Runtime::LlamaCpp
             | Runtime::LlamaCppLauncherUnknown
