@@ -5,8 +5,10 @@
 //! capture is open it only looks at the first byte (and, for the few lines whose first byte could start a
 //! capture, a prefix) before returning — no allocation, no regex. Once a capture starts, the line goes to
 //! that format's state machine (`table`, `query`, `xml`, `csv`, `rocm`), which says whether the line is
-//! part of the capture, closes it, or does not belong (then the capture is flushed and the line is looked at
-//! again as a possible start). The helpers the format parsers share live here too.
+//! part of the capture, closes it, or does not belong. A line that does not belong is another writer's line
+//! between the rows while fewer than [`MAX_FOREIGN_LINES`] came in a row and it starts nothing (the grammar
+//! reads it, the capture stays open); else the capture is flushed and the line is looked at again as a
+//! possible start. The helpers the format parsers share live here too.
 
 mod csv;
 pub mod file;
