@@ -122,6 +122,31 @@ fn a_table_keeps_its_date_line_and_border_above_it() {
     }
 }
 
+/// The founding-today capture (`sample-logs/founding-today-chain-3090-4060-gemma4-31b.log`) in a journald
+/// `short-iso` dump, read through buffers of every size from 150 to 1,500 bytes: wherever a buffer ends,
+/// the header among its last two lines included (a UTF-16 log is decoded in 4 KiB buffers), the table
+/// keeps the date line two lines above its header, as when every line is framed.
+#[test]
+fn a_table_header_at_a_buffer_end_keeps_its_date_line() {
+    let log = std::fs::read_to_string(
+        root().join("sample-logs/founding-today-chain-3090-4060-gemma4-31b.log"),
+    )
+    .unwrap();
+    let capture = &log[log.find("PS C:\\Users\\M> nvidia-smi").unwrap()..];
+    let noise = "Nov 30 06:05:00 gpuhost kernel: nvidia-uvm: Loaded the UVM driver.\n".repeat(8);
+    let dump: String = format!("{noise}{capture}{noise}")
+        .lines()
+        .map(|l| format!("2026-12-07T03:14:24+00:00 gpu-node ollama[2841]: {l}\n"))
+        .collect();
+    let mut pipelines = pipelines();
+    let every = report(&mut pipelines.every, dump.as_bytes(), 256 * 1024);
+    assert!(every.contains("Sun Jun  7 18:12:41 2026"));
+    for capacity in 150..=1500 {
+        let skimmed = report(&mut pipelines.skimmed, dump.as_bytes(), capacity);
+        assert!(skimmed == every, "buffers of {capacity} bytes");
+    }
+}
+
 /// A line longer than the reader keeps, with and without a literal, between skipped lines: cut the same way,
 /// with the same warning, and the numbers of the lines after it unchanged.
 #[test]

@@ -344,6 +344,163 @@ fn smi_truncated_table_in_a_log_gives_a_partial_snapshot_and_a_warning() {
     assert!(!claimed.contains(&12));
 }
 
+/// The founding-today paste (`sample-logs/founding-today-chain-3090-4060-gemma4-31b.log`, from its `nvidia-smi`
+/// prompt to its end): an nvidia-smi 581.57 table of two GPUs, cut before its process table.
+fn founding_today_capture() -> String {
+    let log = std::fs::read_to_string(
+        crate::util::root().join("sample-logs/founding-today-chain-3090-4060-gemma4-31b.log"),
+    )
+    .unwrap();
+    let at = log.find("PS C:\\Users\\M> nvidia-smi\n").unwrap();
+    log[at..].to_string()
+}
+
+/// Lines other writers printed, as they land between a capture's rows: the same paste's Ollama access line
+/// (line 135 of the founding-today log) and a bash trace of the founding CI paste
+/// (`sample-logs/founding-k80-gemma3-12b-ci-with-smi.log`, whose `+ ` is no table border).
+const OTHER_WRITERS: [&str; 2] = [
+    "[GIN] 2026/06/07 - 18:12:26 | 200 |   26.4122197s |       127.0.0.1 | POST     \"/api/chat\"",
+    "+ ollama stop gemma3:12b",
+];
+
+/// `text` with `foreign` put before each line for which `at` says so.
+fn with_lines_between(text: &str, foreign: &[&str], at: impl Fn(&str) -> bool) -> String {
+    let mut out = String::new();
+    let mut k = 0;
+    for line in text.lines() {
+        if at(line) {
+            out.push_str(foreign[k % foreign.len()]);
+            out.push('\n');
+            k += 1;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
+#[test]
+fn smi_other_writers_lines_between_table_rows_neither_end_nor_change_it() {
+    let capture = founding_today_capture();
+    let (want, want_claimed) = scan_smi(SmiScanner::in_log(), &capture);
+    let want = only_snapshot(&want).clone();
+    assert_eq!(want.gpus.len(), 2);
+    assert_gpu(&want.gpus[1], 7105, 8188);
+    // A line of another writer before every row after the header: the header, the second GPU (past a
+    // border) and its memory row are still the table's.
+    let pasted = with_lines_between(&capture, &OTHER_WRITERS, |l| {
+        l.starts_with('|') && !l.contains("NVIDIA-SMI")
+    });
+    let (items, claimed) = scan_smi(SmiScanner::in_log(), &pasted);
+    let got = only_snapshot(&items);
+    assert_eq!(got.timestamp.as_deref(), Some("Sun Jun  7 18:12:41 2026"));
+    assert_eq!(got.driver_version.as_deref(), Some("581.57"));
+    assert_eq!(got.gpus.len(), 2, "{items:#?}");
+    for (g, w) in got.gpus.iter().zip(&want.gpus) {
+        assert_eq!(
+            (&g.name, &g.bus_id, g.used, g.total),
+            (&w.name, &w.bus_id, w.used, w.total)
+        );
+    }
+    // The other writers' lines are not claimed: the grammar reads them.
+    let lines: Vec<&str> = pasted.lines().collect();
+    for n in &claimed {
+        assert!(!OTHER_WRITERS.contains(&lines[*n as usize - 1]), "line {n}");
+    }
+    assert_eq!(claimed.len(), want_claimed.len());
+    // Still cut before its process table, as the original is: the same one warning.
+    assert_eq!(warnings(&items).len(), 1, "{items:#?}");
+}
+
+#[test]
+fn smi_a_cut_table_ends_a_few_lines_after_its_last_row() {
+    let capture = founding_today_capture();
+    let rows: Vec<&str> = capture.lines().collect();
+    // Cut after the first GPU's rows; the log goes on with more lines of its own than the table lets by, then
+    // a row-shaped line: it is no longer the table's.
+    let first_gpu_end = rows.iter().position(|l| l.contains("14707MiB")).unwrap() + 1;
+    let mut log: String = rows[..first_gpu_end]
+        .iter()
+        .map(|l| format!("{l}\n"))
+        .collect();
+    for _ in 0..=vramdiff::smi::MAX_FOREIGN_LINES {
+        log.push_str(OTHER_WRITERS[0]);
+        log.push('\n');
+    }
+    for l in &rows[first_gpu_end..] {
+        log.push_str(l);
+        log.push('\n');
+    }
+    let (items, claimed) = scan_smi(SmiScanner::in_log(), &log);
+    let s = snapshots(&items);
+    assert_eq!(s.len(), 1, "{items:#?}");
+    assert_eq!(s[0].gpus.len(), 1);
+    assert_eq!(s[0].end_line, first_gpu_end as u64);
+    assert!(
+        claimed.iter().all(|&n| n <= first_gpu_end as u64),
+        "{claimed:?}"
+    );
+    // One fewer line between and the second GPU is the table's again.
+    let shorter = log.replacen(&format!("{}\n", OTHER_WRITERS[0]), "", 1);
+    let (items, _) = scan_smi(SmiScanner::in_log(), &shorter);
+    assert_eq!(only_snapshot(&items).gpus.len(), 2, "{items:#?}");
+}
+
+#[test]
+fn smi_a_date_line_after_a_cut_table_starts_the_next_one() {
+    // `nvidia-smi -l` cut by a paste: the second reading's date line ends the first table at once.
+    let capture = founding_today_capture();
+    let table = &capture[capture.find("Sun Jun").unwrap()..];
+    let cut: String = table.lines().take(10).map(|l| format!("{l}\n")).collect();
+    let log = format!(
+        "{cut}{}\n{}",
+        OTHER_WRITERS[0],
+        table.replace("18:12:41", "18:12:46")
+    );
+    let (items, _) = scan_smi(SmiScanner::in_log(), &log);
+    let s = snapshots(&items);
+    assert_eq!(s.len(), 2, "{items:#?}");
+    assert_eq!((s[0].gpus.len(), s[1].gpus.len()), (1, 2));
+    assert_eq!(s[1].timestamp.as_deref(), Some("Sun Jun  7 18:12:46 2026"));
+}
+
+#[test]
+fn smi_csv_rows_after_another_writers_line_are_the_capture_s() {
+    // The founding CI paste's `--query-gpu` capture (lines 66–68), the same paste's Ollama access line
+    // after its header.
+    let log = format!(
+        "index, uuid, memory.used [MiB], memory.total [MiB]\n{}\n\
+         0, GPU-7c3a1f52-9e04-2b6d-4a81-d05e3c9b6f27, 617 MiB, 11441 MiB\n\
+         1, GPU-1e96b8d4-53a7-c0f2-8b3e-6a2d9f4c7e10, 9866 MiB, 11441 MiB\n\
+         + ollama stop gemma3:12b\n",
+        OTHER_WRITERS[0]
+    );
+    let (items, claimed) = scan_smi(SmiScanner::in_log(), &log);
+    assert!(warnings(&items).is_empty(), "{items:#?}");
+    let s = only_snapshot(&items);
+    assert_gpu(&s.gpus[1], 9866, 11441);
+    assert_eq!(claimed, [1, 3, 4]);
+}
+
+/// The same through the whole pipeline: the founding-today log with another writer's line between the
+/// rows of its capture gives the same loads (the capture's second GPU decides two findings).
+#[test]
+fn smi_founding_today_log_with_lines_between_its_capture_rows_keeps_its_facts() {
+    let path = "sample-logs/founding-today-chain-3090-4060-gemma4-31b.log";
+    let log = std::fs::read_to_string(crate::util::root().join(path)).unwrap();
+    let start = log.find("PS C:\\Users\\M> nvidia-smi").unwrap();
+    let pasted = format!(
+        "{}{}",
+        &log[..start],
+        with_lines_between(&log[start..], &OTHER_WRITERS[..1], |l| l
+            .starts_with("|   1 "))
+    );
+    assert_ne!(pasted, log);
+    let want = crate::properties::loads_json(&crate::properties::analyze(path, log.as_bytes()));
+    let got = crate::properties::loads_json(&crate::properties::analyze(path, pasted.as_bytes()));
+    assert_eq!(got, want);
+}
+
 #[test]
 fn smi_csv_in_a_log_needs_its_header_and_file_mode_takes_the_field_list() {
     let rows = "0, Tesla K80, 617 MiB, 11441 MiB\n1, Tesla K80, 9866 MiB, 11441 MiB\n";

@@ -208,9 +208,22 @@ impl<'s, F: FnMut(Read<'_>) -> Wants> Lines<'s, F> {
         };
         // The last two lines are always framed: a look-back never needs a line of a buffer already gone.
         let before_last = memchr::memrchr(b'\n', &block[..block.len() - 1]);
-        let tail = before_last
+        let mut tail = before_last
             .and_then(|i| memchr::memrchr(b'\n', &block[..i]))
             .map_or(0, |i| i + 1);
+        // A look-back literal in those lines needs the two lines before it framed too (the search below only
+        // looks back from the lines before the tail), and so on for the lines taken in: a table header last
+        // but one in a buffer keeps its date line wherever the buffer happens to end (a UTF-16 log is
+        // decoded in 4 KiB buffers).
+        let mut taken_in = block.len();
+        while tail > 0 && skim.needs_lookback(&block[tail..taken_in]) {
+            taken_in = tail;
+            for _ in 0..2 {
+                if tail > 0 {
+                    tail = memchr::memrchr(b'\n', &block[..tail - 1]).map_or(0, |i| i + 1);
+                }
+            }
+        }
         let mut literals = skim.filter().block(&block[..tail]);
         let mut pos = 0;
         while pos < tail {

@@ -5,8 +5,10 @@
 //! capture is open it only looks at the first byte (and, for the few lines whose first byte could start a
 //! capture, a prefix) before returning — no allocation, no regex. Once a capture starts, the line goes to
 //! that format's state machine (`table`, `query`, `xml`, `csv`, `rocm`), which says whether the line is
-//! part of the capture, closes it, or does not belong (then the capture is flushed and the line is looked at
-//! again as a possible start). The helpers the format parsers share live here too.
+//! part of the capture, closes it, or does not belong. A line that does not belong is another writer's line
+//! between the rows while fewer than [`MAX_FOREIGN_LINES`] came in a row and it starts nothing (the grammar
+//! reads it, the capture stays open); else the capture is flushed and the line is looked at again as a
+//! possible start. The helpers the format parsers share live here too.
 
 mod csv;
 pub mod file;
@@ -78,6 +80,19 @@ pub const START_LITERALS: [&str; 7] = [
 /// it, so those must be seen too.
 pub const TABLE_START_LITERALS: [&str; 2] = ["NVIDIA-SMI ", "GPU  Name"];
 
+/// How many lines in a row an open capture lets by that are not its own before it counts as ended.
+///
+/// A monitor prints a capture in one go, but what collects it may put other writers' lines between its rows:
+/// a journal or a terminal shared with other processes, the server logging while `nvidia-smi` runs. Such a
+/// line is no row of the capture (a row is known by its own shape: a table's `|`/`+-` rows, a CSV row with
+/// the header's columns, a `GPU[n]` line), so it neither ends the capture nor changes it; the rows after it
+/// still belong to the capture. A capture that was cut (no closing border) ends this many lines after its
+/// last row, with its warning as before; a line that starts another capture (a date line, a border, a
+/// header, a banner) ends it at once. Other writers print a few lines in the milliseconds a capture takes;
+/// the bound keeps a cut capture from holding the skim off (`crate::frame::skim`: every line is framed
+/// while a capture is open) and its snapshot from waiting past the loads that follow.
+pub const MAX_FOREIGN_LINES: u32 = 8;
+
 /// Finds and parses GPU monitor captures, one line at a time.
 pub struct SmiScanner {
     /// `--smi` file: every line belongs to a capture; looser starts are accepted.
@@ -87,6 +102,8 @@ pub struct SmiScanner {
     state: State,
     prelude: Option<Prelude>,
     headerless_warned: bool,
+    /// Lines the open capture did not take since its last row (see [`MAX_FOREIGN_LINES`]).
+    foreign: u32,
 }
 
 impl SmiScanner {
@@ -99,6 +116,7 @@ impl SmiScanner {
             state: State::Idle,
             prelude: None,
             headerless_warned: false,
+            foreign: 0,
         }
     }
 
@@ -131,15 +149,54 @@ impl SmiScanner {
                 State::RocmJson(p) => p.feed(number, line, emit),
             };
             match step {
-                Step::Took => return true,
+                Step::Took => {
+                    if !line.trim().is_empty() {
+                        self.foreign = 0;
+                    }
+                    return true;
+                }
                 Step::Closed => {
                     self.close(emit);
                     return true;
+                }
+                Step::Rejected if self.foreign < MAX_FOREIGN_LINES && self.rows_have_a_shape() => {
+                    self.foreign += 1;
+                    return self.foreign_line(number, line, emit) || self.file;
                 }
                 Step::Rejected => self.close(emit),
             }
         }
         self.idle(number, line, emit) || self.file
+    }
+
+    /// True when the open capture's rows are known by their shape, so that a line of another shape can be
+    /// let by: a table's `|`/`+-` rows, a CSV row of the header's columns, rocm-smi's `GPU[n]` lines, an XML
+    /// element. Not `-q`: once its indentation is lost (collectors and the framer strip leading blanks) any
+    /// `key: value` line could be one of its rows, and only a line of no such shape ends it.
+    fn rows_have_a_shape(&self) -> bool {
+        match self.state {
+            State::Table(_) | State::Csv(_) | State::Rocm(_) | State::Xml(_) => true,
+            State::Idle | State::Query(_) | State::RocmJson(_) => false,
+        }
+    }
+
+    /// A line the open capture does not take, seen fewer than [`MAX_FOREIGN_LINES`] lines after its last
+    /// row: another writer's line between the capture's rows, unless it starts a capture itself (a date
+    /// line, a border, a header or banner: the open capture ended on the line before). The open capture
+    /// stays open and the line is the grammar's.
+    fn foreign_line(&mut self, number: u64, line: &str, emit: &mut impl FnMut(SmiItem)) -> bool {
+        let open = std::mem::replace(&mut self.state, State::Idle);
+        // What the line starts is emitted after the open capture, which came first.
+        let mut started = Vec::new();
+        let took = self.idle(number, line, &mut |item| started.push(item));
+        if self.is_quiet() && started.is_empty() {
+            self.state = open;
+            return took;
+        }
+        Self::finish_state(open, emit);
+        self.foreign = 0;
+        started.into_iter().for_each(&mut *emit);
+        took
     }
 
     /// True when no capture is open and no date line or top border is held for a table that may follow: a
@@ -156,7 +213,12 @@ impl SmiScanner {
     }
 
     fn close(&mut self, emit: &mut impl FnMut(SmiItem)) {
-        match std::mem::replace(&mut self.state, State::Idle) {
+        self.foreign = 0;
+        Self::finish_state(std::mem::replace(&mut self.state, State::Idle), emit);
+    }
+
+    fn finish_state(state: State, emit: &mut impl FnMut(SmiItem)) {
+        match state {
             State::Idle => {}
             State::Table(p) => (*p).finish(emit),
             State::Query(p) => (*p).finish(emit),

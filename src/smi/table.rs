@@ -3,8 +3,10 @@
 //! the MIG device table and the process table.
 //!
 //! Both layouts have the same row structure, so rows are read by cells (`|`-separated) and tokens, never by
-//! column position. The table ends at the border closing the process table; anything else that is not a
-//! table line (`|…`, `+…`, blank) ends it too, as a cut capture.
+//! column position. The table ends at the border closing the process table. A line that is no table line
+//! (`|…`, `+-…`, blank: a bash trace's `+ cmd` is none) is not the table's and is rejected; the scanner
+//! (`super::SmiScanner`) lets a few such lines by as other writers' lines between the rows before it takes
+//! the table as cut.
 
 use super::{is_not_available, mib, text, whole, SmiItem, Step};
 use crate::model::{normalize_bus_id, SmiFormat, SmiGpu, SmiProcess, Snapshot};
@@ -66,7 +68,7 @@ impl Table {
             // A blank line separates the GPU table from the process table.
             return Step::Took;
         }
-        if trimmed.starts_with('+') {
+        if trimmed.starts_with("+-") {
             self.snap.end_line = number;
             if self.section == Section::ProcessRows {
                 self.processes_known = true;
