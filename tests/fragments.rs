@@ -493,6 +493,28 @@ fn a_command_line_pasted_above_an_excerpt_gives_its_settings() {
 }
 
 #[test]
+fn layers_left_on_the_cpu_by_a_fit_outside_the_paste_are_no_alarm() {
+    // `sample-logs/706-…`: the whole log's fit missed its 1186 MiB target by 77 MiB with the user's context and
+    // kept 65 of 66 layers (lines 5–18); from its `using device Vulkan0 … 23525 MiB free` line on (19–65) the
+    // paste shows the 65/66 layers but neither the fit nor a `-ngl`, so it cannot say the layer had room.
+    let codes = |text: &str| codes(&only_load(text));
+    let whole = codes(&sample_log("706-").1);
+    assert!(whole.contains(&FindingCode::PartialOffload), "{whole:?}");
+    assert!(!whole.contains(&FindingCode::CpuOffloadWithFreeVram));
+    let window = codes(&excerpt("706-", &[(19, 65)]));
+    assert!(
+        !window.contains(&FindingCode::CpuOffloadWithFreeVram),
+        "{window:?}"
+    );
+    // With the command line pasted above it (no `-ngl`: the fit chose), still no claim the log cannot back.
+    let with_argv = codes(&excerpt("706-", &[(1, 1), (19, 65)]));
+    assert!(
+        !with_argv.contains(&FindingCode::CpuOffloadWithFreeVram),
+        "{with_argv:?}"
+    );
+}
+
+#[test]
 fn the_tail_of_a_llama_server_start_names_the_llama_engine() {
     // `sample-logs/706-…`, line 54 (`srv    load_model: initializing, …`, read by the signature table of
     // docs/log-formats.md §0.1) after a fragment of failure lines that names no engine (`sample-logs/1003-…`,
