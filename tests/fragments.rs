@@ -515,6 +515,34 @@ fn layers_left_on_the_cpu_by_a_fit_outside_the_paste_are_no_alarm() {
 }
 
 #[test]
+fn a_discovery_list_missing_its_first_gpu_names_no_device_by_position() {
+    // `sample-logs/founding-k80-gemma3-12b-ci-with-smi.log`: Ollama's discovery names the two dies by UUID
+    // (lines 31–32), the runner lists `Device 0` and `Device 1` (47–48), nvidia-smi's CSV gives each UUID's use
+    // (66–68). A paste from line 32 on holds the second die's discovery line only: it is not `Device 0`, and
+    // joining it by position gave CUDA0 the second die's 9866 MiB and an `unattributed-memory` of 9.4 GiB.
+    let ids = |l: &Concluded| -> Vec<String> {
+        l.reconciled
+            .load
+            .gpus
+            .iter()
+            .map(|g| g.id.clone())
+            .collect()
+    };
+    let whole = only_load(&sample_log("founding-k80-gemma3-12b-ci-with-smi").1);
+    let window = only_load(&excerpt("founding-k80-gemma3-12b-ci-with-smi", &[(32, 68)]));
+    let (whole_ids, window_ids) = (ids(&whole), ids(&window));
+    assert_eq!(whole_ids.len(), 2);
+    assert_eq!(window_ids.len(), 2, "{window_ids:?}");
+    for (w, g) in window_ids.iter().zip(&whole_ids) {
+        assert!(
+            w == g || !whole_ids.contains(w),
+            "a device named as another GPU: {window_ids:?} vs {whole_ids:?}"
+        );
+    }
+    assert_eq!(codes(&window), codes(&whole));
+}
+
+#[test]
 fn the_tail_of_a_llama_server_start_names_the_llama_engine() {
     // `sample-logs/706-…`, line 54 (`srv    load_model: initializing, …`, read by the signature table of
     // docs/log-formats.md §0.1) after a fragment of failure lines that names no engine (`sample-logs/1003-…`,
