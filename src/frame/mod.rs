@@ -94,6 +94,8 @@ pub struct Framer {
     /// The held record is no slog record (nothing joins onto it by the re-wrap rules): it is held only as
     /// the first piece of a possible hard wrap, which needs the evidence of [`join::plain_wrap`].
     plain: bool,
+    /// The `grep -n` number (`12:`) the last physical row began with, if it began with one.
+    line_number: Option<u64>,
     /// Caret-form colours (`^[[32m`) were seen in this input: a terminal's cut may fall inside one.
     carets: bool,
     /// The rows of a container runtime's stored line that a terminal hard-wrapped, glued as they came
@@ -261,7 +263,15 @@ impl Framer {
             }
             None => (text, None, false),
         };
-        let (mut line, stripped) = prefix::strip_prefixes(&text);
+        // `grep -n`'s number that follows the previous row's (`2:` after `1:`) is markup, whatever follows it:
+        // a terminal's row that begins with digits (`2:11,11 memory…`, the rest of `layers.split=11,11,`) can
+        // read like a time after it, which `prefix::strip_prefixes` alone leaves in the line.
+        let numbered = self.next_line_number(&text, json_markup.is_none());
+        let (mut line, mut stripped) = prefix::strip_prefixes(&text[numbered..]);
+        if numbered > 0 {
+            stripped.markup += numbered;
+            stripped.envelope_end = stripped.envelope_end.map(|end| end + numbered);
+        }
         // The line as the terminal printed it: a paste's markup came after any wrap (see `Stripped::markup`).
         let printed = &text[stripped.markup..];
         let partial = json_partial || stripped.partial;
@@ -435,6 +445,23 @@ impl Framer {
             // Nothing can join onto it, so it need not wait (or be copied) for the next line.
             self.has_pending = false;
             emit(Framed::Line(number, line));
+        }
+    }
+
+    /// The length of the `grep -n` number (`12:`) `text` begins with when it follows the number the previous
+    /// physical row began with (`11:`), else 0; the number is remembered for the next row either way.
+    fn next_line_number(&mut self, text: &str, counted: bool) -> usize {
+        let b = text.as_bytes();
+        let digits = b.iter().take(8).take_while(|c| c.is_ascii_digit()).count();
+        let number = (counted && (1..=7).contains(&digits) && b.get(digits) == Some(&b':'))
+            .then(|| text[..digits].parse::<u64>().ok())
+            .flatten();
+        let follows = number.is_some() && number == self.line_number.map(|n| n + 1);
+        self.line_number = number;
+        if follows {
+            digits + 1
+        } else {
+            0
         }
     }
 
@@ -1271,5 +1298,28 @@ mod tests {
         assert!(framed_items(&[row.to_string(), next])
             .iter()
             .all(|l| !l.starts_with("cut")));
+    }
+
+    /// Rows a terminal cut, then numbered as a paste numbers lines (`numbered-bar`, `numbered-colon` of
+    /// `tests/paste_transforms.rs`), come back as the record: corpus 012:4 under journald at 80 columns with
+    /// `  12 | ` (the line number before a collector's prefix is markup, not part of the prefix), corpus 015:1
+    /// at 160 with `12:` (a row `2:11,11 memory…` is the number 2 and the rest of `layers.split=11,11,`, not
+    /// a time).
+    #[test]
+    fn numbered_rows_of_a_wrap_come_back_whole() {
+        let bar: Vec<String> = wrap(JOURNALD_012, 80)
+            .iter()
+            .enumerate()
+            .map(|(i, row)| format!("{:>3} | {row}", i + 11))
+            .collect();
+        let out = frame_all(&bar);
+        assert_eq!(out, [(1, strip(JOURNALD_012).to_string())]);
+        let colon: Vec<String> = wrap(OFFLOAD_015, 160)
+            .iter()
+            .enumerate()
+            .map(|(i, row)| format!("{}:{row}", i + 1))
+            .collect();
+        assert!(colon[1].starts_with("2:11,11 memory"), "{}", colon[1]);
+        assert_eq!(frame_all(&colon), [(1, OFFLOAD_015.to_string())]);
     }
 }
