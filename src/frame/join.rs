@@ -366,6 +366,13 @@ pub fn plain_piece(previous: &str, raw: &str, line: &str, prefixed: bool) -> Pla
     }
     let word = line.split_once(": ").map_or(line, |(head, _)| head);
     let word = word.strip_suffix(':').unwrap_or(word);
+    // A word and a number read like llama.cpp's `Device 0: ` as much as a word alone reads like a function
+    // name: the same evidence decides (`… allocating 560.00 MiB on ` / `device 0: cudaMalloc failed…`,
+    // corpus 001 under `docker logs -t` at 100 columns).
+    let word = match word.rsplit_once(' ') {
+        Some((head, n)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => head,
+        _ => word,
+    };
     if word.is_empty() || !word.bytes().all(|b| b.is_ascii_alphabetic()) {
         return PlainPiece::No;
     }

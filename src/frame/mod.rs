@@ -1322,4 +1322,15 @@ mod tests {
         assert!(colon[1].starts_with("2:11,11 memory"), "{}", colon[1]);
         assert_eq!(frame_all(&colon), [(1, OFFLOAD_015.to_string())]);
     }
+
+    /// Corpus 001:114 (`tests/fixtures/001-…`) under `docker logs -t` at 100 columns: the row ends in a blank
+    /// and the next begins `device 0: `, which reads like llama.cpp's `Device 0: ` record; the blank before
+    /// it says the sentence goes on, as for a function name's shape.
+    #[test]
+    fn a_row_that_reads_like_a_device_line_after_a_blank_is_the_rest() {
+        let line = "2026-12-07T03:14:23.181418113Z ggml_backend_cuda_buffer_type_alloc_buffer: allocating 560.00 MiB on device 0: cudaMalloc failed: out of memory";
+        let rows = wrap(line, 100);
+        assert!(rows[1].starts_with("device 0: "), "{}", rows[1]);
+        assert_eq!(frame_all(&rows), [(1, strip(line).to_string())]);
+    }
 }
