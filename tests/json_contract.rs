@@ -103,6 +103,8 @@ struct Input {
     joined_lines: u64,
     #[serde(default)]
     unrecognized: Vec<Unrecognized>,
+    #[serde(default)]
+    cut_by_wrap: Vec<CutByWrap>,
     warnings: Vec<Warning>,
     error: Option<String>,
     discovered_gpus: Vec<Gpu>,
@@ -165,6 +167,16 @@ struct Unrecognized {
     text: String,
     #[serde(default)]
     figures: Vec<Figure>,
+}
+
+/// A line a terminal's wrap cut inside a figure, not read (issue 52, part 1).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CutByWrap {
+    line: u64,
+    text: String,
+    width: u64,
+    notice: String,
 }
 
 /// A size an unrecognised line prints (issue 52).

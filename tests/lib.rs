@@ -71,3 +71,4 @@ mod spills;
 mod streamed_report;
 mod unread_lines;
 mod whatif_levers;
+mod wrap_cuts;

@@ -366,6 +366,13 @@ pub fn plain_piece(previous: &str, raw: &str, line: &str, prefixed: bool) -> Pla
     }
     let word = line.split_once(": ").map_or(line, |(head, _)| head);
     let word = word.strip_suffix(':').unwrap_or(word);
+    // A word and a number read like llama.cpp's `Device 0: ` as much as a word alone reads like a function
+    // name: the same evidence decides (`… allocating 560.00 MiB on ` / `device 0: cudaMalloc failed…`,
+    // corpus 001 under `docker logs -t` at 100 columns).
+    let word = match word.rsplit_once(' ') {
+        Some((head, n)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => head,
+        _ => word,
+    };
     if word.is_empty() || !word.bytes().all(|b| b.is_ascii_alphabetic()) {
         return PlainPiece::No;
     }
@@ -454,6 +461,60 @@ pub fn columns(text: &str) -> usize {
         n += 1;
     }
     n
+}
+
+/// True when a terminal's cut between the row `previous` (the end of a held record, exactly as wide as the
+/// terminal) and the next row `raw` (as printed, a paste's markup removed), which the joiner did not take for
+/// the record's rest, fell inside a figure: `previous` ends inside a number or its unit and `raw` begins with
+/// what would go on with it.
+///
+/// The rule, from how the servers print sizes (`1234.56 MiB`, `62.4 GiB`, `0 B`, `= 5`): `previous` ends
+/// with a digit (or a digit and a `.`) and `raw` begins with a digit, a `.`, or a unit (`MiB`, ` GiB`, `B`);
+/// or `previous` ends with a number and a space, or with the first letters of a unit (`12.5 G`, `512 Mi`),
+/// and `raw` begins with the unit's rest (`iB`, `B`, `GiB`). Such a line cannot be read without a guess:
+/// whether the digits of the next row are the number's rest or another line's (a line numbered `12:` or a
+/// piece of another record) is what the joiner could not tell.
+pub fn figure_cut(previous: &str, raw: &str) -> bool {
+    let p = previous.as_bytes();
+    let r = raw.as_bytes();
+    let Some(&last) = p.last() else {
+        return false;
+    };
+    let digit_before = |end: usize| end > 0 && p[end - 1].is_ascii_digit();
+    // The rest of a unit: `B`, `iB`, or a whole one (`KiB`, `MB`), then no letter.
+    let unit_rest = |r: &[u8], prefixes: &[u8]| {
+        let mut i = 0;
+        if r.first().is_some_and(|c| prefixes.contains(c)) {
+            i += 1;
+        }
+        if r.get(i) == Some(&b'i') {
+            i += 1;
+        }
+        r.get(i) == Some(&b'B') && !r.get(i + 1).is_some_and(u8::is_ascii_alphanumeric)
+    };
+    const PREFIXES: &[u8] = b"KMGTP";
+    match last {
+        b'0'..=b'9' => {
+            matches!(r.first(), Some(b'0'..=b'9' | b'.'))
+                || unit_rest(r.strip_prefix(b" ").unwrap_or(r), PREFIXES)
+        }
+        b'.' => digit_before(p.len() - 1) && r.first().is_some_and(u8::is_ascii_digit),
+        b' ' => digit_before(p.len() - 1) && unit_rest(r, PREFIXES),
+        b'i' => {
+            let end = p.len() - 1;
+            end > 0
+                && PREFIXES.contains(&p[end - 1])
+                && (digit_before(end - 1)
+                    || end >= 2 && p[end - 2] == b' ' && digit_before(end - 2))
+                && unit_rest(r, &[])
+        }
+        c if PREFIXES.contains(&c) => {
+            let end = p.len() - 1;
+            (digit_before(end) || end >= 1 && p[end - 1] == b' ' && digit_before(end - 1))
+                && unit_rest(r, b"")
+        }
+        _ => false,
+    }
 }
 
 /// True when `previous` ends with the first characters of a caret-form colour (`^[[0` of `^[[0m`) and `raw`
@@ -594,6 +655,34 @@ pub fn continuation(previous: &str, line: &str, indented: bool) -> Continuation 
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_cut_inside_a_figure_is_told_from_a_cut_beside_one() {
+        // Inside the number, between it and its unit, inside the unit (corpus 001's `1234.56 MiB` shapes).
+        for (previous, raw) in [
+            ("default_num_ctx=409", "6"),
+            ("buffer size =  4403", ".49 MiB"),
+            ("buffer size =  4403.", "49 MiB"),
+            ("buffer size =  4403.49", " MiB"),
+            ("buffer size =  4403.49 ", "MiB"),
+            ("buffer size =  4403.49 M", "iB"),
+            ("buffer size =  4403.49 Mi", "B"),
+            ("required=\"62.4 G", "iB\""),
+        ] {
+            assert!(figure_cut(previous, raw), "{previous} / {raw}");
+        }
+        for (previous, raw) in [
+            ("buffer size =  4403.49 MiB", "load_tensors: offloaded"),
+            ("offloaded 33/33 layers to GPU", "12 MiB"),
+            ("n_ctx = 4096", "load: x"),
+            ("layers.split=", "37"),
+            ("memory.gpu_o", "verhead=\"0 B\""),
+            ("", "1"),
+            ("size = 12 Mi", "ddle"),
+        ] {
+            assert!(!figure_cut(previous, raw), "{previous} / {raw}");
+        }
+    }
+
     use super::*;
 
     /// `sample-logs/803-…:1` (`vllm serve --trust-remote-code --tensor_parallel_size 2 …`) as a shell user

@@ -94,6 +94,8 @@ pub struct Framer {
     /// The held record is no slog record (nothing joins onto it by the re-wrap rules): it is held only as
     /// the first piece of a possible hard wrap, which needs the evidence of [`join::plain_wrap`].
     plain: bool,
+    /// The `grep -n` number (`12:`) the last physical row began with, if it began with one.
+    line_number: Option<u64>,
     /// Caret-form colours (`^[[32m`) were seen in this input: a terminal's cut may fall inside one.
     carets: bool,
     /// The rows of a container runtime's stored line that a terminal hard-wrapped, glued as they came
@@ -117,6 +119,10 @@ pub enum Framed<'a> {
     /// whose pid is `pid`, or the router itself (`None`). Said only once a router's prefix was seen, and
     /// each time the process changes.
     Process { line: u64, pid: Option<&'a str> },
+    /// The logical line handed out next (the one starting on physical line `line`) ends where a terminal cut
+    /// it at `width` columns inside a figure, and the next row was not joined onto it
+    /// ([`join::figure_cut`]): what it prints there cannot be read without a guess.
+    Cut { line: u64, width: usize },
 }
 
 /// Where the pending record stands as a hard-wrap candidate. Its width is measured only when a line that
@@ -150,7 +156,7 @@ impl Framer {
     pub fn push(&mut self, number: u64, bytes: &[u8], mut emit: impl FnMut(u64, &str)) {
         self.feed(number, bytes, |framed| match framed {
             Framed::Line(n, text) => emit(n, text),
-            Framed::FileStarts { .. } | Framed::Process { .. } => {}
+            Framed::FileStarts { .. } | Framed::Process { .. } | Framed::Cut { .. } => {}
         });
     }
 
@@ -257,7 +263,15 @@ impl Framer {
             }
             None => (text, None, false),
         };
-        let (mut line, stripped) = prefix::strip_prefixes(&text);
+        // `grep -n`'s number that follows the previous row's (`2:` after `1:`) is markup, whatever follows it:
+        // a terminal's row that begins with digits (`2:11,11 memory…`, the rest of `layers.split=11,11,`) can
+        // read like a time after it, which `prefix::strip_prefixes` alone leaves in the line.
+        let numbered = self.next_line_number(&text, json_markup.is_none());
+        let (mut line, mut stripped) = prefix::strip_prefixes(&text[numbered..]);
+        if numbered > 0 {
+            stripped.markup += numbered;
+            stripped.envelope_end = stripped.envelope_end.map(|end| end + numbered);
+        }
         // The line as the terminal printed it: a paste's markup came after any wrap (see `Stripped::markup`).
         let printed = &text[stripped.markup..];
         let partial = json_partial || stripped.partial;
@@ -301,8 +315,7 @@ impl Framer {
             // A vLLM or SGLang line naming its rank is a record of its own: nothing joins onto it or it onto
             // anything, and its rank stays before the payload (`prefix::rank_tag`).
             if self.has_pending {
-                self.has_pending = false;
-                emit(Framed::Line(self.pending_line, &self.pending));
+                self.hand_out_held(printed, line, &mut emit);
             }
             self.wrap = Wrap::No;
             if partial {
@@ -394,8 +407,7 @@ impl Framer {
             self.start_process(number, stripped.pid, &mut emit);
         }
         if self.has_pending {
-            self.has_pending = false;
-            emit(Framed::Line(self.pending_line, &self.pending));
+            self.hand_out_held(printed, line, &mut emit);
         }
         if let Some(name) = source_file::header(line) {
             // A header stands on a line of its own: a line joined onto the record above is no header.
@@ -434,6 +446,54 @@ impl Framer {
             self.has_pending = false;
             emit(Framed::Line(number, line));
         }
+    }
+
+    /// The length of the `grep -n` number (`12:`) `text` begins with when it follows the number the previous
+    /// physical row began with (`11:`), else 0; the number is remembered for the next row either way.
+    fn next_line_number(&mut self, text: &str, counted: bool) -> usize {
+        let b = text.as_bytes();
+        let digits = b.iter().take(8).take_while(|c| c.is_ascii_digit()).count();
+        let number = (counted && (1..=7).contains(&digits) && b.get(digits) == Some(&b':'))
+            .then(|| text[..digits].parse::<u64>().ok())
+            .flatten();
+        let follows = number.is_some() && number == self.line_number.map(|n| n + 1);
+        self.line_number = number;
+        if follows {
+            digits + 1
+        } else {
+            0
+        }
+    }
+
+    /// Hand out the held record because the row `printed` (a paste's markup removed; `line` once prefixes
+    /// are stripped too) does not continue it; first [`Framed::Cut`] when the record's last row was exactly
+    /// as wide as a terminal, the row carries no prefix of its own (a collector's or a server's prefix starts
+    /// a record: the held one was complete) and the cut between the two fell inside a figure
+    /// ([`join::figure_cut`]): the joiner could not tell the row for the figure's rest.
+    fn hand_out_held(&mut self, printed: &str, line: &str, emit: &mut impl FnMut(Framed<'_>)) {
+        self.has_pending = false;
+        // The last byte first: most records end in no figure, and their width is never counted.
+        if line.len() == printed.len() && join::figure_cut(&self.pending, printed) {
+            if let Some(width) = self.held_row_width() {
+                emit(Framed::Cut {
+                    line: self.pending_line,
+                    width,
+                });
+            }
+        }
+        emit(Framed::Line(self.pending_line, &self.pending));
+    }
+
+    /// The width of the held record's last row when it is exactly as wide as a terminal
+    /// ([`join::TERMINAL_WIDTHS`]) or as this input's known wrap width; `None` otherwise, or when the record
+    /// was joined by the re-wrap rules (no terminal's row).
+    fn held_row_width(&self) -> Option<usize> {
+        let width = match self.wrap {
+            Wrap::No => return None,
+            Wrap::Width(width) => width,
+            Wrap::Unmeasured { prefix_chars } => prefix_chars + self.pending.chars().count(),
+        };
+        (join::TERMINAL_WIDTHS.contains(&width) || width == self.wrap_width).then_some(width)
     }
 
     /// True when the physical line `text` is exactly as wide as a terminal ([`join::TERMINAL_WIDTHS`]) or as
@@ -935,6 +995,7 @@ mod tests {
                 Framed::Line(n, text) => format!("{n} {text}"),
                 Framed::FileStarts { line, name } => format!("file {line} {name}"),
                 Framed::Process { line, pid } => format!("process {line} {pid:?}"),
+                Framed::Cut { line, width } => format!("cut {line} at {width}"),
             })
         };
         for (i, line) in input.into_iter().enumerate() {
@@ -1187,5 +1248,89 @@ mod tests {
     fn invalid_utf8_is_replaced_not_dropped() {
         let out = frame(&[b"load_tensors: \xff CUDA0"]);
         assert_eq!(out[0].1, "load_tensors: \u{fffd} CUDA0");
+    }
+
+    /// Every item the framer hands out, a cut as `cut LINE at WIDTH`.
+    fn framed_items(input: &[String]) -> Vec<String> {
+        let mut f = Framer::new();
+        let mut out = Vec::new();
+        let mut on = |framed: Framed<'_>| match framed {
+            Framed::Line(n, text) => out.push(format!("{n}: {text}")),
+            Framed::Cut { line, width } => out.push(format!("cut {line} at {width}")),
+            Framed::FileStarts { .. } | Framed::Process { .. } => {}
+        };
+        for (i, l) in input.iter().enumerate() {
+            f.feed(i as u64 + 1, l.as_bytes(), &mut on);
+        }
+        f.finish(|n, text| out.push(format!("{n}: {text}")));
+        out
+    }
+
+    /// Corpus 511:13 (`sample-logs/511-…`), 133 characters, the first record of an input that a terminal 132
+    /// columns wide cut: `default_num_ctx=409` / `6`. A lone `6` may be a line of its own (nothing in it is a
+    /// slog pair, and no record of the input wrapped before), so the joiner does not take it; the cut fell
+    /// inside the figure, and the framer says so before the line.
+    const DEFAULT_CTX_511: &str = r#"time=2026-09-02T16:52:04.751Z level=INFO source=routes.go:2058 msg="vram-based default context" total_vram="0 B" default_num_ctx=4096"#;
+
+    #[test]
+    fn a_figure_cut_that_is_not_undone_is_said() {
+        let rows = wrap(DEFAULT_CTX_511, 132);
+        assert_eq!(rows[1], "6");
+        let out = framed_items(&rows);
+        assert_eq!(
+            out,
+            [
+                "cut 1 at 132".to_string(),
+                format!("1: {}", &DEFAULT_CTX_511[..132]),
+                "2: 6".to_string()
+            ]
+        );
+        // Not cut inside the figure (`…default_num_` / `ctx=4096`): no notice, whatever is joined.
+        let rows = wrap(&format!("{DEFAULT_CTX_511}  "), 120);
+        assert!(framed_items(&rows).iter().all(|l| !l.starts_with("cut")));
+        // The same record whole, or followed by a record a collector prefixed: no notice.
+        assert_eq!(
+            framed_items(&[DEFAULT_CTX_511.to_string()]),
+            [format!("1: {DEFAULT_CTX_511}")]
+        );
+        let row = &DEFAULT_CTX_511[..132];
+        let next = "2026-09-02T16:52:04.752Z stderr F 6".to_string();
+        assert!(framed_items(&[row.to_string(), next])
+            .iter()
+            .all(|l| !l.starts_with("cut")));
+    }
+
+    /// Rows a terminal cut, then numbered as a paste numbers lines (`numbered-bar`, `numbered-colon` of
+    /// `tests/paste_transforms.rs`), come back as the record: corpus 012:4 under journald at 80 columns with
+    /// `  12 | ` (the line number before a collector's prefix is markup, not part of the prefix), corpus 015:1
+    /// at 160 with `12:` (a row `2:11,11 memory…` is the number 2 and the rest of `layers.split=11,11,`, not
+    /// a time).
+    #[test]
+    fn numbered_rows_of_a_wrap_come_back_whole() {
+        let bar: Vec<String> = wrap(JOURNALD_012, 80)
+            .iter()
+            .enumerate()
+            .map(|(i, row)| format!("{:>3} | {row}", i + 11))
+            .collect();
+        let out = frame_all(&bar);
+        assert_eq!(out, [(1, strip(JOURNALD_012).to_string())]);
+        let colon: Vec<String> = wrap(OFFLOAD_015, 160)
+            .iter()
+            .enumerate()
+            .map(|(i, row)| format!("{}:{row}", i + 1))
+            .collect();
+        assert!(colon[1].starts_with("2:11,11 memory"), "{}", colon[1]);
+        assert_eq!(frame_all(&colon), [(1, OFFLOAD_015.to_string())]);
+    }
+
+    /// Corpus 001:114 (`tests/fixtures/001-…`) under `docker logs -t` at 100 columns: the row ends in a blank
+    /// and the next begins `device 0: `, which reads like llama.cpp's `Device 0: ` record; the blank before
+    /// it says the sentence goes on, as for a function name's shape.
+    #[test]
+    fn a_row_that_reads_like_a_device_line_after_a_blank_is_the_rest() {
+        let line = "2026-12-07T03:14:23.181418113Z ggml_backend_cuda_buffer_type_alloc_buffer: allocating 560.00 MiB on device 0: cudaMalloc failed: out of memory";
+        let rows = wrap(line, 100);
+        assert!(rows[1].starts_with("device 0: "), "{}", rows[1]);
+        assert_eq!(frame_all(&rows), [(1, strip(line).to_string())]);
     }
 }

@@ -404,6 +404,18 @@ pub fn strip_prefixes(mut line: &str) -> (&str, Stripped<'_>) {
                 line = &line[m.end()..];
                 continue;
             }
+            if let Some(end) = bar_number(line.as_bytes()) {
+                // An editor's line number (`  12 | `, its blanks stripped above) before a line that a
+                // collector's prefix begins (`  13 | Sep 11 00:42:49 ai ollama[3110]: …`): markup, taken
+                // before the collector's pattern, which would take it in (a terminal's row after it is
+                // measured without it, as on every other row).
+                line = &line[end..];
+                info.indented = false;
+                if outermost {
+                    info.markup = whole.len() - line.len();
+                }
+                continue;
+            }
             if let Some(end) = line_number(line.as_bytes()) {
                 // `grep -n` over one file (`12:`): what follows is the line as it was.
                 line = &line[end..];
@@ -538,6 +550,13 @@ fn cri_envelope(rest: &str) -> Option<(usize, bool)> {
 /// and a colon, unless exactly two digits follow (`03:14:19`, `12:30 ` are times; `1:0.05.209.581 I …` and
 /// `1:2026-06-06T…` are numbered lines). No log line of the corpus starts that way.
 #[inline]
+/// The length of an editor's line number as a code viewer copies it, blanks before it stripped: one to
+/// seven digits, then ` | ` (`12 | `).
+fn bar_number(b: &[u8]) -> Option<usize> {
+    let digits = b.iter().take(8).take_while(|c| c.is_ascii_digit()).count();
+    (digits > 0 && digits <= 7 && b[digits..].starts_with(b" | ")).then_some(digits + 3)
+}
+
 fn line_number(b: &[u8]) -> Option<usize> {
     let digits = b.iter().take(8).take_while(|c| c.is_ascii_digit()).count();
     if digits == 0 || digits > 7 || b.get(digits) != Some(&b':') {

@@ -47,6 +47,9 @@ pub enum Read<'a> {
     /// The lines handed out after this come from another process of a llama-server router (see
     /// [`super::Framed::Process`]): the child `pid`, or the router itself.
     Process { line: u64, pid: Option<&'a str> },
+    /// The logical line handed out next, which starts on physical line `line`, ends where a terminal cut a
+    /// figure at `width` columns and the rest was not joined on (see [`super::Framed::Cut`]).
+    WrapCut { line: u64, width: usize },
     /// A followed stream has no more data for now (its reader said [`Quiet`] between two lines): the line
     /// held back for joining was handed out before this, and whatever is complete can be reported.
     Idle,
@@ -315,6 +318,7 @@ impl<'s, F: FnMut(Read<'_>) -> Wants> Lines<'s, F> {
                 Framed::Line(n, text) => on(Read::Line(n, text)),
                 Framed::FileStarts { line, name } => on(Read::FileStarts { line, name }),
                 Framed::Process { line, pid } => on(Read::Process { line, pid }),
+                Framed::Cut { line, width } => on(Read::WrapCut { line, width }),
             }
         });
     }
@@ -374,6 +378,7 @@ mod tests {
             Read::CutLine { .. } => seen.push("cut".to_string()),
             Read::FileStarts { .. } => seen.push("file".to_string()),
             Read::Process { .. } => seen.push("process".to_string()),
+            Read::WrapCut { .. } => seen.push("wrap cut".to_string()),
         });
         assert_eq!(seen, ["line 1", "idle", "line 2"]);
     }

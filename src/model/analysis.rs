@@ -14,6 +14,33 @@ pub struct UnrecognizedLine {
     pub figures: Vec<LineFigure>,
 }
 
+/// A line a terminal's hard wrap cut inside a figure, where the framer could not tell the next row for the
+/// figure's rest (`frame::join::figure_cut`): the line is not read, so no other number stands in for the
+/// one the server printed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CutByWrap {
+    /// The physical line the cut line starts on.
+    pub line: u64,
+    /// The line as read, up to the cut.
+    pub text: String,
+    /// The terminal's width, in columns, at which the figure was cut.
+    pub width: u64,
+    /// What the report did with it: `a figure was cut by a wrap at column W; not read`.
+    pub notice: String,
+}
+
+impl CutByWrap {
+    /// The notice for line `line`, `text` as read, cut at `width` columns.
+    pub fn new(line: u64, text: &str, width: usize) -> CutByWrap {
+        CutByWrap {
+            line,
+            text: text.to_string(),
+            width: width as u64,
+            notice: format!("a figure was cut by a wrap at column {width}; not read"),
+        }
+    }
+}
+
 /// A size as an unrecognised line prints it, and its bytes.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct LineFigure {
@@ -59,6 +86,10 @@ pub struct InputSummary {
     /// The unrecognised memory lines themselves (only with `--show-unrecognized`; at most 10,000).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unrecognized: Vec<UnrecognizedLine>,
+    /// The memory lines a terminal's wrap cut inside a figure, not read (at most 10,000; none is serialised
+    /// when there are none).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub cut_by_wrap: Vec<CutByWrap>,
     pub warnings: Vec<InputWarning>,
     /// GPUs the server discovered (`inference compute` lines), in the order first printed; a GPU printed again
     /// (a server restart) keeps its place and takes the latest figures.
@@ -95,6 +126,7 @@ impl InputSummary {
         self.unrecognized_memory_lines += other.unrecognized_memory_lines;
         self.joined_lines += other.joined_lines;
         self.unrecognized.extend(other.unrecognized);
+        self.cut_by_wrap.extend(other.cut_by_wrap);
         for w in other.warnings {
             self.warn(w.line, w.message);
         }

@@ -34,7 +34,9 @@ pub use actual::{
     Actual, BreakdownRow, Buffer, BufferKind, FailedAllocation, FailedPart, FailureCause, KvCache,
     Recovered, WorkingSet,
 };
-pub use analysis::{Analysis, InputRole, InputSummary, InputWarning, LineFigure, UnrecognizedLine};
+pub use analysis::{
+    Analysis, CutByWrap, InputRole, InputSummary, InputWarning, LineFigure, UnrecognizedLine,
+};
 pub use attempt::{
     Attempt, AttemptGpu, Eviction, FitProbe, FitProbeDecision, FitProbeDevice, FitProbeTried,
 };

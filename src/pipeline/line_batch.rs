@@ -77,6 +77,10 @@ enum Item {
         line: u64,
         pid: Option<(usize, usize)>,
     },
+    WrapCut {
+        line: u64,
+        width: usize,
+    },
     Idle,
 }
 
@@ -111,6 +115,7 @@ impl Batch {
                 line,
                 pid: pid.map(|pid| self.keep(pid)),
             },
+            Read::WrapCut { line, width } => Item::WrapCut { line, width },
             Read::Idle => Item::Idle,
         };
         self.items.push(item);
@@ -161,6 +166,7 @@ impl Batch {
                     },
                     None,
                 ),
+                Item::WrapCut { line, width } => (Read::WrapCut { line, width }, None),
                 Item::Idle => (Read::Idle, None),
             };
             on(read, hits);

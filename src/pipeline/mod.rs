@@ -27,7 +27,7 @@ use crate::grammar;
 use crate::load::model_file::{LastRead, ModelFiles};
 use crate::load::Assembler;
 use crate::model::{
-    Concluded, InputRole, InputSummary, InputWarning, Load, Reconciled, UnrecognizedLine,
+    Concluded, CutByWrap, InputRole, InputSummary, InputWarning, Load, Reconciled, UnrecognizedLine,
 };
 use crate::parse::clock::Clock;
 use crate::parse::{LineOutcome, Parser};
@@ -249,11 +249,17 @@ impl Pipeline {
         let parser = &mut self.parser;
         let keep_unrecognized = self.keep_unrecognized;
         let line_filter = parser.line_filter();
+        // The line the framer said a terminal cut inside a figure (`Read::WrapCut`), and the width.
+        let mut wrap_cut: Option<(u64, usize)> = None;
         // `hits`: what the parser's literal scan found in a line, when a reading thread scanned it already.
         let mut on_read = |read: Read<'_>, hits: Option<Hits>| {
             'line: {
                 let (number, text) = match read {
                     Read::Line(number, text) => (number, text),
+                    Read::WrapCut { line, width } => {
+                        wrap_cut = Some((line, width));
+                        break 'line;
+                    }
                     Read::CutLine { line, skipped } => {
                         cut_line_warning(&mut summary, line, skipped);
                         break 'line;
@@ -282,6 +288,10 @@ impl Pipeline {
                         break 'line;
                     }
                 };
+                // Said just before the line it is about.
+                let cut_at = wrap_cut
+                    .take()
+                    .and_then(|(line, width)| (line == number).then_some(width));
                 if clock.jumps_back(text) {
                     let captures = &summary.captures;
                     assembler.another_log(|l| loads.push(l, captures, name));
@@ -305,6 +315,22 @@ impl Pipeline {
                     Some(hits) => parser.read_scanned_line(number, text, hits),
                     None => parser.read_line(number, text),
                 };
+                if let Some(width) = cut_at {
+                    // A line a rule would have read, or a memory line, cut inside a figure: read, it could give
+                    // another number than the server printed, so it is listed instead.
+                    let read = match &outcome {
+                        LineOutcome::Event(_) | LineOutcome::Malformed { .. } => true,
+                        LineOutcome::Unrecognized { memory_like } => *memory_like,
+                    };
+                    if read {
+                        if summary.cut_by_wrap.len() < MAX_KEPT_UNRECOGNIZED {
+                            summary
+                                .cut_by_wrap
+                                .push(CutByWrap::new(number, text, width));
+                        }
+                        break 'line;
+                    }
+                }
                 match outcome {
                     LineOutcome::Event(event) => {
                         summary.recognized_lines += 1;

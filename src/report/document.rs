@@ -183,6 +183,8 @@ pub struct InputItem {
     pub warnings: Vec<(Option<u64>, String)>,
     /// The unrecognised memory lines, when `--show-unrecognized` asked for them: `(line, text)`.
     pub unrecognized: Option<Vec<(u64, String)>>,
+    /// The lines a terminal's wrap cut inside a figure, not read: `(line, text, notice)`, always listed.
+    pub cut_by_wrap: Vec<(u64, String, String)>,
 }
 
 /// The inputs as one table (a row per input: lines, recognised, memory-like lines not understood, loads,

@@ -453,6 +453,17 @@ impl Markup for Html {
                     input.all_captures - input.captures.len()
                 );
             }
+            if !input.cut_by_wrap.is_empty() {
+                let _ = writeln!(
+                    out,
+                    "<details open><summary>{} lines of <code>{path}</code> cut inside a figure by a terminal's wrap, not read</summary>\n<pre>",
+                    input.cut_by_wrap.len()
+                );
+                for (line, text, notice) in &input.cut_by_wrap {
+                    let _ = writeln!(out, "{line}: {}: {}", esc(notice), esc(text));
+                }
+                out.push_str("</pre>\n</details>\n");
+            }
             if let Some(unrecognized) = &input.unrecognized {
                 if !unrecognized.is_empty() {
                     let _ = writeln!(

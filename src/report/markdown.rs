@@ -274,6 +274,23 @@ impl Markup for Markdown {
                     md_escape(message)
                 );
             }
+            if !input.cut_by_wrap.is_empty() {
+                let n = input.cut_by_wrap.len();
+                let _ = writeln!(
+                    out,
+                    "\n{n} line{} of {} cut inside a figure by a terminal's wrap, not read:\n",
+                    if n == 1 { "" } else { "s" },
+                    md_code(&input.path)
+                );
+                for (line, text, notice) in &input.cut_by_wrap {
+                    let _ = writeln!(
+                        out,
+                        "- line {line}: {}: {}",
+                        md_escape(notice),
+                        md_code(text)
+                    );
+                }
+            }
             for c in &input.captures {
                 let _ = writeln!(
                     out,

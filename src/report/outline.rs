@@ -237,6 +237,11 @@ fn input_items(
                     .map(|u| (u.line, u.text.clone()))
                     .collect()
             }),
+            cut_by_wrap: input
+                .cut_by_wrap
+                .iter()
+                .map(|c| (c.line, c.text.clone(), c.notice.clone()))
+                .collect(),
         })
         .collect()
 }

@@ -279,4 +279,20 @@ fn input_lines(out: &mut String, input: &InputItem) {
     for (line, text) in input.unrecognized.iter().flatten() {
         let _ = writeln!(out, "  unrecognized {path}:{line}: {}", sanitize(text));
     }
+    if !input.cut_by_wrap.is_empty() {
+        let n = input.cut_by_wrap.len();
+        let _ = writeln!(
+            out,
+            "  {n} line{} cut inside a figure by a terminal's wrap, not read:",
+            if n == 1 { "" } else { "s" }
+        );
+    }
+    for (line, text, notice) in &input.cut_by_wrap {
+        let _ = writeln!(
+            out,
+            "  cut {path}:{line}: {}: {}",
+            sanitize(notice),
+            sanitize(text)
+        );
+    }
 }

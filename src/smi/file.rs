@@ -65,7 +65,7 @@ pub fn read_capture(
         }
         Read::CutLine { line, skipped } => cut_line_warning(&mut summary, line, skipped),
         // A capture's rows are read the same whichever file of a paste they came from.
-        Read::FileStarts { .. } | Read::Process { .. } | Read::Idle => {}
+        Read::FileStarts { .. } | Read::Process { .. } | Read::WrapCut { .. } | Read::Idle => {}
     });
     scanner.finish(&mut |item| file_item(&mut summary, item));
     summary.lines = facts.lines;
