@@ -77,3 +77,39 @@ fn no_bundled_log_has_a_cut_figure() {
         );
     }
 }
+
+#[test]
+fn junit_counts_it() {
+    assert!(
+        report("junit").contains(r#"<property name="lines_cut_by_wrap" value="1"/>"#),
+        "{}",
+        report("junit")
+    );
+}
+
+#[test]
+fn the_issue_block_lists_it() {
+    use vramdiff::report::issue::{issue, IssueContext};
+    use vramdiff::report::redact::Known;
+    // The notice of the cut line, beside the load of the whole log it belongs to (`doctor --issue` keeps
+    // the cut lines of the load it reports).
+    let analysis = analyze(
+        LOG_511,
+        &std::fs::read(crate::util::root().join(LOG_511)).unwrap(),
+    );
+    let cut = analyze(LOG_511, &cut_line()).inputs[0].cut_by_wrap[0].clone();
+    let context = IssueContext {
+        origin: "server.log".to_string(),
+        cut_by_wrap: vec![(13, cut.text.clone(), cut.width)],
+        ..IssueContext::default()
+    };
+    let block = issue(1, &analysis.loads[0], &context, &Known::default());
+    assert!(
+        block.contains("- **Cut by a wrap:** 1 line whose figure a terminal's wrap cut, not read"),
+        "{block}"
+    );
+    assert!(
+        block.contains("default_num_ctx=409 (cut at column 132)"),
+        "{block}"
+    );
+}

@@ -13,7 +13,7 @@ use super::resolve::Doctor;
 use super::Outcome;
 use crate::live::capture::Capturer;
 use crate::live::ollama::PsClient;
-use crate::model::{Concluded, Load, UnrecognizedLine};
+use crate::model::{Concluded, CutByWrap, Load, UnrecognizedLine};
 use crate::pipeline::{LoadSink, Options, Pipeline};
 use crate::reconcile::observations::{Moment, Series};
 use crate::report::redact::{redact, Known};
@@ -83,7 +83,7 @@ pub fn doctor(request: &Doctor) -> Outcome {
     };
     let outcome = match result {
         Err(e) => Outcome::error(e),
-        Ok((_, None, _)) => {
+        Ok((_, None, _, _)) => {
             messages.push(format!("no model load in {}", found.origin));
             Outcome {
                 messages,
@@ -91,17 +91,23 @@ pub fn doctor(request: &Doctor) -> Outcome {
                 ..Outcome::default()
             }
         }
-        Ok((count, Some(load), unread)) => {
+        Ok((count, Some(load), unread, cut_by_wrap)) => {
             let stdout = if request.issue {
                 let source = &load.reconciled.load.source;
+                let of_load = |line: u64| (source.first_line..=source.last_line).contains(&line);
                 let context = issue::IssueContext {
                     origin: found.origin.clone(),
                     observed: observed_words(&load),
                     evidence: evidence_of(&load),
                     unread: unread
                         .iter()
-                        .filter(|u| (source.first_line..=source.last_line).contains(&u.line))
+                        .filter(|u| of_load(u.line))
                         .map(|u| (u.line, u.text.clone()))
+                        .collect(),
+                    cut_by_wrap: cut_by_wrap
+                        .iter()
+                        .filter(|c| of_load(c.line))
+                        .map(|c| (c.line, c.text.clone(), c.width))
                         .collect(),
                 };
                 issue::issue(count, &load, &context, &Known::this_machine()).into_bytes()
@@ -209,9 +215,14 @@ fn observe(request: &Doctor, messages: &mut Vec<String>) -> Moment {
     now
 }
 
-/// The log through the pipeline; the number of loads and the last.
-/// The loads counted, the last one, and the memory-like lines no rule understood.
-type Run = (usize, Option<Concluded>, Vec<UnrecognizedLine>);
+/// The log through the pipeline: the loads counted, the last one, the memory-like lines no rule understood,
+/// and the lines a terminal's wrap cut inside a figure.
+type Run = (
+    usize,
+    Option<Concluded>,
+    Vec<UnrecognizedLine>,
+    Vec<CutByWrap>,
+);
 
 fn run(path: &str, now: Moment) -> Result<Run, String> {
     let options = Options {
@@ -233,7 +244,12 @@ fn run(path: &str, now: Moment) -> Result<Run, String> {
     if let Some(e) = summary.error {
         return Err(e);
     }
-    Ok((sink.count, sink.last, summary.unrecognized))
+    Ok((
+        sink.count,
+        sink.last,
+        summary.unrecognized,
+        summary.cut_by_wrap,
+    ))
 }
 
 /// What was observed of the load now, in words.

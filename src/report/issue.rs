@@ -25,6 +25,9 @@ pub struct IssueContext {
     /// The memory-like lines of the load no rule understood: `(line, text)` (issue 52: a report says what
     /// it did not read).
     pub unread: Vec<(u64, String)>,
+    /// The lines of the load a terminal's wrap cut inside a figure, not read: `(line, text up to the cut,
+    /// the terminal's width)` (issue 52: a paste that destroyed a number says so).
+    pub cut_by_wrap: Vec<(u64, String, u64)>,
 }
 
 /// The issue block of `load` (number `index`), redacted.
@@ -66,6 +69,14 @@ pub fn issue(index: usize, load: &Concluded, context: &IssueContext, known: &Kno
             if context.unread.len() == 1 { "" } else { "s" }
         );
     }
+    if !context.cut_by_wrap.is_empty() {
+        let _ = writeln!(
+            out,
+            "- **Cut by a wrap:** {} line{} whose figure a terminal's wrap cut, not read (listed below)",
+            context.cut_by_wrap.len(),
+            if context.cut_by_wrap.len() == 1 { "" } else { "s" }
+        );
+    }
     out.push('\n');
     if load.findings.is_empty() {
         out.push_str("No finding.\n\n");
@@ -103,6 +114,17 @@ pub fn issue(index: usize, load: &Concluded, context: &IssueContext, known: &Kno
         out.push_str("<details><summary>Memory-like lines not understood</summary>\n\n```text\n");
         for (line, text) in &context.unread {
             let _ = writeln!(out, "{line}: {}", text.replace("```", "'''"));
+        }
+        out.push_str("```\n\n</details>\n\n");
+    }
+    if !context.cut_by_wrap.is_empty() {
+        out.push_str("<details><summary>Lines cut inside a figure by a terminal's wrap</summary>\n\n```text\n");
+        for (line, text, width) in &context.cut_by_wrap {
+            let _ = writeln!(
+                out,
+                "{line}: {} (cut at column {width})",
+                text.replace("```", "'''")
+            );
         }
         out.push_str("```\n\n</details>\n\n");
     }

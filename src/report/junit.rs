@@ -214,13 +214,21 @@ fn load_case(load: &Concluded, threshold: Option<Severity>) -> Case {
     }
 }
 
-/// The properties of an input's suite: the count of memory-like lines no rule understood, so what was not
-/// read is visible in CI too (issue 52; the JSON report lists them).
+/// The properties of an input's suite: the count of memory-like lines no rule understood, and of lines a
+/// terminal's wrap cut inside a figure where there are any, so what was not read is visible in CI too
+/// (issue 52; the JSON report lists them).
 pub fn input_properties(input: &InputSummary) -> Vec<(String, String)> {
-    vec![(
+    let mut properties = vec![(
         "unrecognized_memory_lines".to_string(),
         input.unrecognized_memory_lines.to_string(),
-    )]
+    )];
+    if !input.cut_by_wrap.is_empty() {
+        properties.push((
+            "lines_cut_by_wrap".to_string(),
+            input.cut_by_wrap.len().to_string(),
+        ));
+    }
+    properties
 }
 
 /// A suite per log input with a case per load of it. `system_out` adds text to each load's case.
