@@ -17,7 +17,7 @@ impl LoadBuilder {
             .iter()
             .filter(|(g, _)| g.library.as_deref() != Some("cpu"))
             .collect();
-        let whole_list = inventory.len() == self.devices.len();
+        let whole_list = inventory.len() >= self.devices.len();
         let mut gpus: Vec<Gpu> = if self.devices.is_empty() {
             inventory.iter().map(|(g, l)| to_gpu(g, *l)).collect()
         } else {
@@ -27,8 +27,8 @@ impl LoadBuilder {
                 .map(|(position, (d, line))| {
                     let mut gpu = to_gpu(d, *line);
                     // Enrich from discovery: by UUID, else by position when the names agree and discovery
-                    // listed as many GPUs as the runner has (a paste that starts inside discovery's list
-                    // lacks its first GPUs, and the runner's `Device 0` is then not its first line).
+                    // listed at least as many GPUs as the runner has (a paste that starts inside discovery's
+                    // list lacks its first GPUs, and the runner's `Device 0` is then not its first line).
                     let found = inventory
                         .iter()
                         .find(|(g, _)| d.id.is_some() && g.id == d.id)
