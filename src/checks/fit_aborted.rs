@@ -54,39 +54,22 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
     } else {
         Severity::Warning
     };
-    let hint = match (load.load.runtime.placer(), stop.cause) {
-        (Placer::LlamaFit(Launcher::User), FitStopCause::GpuLayersSetByUser) => {
-            "drop --n-gpu-layers (-ngl) so --fit can place the layers, or lower --ctx-size"
+    let hint = match load.load.runtime.placer() {
+        Placer::LlamaFit(Launcher::User) => {
+            undo_and_lower(stop.cause, "drop --n-gpu-layers (-ngl)", "--ctx-size")
         }
-        (Placer::LlamaFit(Launcher::User), FitStopCause::TensorSplitSetByUser) => {
-            "drop --tensor-split (-ts) so --fit can place the layers, or lower --ctx-size"
+        Placer::LlamaFit(Launcher::Ollama) => {
+            "unset num_gpu so llama.cpp's --fit can place the layers, or lower num_ctx".to_string()
         }
-        (Placer::LlamaFit(Launcher::User), FitStopCause::OverridesSetByUser) => {
-            "drop the tensor overrides (-ot, --n-cpu-moe) so --fit can place the layers, or lower --ctx-size"
-        }
-        (Placer::LlamaFit(Launcher::User), FitStopCause::SplitModeTensor | FitStopCause::Error) => {
-            "use --split-mode layer (or none) so --fit can place the layers, or lower --ctx-size"
-        }
-        (Placer::LlamaFit(Launcher::Ollama), _) => {
-            "unset num_gpu so llama.cpp's --fit can place the layers, or lower num_ctx"
-        }
-        // The user or Ollama ≥ 0.30 set the layers: the one setting each has for them.
-        (Placer::LlamaFit(Launcher::Unknown), FitStopCause::GpuLayersSetByUser) => {
-            "drop -ngl (or unset num_gpu, if Ollama ≥ 0.30 started llama-server) so --fit can place the layers, or lower the context"
-        }
-        // Only the user's flags set a split, overrides or a split mode (Ollama passes none of them).
-        (Placer::LlamaFit(Launcher::Unknown), FitStopCause::TensorSplitSetByUser) => {
-            "drop --tensor-split (-ts) so --fit can place the layers, or lower the context"
-        }
-        (Placer::LlamaFit(Launcher::Unknown), FitStopCause::OverridesSetByUser) => {
-            "drop the tensor overrides (-ot, --n-cpu-moe) so --fit can place the layers, or lower the context"
-        }
-        (
-            Placer::LlamaFit(Launcher::Unknown),
-            FitStopCause::SplitModeTensor | FitStopCause::Error,
-        ) => "use --split-mode layer (or none) so --fit can place the layers, or lower the context",
-        (Placer::OllamaScheduler | Placer::ServingEngine(_) | Placer::Unknown, _) => {
-            "let the fit place the layers, or lower the context"
+        // The user or Ollama ≥ 0.30 set the layers: the one setting each has for them. Only the user's flags
+        // set a split, overrides or a split mode (Ollama passes none of them).
+        Placer::LlamaFit(Launcher::Unknown) => undo_and_lower(
+            stop.cause,
+            "drop -ngl (or unset num_gpu, if Ollama ≥ 0.30 started llama-server)",
+            "the context",
+        ),
+        Placer::OllamaScheduler | Placer::ServingEngine(_) | Placer::Unknown => {
+            "let the fit place the layers, or lower the context".to_string()
         }
     };
     let mut lines = vec![stop.line];
@@ -98,9 +81,21 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
             "--fit aborted at line {}: {why}; the layers were placed as the user asked, unfitted{projection}",
             stop.line
         ),
-        hint,
+        &hint,
         lines,
         None,
         None,
     ));
+}
+
+/// What llama-server's user changes so the fit can run, for what stopped it (`drop_layers`: the layer
+/// setting in the launcher's spelling), and the context to lower in its spelling.
+fn undo_and_lower(cause: FitStopCause, drop_layers: &str, context: &str) -> String {
+    let undo = match cause {
+        FitStopCause::GpuLayersSetByUser => drop_layers,
+        FitStopCause::TensorSplitSetByUser => "drop --tensor-split (-ts)",
+        FitStopCause::OverridesSetByUser => "drop the tensor overrides (-ot, --n-cpu-moe)",
+        FitStopCause::SplitModeTensor | FitStopCause::Error => "use --split-mode layer (or none)",
+    };
+    format!("{undo} so --fit can place the layers, or lower {context}")
 }
