@@ -350,3 +350,22 @@ fn every_log_survives_compositions_of_two_or_three() {
         violations.join("\n")
     );
 }
+
+/// Writes one paste to `target/paste.log` to look at a violation by hand:
+/// `VRAMDIFF_PASTE_DUMP='sample-logs/X.log|journald-short+wrap-80|SEED' cargo test --test integration
+/// dump_one_paste -- --ignored` (the log, transforms and seed a violation names).
+#[test]
+#[ignore]
+fn dump_one_paste() {
+    let spec = std::env::var("VRAMDIFF_PASTE_DUMP").expect("VRAMDIFF_PASTE_DUMP='log|t1+t2|seed'");
+    let parts: Vec<&str> = spec.split('|').collect();
+    let [path, names, seed] = parts[..] else {
+        panic!("VRAMDIFF_PASTE_DUMP='log|t1+t2|seed', not {spec}");
+    };
+    let text = std::fs::read_to_string(root().join(path)).unwrap();
+    let chosen: Vec<Transform> = names.split('+').map(transform).collect();
+    let pasted = compose(&text, &chosen, seed.parse().unwrap());
+    let out = root().join("target/paste.log");
+    std::fs::write(&out, pasted).unwrap();
+    eprintln!("{}", out.display());
+}

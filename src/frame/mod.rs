@@ -98,6 +98,10 @@ pub struct Framer {
     line_number: Option<u64>,
     /// Caret-form colours (`^[[32m`) were seen in this input: a terminal's cut may fall inside one.
     carets: bool,
+    /// The held record's first row carried a collector's prefix (`prefix::Stripped::collector`): a row
+    /// without any prefix after it, where the terminal cut it, is its rest whatever it reads like
+    /// ([`Framer::hard_wrap`]).
+    held_prefixed: bool,
     /// The rows of a container runtime's stored line that a terminal hard-wrapped, glued as they came
     /// ([`Framer::feed`]); empty when none is held.
     rows: Vec<u8>,
@@ -328,6 +332,7 @@ impl Framer {
                 self.hold(number, &prefix::rank_tag(rank, line));
                 self.glue = false;
                 self.plain = true;
+                self.held_prefixed = stripped.collector;
                 self.wrap = Wrap::Width(printed.chars().count() + carets);
                 return;
             }
@@ -354,7 +359,12 @@ impl Framer {
             let wrapped = if record {
                 None
             } else {
-                self.hard_wrap(printed, line, carets)
+                // A row that begins with a colour is a record the terminal coloured, not the rest of one.
+                let coloured = json_markup.is_none()
+                    && decoded
+                        .get(stripped.markup..)
+                        .is_some_and(|row| row.starts_with('\x1b') || row.starts_with("^[["));
+                self.hard_wrap(printed, line, carets, coloured)
             };
             if let Some(full) = wrapped {
                 // The piece as printed, prefix-like text and spaces included: the cut was mid-record.
@@ -423,6 +433,7 @@ impl Framer {
             // A slog record, which later lines may continue; or any other line as wide as a terminal, the
             // first piece of a hard wrap, perhaps, held only for that (`plain`).
             self.plain = !join::can_be_continued(line);
+            self.held_prefixed = stripped.collector;
             self.pending.clear();
             self.pending.push_str(line);
             self.pending_line = number;
@@ -543,16 +554,23 @@ impl Framer {
     }
 
     /// When `raw` (whose stripped form is `line`) is the next piece of the pending record's hard wrap:
-    /// `Some(true)` if it is as wide as the others (more may follow), `Some(false)` if it is the last.
-    fn hard_wrap(&mut self, raw: &str, line: &str, carets: usize) -> Option<bool> {
+    /// `Some(true)` if it is as wide as the others (more may follow), `Some(false)` if it is the last. `coloured`:
+    /// the row as printed begins with a colour.
+    fn hard_wrap(&mut self, raw: &str, line: &str, carets: usize, coloured: bool) -> Option<bool> {
         if matches!(self.wrap, Wrap::No) {
             return None;
         }
         // What the line is, first: the usual next record is rejected here, before anything is measured.
         let blanks = raw.len() - raw.trim_start_matches([' ', '\t']).len();
         let prefixed = line.len() + blanks < raw.len();
+        // Every row a collector wrote begins with its prefix; a terminal's next row does not.
+        // After a prefixed row as wide as the terminal, a row without one is that row's rest, even when it
+        // reads like a record (`… common_param: common_params_p` / `rint_info: build 1 …`, corpus 511 under
+        // journald at 80 columns); the widths still decide below.
+        let collector_cut =
+            !prefixed && self.held_prefixed && blanks < 2 && !raw.is_empty() && !coloured;
         let piece = if self.plain {
-            if prefixed && self.completes_a_prefix(raw) {
+            if collector_cut || prefixed && self.completes_a_prefix(raw) {
                 join::PlainPiece::Yes
             } else {
                 join::plain_piece(&self.pending, raw, line, prefixed)
@@ -563,6 +581,7 @@ impl Framer {
         let open = match piece {
             join::PlainPiece::No => return None,
             _ if self.plain => false,
+            _ if collector_cut => join::has_open_quote(&self.pending),
             _ => join::wrap_piece(&self.pending, raw, line, prefixed)?,
         };
         let width = match self.wrap {
@@ -590,6 +609,7 @@ impl Framer {
             join::plain_wrap(&self.pending, width, known, raw, raw_chars)
         } else {
             join::hard_wrap(&self.pending, width, known, raw, raw_chars, open)
+                || collector_cut && join::TERMINAL_WIDTHS.contains(&width) && raw_chars <= width
         };
         if !wrapped {
             return None;
@@ -1175,6 +1195,47 @@ mod tests {
                 "[rank=TP0] Available KV cache memory: 25.46 GiB".to_string()
             )]
         );
+    }
+
+    /// corpus 511:21 (`sample-logs/511-docker-cpu-only-driver-too-old-ministral3b-mmproj-bge-m3-2loads.log`).
+    const BUILD_511: &str =
+        "cmn  common_param: common_params_print_info: build 1 (d222767c7) with GNU 13.3.1 for Linux x86_64";
+
+    #[test]
+    fn a_row_without_the_collectors_prefix_after_a_full_row_is_its_rest() {
+        // journald's prefix leaves `… common_params_p` on an 80-column row; the next row, `rint_info: build 1 …`,
+        // reads like a llama.cpp record, but every line journald wrote begins with its prefix: it is the rest.
+        for collector in [
+            "Dec 07 03:14:19 gpu-node ollama[2841]: ",
+            "dec 07 03:14:19.740412 gpu-node ollama[2841]: ",
+            "2026-12-07T03:14:19.740412+00:00 gpu-node ollama[2841]: ",
+            "ollama-1  | ",
+        ] {
+            let line = format!("{collector}{BUILD_511}");
+            for width in [80, 100] {
+                let rows = terminal(&line, width);
+                assert!(rows.len() > 1, "{rows:?}");
+                assert_eq!(
+                    frame_all(&rows),
+                    vec![(1, "common_param: common_params_print_info: build 1 (d222767c7) with GNU 13.3.1 for Linux x86_64".to_string())],
+                    "{collector:?} at {width}"
+                );
+            }
+        }
+        // A line another process wrote, as wide as a terminal by chance, is no cut: a bare `ident[pid]: ` is no
+        // collector's prefix (a collector stamps a time), and a row a terminal coloured starts a record.
+        let other = "dbus-daemon[812]: [system] Successfully activated service 'org.freedesktop.nm_dispatcher' (10.0.0.7)";
+        assert_eq!(other.len(), 100);
+        let next = "llama_context: n_batch               = 1024";
+        assert_eq!(frame_all(&[other.to_string(), next.to_string()]).len(), 2);
+        let wide =
+            "Dec 07 03:14:19 gpu-node ollama[2841]: load_tensors: offloaded 3/33 layers to GP"
+                .to_string();
+        assert_eq!(wide.len(), 80);
+        let coloured = format!("\x1b[36m{next}\x1b[0m");
+        assert_eq!(frame_all(&[wide.clone(), coloured]).len(), 2);
+        // Without the colour it is the rest.
+        assert_eq!(frame_all(&[wide, next.to_string()]).len(), 1);
     }
 
     #[test]

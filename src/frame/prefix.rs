@@ -204,6 +204,11 @@ pub struct Stripped<'a> {
     pub envelope_end: Option<usize>,
     /// The CRI envelope said `P`: the line goes on in the next piece, glued on with nothing between.
     pub partial: bool,
+    /// A collector's prefix was stripped: one that stamps every line it writes down with a time or its
+    /// source (journald and syslog with their time, `docker logs -t`, a container runtime's envelope,
+    /// `kubectl --prefix`, compose's service), not a bare `ident[pid]: ` or a server's own prefix. A row of a
+    /// terminal's wrap after such a line has none ([`super::Framer`]).
+    pub collector: bool,
     /// How many bytes at the start of the line are a paste's markup, outside every other prefix: a Markdown
     /// quote marker, a comment marker, a line number (`12:`, `  12 | `). Markup is put on every physical
     /// line after a terminal wrapped them, so the framer measures a hard wrap's pieces without it.
@@ -349,6 +354,7 @@ pub fn strip_prefixes(mut line: &str) -> (&str, Stripped<'_>) {
             if let Some(m) = JOURNALD_TAIL.find(&line[stamp..]) {
                 line = &line[stamp + m.end()..];
                 info.indented = false;
+                info.collector = true;
                 continue;
             }
         }
@@ -365,6 +371,7 @@ pub fn strip_prefixes(mut line: &str) -> (&str, Stripped<'_>) {
                 }
                 if inner.starts_with("pod/") && inner.matches('/').count() >= 2 {
                     line = &line[end + 2..];
+                    info.collector = true;
                     continue;
                 }
             }
@@ -372,6 +379,7 @@ pub fn strip_prefixes(mut line: &str) -> (&str, Stripped<'_>) {
         let first = line.as_bytes().first().copied().unwrap_or(0);
         if first.is_ascii_digit() {
             if let Some(m) = DOCKER_TIMESTAMP.find(line) {
+                info.collector = true;
                 let rest = &line[m.end()..];
                 if let Some((text, partial)) = cri_envelope(rest) {
                     // containerd's and CRI-O's node log: the stream and whether the line is whole.
@@ -458,11 +466,14 @@ pub fn strip_prefixes(mut line: &str) -> (&str, Stripped<'_>) {
                 // What the journald regex would match, found without it (the usual `journalctl` layout).
                 line = &line[end..];
                 info.indented = false;
+                info.collector = true;
                 continue;
             }
             let (bracket_colon, spaced_bar) = hints(head.as_bytes());
             if bracket_colon {
                 if let Some(m) = JOURNALD.find(line) {
+                    // With a time (the bare `ident[pid]: ` has no blank before its `]:`).
+                    info.collector |= m.as_str().trim_end().contains([' ', '\t']);
                     line = &line[m.end()..];
                     info.indented = false;
                     continue;
@@ -480,6 +491,7 @@ pub fn strip_prefixes(mut line: &str) -> (&str, Stripped<'_>) {
                         info.markup = whole.len() - line.len();
                     } else {
                         outermost = false;
+                        info.collector = true;
                     }
                     continue;
                 }
