@@ -366,6 +366,17 @@ fn dump_one_paste() {
     let chosen: Vec<Transform> = names.split('+').map(transform).collect();
     let pasted = compose(&text, &chosen, seed.parse().unwrap());
     let out = root().join("target/paste.log");
-    std::fs::write(&out, pasted).unwrap();
+    std::fs::write(&out, &pasted).unwrap();
     eprintln!("{}", out.display());
+    // The logical lines of both, to diff: `target/paste.framed` and `target/original.framed`.
+    for (name, bytes) in [("paste", pasted), ("original", text.into_bytes())] {
+        let mut framed = String::new();
+        vramdiff::frame::read::read_logical_lines(&bytes[..], |read| {
+            if let vramdiff::frame::read::Read::Line(_, line) = read {
+                framed.push_str(line);
+                framed.push('\n');
+            }
+        });
+        std::fs::write(root().join(format!("target/{name}.framed")), framed).unwrap();
+    }
 }

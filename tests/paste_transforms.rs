@@ -328,7 +328,9 @@ pub const OTHER_PROCESSES: &[&str] = &[
 /// Other processes' lines between the log's records (never inside one: a record printed in one write is
 /// never split by another process's line; where a record begins is what the framer makes of the original),
 /// nor inside what a tool printed in one go (an nvidia-smi table pasted into the log, from its date line on:
-/// no other line before a row or border, `|` or `+-`).
+/// no other line before a row or border, `|` or `+-`). In a collector's output every line carries the
+/// collector's prefix, other processes' lines too: where the log's lines have one, the other line gets the
+/// one the record after it begins with ([`collector_prefix`]).
 fn interleave(text: &str, seed: u64) -> String {
     let starts = record_starts(text);
     let mut rng = Rng::new(seed);
@@ -340,13 +342,32 @@ fn interleave(text: &str, seed: u64) -> String {
         };
         let between = !in_table(line);
         if between && starts.contains(&(i as u64 + 1)) && rng.below(4) == 0 {
-            out.push_str(OTHER_PROCESSES[rng.below(OTHER_PROCESSES.len())]);
+            let other = OTHER_PROCESSES[rng.below(OTHER_PROCESSES.len())];
+            out.push_str(&collector_prefix(line, other));
+            out.push_str(other);
             out.push('\n');
         }
         out.push_str(line);
         out.push('\n');
     }
     out
+}
+
+/// The prefix a collector that wrote `line` (journald, a container runtime, compose…) writes before `other`,
+/// another process's line in the same output: the shortest start of `line`, up to a blank, that the framer
+/// strips from `other` as it strips `other`'s own prefix (journald's time and host before `systemd[1]: `, its
+/// whole prefix before `kernel: `); empty when `line` has no collector's prefix.
+fn collector_prefix(line: &str, other: &str) -> String {
+    use vramdiff::frame::prefix::strip_prefixes;
+    if strip_prefixes(line).1.collector.is_none() {
+        return String::new();
+    }
+    let want = strip_prefixes(other).0;
+    line.match_indices(' ')
+        .map(|(i, _)| &line[..=i])
+        .find(|prefix| strip_prefixes(&format!("{prefix}{other}")).0 == want)
+        .unwrap_or_default()
+        .to_string()
 }
 
 /// The physical lines (1-based) on which the framer starts a logical line of `text`.

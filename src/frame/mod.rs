@@ -63,6 +63,11 @@ fn row_columns(row: &[u8]) -> usize {
     join::columns(&String::from_utf8_lossy(row))
 }
 
+/// The most blanks a terminal's row after a collector's prefixed row begins with and still be its rest (the
+/// cut fell in a padded column: `[GIN] … | 500 |       ` / `   1m0s | …`, Gin pads a duration to 13
+/// columns); journald indents the next lines of a message of several lines by its prefix's width, more.
+const MAX_CUT_BLANKS: usize = 16;
+
 /// A logical line bigger than this is not extended further by joining.
 const MAX_JOINED_BYTES: usize = 1 << 20;
 
@@ -98,10 +103,12 @@ pub struct Framer {
     line_number: Option<u64>,
     /// Caret-form colours (`^[[32m`) were seen in this input: a terminal's cut may fall inside one.
     carets: bool,
-    /// The held record's first row carried a collector's prefix (`prefix::Stripped::collector`): a row
-    /// without any prefix after it, where the terminal cut it, is its rest whatever it reads like
+    /// The collector whose prefix the held record's first row carried (`prefix::Stripped::collector`): a row
+    /// that does not begin with the same, where the terminal cut it, is its rest whatever it reads like
     /// ([`Framer::hard_wrap`]).
-    held_prefixed: bool,
+    held_collector: Option<prefix::Collector>,
+    /// The held record's first row began with a paste's markup (`prefix::Stripped::markup`).
+    held_markup: bool,
     /// The rows of a container runtime's stored line that a terminal hard-wrapped, glued as they came
     /// ([`Framer::feed`]); empty when none is held.
     rows: Vec<u8>,
@@ -127,6 +134,17 @@ pub enum Framed<'a> {
     /// it at `width` columns inside a figure, and the next row was not joined onto it
     /// ([`join::figure_cut`]): what it prints there cannot be read without a guess.
     Cut { line: u64, width: usize },
+}
+
+/// A physical row offered to a held record as the next piece of a hard wrap ([`Framer::hard_wrap`]).
+#[derive(Debug, Clone, Copy)]
+struct Row<'a> {
+    /// The row as the terminal printed it (a paste's markup removed).
+    raw: &'a str,
+    /// `raw` with its prefixes stripped.
+    line: &'a str,
+    /// The collector whose prefix `raw` begins with.
+    collector: Option<prefix::Collector>,
 }
 
 /// Where the pending record stands as a hard-wrap candidate. Its width is measured only when a line that
@@ -332,7 +350,8 @@ impl Framer {
                 self.hold(number, &prefix::rank_tag(rank, line));
                 self.glue = false;
                 self.plain = true;
-                self.held_prefixed = stripped.collector;
+                self.held_collector = stripped.collector;
+                self.held_markup = stripped.markup > 0;
                 self.wrap = Wrap::Width(printed.chars().count() + carets);
                 return;
             }
@@ -364,11 +383,29 @@ impl Framer {
                     && decoded
                         .get(stripped.markup..)
                         .is_some_and(|row| row.starts_with('\x1b') || row.starts_with("^[["));
-                self.hard_wrap(printed, line, carets, coloured)
+                // A paste's markup is on every row or none: what reads like it on a row after a record that
+                // had none is the record's text (`… | task 133` / `8 | processing task…`, a line number).
+                let row =
+                    if self.held_collector.is_some() && !self.held_markup && stripped.markup > 0 {
+                        Row {
+                            raw: &text,
+                            line: &text,
+                            collector: None,
+                        }
+                    } else {
+                        Row {
+                            raw: printed,
+                            line,
+                            collector: stripped.collector,
+                        }
+                    };
+                self.hard_wrap(row, carets, coloured)
+                    .map(|full| (full, row.raw.len() != printed.len()))
             };
-            if let Some(full) = wrapped {
+            if let Some((full, with_markup)) = wrapped {
                 // The piece as printed, prefix-like text and spaces included: the cut was mid-record.
-                self.pending.push_str(printed);
+                self.pending
+                    .push_str(if with_markup { text.as_ref() } else { printed });
                 self.joined_lines += 1;
                 if self.carets {
                     self.remove_carets();
@@ -433,7 +470,8 @@ impl Framer {
             // A slog record, which later lines may continue; or any other line as wide as a terminal, the
             // first piece of a hard wrap, perhaps, held only for that (`plain`).
             self.plain = !join::can_be_continued(line);
-            self.held_prefixed = stripped.collector;
+            self.held_collector = stripped.collector;
+            self.held_markup = stripped.markup > 0;
             self.pending.clear();
             self.pending.push_str(line);
             self.pending_line = number;
@@ -556,19 +594,26 @@ impl Framer {
     /// When `raw` (whose stripped form is `line`) is the next piece of the pending record's hard wrap:
     /// `Some(true)` if it is as wide as the others (more may follow), `Some(false)` if it is the last. `coloured`:
     /// the row as printed begins with a colour.
-    fn hard_wrap(&mut self, raw: &str, line: &str, carets: usize, coloured: bool) -> Option<bool> {
+    fn hard_wrap(&mut self, row: Row<'_>, carets: usize, coloured: bool) -> Option<bool> {
         if matches!(self.wrap, Wrap::No) {
             return None;
         }
+        let Row { raw, line, .. } = row;
         // What the line is, first: the usual next record is rejected here, before anything is measured.
         let blanks = raw.len() - raw.trim_start_matches([' ', '\t']).len();
         let prefixed = line.len() + blanks < raw.len();
-        // Every row a collector wrote begins with its prefix; a terminal's next row does not.
-        // After a prefixed row as wide as the terminal, a row without one is that row's rest, even when it
+        // Every row a collector wrote begins with its prefix, in the same shape; a terminal's next row does
+        // not. After a prefixed row as wide as the terminal, a row without it is that row's rest, even when it
         // reads like a record (`… common_param: common_params_p` / `rint_info: build 1 …`, corpus 511 under
-        // journald at 80 columns); the widths still decide below.
-        let collector_cut =
-            !prefixed && self.held_prefixed && blanks < 2 && !raw.is_empty() && !coloured;
+        // journald at 80 columns) or begins like another prefix (`… | 200 |  37.34` / `666911s |      172…`,
+        // a compose prefix of another width); the widths still decide below.
+        let collector_cut = self.held_collector.is_some()
+            && row.collector != self.held_collector
+            && blanks < MAX_CUT_BLANKS
+            && !raw.is_empty()
+            && !coloured
+            // A Markdown fence closing the paste is the paste's, not the record's.
+            && !(raw.starts_with("```") || raw.starts_with("~~~"));
         let piece = if self.plain {
             if collector_cut || prefixed && self.completes_a_prefix(raw) {
                 join::PlainPiece::Yes
@@ -605,12 +650,16 @@ impl Framer {
         if piece == join::PlainPiece::IfWidthKnown && !known {
             return None;
         }
-        let wrapped = if self.plain {
-            join::plain_wrap(&self.pending, width, known, raw, raw_chars)
-        } else {
-            join::hard_wrap(&self.pending, width, known, raw, raw_chars, open)
-                || collector_cut && join::TERMINAL_WIDTHS.contains(&width) && raw_chars <= width
-        };
+        let collector_wrap = collector_cut
+            && width >= join::MIN_WRAP_WIDTH
+            && (join::TERMINAL_WIDTHS.contains(&width) || known)
+            && raw_chars <= width;
+        let wrapped = collector_wrap
+            || if self.plain {
+                join::plain_wrap(&self.pending, width, known, raw, raw_chars)
+            } else {
+                join::hard_wrap(&self.pending, width, known, raw, raw_chars, open)
+            };
         if !wrapped {
             return None;
         }
@@ -1236,6 +1285,43 @@ mod tests {
         assert_eq!(frame_all(&[wide.clone(), coloured]).len(), 2);
         // Without the colour it is the rest.
         assert_eq!(frame_all(&[wide, next.to_string()]).len(), 1);
+    }
+
+    /// corpus 1203:60 and 1203:31 (`sample-logs/1203-docker-compose-ollama-llama-server-runner-…-timeout.log`),
+    /// a compose log.
+    const GIN_1203: &str = "rag-ollama       | [GIN] 2026/09/19 - 16:56:38 | 200 |  37.34666911s |      172.16.1.4 | POST     \"/v1/chat/completions\"";
+    const TASK_1203: &str =
+        "rag-ollama       | slot launch_slot_: id  0 | task 1338 | processing task, is_child = 0";
+
+    #[test]
+    fn a_row_that_begins_like_another_prefix_after_a_collectors_full_row_is_its_rest() {
+        let journald = "dec 07 03:14:21.183412 gpu-node ollama[2841]: ";
+        // `… | 200 |` / `  37.34666911s |      172.16.1.4 | POST …`: blanks of a padded column, then what reads
+        // like a compose prefix of another width than the log's.
+        let rows = terminal(&format!("{journald}{GIN_1203}"), 100);
+        assert!(rows[1].starts_with("  37.34666911s |"), "{rows:?}");
+        let (_, gin) = GIN_1203.split_once("| ").unwrap();
+        assert_eq!(frame_all(&rows), vec![(1, gin.to_string())]);
+        // The log's own compose prefix, with no journald before it: the same.
+        let rows = terminal(GIN_1203, 80);
+        assert!(rows[1].starts_with("16.1.4 | POST"), "{rows:?}");
+        assert_eq!(frame_all(&rows), vec![(1, gin.to_string())]);
+        // `… task 133` / `8 | processing task…`: a line number's shape, where the log's rows have none.
+        let rows = terminal(&format!("{journald}{TASK_1203}"), 100);
+        assert!(rows[1].starts_with("8 | processing"), "{rows:?}");
+        assert_eq!(
+            frame_all(&rows),
+            frame_all(&[format!("{journald}{TASK_1203}")])
+        );
+        assert!(frame_all(&rows)[0]
+            .1
+            .ends_with("task 1338 | processing task, is_child = 0"));
+        // A record of the log after a full row still starts a record: the same collector's prefix.
+        let full = terminal(&format!("{journald}{TASK_1203}"), 100)[0].clone();
+        let next = format!("{journald}{GIN_1203}");
+        assert_eq!(frame_all(&[full.clone(), next]).len(), 2);
+        // So does a Markdown fence closing the paste.
+        assert_eq!(frame_all(&[full, "```".to_string()]).len(), 2);
     }
 
     #[test]

@@ -186,6 +186,23 @@ fn vllm_rank<'a>(name: &'a str, rank: Option<&'a str>, pid: &'a str) -> Option<R
     }
 }
 
+/// A collector that stamps every line it writes down, by the shape of its prefix: the same collector writes
+/// the same shape on every line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Collector {
+    /// journald or syslog with a month and a time (`Dec 07 03:14:19 host ollama[2841]: `), or with the time
+    /// since boot (`[ 8421.034112] host ollama[2841]: `).
+    Journald,
+    /// An RFC 3339 time first: `docker logs -t`, journald `short-iso`, RFC 3339 syslog, a CI runner, a
+    /// container runtime's envelope.
+    Stamp,
+    /// `kubectl logs --prefix`: `[pod/name/container] `.
+    Kubectl,
+    /// docker compose's service, padded so that every service's bar is in the same column (`ollama-1  | `):
+    /// the prefix's length.
+    Compose(usize),
+}
+
 /// What was in front of a line, so the joiner can tell an indented continuation from a record, and the framer
 /// which file of a paste the line comes from.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -204,11 +221,10 @@ pub struct Stripped<'a> {
     pub envelope_end: Option<usize>,
     /// The CRI envelope said `P`: the line goes on in the next piece, glued on with nothing between.
     pub partial: bool,
-    /// A collector's prefix was stripped: one that stamps every line it writes down with a time or its
-    /// source (journald and syslog with their time, `docker logs -t`, a container runtime's envelope,
-    /// `kubectl --prefix`, compose's service), not a bare `ident[pid]: ` or a server's own prefix. A row of a
-    /// terminal's wrap after such a line has none ([`super::Framer`]).
-    pub collector: bool,
+    /// The outermost collector's prefix stripped, if any: one that stamps every line it writes down with a
+    /// time or its source, not a bare `ident[pid]: ` or a server's own prefix. A row of a terminal's wrap
+    /// after such a line does not begin with it ([`super::Framer`]).
+    pub collector: Option<Collector>,
     /// How many bytes at the start of the line are a paste's markup, outside every other prefix: a Markdown
     /// quote marker, a comment marker, a line number (`12:`, `  12 | `). Markup is put on every physical
     /// line after a terminal wrapped them, so the framer measures a hard wrap's pieces without it.
@@ -354,7 +370,7 @@ pub fn strip_prefixes(mut line: &str) -> (&str, Stripped<'_>) {
             if let Some(m) = JOURNALD_TAIL.find(&line[stamp..]) {
                 line = &line[stamp + m.end()..];
                 info.indented = false;
-                info.collector = true;
+                info.collector = info.collector.or(Some(Collector::Journald));
                 continue;
             }
         }
@@ -371,7 +387,7 @@ pub fn strip_prefixes(mut line: &str) -> (&str, Stripped<'_>) {
                 }
                 if inner.starts_with("pod/") && inner.matches('/').count() >= 2 {
                     line = &line[end + 2..];
-                    info.collector = true;
+                    info.collector = info.collector.or(Some(Collector::Kubectl));
                     continue;
                 }
             }
@@ -379,7 +395,7 @@ pub fn strip_prefixes(mut line: &str) -> (&str, Stripped<'_>) {
         let first = line.as_bytes().first().copied().unwrap_or(0);
         if first.is_ascii_digit() {
             if let Some(m) = DOCKER_TIMESTAMP.find(line) {
-                info.collector = true;
+                info.collector = info.collector.or(Some(Collector::Stamp));
                 let rest = &line[m.end()..];
                 if let Some((text, partial)) = cri_envelope(rest) {
                     // containerd's and CRI-O's node log: the stream and whether the line is whole.
@@ -466,14 +482,16 @@ pub fn strip_prefixes(mut line: &str) -> (&str, Stripped<'_>) {
                 // What the journald regex would match, found without it (the usual `journalctl` layout).
                 line = &line[end..];
                 info.indented = false;
-                info.collector = true;
+                info.collector = info.collector.or(Some(Collector::Journald));
                 continue;
             }
             let (bracket_colon, spaced_bar) = hints(head.as_bytes());
             if bracket_colon {
                 if let Some(m) = JOURNALD.find(line) {
                     // With a time (the bare `ident[pid]: ` has no blank before its `]:`).
-                    info.collector |= m.as_str().trim_end().contains([' ', '\t']);
+                    if m.as_str().trim_end().contains([' ', '\t']) {
+                        info.collector = info.collector.or(Some(Collector::Journald));
+                    }
                     line = &line[m.end()..];
                     info.indented = false;
                     continue;
@@ -491,7 +509,7 @@ pub fn strip_prefixes(mut line: &str) -> (&str, Stripped<'_>) {
                         info.markup = whole.len() - line.len();
                     } else {
                         outermost = false;
-                        info.collector = true;
+                        info.collector = info.collector.or(Some(Collector::Compose(m.end())));
                     }
                     continue;
                 }
