@@ -359,15 +359,25 @@ fn interleave(text: &str, seed: u64) -> String {
 /// whole prefix before `kernel: `); empty when `line` has no collector's prefix.
 fn collector_prefix(line: &str, other: &str) -> String {
     use vramdiff::frame::prefix::strip_prefixes;
-    if strip_prefixes(line).1.collector.is_none() {
+    let (_, written) = strip_prefixes(line);
+    if written.collector.is_none() {
         return String::new();
     }
     let want = strip_prefixes(other).0;
-    line.match_indices(' ')
+    let prefix = line
+        .match_indices(' ')
         .map(|(i, _)| &line[..=i])
-        .find(|prefix| strip_prefixes(&format!("{prefix}{other}")).0 == want)
-        .unwrap_or_default()
-        .to_string()
+        .find(|prefix| {
+            let other = format!("{prefix}{other}");
+            let (rest, stripped) = strip_prefixes(&other);
+            // A container runtime's envelope is on every line it stores.
+            rest == want && stripped.envelope_end.is_some() == written.envelope_end.is_some()
+        })
+        .unwrap_or_default();
+    // A container runtime writes the other line whole (`F`), whatever the piece after it is.
+    prefix
+        .replace(" stdout P ", " stdout F ")
+        .replace(" stderr P ", " stderr F ")
 }
 
 /// The physical lines (1-based) on which the framer starts a logical line of `text`.

@@ -279,7 +279,8 @@ pub fn wrap_piece(previous: &str, raw: &str, line: &str, prefixed: bool) -> Opti
     // No record is a lone `time=` token: a `level=` after one is the same record, cut where a collector
     // prefix in front of the first piece pushed it (`Aug 22 17:36:22 amobile ollama[30907]: time=… ` / `level=…`).
     let level = line.starts_with("level=");
-    if level && previous.trim_end().contains(' ') {
+    if level && previous.trim_end().contains(' ') && !previous.ends_with(['_', '.']) {
+        // (After `_` or `.` it ends a key: `… log_` / `level=0, …`.)
         return None;
     }
     let open = has_open_quote(previous);
@@ -357,6 +358,11 @@ pub fn plain_piece(previous: &str, raw: &str, line: &str, prefixed: bool) -> Pla
     {
         // A collector's prefix left room for a word only, cut inside a function name (`llama_kv_cach` /
         // `e_unified: …`): a lone fragment is no record.
+        return PlainPiece::Yes;
+    }
+    if previous.ends_with('_') && raw.starts_with(|c: char| c.is_ascii_alphanumeric()) {
+        // A name cut after its `_` (`…, log_` / `level=0, show_time_cost=False, …`, SGLang's `server_args`
+        // at 80 columns): no record begins right after one.
         return PlainPiece::Yes;
     }
     if raw.starts_with('_') && previous.ends_with(|c: char| c.is_ascii_alphanumeric()) {
@@ -845,6 +851,22 @@ mod tests {
         assert!(!slog_cut(previous, "memory.available=1"));
         // A closing quote is followed by a space.
         assert!(!slog_cut(r#"msg="a b""#, "x=1"));
+    }
+
+    #[test]
+    fn a_name_cut_after_its_underscore_goes_on_in_the_next_row() {
+        // corpus 811:3, SGLang's `server_args`, cut inside `log_requests_level=0`: `level=` reads like a
+        // Go slog record's start, but none begins right after a `_`.
+        let previous = "[2025-03-08 12:29:04] server_args=ServerArgs(model_path='/home/model/Qwen/QwQ-32B', log_requests_";
+        let raw = "level=0, show_time_cost=False, enable_metrics=True";
+        assert_eq!(
+            super::plain_piece(previous, raw, raw, false),
+            super::PlainPiece::Yes
+        );
+        assert_eq!(
+            super::plain_piece("msg=done", raw, raw, false),
+            super::PlainPiece::No
+        );
     }
 
     #[test]

@@ -107,14 +107,19 @@ pub struct Framer {
     /// that does not begin with the same, where the terminal cut it, is its rest whatever it reads like
     /// ([`Framer::hard_wrap`]).
     held_collector: Option<prefix::Collector>,
-    /// The held record's first row began with a paste's markup (`prefix::Stripped::markup`).
-    held_markup: bool,
+    /// The paste's markup the held record's first row began with (`prefix::Stripped::markup`), if any.
+    held_markup: String,
+    /// The held record's last row ended with a colour's reset (`^[[0m`): a terminal that coloured the
+    /// record whole reset it at its end, so a row after it that sets a colour is another record.
+    held_reset: bool,
     /// The rows of a container runtime's stored line that a terminal hard-wrapped, glued as they came
     /// ([`Framer::feed`]); empty when none is held.
     rows: Vec<u8>,
     /// The physical line the held rows start on, their width in columns, how many were glued on.
     rows_line: u64,
     rows_width: usize,
+    /// How many bytes of the held rows' first are a paste's markup.
+    rows_markup: usize,
     rows_glued: u64,
 }
 
@@ -134,6 +139,43 @@ pub enum Framed<'a> {
     /// it at `width` columns inside a figure, and the next row was not joined onto it
     /// ([`join::figure_cut`]): what it prints there cannot be read without a guess.
     Cut { line: u64, width: usize },
+}
+
+/// Where the paste's markup `held` (a held row's) ends in `markup` (a later row's), the two having the same
+/// shape there: the same bytes, a line number (with the blanks aligning it) standing for any (`31:` and
+/// `32:8 | `: 3; `  9 | ` and ` 10 | 2:28`: 6). `None`
+/// when `markup` does not begin as `held` does.
+fn same_markup_end(markup: &[u8], held: &[u8]) -> Option<usize> {
+    let (m, h) = (markup, held);
+    // A number with the blanks that align it (`  9 | ` and ` 10 | `).
+    let number = |b: &[u8], k: usize| {
+        let run = b[k..]
+            .iter()
+            .take_while(|c| c.is_ascii_digit() || **c == b' ')
+            .count();
+        let digit = b[k..k + run].iter().any(u8::is_ascii_digit);
+        digit.then_some(run)
+    };
+    let (mut i, mut j) = (0, 0);
+    while j < h.len() {
+        if let Some(dh) = number(h, j) {
+            let dm = number(m, i)?;
+            (i, j) = (i + dm, j + dh);
+        } else if m.get(i) == Some(&h[j]) {
+            (i, j) = (i + 1, j + 1);
+        } else {
+            return None;
+        }
+    }
+    Some(i)
+}
+
+/// True when the physical row `decoded` ends with a colour's reset, raw or in caret form (`ESC[0m`, `^[[m`).
+fn ends_with_reset(decoded: &str) -> bool {
+    let row = decoded.trim_end();
+    ["\x1b[0m", "\x1b[m", "^[[0m", "^[[m"]
+        .iter()
+        .any(|reset| row.ends_with(reset))
 }
 
 /// A physical row offered to a held record as the next piece of a hard wrap ([`Framer::hard_wrap`]).
@@ -187,7 +229,13 @@ impl Framer {
     /// of the previous file).
     pub fn feed(&mut self, number: u64, bytes: &[u8], mut emit: impl FnMut(Framed<'_>)) {
         if !self.rows.is_empty() {
-            let row = &bytes[markup_len(bytes)..];
+            // The paste's markup is the first row's, on every row: more than that is the line's text (`01:`
+            // of `pci_id=0000:` / `01:00.0 …`, which reads like a line number).
+            let markup = markup_len(bytes);
+            let held = &self.rows[..self.rows_markup];
+            let markup =
+                same_markup_end(&bytes[..markup], held).map_or(markup, |end| end.min(markup));
+            let row = &bytes[markup..];
             if self.envelope_row_continues(row) {
                 self.rows.extend_from_slice(row);
                 self.rows_glued += 1;
@@ -202,6 +250,7 @@ impl Framer {
             self.rows.extend_from_slice(bytes);
             self.rows_line = number;
             self.rows_width = width;
+            self.rows_markup = markup_len(bytes);
             return;
         }
         self.frame(number, bytes, emit);
@@ -351,7 +400,9 @@ impl Framer {
                 self.glue = false;
                 self.plain = true;
                 self.held_collector = stripped.collector;
-                self.held_markup = stripped.markup > 0;
+                self.held_reset = ends_with_reset(&decoded);
+                self.held_markup.clear();
+                self.held_markup.push_str(&text[..stripped.markup]);
                 self.wrap = Wrap::Width(printed.chars().count() + carets);
                 return;
             }
@@ -375,38 +426,36 @@ impl Framer {
                 emit(Framed::Line(self.pending_line, &self.pending));
                 return;
             }
-            let wrapped = if record {
+            // A row that begins with a colour is a record the terminal coloured, not the rest of one: never
+            // after a row that reset the colour at its end, and never the rest of a collector's row.
+            let coloured = !record
+                && json_markup.is_none()
+                && decoded
+                    .get(stripped.markup..)
+                    .is_some_and(|row| row.starts_with('\x1b') || row.starts_with("^[["));
+            let wrapped = if record || coloured && self.held_reset {
                 None
             } else {
-                // A row that begins with a colour is a record the terminal coloured, not the rest of one.
-                let coloured = json_markup.is_none()
-                    && decoded
-                        .get(stripped.markup..)
-                        .is_some_and(|row| row.starts_with('\x1b') || row.starts_with("^[["));
-                // A paste's markup is on every row or none: what reads like it on a row after a record that
-                // had none is the record's text (`… | task 133` / `8 | processing task…`, a line number).
-                let row =
-                    if self.held_collector.is_some() && !self.held_markup && stripped.markup > 0 {
-                        Row {
-                            raw: &text,
-                            line: &text,
-                            collector: None,
-                        }
-                    } else {
-                        Row {
-                            raw: printed,
-                            line,
-                            collector: stripped.collector,
-                        }
-                    };
+                let row = match self.markup_misread(&text, stripped.markup) {
+                    Some(rest) => Row {
+                        raw: rest,
+                        line: rest,
+                        collector: None,
+                    },
+                    None => Row {
+                        raw: printed,
+                        line,
+                        collector: stripped.collector,
+                    },
+                };
                 self.hard_wrap(row, carets, coloured)
-                    .map(|full| (full, row.raw.len() != printed.len()))
+                    .map(|full| (full, row.raw))
             };
-            if let Some((full, with_markup)) = wrapped {
+            if let Some((full, raw)) = wrapped {
                 // The piece as printed, prefix-like text and spaces included: the cut was mid-record.
-                self.pending
-                    .push_str(if with_markup { text.as_ref() } else { printed });
+                self.pending.push_str(raw);
                 self.joined_lines += 1;
+                self.held_reset = ends_with_reset(&decoded);
                 if self.carets {
                     self.remove_carets();
                 }
@@ -414,14 +463,24 @@ impl Framer {
                     self.strip_joined_prefix();
                 }
                 if !full {
-                    // A piece shorter than the width ends the record.
-                    self.has_pending = false;
+                    // A piece shorter than the width ends the terminal's rows of the record; a slog record
+                    // stays held, as one never cut is, for the lines a paste re-wrapped it into (corpus 722's
+                    // `level=INFO source=…` / `msg="…"` under `kubectl --prefix` at 80 columns).
                     self.wrap = Wrap::No;
-                    emit(Framed::Line(self.pending_line, &self.pending));
+                    if !join::can_be_continued(&self.pending) {
+                        self.has_pending = false;
+                        emit(Framed::Line(self.pending_line, &self.pending));
+                    }
                 }
                 return;
             }
-            match join::continuation(&self.pending, line, stripped.indented) {
+            // A line a server's logger prefixed is a record of its own.
+            let continuation = if stripped.logger {
+                Continuation::No
+            } else {
+                join::continuation(&self.pending, line, stripped.indented)
+            };
+            match continuation {
                 Continuation::No => {}
                 Continuation::WithSpace => {
                     let keep = self.pending.trim_end().len();
@@ -429,13 +488,15 @@ impl Framer {
                     self.pending.push(' ');
                     self.pending.push_str(line);
                     self.joined_lines += 1;
-                    self.wrap = Wrap::No;
+                    self.continued_by(printed, carets, &text, &stripped);
+                    self.held_reset = ends_with_reset(&decoded);
                     return;
                 }
                 Continuation::Glued => {
                     self.pending.push_str(line);
                     self.joined_lines += 1;
-                    self.wrap = Wrap::No;
+                    self.continued_by(printed, carets, &text, &stripped);
+                    self.held_reset = ends_with_reset(&decoded);
                     return;
                 }
                 Continuation::Shell => {
@@ -471,7 +532,9 @@ impl Framer {
             // first piece of a hard wrap, perhaps, held only for that (`plain`).
             self.plain = !join::can_be_continued(line);
             self.held_collector = stripped.collector;
-            self.held_markup = stripped.markup > 0;
+            self.held_reset = ends_with_reset(&decoded);
+            self.held_markup.clear();
+            self.held_markup.push_str(&text[..stripped.markup]);
             self.pending.clear();
             self.pending.push_str(line);
             self.pending_line = number;
@@ -497,18 +560,46 @@ impl Framer {
         }
     }
 
-    /// The length of the `grep -n` number (`12:`) `text` begins with when it follows the number the previous
-    /// physical row began with (`11:`), else 0; the number is remembered for the next row either way.
+    /// The held record was continued by the row `printed` (a paste re-wrapped it): a terminal may have cut
+    /// that row too, so when it is as wide as a terminal the next piece of a hard wrap is looked for after it,
+    /// with the collector and markup it began with (`text`, `stripped`).
+    fn continued_by(
+        &mut self,
+        printed: &str,
+        carets: usize,
+        text: &str,
+        stripped: &prefix::Stripped<'_>,
+    ) {
+        self.wrap = if self.terminal_wide(printed, carets) {
+            self.held_collector = stripped.collector;
+            self.held_markup.clear();
+            self.held_markup.push_str(&text[..stripped.markup]);
+            Wrap::Width(join::columns(printed) + carets)
+        } else {
+            Wrap::No
+        };
+    }
+
+    /// The length of the `grep -n` number (`12:`, after a Markdown quote's `> ` if any) `text` begins with
+    /// when it follows the number the previous physical row began with (`11:`), else 0; the number is
+    /// remembered for the next row either way.
     fn next_line_number(&mut self, text: &str, counted: bool) -> usize {
         let b = text.as_bytes();
-        let digits = b.iter().take(8).take_while(|c| c.is_ascii_digit()).count();
-        let number = (counted && (1..=7).contains(&digits) && b.get(digits) == Some(&b':'))
-            .then(|| text[..digits].parse::<u64>().ok())
+        // A Markdown quote goes around the numbered rows (`> 3:59 MiB`).
+        let quote = b.iter().take_while(|&&c| c == b'>' || c == b' ').count();
+        let digits = b[quote..]
+            .iter()
+            .take(8)
+            .take_while(|c| c.is_ascii_digit())
+            .count();
+        let end = quote + digits;
+        let number = (counted && (1..=7).contains(&digits) && b.get(end) == Some(&b':'))
+            .then(|| text[quote..end].parse::<u64>().ok())
             .flatten();
         let follows = number.is_some() && number == self.line_number.map(|n| n + 1);
         self.line_number = number;
         if follows {
-            digits + 1
+            end + 1
         } else {
             0
         }
@@ -665,6 +756,17 @@ impl Framer {
         }
         self.wrap_width = width;
         Some(raw_chars == width)
+    }
+
+    /// The row `text` as the terminal printed it when what was read as its markup (its first `markup` bytes)
+    /// is more than the paste's: a paste puts the same markup on every row (a quote marker, a comment marker,
+    /// a line number), so after a collector's row, what this row's markup has beyond the held row's is the
+    /// record's text (`… | task 133` / `8 | processing task…`, `… INFO 05-03 17:` / `> 49:37 [utils.py:233]
+    /// …`, `31:… task 133` / `32:8 | processing…`). `None` when the markup is the held row's.
+    fn markup_misread<'t>(&self, text: &'t str, markup: usize) -> Option<&'t str> {
+        self.held_collector?;
+        let end = same_markup_end(&text.as_bytes()[..markup], self.held_markup.as_bytes())?;
+        (end < markup).then(|| &text[end..])
     }
 
     /// Remove the caret-form colours of the held record that the pieces joined so far completed (a terminal
@@ -1322,6 +1424,90 @@ mod tests {
         assert_eq!(frame_all(&[full.clone(), next]).len(), 2);
         // So does a Markdown fence closing the paste.
         assert_eq!(frame_all(&[full, "```".to_string()]).len(), 2);
+    }
+
+    /// `rows` with a paste's markup: `mark(i)` before row `i`.
+    fn marked(rows: &[String], mark: impl Fn(usize) -> String) -> Vec<String> {
+        rows.iter()
+            .enumerate()
+            .map(|(i, row)| format!("{}{row}", mark(i)))
+            .collect()
+    }
+
+    #[test]
+    fn a_pastes_markup_is_the_same_on_every_row_and_more_is_the_lines_text() {
+        // corpus 708:2 cut at 80 columns, numbered (`grep -n`) inside a Markdown quote: the third row,
+        // `> 3:59 MiB`, reads like a time after the quote; its number is the paste's, its `59 MiB` the line's.
+        let device = "  Device 0: NVIDIA GeForce RTX 3090, compute capability 8.6, VMM: yes, VRAM: 24159 MiB";
+        let rows = marked(&terminal(device, 80), |i| format!("> {}:", i + 2));
+        assert_eq!(rows[1], "> 3:59 MiB");
+        assert_eq!(frame_all(&rows), frame_all(&[device.to_string()]));
+        // corpus 034:4 in a container runtime's node log, cut at 100 columns and numbered `  9 | `, ` 10 | `:
+        // the number's alignment changes, and the row's `2:28.102Z` (the time's rest) is no line number.
+        let cri = "2026-12-07T03:14:19.111418113Z stderr F Nov 14 14:42:28 chenxilab ollama[2898]: time=2025-11-14T14:42:28.102Z level=INFO source=ggml.go:498 msg=\"offloaded 37/37 layers to GPU\"";
+        let rows = marked(&terminal(cri, 100), |i| format!("{:>3} | ", i + 9));
+        assert_eq!(
+            rows[1],
+            " 10 | 2:28.102Z level=INFO source=ggml.go:498 msg=\"offloaded 37/37 layers to GPU\""
+        );
+        assert_eq!(frame_all(&rows), frame_all(&[cri.to_string()]));
+        // corpus founding-today-chain-gpu-overhead-1gib:4 as Docker's json-file stores it, cut at 80: the row
+        // `01:00.0 type=discrete …` (the rest of `pci_id=0000:`) is no `grep -n` number either.
+        let line = r#"time=2026-06-07T18:11:41.905+07:00 level=INFO source=types.go:50 msg="inference compute" id=0 filter_id=0 library=CUDA compute=8.6 name=CUDA0 description="NVIDIA GeForce RTX 3090" libdirs=ollama,cuda_v13 driver=13.0 pci_id=0000:01:00.0 type=discrete total="24.0 GiB" available="23.5 GiB""#;
+        let object = format!(
+            r#"{{"log":"{}\n","stream":"stderr","time":"2026-12-07T03:14:19.111418113Z"}}"#,
+            line.replace('"', "\\\"")
+        );
+        let rows = terminal(&object, 80);
+        assert!(
+            rows.iter().any(|row| row.starts_with("01:00.0 ")),
+            "{rows:?}"
+        );
+        assert_eq!(frame_all(&rows), vec![(1, line.to_string())]);
+    }
+
+    #[test]
+    fn a_slog_record_a_terminal_cut_still_takes_the_lines_a_paste_rewrapped_it_into() {
+        // corpus 722:1–3, a record a paste had re-wrapped into three lines, under `kubectl --prefix` at 80
+        // columns: the first row's rest (`urce=llama_server.go:611`) ends the terminal's rows, not the record.
+        let kubectl = "[pod/ollama-7d9f8c6b5-x2kqp/ollama] 2026-12-07T03:14:19.000418113Z ";
+        let mut rows = Vec::new();
+        for line in [
+            "level=INFO source=llama_server.go:611",
+            "msg=\"disabling multimodal projector offload\"",
+            "reason=limited-vram",
+        ] {
+            rows.extend(terminal(&format!("{kubectl}{line}"), 80));
+        }
+        assert_eq!(rows[1], "urce=llama_server.go:611");
+        assert_eq!(
+            frame_all(&rows),
+            vec![(
+                1,
+                "level=INFO source=llama_server.go:611 msg=\"disabling multimodal projector offload\" reason=limited-vram".to_string()
+            )]
+        );
+    }
+
+    #[test]
+    fn a_line_a_servers_logger_prefixed_continues_no_record() {
+        // Another process's slog line in a journal, then corpus 1038:3, whose `key=value, …` text after
+        // SGLang's time would read as more pairs of it.
+        let rows = [
+            "containerd[1032]: level=info msg=\"cleaning up dead shim\" namespace=moby".to_string(),
+            "[2025-11-30 11:18:05] max_total_num_tokens=2261377, chunked_prefill_size=16384, max_prefill_tokens=16384, max_running_requests=4096, context_len=128000, available_gpu_mem=37.06 GB".to_string(),
+        ];
+        assert_eq!(frame_all(&rows).len(), 2);
+    }
+
+    #[test]
+    fn a_row_that_sets_a_colour_after_a_row_that_reset_one_is_another_record() {
+        // Another process's line, coloured in caret form to exactly 100 columns, then corpus
+        // founding-k80-gemma3-12b-ci-with-smi's CSV row, coloured too.
+        let other = "^[[32mdbus-daemon[812]: [system] Successfully activated service 'org.freedesktop.nm_dispatcher'^[[0m";
+        assert_eq!(join::columns(other), 100);
+        let row = "^[[0;33m0, GPU-7c3a1f52-9e04-2b6d-4a81-d05e3c9b6f27, 617 MiB, 11441 MiB^[[0m";
+        assert_eq!(frame_all(&[other.to_string(), row.to_string()]).len(), 2);
     }
 
     #[test]

@@ -225,6 +225,9 @@ pub struct Stripped<'a> {
     /// time or its source, not a bare `ident[pid]: ` or a server's own prefix. A row of a terminal's wrap
     /// after such a line does not begin with it ([`super::Framer`]).
     pub collector: Option<Collector>,
+    /// A server's own logger prefix was stripped (SGLang's time, vLLM's level and source): the line is a
+    /// record that logger wrote, never the rest of another.
+    pub logger: bool,
     /// How many bytes at the start of the line are a paste's markup, outside every other prefix: a Markdown
     /// quote marker, a comment marker, a line number (`12:`, `  12 | `). Markup is put on every physical
     /// line after a terminal wrapped them, so the framer measures a hard wrap's pieces without it.
@@ -356,12 +359,14 @@ pub fn strip_prefixes(mut line: &str) -> (&str, Stripped<'_>) {
                 }
                 line = &line[c.get(0).unwrap().end()..];
                 info.indented = false;
+                info.logger = true;
                 break;
             }
         }
         if line.starts_with('[') && line.contains(".py:") {
             if let Some(m) = VLLM_SOURCE.find(line) {
                 line = &line[m.end()..];
+                info.logger = true;
                 break;
             }
         }
@@ -456,6 +461,7 @@ pub fn strip_prefixes(mut line: &str) -> (&str, Stripped<'_>) {
             if let Some(m) = VLLM_LOGGER.find(line) {
                 // vLLM's logger is the innermost prefix: the message follows.
                 line = &line[m.end()..];
+                info.logger = true;
                 break;
             }
         }
