@@ -23,7 +23,10 @@ use super::builder::LoadBuilder;
 
 impl LoadBuilder {
     /// The device clip runs on, from this load's lines; `None` when none of them says (see the module doc).
-    pub(super) fn clip_device(&self, buffers: &[Buffer]) -> Option<Device> {
+    pub(super) fn clip_device<'a>(
+        &self,
+        buffers: impl IntoIterator<Item = &'a Buffer>,
+    ) -> Option<Device> {
         if let Some((named, _)) = &self.projector_backend {
             return match named {
                 Device::Other(stem) => match Device::named(&format!("{stem}0")) {
@@ -35,7 +38,7 @@ impl LoadBuilder {
             };
         }
         let compute: Vec<&Device> = buffers
-            .iter()
+            .into_iter()
             .filter(|b| b.projector && b.kind == BufferKind::Compute && b.device.is_known())
             .map(|b| &b.device)
             .collect();
