@@ -679,6 +679,22 @@ fn clip_s_device_is_known_only_from_a_line_that_names_it() {
     // Ollama's `disabling multimodal projector offload` (line 6) keeps it on the host.
     let (window, _) = clip_device_in(&[(6, 6), (109, 114)]);
     assert_eq!(window, [Device::Host]);
+    // clip.cpp up to Ollama 0.6.5 named the backend without an index and always took its device 0
+    // (`grammars/40-llama-cpp.toml`'s `llama.clip-backend` example, docs/log-formats.md §5.1).
+    let cuda = format!(
+        "clip_model_load: CLIP using CUDA backend\n{}",
+        excerpt("founding-today-3090-", &[(109, 114)])
+    );
+    let l = only_load(&cuda);
+    let clip: Vec<&Device> = l
+        .reconciled
+        .load
+        .actual
+        .buffers
+        .iter()
+        .map(|b| &b.device)
+        .collect();
+    assert_eq!(clip, [&Device::named("CUDA0")]);
     // The size line alone names no device: unknown, not a GPU the log does not name.
     let (window, l) = clip_device_in(&[(109, 114)]);
     assert_eq!(window, [Device::Unknown]);
