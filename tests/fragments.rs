@@ -730,3 +730,50 @@ fn clip_s_device_is_known_only_from_a_line_that_names_it() {
         "{text}"
     );
 }
+
+#[test]
+fn clip_on_a_machine_without_a_gpu_is_on_the_host_and_a_device_not_known_makes_no_gpu_unused_error()
+{
+    use vramdiff::model::Device;
+    let (_, text) = sample_log("511-");
+    let lines: Vec<&str> = text.lines().collect();
+    let window = |ranges: &[(usize, usize)]| {
+        let mut out = String::new();
+        for &(a, b) in ranges {
+            for line in &lines[a - 1..b] {
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+        only_load(&out)
+    };
+    let clip = |l: &Concluded| -> Vec<Device> {
+        l.reconciled
+            .load
+            .actual
+            .buffers
+            .iter()
+            .filter(|b| b.projector)
+            .map(|b| b.device.clone())
+            .collect()
+    };
+    let severity = |l: &Concluded| {
+        l.findings
+            .iter()
+            .find(|f| f.code == FindingCode::GpuUnused)
+            .map(|f| f.severity)
+    };
+    // `sample-logs/511-…`: the driver rejects the laptop's RTX 3060 (line 10), discovery lists only the CPU
+    // (`inference compute id=cpu library=cpu`, line 12); the first load's text model on the host (169–204),
+    // then clip's `load_hparams: model size: 802.50 MiB` (237), without `CLIP using CPU backend` (218) and
+    // clip's compute buffer (241): with no GPU at all, clip is on the host, as the whole log says.
+    let l = window(&[(10, 217), (219, 240)]);
+    assert_eq!(clip(&l), [Device::Host]);
+    assert_eq!(severity(&l), Some(vramdiff::model::Severity::Error));
+    // The rejection, the text model's host buffers and the size line, but not discovery's CPU line: clip's
+    // device is not known, so `gpu-unused` says the GPU was rejected (a warning) but not that nothing ran on a
+    // GPU (the error): clip may be on one.
+    let l = window(&[(10, 10), (169, 217), (219, 240)]);
+    assert_eq!(clip(&l), [Device::Unknown]);
+    assert_eq!(severity(&l), Some(vramdiff::model::Severity::Warning));
+}

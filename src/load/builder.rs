@@ -516,7 +516,7 @@ impl LoadBuilder {
             .collect();
         if !unplaced.is_empty() {
             self.notes.push(format!(
-                "{} {}: clip's memory is on a device the log does not name (no `CLIP using … backend` line, no clip compute buffer, no projector offload setting): counted in the projector's row, in no device's",
+                "{} {}: clip's memory is on a device the log does not name (no line says where clip runs: `CLIP using … backend`, clip's compute buffer, the projector offload setting, a discovery without GPUs): counted in the projector's row, in no device's",
                 if unplaced.len() == 1 { "line" } else { "lines" },
                 unplaced.join(", ")
             ));

@@ -12,6 +12,8 @@
 //!    GPU, CPU lines alone the host.
 //! 3. The projector's offload switched off, by Ollama (`disabling multimodal projector offload`) or on the
 //!    command line (`--no-mmproj-offload`): the host.
+//! 4. No GPU at all: Ollama's discovery lists the CPU as its inference compute (`inference compute id=cpu
+//!    library=cpu`) only when it found no GPU it can use, and the runner named no device: the host.
 //!
 //! No rule takes "the load's first GPU": llama-server's mtmd opens the machine's first GPU whatever `--device`
 //! gives the text model, and Ollama ≥ 0.30 keeps the projector on the host when VRAM is short, so the text
@@ -52,6 +54,12 @@ impl LoadBuilder {
             || self
                 .command()
                 .is_some_and(|(c, _)| c.projector_offload == Some(false));
-        offload_off.then_some(Device::Host)
+        let no_gpu = self.devices.is_empty()
+            && !self.inventory.is_empty()
+            && self
+                .inventory
+                .iter()
+                .all(|(g, _)| g.library.as_deref() == Some("cpu"));
+        (offload_off || no_gpu).then_some(Device::Host)
     }
 }
