@@ -166,10 +166,27 @@ fn facts(load: &Concluded, offset: u64) -> BTreeMap<String, Value> {
 }
 
 /// `window` is `whole` with only a device's backend unknown: a serving engine's rank is `GPU1` until its
-/// platform line names `CUDA1`.
+/// platform line names `CUDA1`; or a buffer with its device unknown (`"device": "unknown"`, neither a GPU nor
+/// the host): clip's size lines where the window holds no line that says where clip runs.
 fn knows_less(window: &Value, whole: &Value) -> bool {
-    generic_gpu(&window.to_string()) == generic_gpu(&whole.to_string())
-        && window.to_string().contains("GPU")
+    (generic_gpu(&window.to_string()) == generic_gpu(&whole.to_string())
+        && window.to_string().contains("GPU"))
+        || device_not_known(window, whole)
+}
+
+/// `window` is the buffer `whole` with its device unknown, and so not known to be the host.
+fn device_not_known(window: &Value, whole: &Value) -> bool {
+    let placed = |v: &Value| {
+        let mut v = v.clone();
+        if let Some(o) = v.as_object_mut() {
+            o.remove("device");
+            o.remove("host");
+        }
+        v
+    };
+    window.get("device").and_then(Value::as_str) == Some("unknown")
+        && window.get("host") == Some(&Value::Bool(false))
+        && placed(window) == placed(whole)
 }
 
 /// The window's runtime is the whole log's with less known: llama-server whose launcher the window does not
@@ -631,4 +648,132 @@ fn a_window_s_runtime_knows_less_only_as_llama_server_of_an_unknown_launcher_or_
             (Runtime::LlamaCppLauncherUnknown, Runtime::LlamaCpp),
         ]
     );
+}
+
+/// The device of clip's buffers in a window of `sample-logs/founding-today-3090-4060-gemma4-31b.log` (lines
+/// `ranges`, 1-based), with the device rows the window reports.
+fn clip_device_in(ranges: &[(usize, usize)]) -> (Vec<vramdiff::model::Device>, Concluded) {
+    let l = only_load(&excerpt("founding-today-3090-", ranges));
+    let clip = l
+        .reconciled
+        .load
+        .actual
+        .buffers
+        .iter()
+        .filter(|b| b.projector)
+        .map(|b| b.device.clone())
+        .collect();
+    (clip, l)
+}
+
+#[test]
+fn clip_s_device_is_known_only_from_a_line_that_names_it() {
+    use vramdiff::model::Device;
+    // The whole log: `clip_ctx: CLIP using CPU backend` (line 108), then `load_hparams: model size: 812.46 MiB`
+    // (113) and `reserve_compute_meta: CPU compute buffer size = 57.84 MiB` (115).
+    let (whole, _) = clip_device_in(&[(1, 137)]);
+    assert_eq!(whole, [Device::Host, Device::Host]);
+    // Without the CLIP line, clip's own compute buffer names its backend.
+    let (window, _) = clip_device_in(&[(112, 137)]);
+    assert_eq!(window, [Device::Host, Device::Host]);
+    // Ollama's `disabling multimodal projector offload` (line 6) keeps it on the host.
+    let (window, _) = clip_device_in(&[(6, 6), (109, 114)]);
+    assert_eq!(window, [Device::Host]);
+    // clip.cpp up to Ollama 0.6.5 named the backend without an index and always took its device 0
+    // (`grammars/40-llama-cpp.toml`'s `llama.clip-backend` example, docs/log-formats.md §5.1).
+    let cuda = format!(
+        "clip_model_load: CLIP using CUDA backend\n{}",
+        excerpt("founding-today-3090-", &[(109, 114)])
+    );
+    let l = only_load(&cuda);
+    let clip: Vec<&Device> = l
+        .reconciled
+        .load
+        .actual
+        .buffers
+        .iter()
+        .map(|b| &b.device)
+        .collect();
+    assert_eq!(clip, [&Device::named("CUDA0")]);
+    // The size line alone names no device: unknown, not a GPU the log does not name.
+    let (window, l) = clip_device_in(&[(109, 114)]);
+    assert_eq!(window, [Device::Unknown]);
+    assert!(!l.reconciled.load.actual.buffers[0].host);
+    // No device row holds it (no GPU's, not the host's), the projector's row does, and no finding rests on a
+    // device: not `gpu-unused` (nothing ran on a GPU), not `projector-on-cpu`; only `incomplete-load`.
+    assert!(
+        l.reconciled.devices.is_empty(),
+        "{:?}",
+        l.reconciled.devices
+    );
+    assert_eq!(codes(&l), [FindingCode::IncompleteLoad]);
+    let analysis = vramdiff::model::Analysis {
+        inputs: vec![],
+        loads: vec![l],
+    };
+    let json = vramdiff::report::reporter(
+        vramdiff::report::Format::Json,
+        vramdiff::report::ReportOptions::default(),
+    )
+    .render(&analysis);
+    let json: Value = serde_json::from_slice(&json).unwrap();
+    let buffer = &json["loads"][0]["actual"]["buffers"][0];
+    assert_eq!(buffer["device"], "unknown", "{buffer}");
+    let text = vramdiff::report::reporter(
+        vramdiff::report::Format::Text,
+        vramdiff::report::ReportOptions::default(),
+    )
+    .render(&analysis);
+    let text = String::from_utf8(text).unwrap();
+    assert!(
+        text.contains("clip's memory is on a device the log does not name"),
+        "{text}"
+    );
+}
+
+#[test]
+fn clip_on_a_machine_without_a_gpu_is_on_the_host_and_a_device_not_known_makes_no_gpu_unused_error()
+{
+    use vramdiff::model::Device;
+    let (_, text) = sample_log("511-");
+    let lines: Vec<&str> = text.lines().collect();
+    let window = |ranges: &[(usize, usize)]| {
+        let mut out = String::new();
+        for &(a, b) in ranges {
+            for line in &lines[a - 1..b] {
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+        only_load(&out)
+    };
+    let clip = |l: &Concluded| -> Vec<Device> {
+        l.reconciled
+            .load
+            .actual
+            .buffers
+            .iter()
+            .filter(|b| b.projector)
+            .map(|b| b.device.clone())
+            .collect()
+    };
+    let severity = |l: &Concluded| {
+        l.findings
+            .iter()
+            .find(|f| f.code == FindingCode::GpuUnused)
+            .map(|f| f.severity)
+    };
+    // `sample-logs/511-…`: the driver rejects the laptop's RTX 3060 (line 10), discovery lists only the CPU
+    // (`inference compute id=cpu library=cpu`, line 12); the first load's text model on the host (169–204),
+    // then clip's `load_hparams: model size: 802.50 MiB` (237), without `CLIP using CPU backend` (218) and
+    // clip's compute buffer (241): with no GPU at all, clip is on the host, as the whole log says.
+    let l = window(&[(10, 217), (219, 240)]);
+    assert_eq!(clip(&l), [Device::Host]);
+    assert_eq!(severity(&l), Some(vramdiff::model::Severity::Error));
+    // The rejection, the text model's host buffers and the size line, but not discovery's CPU line: clip's
+    // device is not known, so `gpu-unused` says the GPU was rejected (a warning) but not that nothing ran on a
+    // GPU (the error): clip may be on one.
+    let l = window(&[(10, 10), (169, 217), (219, 240)]);
+    assert_eq!(clip(&l), [Device::Unknown]);
+    assert_eq!(severity(&l), Some(vramdiff::model::Severity::Warning));
 }

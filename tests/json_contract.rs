@@ -1841,3 +1841,28 @@ struct TimelineEntry {
     checkpoints: i64,
     line: u64,
 }
+
+#[test]
+fn a_device_the_log_does_not_name_is_unknown_and_has_no_device_row() {
+    // `sample-logs/founding-today-3090-4060-gemma4-31b.log` lines 109–114: clip's `load_hparams` block with its
+    // `model size: 812.46 MiB`, without the `CLIP using CPU backend` line before it or clip's compute buffer
+    // after it: the buffer's device is `unknown` (neither a GPU nor the host), and no `devices[]` row is it.
+    let text = std::fs::read_to_string(
+        crate::util::root().join("sample-logs/founding-today-3090-4060-gemma4-31b.log"),
+    )
+    .unwrap();
+    let window: String = text
+        .lines()
+        .skip(108)
+        .take(6)
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let out = run(&["--format", "json", "-"], window.as_bytes());
+    let report: Report = serde_json::from_slice(&out.stdout).expect("output follows the contract");
+    let load = &report.loads[0];
+    let clip: Vec<&Buffer> = load.actual.buffers.iter().filter(|b| b.projector).collect();
+    assert_eq!(clip.len(), 1);
+    assert_eq!(clip[0].device, "unknown");
+    assert!(!clip[0].host);
+    assert!(load.devices.iter().all(|d| d.device != "unknown"));
+}

@@ -14,16 +14,23 @@ pub const DEF: CheckDef = CheckDef {
 fn check(cx: &Context, out: &mut Vec<Finding>) {
     let load = cx.load;
     let a = &load.load.actual;
-    let gpu_buffers = a.buffers.iter().any(|b| !b.host && b.size.bytes > 0);
+    let gpu_buffers = a
+        .buffers
+        .iter()
+        .any(|b| b.device.is_gpu() && b.size.bytes > 0);
     let gpu_layers = a.offloaded_layers.is_some_and(|n| n > 0);
+    // A buffer on a device the log does not name (clip's, `load::clip_device`) may be on a GPU: then nobody can
+    // say that nothing ran on one.
+    let device_unknown = a.buffers.iter().any(|b| !b.device.is_known());
     // Whether the log shows where the load ran: buffers, a layer count, or a host-only fit plan.
-    let measured = !a.buffers.is_empty()
-        || a.offloaded_layers.is_some()
-        || load
-            .load
-            .estimate
-            .as_ref()
-            .is_some_and(|e| e.fit.is_some() && e.layers.offload == Some(0));
+    let measured = !device_unknown
+        && (!a.buffers.is_empty()
+            || a.offloaded_layers.is_some()
+            || load
+                .load
+                .estimate
+                .as_ref()
+                .is_some_and(|e| e.fit.is_some() && e.layers.offload == Some(0)));
     let on_gpu = gpu_buffers || gpu_layers;
     let mut unused: Vec<String> = load
         .load

@@ -29,8 +29,23 @@ fn check(cx: &Context, out: &mut Vec<Finding>) {
     if kv_unlogged {
         return;
     }
+    // Buffers on a device the log does not name (clip's, `load::clip_device`) may be on any GPU: what a GPU
+    // holds beyond its own buffers may be them, so they come off the low end of every GPU's figure.
+    let unplaced = crate::model::Quantity::sum(
+        load.actual
+            .buffers
+            .iter()
+            .filter(|b| !b.device.is_known())
+            .map(|b| b.size),
+    );
     for o in &cx.load.observed {
         let Some(u) = o.unattributed else { continue };
+        let u = match unplaced {
+            Some(q) => {
+                crate::model::Quantity::with_bounds(u.bytes, u.low.saturating_sub(q.high), u.high)
+            }
+            None => u,
+        };
         if u.low < cx.config.unattributed_bytes {
             continue;
         }

@@ -56,8 +56,8 @@ impl std::fmt::Display for DuplicateBuffer {
 pub struct BufferLine<'a> {
     pub component: &'a str,
     pub buffer: &'a str,
-    /// The device, when the line names it apart from the buffer (clip's size lines name none: a GPU the log
-    /// does not name until `CLIP using … backend`); `None` derives it from the buffer name.
+    /// The device, when the line names it apart from the buffer (clip's size lines name none: `Device::Unknown`
+    /// until a line of the load says where clip runs); `None` derives it from the buffer name.
     pub device: Option<Device>,
     pub kind: BufferKind,
     pub size: Quantity,

@@ -7,8 +7,8 @@
 //! file holds what was seen and assembles the load.
 
 use crate::model::{
-    Actual, Backend, BreakdownRow, BufferKind, Device, KvCache, Launcher, Load, LoadEnd,
-    LoadSource, ModelRef, PartialReason, Placer, Quantity, RejectedGpu,
+    Actual, BreakdownRow, BufferKind, Device, KvCache, Launcher, Load, LoadEnd, LoadSource,
+    ModelRef, PartialReason, Placer, Quantity, RejectedGpu,
 };
 use crate::parse::event::ParamValue;
 use crate::parse::event::{
@@ -501,24 +501,25 @@ impl LoadBuilder {
             // `sample-logs/004-…` lines 33 and 35). Not the load's figure: left out (it adds nothing to a sum).
             buffers.retain(|b| !(b.kind == BufferKind::Compute && b.size.bytes == 0));
         }
-        // clip's size lines do not name a device: it is the one clip said it uses (`CLIP using CPU backend`),
-        // else the first GPU, where the llama engine always put the projector.
-        let unnamed = Device::gpu(Backend::Unknown, 0);
-        let first_gpu = buffers
-            .iter()
-            .filter(|b| !b.host && b.device != unnamed)
-            .map(|b| b.device.clone())
-            .min();
-        let clip_device = match &self.projector_backend {
-            Some((d, _)) if d.is_host() => Some(Device::Host),
-            _ => first_gpu,
-        };
-        // A vLLM or SGLang rank on a GPU of unnamed backend is a device of its own, not clip's.
-        if let Some(d) = clip_device.filter(|_| serving.is_none()) {
-            for b in buffers.iter_mut().filter(|b| b.device == unnamed) {
+        // clip's size lines do not name a device: the one a line of the load names (`clip_device`), else it
+        // stays unknown.
+        if let Some(d) = self.clip_device(&buffers) {
+            for b in buffers.iter_mut().filter(|b| !b.device.is_known()) {
                 b.host = d.is_host();
                 b.device = d.clone();
             }
+        }
+        let unplaced: Vec<String> = buffers
+            .iter()
+            .filter(|b| !b.device.is_known())
+            .map(|b| b.line.to_string())
+            .collect();
+        if !unplaced.is_empty() {
+            self.notes.push(format!(
+                "{} {}: clip's memory is on a device the log does not name (no line says where clip runs: `CLIP using … backend`, clip's compute buffer, the projector offload setting, a discovery without GPUs): counted in the projector's row, in no device's",
+                if unplaced.len() == 1 { "line" } else { "lines" },
+                unplaced.join(", ")
+            ));
         }
         let failed = self
             .failure

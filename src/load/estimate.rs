@@ -3,8 +3,8 @@
 //! era, through [`super::fit`]).
 
 use crate::model::{
-    Backend, Device, DeviceEstimate, DeviceFree, Estimate, EstimateForm, Layers, OffloadShape,
-    Quantity, WeightsSemantics,
+    Device, DeviceEstimate, DeviceFree, Estimate, EstimateForm, Layers, OffloadShape, Quantity,
+    WeightsSemantics,
 };
 use crate::parse::event::SummaryPart;
 
@@ -157,25 +157,18 @@ impl LoadBuilder {
 
     /// What the `--fit` estimate needs from the rest of the load.
     pub(super) fn fit_context(&self) -> FitContext {
-        let settings_offload = self.projector_offload_disabled.is_none()
-            && self
-                .command()
-                .is_none_or(|(c, _)| c.projector_offload != Some(false));
         let main_gpu = self.command().and_then(|(c, _)| c.main_gpu).unwrap_or(0);
-        let gpu_name = self
-            .runner_devices
-            .iter()
-            .map(|(d, _)| d.device.clone())
-            .filter(Device::is_gpu)
-            .nth(main_gpu.max(0) as usize)
-            .unwrap_or_else(|| Device::gpu(Backend::Cuda, main_gpu.max(0) as u32));
-        // The projector runs where clip says; before that line, where the command put it.
-        let device = match &self.projector_backend {
-            Some((d, _)) if d.is_host() => Device::Host,
-            Some(_) => gpu_name,
-            None if settings_offload => gpu_name,
-            None => Device::Host,
-        };
+        // The projector runs where a line of the load says clip runs (`clip_device`: the host when its offload
+        // is off); else, offloaded by default, on the GPU llama-server listed at the main GPU's place. Without
+        // that list the device is not known (no backend is guessed), and the estimate charges it to no row.
+        let device = self.clip_device(self.ledger.buffers()).unwrap_or_else(|| {
+            self.runner_devices
+                .iter()
+                .map(|(d, _)| d.device.clone())
+                .filter(Device::is_gpu)
+                .nth(main_gpu.max(0) as usize)
+                .unwrap_or(Device::Unknown)
+        });
         let settings = self.settings();
         FitContext {
             kv: self

@@ -4,7 +4,7 @@
 
 use super::builder::Phase;
 use super::{is_actual, Assembler, BufferLine};
-use crate::model::{Backend, BufferKind, Device, Load};
+use crate::model::{BufferKind, Device, Load};
 use crate::parse::event::{EventKind, SideEstimate};
 
 impl Assembler {
@@ -334,12 +334,12 @@ impl Assembler {
                 } else {
                     BufferKind::Model
                 };
-                // clip's size lines name no device: a GPU the log does not name, until `CLIP using … backend`
-                // (or the load's first GPU) says which.
+                // clip's size lines name no device: not known until a line of the load says where clip runs
+                // (`LoadBuilder::clip_device`).
                 b.ledger.set_last(BufferLine {
                     component: "clip",
                     buffer: "projector",
-                    device: Some(Device::gpu(Backend::Unknown, 0)),
+                    device: Some(Device::Unknown),
                     kind,
                     size,
                     line,

@@ -600,12 +600,19 @@ impl FitLedger {
                 });
             }
         }
+        // The projector's estimate is charged to the device clip runs on; where that is not known (or is no row
+        // of the table) it still counts in the total, on no device's.
+        let mut projector_placed = false;
         if let Some((size, device, _)) = &cx.projector {
             match per_device.iter_mut().find(|d| &d.device == device) {
-                Some(d) => d.total = add(d.total, *size),
+                Some(d) => {
+                    d.total = add(d.total, *size);
+                    projector_placed = true;
+                }
                 None if device.is_host() => {
                     has_host = true;
                     host.total = add(host.total, *size);
+                    projector_placed = true;
                 }
                 None => {}
             }
@@ -626,9 +633,13 @@ impl FitLedger {
                 .filter(|d| d.device.is_gpu())
                 .filter_map(|d| d.total),
         );
-        let all_total =
-            Quantity::sum(per_device.iter().filter_map(|d| d.total)).map(|t| match cx.draft {
+        let all_total = Quantity::sum(per_device.iter().filter_map(|d| d.total))
+            .map(|t| match cx.draft {
                 Some((d, _)) if !draft_placed => t.plus(d),
+                _ => t,
+            })
+            .map(|t| match &cx.projector {
+                Some((p, _, _)) if !projector_placed => t.plus(*p),
                 _ => t,
             });
         let split: Vec<i64> = per_device

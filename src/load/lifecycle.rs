@@ -137,7 +137,7 @@ impl LoadBuilder {
     /// A GPU buffer of 0.00 MiB among the buffers: a no-alloc dry run prints the KV buffer that way.
     fn zero_size_gpu_buffer(&self) -> bool {
         self.ledger.buffers().any(|b| {
-            !b.host
+            b.device.is_gpu()
                 && b.size.bytes == 0
                 && matches!(b.kind, BufferKind::Kv | BufferKind::Model | BufferKind::Rs)
         })
@@ -185,7 +185,9 @@ impl LoadBuilder {
     pub(super) fn demote_lone_dry_run(&mut self) {
         let sized = self.kv_caches.iter().any(|(k, _)| k.size.bytes > 0);
         let empty_tensors = self.ledger.buffers().any(|b| {
-            !b.host && b.size.bytes == 0 && matches!(b.kind, BufferKind::Kv | BufferKind::Model)
+            b.device.is_gpu()
+                && b.size.bytes == 0
+                && matches!(b.kind, BufferKind::Kv | BufferKind::Model)
         });
         if self.fit.is_empty()
             && (sized || empty_tensors)
@@ -290,7 +292,7 @@ fn one_memory_by_design(devices: &[crate::model::Device]) -> bool {
         .iter()
         .map(|d| match d {
             Device::Gpu { backend, .. } => Some(backend),
-            Device::Metal | Device::Host | Device::Other(_) => None,
+            Device::Metal | Device::Host | Device::Other(_) | Device::Unknown => None,
         })
         .collect();
     let several_backends = backends.iter().any(|b| b != &backends[0]);

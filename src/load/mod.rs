@@ -13,6 +13,7 @@
 mod attempts;
 mod buffers;
 mod builder;
+mod clip_device;
 mod engine;
 mod engine_requests;
 mod estimate;

@@ -27,7 +27,7 @@ pub fn rpc_host(device: &Device, description: Option<&str>) -> Option<String> {
             .and_then(|rest| rest.strip_suffix(']'))
             .filter(|host| !host.is_empty())
             .map(str::to_string),
-        Device::Gpu { .. } | Device::Metal | Device::Host => None,
+        Device::Gpu { .. } | Device::Metal | Device::Host | Device::Unknown => None,
     }
 }
 

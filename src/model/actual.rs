@@ -34,11 +34,13 @@ impl BufferKind {
 /// One allocation the runner reported.
 #[derive(Debug, Clone, Serialize)]
 pub struct Buffer {
-    /// Device the memory is on: a GPU (`CUDA0`) or the host (`CPU`).
+    /// Device the memory is on: a GPU (`CUDA0`), the host (`CPU`), or not known (`unknown`: clip's size lines
+    /// without a line that says where clip runs, `load::clip_device`).
     pub device: Device,
     /// The buffer name as printed (`CUDA_Host`, `CPU_Mapped`, `Metal_Mapped`).
     pub buffer: String,
     pub kind: BufferKind,
+    /// True on the host; false on a GPU and on a device the log does not name.
     pub host: bool,
     pub size: Quantity,
     pub line: u64,

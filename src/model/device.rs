@@ -1,6 +1,11 @@
 //! Devices: where memory lives. A GPU of a ggml backend with its index (`CUDA0`, `ROCm1`, `Vulkan0`, `MTL0`),
-//! Apple's `Metal`, or the host. This is the one place that knows device and buffer names; everything else
-//! compares [`Device`] values.
+//! Apple's `Metal`, the host, or a device the log does not name ([`Device::Unknown`], `unknown`). This is the
+//! one place that knows device and buffer names; everything else compares [`Device`] values.
+//!
+//! [`Device::Unknown`] is neither a GPU nor the host: clip's size lines name no device, and a paste without the
+//! line that says where clip runs (`CLIP using … backend`, its compute buffer) cannot know it. Every place that
+//! sums or matches devices decides it explicitly: it is no device row (its memory is counted in the projector's
+//! row only), no GPU and not the host, so no finding rests on where it is.
 //!
 //! The host rule is Ollama's own (llm/llama_server.go, the memory-parsing writer): `CPU`, `BLAS`, `CPU_*` and
 //! `*_Host` are host memory (and the breakdown table's `Host` row); every other backend is a GPU, and the
@@ -20,7 +25,8 @@ pub enum Backend {
     Vulkan,
     /// Metal devices numbered `MTL0`, `MTL1` (a single Metal device is [`Device::Metal`]).
     Mtl,
-    /// A GPU whose backend the log does not say (clip's buffers when no other GPU buffer names one): `GPU0`.
+    /// A GPU whose backend the log does not say (a vLLM or SGLang rank before its platform line, `on device 0`
+    /// of an allocation failure): `GPU0`. A GPU for certain; only its backend is not known.
     Unknown,
     /// Another backend (`SYCL`, `CANN`), kept by the name it printed.
     Named(String),
@@ -61,6 +67,9 @@ pub enum Device {
     Host,
     /// A device name vramdiff does not know (`Meta()`), kept as printed.
     Other(String),
+    /// A device the log does not name: clip's size lines (`load_hparams: model size:`) in a paste without the
+    /// line that says where clip runs. Printed and serialised as `unknown`; neither a GPU nor the host.
+    Unknown,
 }
 
 impl Device {
@@ -150,9 +159,14 @@ impl Device {
         )
     }
 
-    /// True for a GPU (Metal included).
+    /// True for a GPU (Metal included); false for the host and for a device the log does not name.
     pub fn is_gpu(&self) -> bool {
-        !self.is_host()
+        !matches!(self, Device::Host | Device::Unknown)
+    }
+
+    /// False for a device the log does not name ([`Device::Unknown`]).
+    pub fn is_known(&self) -> bool {
+        !matches!(self, Device::Unknown)
     }
 
     /// The device's position among the load's GPUs: CUDA GPU 1 → 1, `Metal` → 0; `None` for the host.
@@ -160,7 +174,7 @@ impl Device {
         match self {
             Device::Gpu { index, .. } => Some(*index as usize),
             Device::Metal | Device::Other(_) => Some(0),
-            Device::Host => None,
+            Device::Host | Device::Unknown => None,
         }
     }
 
@@ -173,10 +187,11 @@ impl Device {
         }
     }
 
-    /// Display order: GPUs by backend name and index, the host last.
+    /// Display order: GPUs by backend name and index, then the host, a device the log does not name last.
     fn sort_key(&self) -> (u8, &str, u32) {
         match self {
             Device::Host => (1, "", 0),
+            Device::Unknown => (2, "", 0),
             Device::Gpu { backend, index } => (0, backend.name(), *index),
             Device::Metal => (0, "Metal", 0),
             Device::Other(name) => (0, name, 0),
@@ -200,6 +215,7 @@ impl fmt::Display for Device {
             Device::Metal => f.write_str("Metal"),
             Device::Host => f.write_str("CPU"),
             Device::Other(name) => f.write_str(name),
+            Device::Unknown => f.write_str("unknown"),
         }
     }
 }
@@ -279,6 +295,21 @@ mod tests {
         v.sort();
         let names: Vec<String> = v.iter().map(Device::to_string).collect();
         assert_eq!(names, ["CUDA0", "CUDA2", "CUDA10", "CPU"]);
+    }
+
+    #[test]
+    fn a_device_the_log_does_not_name_is_neither_a_gpu_nor_the_host() {
+        let unknown = Device::Unknown;
+        assert!(!unknown.is_gpu() && !unknown.is_host() && !unknown.is_known());
+        assert_eq!(unknown.to_string(), "unknown");
+        assert_eq!(serde_json::to_string(&unknown).unwrap(), "\"unknown\"");
+        assert_eq!(unknown.position(), None);
+        assert_eq!(unknown.at(1), Device::Unknown);
+        let mut v = vec![Device::Unknown, Device::Host, Device::named("CUDA0")];
+        v.sort();
+        assert_eq!(v, [Device::named("CUDA0"), Device::Host, Device::Unknown]);
+        // A GPU of unnamed backend (a rank's `GPU0`) stays a GPU.
+        assert!(Device::named("GPU0").is_gpu() && Device::named("GPU0").is_known());
     }
 
     #[test]

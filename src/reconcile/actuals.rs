@@ -131,9 +131,16 @@ pub fn is_kv(b: &Buffer) -> bool {
     matches!(b.kind, BufferKind::Kv | BufferKind::Rs)
 }
 
-/// Every device that holds an actual allocation, GPUs first.
+/// Every device that holds an actual allocation, GPUs first. A buffer on a device the log does not name
+/// (clip's, `load::clip_device`) makes no row: it is no GPU's and not the host's, so no per-device sum, delta or
+/// capture is set against it; the projector's component row counts it.
 pub fn devices(actual: &Actual) -> Vec<Device> {
-    let mut devices: Vec<Device> = actual.buffers.iter().map(|b| b.device.clone()).collect();
+    let mut devices: Vec<Device> = actual
+        .buffers
+        .iter()
+        .map(|b| b.device.clone())
+        .filter(Device::is_known)
+        .collect();
     if actual.buffers.is_empty() {
         devices.extend(actual.breakdown.iter().map(|r| r.device.clone()));
     }

@@ -8,6 +8,9 @@
 //!   "loads": [ {"source", "engine", "model", "settings", "gpus", "estimate", "actual", "components",
 //!               "devices", …} ] }
 //! ```
+//! A device is named as the runner prints it (`CUDA0`, `Metal`, `CPU`); `GPU0` is a GPU whose backend the log does
+//! not say (a vLLM or SGLang rank before its platform line); `unknown` is a device the log does not name (clip's
+//! buffers without a line saying where clip runs: `host` false, and no `devices[]` row).
 //! Every byte figure is a quantity `{"bytes": nominal, "low": …, "high": …}` (integers). Keys are sorted, so
 //! the same input gives the same bytes. Names are stable: fields may be added, never renamed or removed.
 //! `tests/json_contract.rs` pins the names with `deny_unknown_fields` structs, and the finding codes.
