@@ -19,6 +19,7 @@
 
 pub mod envelope;
 pub mod join;
+mod pieces;
 pub mod prefix;
 pub mod read;
 pub mod skim;
@@ -109,6 +110,8 @@ pub struct Framer {
     rows_line: u64,
     rows_width: usize,
     rows_glued: u64,
+    /// What this input's CRI `P` pieces show: their size, and whether a trim took blanks off them.
+    pieces: pieces::Pieces,
 }
 
 /// What the framer hands out, in input order.
@@ -249,6 +252,9 @@ impl Framer {
         };
         let decoded = text;
         let text = prefix::strip_ansi(&decoded);
+        // The bytes as the writer stored them: valid, no colour (a container runtime's piece is measured).
+        let as_stored = matches!(decoded, std::borrow::Cow::Borrowed(_))
+            && matches!(text, std::borrow::Cow::Borrowed(_));
         // A terminal that shows caret-form colours counts them in its width: the columns they took.
         let carets = match text {
             std::borrow::Cow::Owned(_) => prefix::caret_columns(&decoded),
@@ -279,10 +285,20 @@ impl Framer {
         // The line as the terminal printed it: a paste's markup came after any wrap (see `Stripped::markup`).
         let printed = &text[stripped.markup..];
         let partial = json_partial || stripped.partial;
+        let cri_piece = (as_stored && json_markup.is_none())
+            .then_some(stripped.envelope_end)
+            .flatten()
+            .and_then(|end| self.cri_piece(&text, end, stripped.partial));
         if std::mem::take(&mut self.glue) && self.has_pending {
             if let Some(start) = json_markup.or(stripped.envelope_end) {
                 // The rest of a partial line: its text as the runtime stored it, nothing else stripped.
-                self.pending.push_str(&text[start.min(text.len())..]);
+                let piece = &text[start.min(text.len())..];
+                if json_markup.is_none() {
+                    let lost = self.pieces.lost_blanks(piece);
+                    self.pending.extend(std::iter::repeat_n(' ', lost));
+                }
+                self.pieces.hold(cri_piece.filter(|_| partial));
+                self.pending.push_str(piece);
                 self.joined_lines += 1;
                 self.wrap = Wrap::No;
                 self.glue = partial;
@@ -324,6 +340,7 @@ impl Framer {
             self.wrap = Wrap::No;
             if partial {
                 self.hold(number, &prefix::rank_tag(rank, line));
+                self.pieces.hold(cri_piece);
                 return;
             }
             if self.terminal_wide(printed, carets) {
@@ -428,6 +445,7 @@ impl Framer {
         if partial {
             // The line goes on in the next piece: held, whatever it is.
             self.hold(number, line);
+            self.pieces.hold(cri_piece);
             self.wrap = Wrap::No;
         } else if join::can_be_continued(line) || self.terminal_wide(printed, carets) {
             // A slog record, which later lines may continue; or any other line as wide as a terminal, the
@@ -457,6 +475,14 @@ impl Framer {
             self.has_pending = false;
             emit(Framed::Line(number, line));
         }
+    }
+
+    /// The length of the CRI piece whose text (after `stderr P `) starts at `end` of `text`, a line as the
+    /// runtime stored it, after telling [`pieces::Pieces`] what it shows (`partial`: a `P` piece).
+    fn cri_piece(&mut self, text: &str, end: usize, partial: bool) -> Option<usize> {
+        let piece = text.get(end..)?;
+        self.pieces.seen(piece, partial);
+        Some(piece.len())
     }
 
     /// The length of the `grep -n` number (`12:`) `text` begins with when it follows the number the previous
@@ -1303,6 +1329,53 @@ mod tests {
         let mut rows = terminal(&json[last], 80);
         rows.push("releasing nvml library".to_string());
         assert_eq!(frame_all(&rows).len(), 2);
+    }
+
+    #[test]
+    fn a_container_runtimes_partial_piece_gets_back_the_blanks_a_trim_took() {
+        // corpus 1032:1-3 (`sample-logs/1032-…log`) stored by containerd in pieces of 100 bytes (a runtime with
+        // a small buffer), then trailing blanks trimmed by an editor: the pieces of lines 2 and 3 end with the
+        // blank after `memory:`, which the trim took and the joined line lost (`memory:4.30 GiB`).
+        let log = [
+            "(Worker_TP0 pid=646817) INFO 03-17 17:07:05 [custom_all_reduce.py:216] Registering 212 cuda graph addresses",
+            "(Worker_TP1 pid=646936) INFO 03-17 17:07:06 [gpu_model_runner.py:5711] Estimated CUDA graph memory: 4.30 GiB total",
+            "(Worker_TP0 pid=646817) INFO 03-17 17:07:06 [gpu_model_runner.py:5711] Estimated CUDA graph memory: 4.38 GiB total",
+        ];
+        let stamp = "2026-12-07T03:14:19.000418113Z";
+        let stored: Vec<String> = log
+            .iter()
+            .flat_map(|line| {
+                let (piece, rest) = line.split_at(100);
+                [
+                    format!("{stamp} stderr P {piece}"),
+                    format!("{stamp} stderr F {rest}"),
+                ]
+            })
+            .collect();
+        let trimmed: Vec<String> = stored.iter().map(|l| l.trim_end().to_string()).collect();
+        assert_ne!(stored, trimmed);
+        let want = frame_all(&stored);
+        assert_eq!(want.len(), 3);
+        assert!(want[1].1.ends_with("memory: 4.30 GiB total"), "{want:?}");
+        assert_eq!(frame_all(&trimmed), want);
+        // An input whose pieces show no size yet (its first piece trimmed too) is left as it is; one whose
+        // `P` pieces end in blanks was not trimmed, and a short piece there gets nothing.
+        assert!(frame_all(&trimmed[2..])[0]
+            .1
+            .ends_with("memory:4.30 GiB total"));
+        let kept = [
+            &stored[4],
+            &stored[5],
+            &stored[0],
+            &stored[1],
+            &trimmed[2],
+            &stored[3],
+        ];
+        let kept: Vec<String> = kept.into_iter().cloned().collect();
+        assert!(
+            frame_all(&kept)[2].1.ends_with("memory:4.30 GiB total"),
+            "{kept:?}"
+        );
     }
 
     #[test]
