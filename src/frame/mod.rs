@@ -341,6 +341,7 @@ impl Framer {
             if partial {
                 self.hold(number, &prefix::rank_tag(rank, line));
                 self.pieces.hold(cri_piece);
+                self.held_prefixed = stripped.collector;
                 return;
             }
             if self.terminal_wide(printed, carets) {
@@ -401,7 +402,7 @@ impl Framer {
                 }
                 return;
             }
-            match join::continuation(&self.pending, line, stripped.indented) {
+            match self.continuation(line, &stripped) {
                 Continuation::No => {}
                 Continuation::WithSpace => {
                     let keep = self.pending.trim_end().len();
@@ -446,6 +447,7 @@ impl Framer {
             // The line goes on in the next piece: held, whatever it is.
             self.hold(number, line);
             self.pieces.hold(cri_piece);
+            self.held_prefixed = stripped.collector;
             self.wrap = Wrap::No;
         } else if join::can_be_continued(line) || self.terminal_wide(printed, carets) {
             // A slog record, which later lines may continue; or any other line as wide as a terminal, the
@@ -475,6 +477,19 @@ impl Framer {
             self.has_pending = false;
             emit(Framed::Line(number, line));
         }
+    }
+
+    /// How `line` (stripped as `stripped` says) continues the held record by the re-wrap rules
+    /// ([`join::continuation`]). A line a collector stamped (journald, a container runtime's envelope,
+    /// kubectl…) is no rest of a held record that came without a collector's prefix: a collector writes
+    /// every line it stores with its own prefix, and a paste's re-wrap leaves the rest of a record without
+    /// one, so the two lines come from two writers (another process's `level=info …` line between a
+    /// container's pieces, corpus 1038 under the CRI format).
+    fn continuation(&self, line: &str, stripped: &prefix::Stripped<'_>) -> Continuation {
+        if stripped.collector && !self.held_prefixed {
+            return Continuation::No;
+        }
+        join::continuation(&self.pending, line, stripped.indented)
     }
 
     /// The length of the CRI piece whose text (after `stderr P `) starts at `end` of `text`, a line as the
@@ -1376,6 +1391,30 @@ mod tests {
             frame_all(&kept)[2].1.ends_with("memory:4.30 GiB total"),
             "{kept:?}"
         );
+    }
+
+    #[test]
+    fn a_stamped_line_is_no_rest_of_another_writers_record() {
+        // corpus 1038:3 stored by containerd in pieces of 100 bytes, after another process's line (the paste
+        // catalogue's containerd line, a slog record behind a bare `ident[pid]: `, which re-wrapped lines
+        // could continue): the piece is a line of its own, and its rest is glued onto it.
+        let line = "[2025-11-30 11:18:05] max_total_num_tokens=2261377, chunked_prefill_size=16384, max_prefill_tokens=16384, max_running_requests=4096, context_len=128000, available_gpu_mem=37.06 GB";
+        let stamp = "2026-12-07T03:14:19.074418113Z";
+        let (piece, rest) = line.split_at(100);
+        let other = r#"containerd[1032]: level=info msg="cleaning up dead shim" namespace=moby"#;
+        let out = frame_all(&[
+            other.to_string(),
+            format!("{stamp} stderr P {piece}"),
+            format!("{stamp} stderr F {rest}"),
+        ]);
+        assert_eq!(out.len(), 2, "{out:?}");
+        assert!(out[0].1.ends_with("namespace=moby"), "{out:?}");
+        assert_eq!(out[1].0, 2);
+        assert!(
+            out[1].1.starts_with("max_total_num_tokens=2261377"),
+            "{out:?}"
+        );
+        assert!(out[1].1.ends_with("available_gpu_mem=37.06 GB"), "{out:?}");
     }
 
     #[test]
