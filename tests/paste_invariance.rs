@@ -380,3 +380,32 @@ fn dump_one_paste() {
         std::fs::write(root().join(format!("target/{name}.framed")), framed).unwrap();
     }
 }
+
+/// Runs the cases a long run printed again, to look at a class of violations by hand:
+/// `VRAMDIFF_PASTE_RECHECK=cases.txt cargo test --test integration recheck_pastes -- --ignored --nocapture`,
+/// each line of the file `log × t1+t2 (seed N)` as the long run prints it; prints those that still change
+/// a fact.
+#[test]
+#[ignore]
+fn recheck_pastes() {
+    let list = std::env::var("VRAMDIFF_PASTE_RECHECK").expect("VRAMDIFF_PASTE_RECHECK=cases.txt");
+    let list = std::fs::read_to_string(list).unwrap();
+    let logs = originals();
+    let (mut checked, mut still) = (0, 0);
+    for case in list.lines().filter(|l| l.contains(" × ")) {
+        let (path, rest) = case.split_once(" × ").unwrap();
+        let (names, seed) = rest.split_once(" (seed ").unwrap();
+        let seed: u64 = seed
+            .trim_end_matches(|c: char| !c.is_ascii_digit())
+            .parse()
+            .unwrap();
+        let chosen: Vec<Transform> = names.split('+').map(transform).collect();
+        let (_, text, want) = logs.iter().find(|(p, ..)| p == path).unwrap();
+        checked += 1;
+        if let Some(v) = violation(path, text, want, &chosen, seed) {
+            still += 1;
+            eprintln!("{v}");
+        }
+    }
+    eprintln!("{still} of {checked} still change a fact");
+}

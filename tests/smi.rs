@@ -364,7 +364,7 @@ const OTHER_WRITERS: [&str; 2] = [
 ];
 
 /// `text` with `foreign` put before each line for which `at` says so.
-fn with_lines_between(text: &str, foreign: &[&str], at: impl Fn(&str) -> bool) -> String {
+fn with_lines_between(text: &str, foreign: &[&str], mut at: impl FnMut(&str) -> bool) -> String {
     let mut out = String::new();
     let mut k = 0;
     for line in text.lines() {
@@ -410,6 +410,79 @@ fn smi_other_writers_lines_between_table_rows_neither_end_nor_change_it() {
     assert_eq!(claimed.len(), want_claimed.len());
     // Still cut before its process table, as the original is: the same one warning.
     assert_eq!(warnings(&items).len(), 1, "{items:#?}");
+}
+
+#[test]
+fn smi_other_writers_lines_around_a_table_s_head_keep_its_date() {
+    // The founding-today paste's table with another writer's line before its top border and before its
+    // `NVIDIA-SMI` line: the date line above them is still the table's (it was lost: issue 52).
+    let capture = founding_today_capture();
+    let table = &capture[capture.find("Sun Jun").unwrap()..];
+    let mut heads = 0;
+    let pasted = with_lines_between(table, &OTHER_WRITERS, |l| {
+        let head = heads < 2 && (l.starts_with("+-") || l.contains("NVIDIA-SMI"));
+        heads += usize::from(head);
+        head
+    });
+    assert_eq!(heads, 2);
+    let (items, claimed) = scan_smi(SmiScanner::in_log(), &pasted);
+    let got = only_snapshot(&items);
+    assert_eq!(got.timestamp.as_deref(), Some("Sun Jun  7 18:12:41 2026"));
+    assert_eq!(got.gpus.len(), 2, "{items:#?}");
+    let lines: Vec<&str> = pasted.lines().collect();
+    for n in &claimed {
+        assert!(!OTHER_WRITERS.contains(&lines[*n as usize - 1]), "line {n}");
+    }
+    // As many lines as a table lets by between its rows may come between the date and the header; one more
+    // and the date line is no longer the table's.
+    for (between, date) in [
+        (
+            vramdiff::smi::MAX_FOREIGN_LINES,
+            Some("Sun Jun  7 18:12:41 2026"),
+        ),
+        (vramdiff::smi::MAX_FOREIGN_LINES + 1, None),
+    ] {
+        let (date_line, rest) = table.split_once('\n').unwrap();
+        let foreign = format!("{}\n", OTHER_WRITERS[0]).repeat(between as usize);
+        let (items, _) = scan_smi(
+            SmiScanner::in_log(),
+            &format!("{date_line}\n{foreign}{rest}"),
+        );
+        assert_eq!(
+            only_snapshot(&items).timestamp.as_deref(),
+            date,
+            "{between}"
+        );
+    }
+}
+
+#[test]
+fn a_log_with_other_writers_lines_around_a_table_s_head_keeps_its_date() {
+    // The whole founding-today log through the pipeline, a kernel line (one of the skim's candidate lines:
+    // it names a GPU) before the table's top border and before its `NVIDIA-SMI` line. The skim framed that
+    // line and skipped the date line above it before the table's first line said the date was needed; it
+    // now looks ahead to the next table start (`frame::read`), and the scanner keeps the date across the
+    // lines between.
+    let log = std::fs::read_to_string(
+        crate::util::root().join("sample-logs/founding-today-chain-3090-4060-gemma4-31b.log"),
+    )
+    .unwrap();
+    let kernel = "kernel: NVRM: GPU at PCI:0000:01:00: GPU-5b1c9e7a-1f0d-4a55-9b8c-0d3f2e6a7b41";
+    let mut heads = 0;
+    let pasted = with_lines_between(&log, &[kernel], |l| {
+        let head = heads < 2 && (l.starts_with("+-") || l.contains("NVIDIA-SMI"));
+        heads += usize::from(head);
+        head
+    });
+    assert_eq!(heads, 2);
+    for text in [&log, &pasted] {
+        let loads =
+            crate::properties::loads_json(&crate::properties::analyze("x.log", text.as_bytes()));
+        assert_eq!(
+            loads[0]["observed"][0]["capture"]["timestamp"], "Sun Jun  7 18:12:41 2026",
+            "{text}"
+        );
+    }
 }
 
 #[test]

@@ -19,6 +19,7 @@
 
 pub mod envelope;
 pub mod join;
+mod pieces;
 pub mod prefix;
 pub mod read;
 pub mod skim;
@@ -121,6 +122,8 @@ pub struct Framer {
     /// How many bytes of the held rows' first are a paste's markup.
     rows_markup: usize,
     rows_glued: u64,
+    /// What this input's CRI `P` pieces show: their size, and whether a trim took blanks off them.
+    pieces: pieces::Pieces,
 }
 
 /// What the framer hands out, in input order.
@@ -316,6 +319,9 @@ impl Framer {
         };
         let decoded = text;
         let text = prefix::strip_ansi(&decoded);
+        // The bytes as the writer stored them: valid, no colour (a container runtime's piece is measured).
+        let as_stored = matches!(decoded, std::borrow::Cow::Borrowed(_))
+            && matches!(text, std::borrow::Cow::Borrowed(_));
         // A terminal that shows caret-form colours counts them in its width: the columns they took.
         let carets = match text {
             std::borrow::Cow::Owned(_) => prefix::caret_columns(&decoded),
@@ -346,10 +352,20 @@ impl Framer {
         // The line as the terminal printed it: a paste's markup came after any wrap (see `Stripped::markup`).
         let printed = &text[stripped.markup..];
         let partial = json_partial || stripped.partial;
+        let cri_piece = (as_stored && json_markup.is_none())
+            .then_some(stripped.envelope_end)
+            .flatten()
+            .and_then(|end| self.cri_piece(&text, end, stripped.partial));
         if std::mem::take(&mut self.glue) && self.has_pending {
             if let Some(start) = json_markup.or(stripped.envelope_end) {
                 // The rest of a partial line: its text as the runtime stored it, nothing else stripped.
-                self.pending.push_str(&text[start.min(text.len())..]);
+                let piece = &text[start.min(text.len())..];
+                if json_markup.is_none() {
+                    let lost = self.pieces.lost_blanks(piece);
+                    self.pending.extend(std::iter::repeat_n(' ', lost));
+                }
+                self.pieces.hold(cri_piece.filter(|_| partial));
+                self.pending.push_str(piece);
                 self.joined_lines += 1;
                 self.wrap = Wrap::No;
                 self.glue = partial;
@@ -391,6 +407,8 @@ impl Framer {
             self.wrap = Wrap::No;
             if partial {
                 self.hold(number, &prefix::rank_tag(rank, line));
+                self.pieces.hold(cri_piece);
+                self.held_collector = stripped.collector;
                 return;
             }
             if self.terminal_wide(printed, carets) {
@@ -474,13 +492,7 @@ impl Framer {
                 }
                 return;
             }
-            // A line a server's logger prefixed is a record of its own.
-            let continuation = if stripped.logger {
-                Continuation::No
-            } else {
-                join::continuation(&self.pending, line, stripped.indented)
-            };
-            match continuation {
+            match self.continuation(line, &stripped) {
                 Continuation::No => {}
                 Continuation::WithSpace => {
                     let keep = self.pending.trim_end().len();
@@ -526,6 +538,8 @@ impl Framer {
         if partial {
             // The line goes on in the next piece: held, whatever it is.
             self.hold(number, line);
+            self.pieces.hold(cri_piece);
+            self.held_collector = stripped.collector;
             self.wrap = Wrap::No;
         } else if join::can_be_continued(line) || self.terminal_wide(printed, carets) {
             // A slog record, which later lines may continue; or any other line as wide as a terminal, the
@@ -578,6 +592,28 @@ impl Framer {
         } else {
             Wrap::No
         };
+    }
+
+    /// How `line` (stripped as `stripped` says) continues the held record by the re-wrap rules
+    /// ([`join::continuation`]). A line a collector stamped (journald, a container runtime's envelope,
+    /// kubectl…) is no rest of a held record that came without a collector's prefix: a collector writes
+    /// every line it stores with its own prefix, and a paste's re-wrap leaves the rest of a record without
+    /// one, so the two lines come from two writers (another process's `level=info …` line between a
+    /// container's pieces, corpus 1038 under the CRI format). A line a server's logger prefixed (SGLang's
+    /// time, vLLM's level and source) is a record of its own.
+    fn continuation(&self, line: &str, stripped: &prefix::Stripped<'_>) -> Continuation {
+        if stripped.logger || stripped.collector.is_some() && self.held_collector.is_none() {
+            return Continuation::No;
+        }
+        join::continuation(&self.pending, line, stripped.indented)
+    }
+
+    /// The length of the CRI piece whose text (after `stderr P `) starts at `end` of `text`, a line as the
+    /// runtime stored it, after telling [`pieces::Pieces`] what it shows (`partial`: a `P` piece).
+    fn cri_piece(&mut self, text: &str, end: usize, partial: bool) -> Option<usize> {
+        let piece = text.get(end..)?;
+        self.pieces.seen(piece, partial);
+        Some(piece.len())
     }
 
     /// The length of the `grep -n` number (`12:`, after a Markdown quote's `> ` if any) `text` begins with
@@ -1575,6 +1611,77 @@ mod tests {
         let mut rows = terminal(&json[last], 80);
         rows.push("releasing nvml library".to_string());
         assert_eq!(frame_all(&rows).len(), 2);
+    }
+
+    #[test]
+    fn a_container_runtimes_partial_piece_gets_back_the_blanks_a_trim_took() {
+        // corpus 1032:1-3 (`sample-logs/1032-…log`) stored by containerd in pieces of 100 bytes (a runtime with
+        // a small buffer), then trailing blanks trimmed by an editor: the pieces of lines 2 and 3 end with the
+        // blank after `memory:`, which the trim took and the joined line lost (`memory:4.30 GiB`).
+        let log = [
+            "(Worker_TP0 pid=646817) INFO 03-17 17:07:05 [custom_all_reduce.py:216] Registering 212 cuda graph addresses",
+            "(Worker_TP1 pid=646936) INFO 03-17 17:07:06 [gpu_model_runner.py:5711] Estimated CUDA graph memory: 4.30 GiB total",
+            "(Worker_TP0 pid=646817) INFO 03-17 17:07:06 [gpu_model_runner.py:5711] Estimated CUDA graph memory: 4.38 GiB total",
+        ];
+        let stamp = "2026-12-07T03:14:19.000418113Z";
+        let stored: Vec<String> = log
+            .iter()
+            .flat_map(|line| {
+                let (piece, rest) = line.split_at(100);
+                [
+                    format!("{stamp} stderr P {piece}"),
+                    format!("{stamp} stderr F {rest}"),
+                ]
+            })
+            .collect();
+        let trimmed: Vec<String> = stored.iter().map(|l| l.trim_end().to_string()).collect();
+        assert_ne!(stored, trimmed);
+        let want = frame_all(&stored);
+        assert_eq!(want.len(), 3);
+        assert!(want[1].1.ends_with("memory: 4.30 GiB total"), "{want:?}");
+        assert_eq!(frame_all(&trimmed), want);
+        // An input whose pieces show no size yet (its first piece trimmed too) is left as it is; one whose
+        // `P` pieces end in blanks was not trimmed, and a short piece there gets nothing.
+        assert!(frame_all(&trimmed[2..])[0]
+            .1
+            .ends_with("memory:4.30 GiB total"));
+        let kept = [
+            &stored[4],
+            &stored[5],
+            &stored[0],
+            &stored[1],
+            &trimmed[2],
+            &stored[3],
+        ];
+        let kept: Vec<String> = kept.into_iter().cloned().collect();
+        assert!(
+            frame_all(&kept)[2].1.ends_with("memory:4.30 GiB total"),
+            "{kept:?}"
+        );
+    }
+
+    #[test]
+    fn a_stamped_line_is_no_rest_of_another_writers_record() {
+        // corpus 1038:3 stored by containerd in pieces of 100 bytes, after another process's line (the paste
+        // catalogue's containerd line, a slog record behind a bare `ident[pid]: `, which re-wrapped lines
+        // could continue): the piece is a line of its own, and its rest is glued onto it.
+        let line = "[2025-11-30 11:18:05] max_total_num_tokens=2261377, chunked_prefill_size=16384, max_prefill_tokens=16384, max_running_requests=4096, context_len=128000, available_gpu_mem=37.06 GB";
+        let stamp = "2026-12-07T03:14:19.074418113Z";
+        let (piece, rest) = line.split_at(100);
+        let other = r#"containerd[1032]: level=info msg="cleaning up dead shim" namespace=moby"#;
+        let out = frame_all(&[
+            other.to_string(),
+            format!("{stamp} stderr P {piece}"),
+            format!("{stamp} stderr F {rest}"),
+        ]);
+        assert_eq!(out.len(), 2, "{out:?}");
+        assert!(out[0].1.ends_with("namespace=moby"), "{out:?}");
+        assert_eq!(out[1].0, 2);
+        assert!(
+            out[1].1.starts_with("max_total_num_tokens=2261377"),
+            "{out:?}"
+        );
+        assert!(out[1].1.ends_with("available_gpu_mem=37.06 GB"), "{out:?}");
     }
 
     #[test]

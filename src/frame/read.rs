@@ -90,6 +90,60 @@ pub fn read_skimmed_lines(
     Lines::new(Some(skim), on).read(reader)
 }
 
+/// Where the line `n` lines before the one starting at `start` in `block` starts (each line of `block` ends
+/// with a newline), going back no further than `floor`, a line start.
+fn lines_back(block: &[u8], mut start: usize, floor: usize, n: usize) -> usize {
+    for _ in 0..n {
+        if start <= floor {
+            break;
+        }
+        start = memchr::memrchr(b'\n', &block[floor..start - 1]).map_or(floor, |i| floor + i + 1);
+    }
+    start
+}
+
+/// The next line of a block that holds one of a [`Skim`]'s look-back literals, and where the lines it needs
+/// framed before it start: a bounded look-ahead for the candidate lines before it. A table's first line
+/// needs its date line, which holds no literal, and other writers' lines between the two may be candidates
+/// themselves; the skim would frame such a line and skip the date line above it before the table's first
+/// line showed that the date line was needed. Each look-back literal is searched for once per block (its
+/// next occurrence remembered until the reading passes it), so a hit costs a compare.
+#[derive(Debug, Default)]
+struct LookbackAhead {
+    /// Per look-back literal: not searched yet (`None`), or its next occurrence (`Some(None)`: none left).
+    next: Vec<Option<Option<usize>>>,
+    /// The next look-back line: where it ends, and where the lines it needs start.
+    line: Option<(usize, usize)>,
+}
+
+impl LookbackAhead {
+    /// Where the lines needed by the next look-back line at or after `pos` start (`None`: no look-back line
+    /// follows in `block`).
+    fn window(&mut self, skim: &Skim, block: &[u8], pos: usize) -> Option<usize> {
+        if let Some((end, window)) = self.line {
+            if end >= pos {
+                return Some(window);
+            }
+        }
+        self.next.resize(skim.lookback_literals(), None);
+        let mut first = None;
+        for (k, next) in self.next.iter_mut().enumerate() {
+            if next.is_none() || matches!(next, Some(Some(at)) if *at < pos) {
+                *next = Some(skim.find_lookback(k, &block[pos..]).map(|at| pos + at));
+            }
+            if let Some(Some(at)) = *next {
+                first = Some(first.map_or(at, |f: usize| f.min(at)));
+            }
+        }
+        let at = first?;
+        let start = memchr::memrchr(b'\n', &block[..at]).map_or(0, |i| i + 1);
+        let end = at + memchr::memchr(b'\n', &block[at..]).unwrap_or(block.len() - at);
+        let window = lines_back(block, start, 0, skim.lookback_lines());
+        self.line = Some((end, window));
+        Some(window)
+    }
+}
+
 /// The reading state of one stream.
 struct Lines<'s, F> {
     skim: Option<&'s Skim>,
@@ -209,25 +263,21 @@ impl<'s, F: FnMut(Read<'_>) -> Wants> Lines<'s, F> {
         let Some(skim) = self.skim else {
             return self.frame_lines(block);
         };
-        // The last two lines are always framed: a look-back never needs a line of a buffer already gone.
-        let before_last = memchr::memrchr(b'\n', &block[..block.len() - 1]);
-        let mut tail = before_last
-            .and_then(|i| memchr::memrchr(b'\n', &block[..i]))
-            .map_or(0, |i| i + 1);
-        // A look-back literal in those lines needs the two lines before it framed too (the search below only
+        // The last look-back's worth of lines are always framed: a look-back never needs a line of a buffer
+        // already gone.
+        let lookback = skim.lookback_lines();
+        let mut tail = lines_back(block, block.len(), 0, lookback);
+        // A look-back literal in those lines needs the lines before it framed too (the search below only
         // looks back from the lines before the tail), and so on for the lines taken in: a table header last
         // but one in a buffer keeps its date line wherever the buffer happens to end (a UTF-16 log is
         // decoded in 4 KiB buffers).
         let mut taken_in = block.len();
         while tail > 0 && skim.needs_lookback(&block[tail..taken_in]) {
             taken_in = tail;
-            for _ in 0..2 {
-                if tail > 0 {
-                    tail = memchr::memrchr(b'\n', &block[..tail - 1]).map_or(0, |i| i + 1);
-                }
-            }
+            tail = lines_back(block, tail, 0, lookback);
         }
         let mut literals = skim.filter().block(&block[..tail]);
+        let mut ahead = LookbackAhead::default();
         let mut pos = 0;
         while pos < tail {
             if !self.is_quiet() {
@@ -243,13 +293,10 @@ impl<'s, F: FnMut(Read<'_>) -> Wants> Lines<'s, F> {
             };
             let mut start = memchr::memrchr(b'\n', &block[pos..hit]).map_or(pos, |i| pos + i + 1);
             let end = hit + memchr::memchr(b'\n', &block[hit..]).unwrap_or(block.len() - hit);
-            if skim.needs_lookback(&block[start..end]) {
-                for _ in 0..2 {
-                    if start > pos {
-                        start = memchr::memrchr(b'\n', &block[pos..start - 1])
-                            .map_or(pos, |i| pos + i + 1);
-                    }
-                }
+            // The lines a look-back needs (this hit's own, or that of a look-back line a few lines further
+            // on, whose window holds this hit and lines above it) are framed from the window's start.
+            if let Some(window) = ahead.window(skim, &block[..tail], pos) {
+                start = start.min(window.max(pos));
             }
             self.skip(&block[pos..start]);
             self.frame_lines(&block[start..=end]);

@@ -22,8 +22,11 @@
 //!   needs only candidate lines (`Wants::Candidates` in [`super::read`]: no capture open, no capture prelude).
 //!   Otherwise the next line is framed whatever it holds.
 //! * **No look-back is needed**: an nvidia-smi table start uses the date line and the top border above it,
-//!   so the two lines before a line holding one of the [`Skim`]'s look-back literals are framed first (the
-//!   last two lines of every read buffer are always framed, so they never lie in a buffer already gone).
+//!   which other writers' lines may have come between, so the [`Skim::lookback_lines`] lines before a line
+//!   holding one of the [`Skim`]'s look-back literals are framed first (as many lines at the end of every
+//!   read buffer are always framed, so they never lie in a buffer already gone). A date line holds no
+//!   literal to search for, and whether a table follows it is known only at the table's first line: the
+//!   look-back is how the skim keeps it, bounded by the consumer's count.
 
 use crate::prefilter::{LineFilter, LineFilterBuilder};
 
@@ -60,14 +63,17 @@ pub const COVERING_LITERALS: [&str; 1] = ["msg="];
 pub struct Skim {
     filter: LineFilter,
     lookback: Vec<memchr::memmem::Finder<'static>>,
+    lookback_lines: usize,
 }
 
 impl Skim {
-    /// A skim for a consumer that needs the lines holding one of `literals`, and the two lines before each
-    /// line holding one of `lookback` (which count as literals too). Framing's own literals are added here.
+    /// A skim for a consumer that needs the lines holding one of `literals`, and the `lookback_lines` lines
+    /// before each line holding one of `lookback` (which count as literals too). Framing's own literals are
+    /// added here.
     pub fn new<'a>(
         literals: impl IntoIterator<Item = &'a str>,
         lookback: impl IntoIterator<Item = &'a str>,
+        lookback_lines: usize,
     ) -> Skim {
         let lookback: Vec<&str> = lookback.into_iter().filter(|l| !l.is_empty()).collect();
         let filter = LineFilterBuilder::new()
@@ -83,6 +89,7 @@ impl Skim {
                 .iter()
                 .map(|l| memchr::memmem::Finder::new(l.as_bytes()).into_owned())
                 .collect(),
+            lookback_lines,
         }
     }
 
@@ -103,7 +110,23 @@ impl Skim {
         self.filter.scan(line).possible != 0
     }
 
-    /// True when the two lines before `line` must be framed before it (it holds a look-back literal).
+    /// How many lines before a line holding a look-back literal are framed before it.
+    pub fn lookback_lines(&self) -> usize {
+        self.lookback_lines
+    }
+
+    /// How many look-back literals there are.
+    pub(super) fn lookback_literals(&self) -> usize {
+        self.lookback.len()
+    }
+
+    /// Where look-back literal `k` first occurs in `block`.
+    pub(super) fn find_lookback(&self, k: usize, block: &[u8]) -> Option<usize> {
+        self.lookback[k].find(block)
+    }
+
+    /// True when the [`Skim::lookback_lines`] lines before `line` must be framed before it (it holds a
+    /// look-back literal).
     pub(super) fn needs_lookback(&self, line: &[u8]) -> bool {
         self.lookback.iter().any(|f| f.find(line).is_some())
     }
@@ -115,7 +138,7 @@ mod tests {
 
     #[test]
     fn framing_literals_and_file_names_are_candidates() {
-        let skim = Skim::new(["buffer size ="], ["NVIDIA-SMI"]);
+        let skim = Skim::new(["buffer size ="], ["NVIDIA-SMI"], 2);
         for line in [
             "load_tensors: CUDA0 model buffer size =  4403.49 MiB",
             "Aug 22 17:36:22 amobile ollama[30907]: time=2025-08-22T17:36:22.027-04:00 level=INFO",

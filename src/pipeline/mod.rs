@@ -176,6 +176,7 @@ impl Pipeline {
                 .chain(parser.memory_words().iter().copied())
                 .chain(smi::START_LITERALS),
             smi::TABLE_START_LITERALS,
+            smi::TABLE_LOOKBACK_LINES,
         );
         Ok(Pipeline {
             skim: Some(skim),

@@ -51,12 +51,14 @@ enum State {
     RocmJson(rocm::Json),
 }
 
-/// Lines seen just before a possible table: nvidia-smi's date line and/or the table's top border.
+/// Lines seen just before a possible table: nvidia-smi's date line and/or the table's top border, and how
+/// many other writers' lines came since the first of them (see [`TABLE_LOOKBACK_LINES`]).
 #[derive(Debug, Default)]
 struct Prelude {
     line: u64,
     date: Option<String>,
     border: bool,
+    foreign: u32,
 }
 
 /// Literals one of which every line that starts a capture in a log holds (see [`SmiScanner::feed`]): an
@@ -92,6 +94,13 @@ pub const TABLE_START_LITERALS: [&str; 2] = ["NVIDIA-SMI ", "GPU  Name"];
 /// the bound keeps a cut capture from holding the skim off (`crate::frame::skim`: every line is framed
 /// while a capture is open) and its snapshot from waiting past the loads that follow.
 pub const MAX_FOREIGN_LINES: u32 = 8;
+
+/// How far above a table's first line ([`TABLE_START_LITERALS`]) its date line may be: the date line and the
+/// top border, and the [`MAX_FOREIGN_LINES`] other writers' lines that may land between them and the header
+/// as between any rows of the table (a journal or a terminal shared with other processes). The date is
+/// held that long ([`SmiScanner::feed`]), and the skim frames as many lines above a table's first line
+/// (`crate::frame::skim`), so a date line holding no literal is seen.
+pub const TABLE_LOOKBACK_LINES: usize = 2 + MAX_FOREIGN_LINES as usize;
 
 /// Finds and parses GPU monitor captures, one line at a time.
 pub struct SmiScanner {
@@ -135,8 +144,9 @@ impl SmiScanner {
     /// true when the line belongs to a capture (so the caller does not count it as an unrecognised line).
     /// Emits finished snapshots/warnings through `emit`.
     ///
-    /// A date line or top border just above a table is only known to belong to it once the table header
-    /// follows, so in a log those two lines return false (in a capture file every line returns true).
+    /// A date line or top border just above a table (other writers' lines may come between them and its
+    /// header, [`TABLE_LOOKBACK_LINES`]) is only known to belong to it once the table header follows, so in a
+    /// log those two lines return false (in a capture file every line returns true).
     pub fn feed(&mut self, number: u64, line: &str, emit: &mut impl FnMut(SmiItem)) -> bool {
         if !matches!(self.state, State::Idle) {
             let step = match &mut self.state {
@@ -233,6 +243,7 @@ impl SmiScanner {
     fn idle(&mut self, number: u64, line: &str, emit: &mut impl FnMut(SmiItem)) -> bool {
         let prelude = self.prelude.take();
         let Some(&first) = line.as_bytes().first() else {
+            self.let_by(prelude);
             return false;
         };
         match first {
@@ -255,6 +266,7 @@ impl SmiScanner {
                         line: number,
                         date: None,
                         border: true,
+                        foreign: 0,
                     },
                 });
                 false
@@ -264,6 +276,7 @@ impl SmiScanner {
                     line: number,
                     date: Some(line.trim().to_string()),
                     border: false,
+                    foreign: 0,
                 });
                 false
             }
@@ -304,11 +317,29 @@ impl SmiScanner {
                     self.state = State::Csv(c);
                     true
                 }
-                None => false,
+                None => {
+                    self.let_by(prelude);
+                    false
+                }
             },
             _ if self.file => self.headerless_csv(number, line, emit),
-            _ => false,
+            _ => {
+                self.let_by(prelude);
+                false
+            }
         }
+    }
+
+    /// A line that starts nothing, seen while a date line or top border is held: another writer's line
+    /// between them and the table's header, let by (the prelude kept) while fewer than
+    /// [`MAX_FOREIGN_LINES`] came since the prelude's first line.
+    fn let_by(&mut self, prelude: Option<Prelude>) {
+        self.prelude = prelude
+            .filter(|p| p.foreign < MAX_FOREIGN_LINES)
+            .map(|p| Prelude {
+                foreign: p.foreign + 1,
+                ..p
+            });
     }
 
     fn start_query(&mut self, number: u64, line: &str) -> bool {
