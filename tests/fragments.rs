@@ -249,6 +249,17 @@ fn same_quantity(window: &Value, whole: &BTreeMap<String, Value>) -> bool {
         })
 }
 
+/// `load` alone, as `format` reports it.
+fn rendered(load: Concluded, format: vramdiff::report::Format) -> String {
+    let analysis = vramdiff::model::Analysis {
+        inputs: vec![],
+        loads: vec![load],
+    };
+    let bytes = vramdiff::report::reporter(format, vramdiff::report::ReportOptions::default())
+        .render(&analysis);
+    String::from_utf8(bytes).unwrap()
+}
+
 /// The findings of a load, as codes.
 fn codes(load: &Concluded) -> Vec<FindingCode> {
     load.findings.iter().map(|f| f.code).collect()
@@ -479,16 +490,7 @@ fn a_fit_projection_alone_keeps_the_free_memory_it_prints() {
     assert_eq!(fit.free.len(), 1);
     assert_eq!(fit.free[0].free.bytes, 5150 * vramdiff::model::MIB);
     assert_eq!(l.reconciled.load.engine, Engine::Llama);
-    let analysis = vramdiff::model::Analysis {
-        inputs: vec![],
-        loads: vec![l],
-    };
-    let text = vramdiff::report::reporter(
-        vramdiff::report::Format::Text,
-        vramdiff::report::ReportOptions::default(),
-    )
-    .render(&analysis);
-    let text = String::from_utf8(text).unwrap();
+    let text = rendered(l, vramdiff::report::Format::Text);
     assert!(
         text.contains("  GPUs: GPU0, 5.03 GiB free (--fit, line 1)"),
         "{text}"
@@ -707,24 +709,11 @@ fn clip_s_device_is_known_only_from_a_line_that_names_it() {
         l.reconciled.devices
     );
     assert_eq!(codes(&l), [FindingCode::IncompleteLoad]);
-    let analysis = vramdiff::model::Analysis {
-        inputs: vec![],
-        loads: vec![l],
-    };
-    let json = vramdiff::report::reporter(
-        vramdiff::report::Format::Json,
-        vramdiff::report::ReportOptions::default(),
-    )
-    .render(&analysis);
-    let json: Value = serde_json::from_slice(&json).unwrap();
+    let json: Value =
+        serde_json::from_str(&rendered(l.clone(), vramdiff::report::Format::Json)).unwrap();
     let buffer = &json["loads"][0]["actual"]["buffers"][0];
     assert_eq!(buffer["device"], "unknown", "{buffer}");
-    let text = vramdiff::report::reporter(
-        vramdiff::report::Format::Text,
-        vramdiff::report::ReportOptions::default(),
-    )
-    .render(&analysis);
-    let text = String::from_utf8(text).unwrap();
+    let text = rendered(l, vramdiff::report::Format::Text);
     assert!(
         text.contains("clip's memory is on a device the log does not name"),
         "{text}"
