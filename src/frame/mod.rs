@@ -190,6 +190,8 @@ struct Row<'a> {
     line: &'a str,
     /// The collector whose prefix `raw` begins with.
     collector: Option<prefix::Collector>,
+    /// A server's logger prefixed `raw` (`prefix::Stripped::logger`): a record of its own.
+    logger: bool,
 }
 
 /// Where the pending record stands as a hard-wrap candidate. Its width is measured only when a line that
@@ -459,11 +461,13 @@ impl Framer {
                         raw: rest,
                         line: rest,
                         collector: None,
+                        logger: false,
                     },
                     None => Row {
                         raw: printed,
                         line,
                         collector: stripped.collector,
+                        logger: stripped.logger,
                     },
                 };
                 self.hard_wrap(row, carets, coloured)
@@ -485,7 +489,8 @@ impl Framer {
                     // stays held, as one never cut is, for the lines a paste re-wrapped it into (corpus 722's
                     // `level=INFO source=…` / `msg="…"` under `kubectl --prefix` at 80 columns).
                     self.wrap = Wrap::No;
-                    if !join::can_be_continued(&self.pending) {
+                    if !join::can_be_continued(&self.pending) || join::has_open_quote(&self.pending)
+                    {
                         self.has_pending = false;
                         emit(Framed::Line(self.pending_line, &self.pending));
                     }
@@ -726,6 +731,10 @@ impl Framer {
             return None;
         }
         let Row { raw, line, .. } = row;
+        if row.logger && !self.plain {
+            // The rest of a slog record never begins with a server logger's prefix.
+            return None;
+        }
         // What the line is, first: the usual next record is rejected here, before anything is measured.
         let blanks = raw.len() - raw.trim_start_matches([' ', '\t']).len();
         let prefixed = line.len() + blanks < raw.len();
@@ -733,14 +742,23 @@ impl Framer {
         // not. After a prefixed row as wide as the terminal, a row without it is that row's rest, even when it
         // reads like a record (`… common_param: common_params_p` / `rint_info: build 1 …`, corpus 511 under
         // journald at 80 columns) or begins like another prefix (`… | 200 |  37.34` / `666911s |      172…`,
-        // a compose prefix of another width); the widths still decide below.
-        let collector_cut = self.held_collector.is_some()
-            && row.collector != self.held_collector
+        // a compose prefix of another width); the widths still decide below. A row that reads like a record
+        // is taken only where this input was already seen cut at the held row's width, or where it may be a
+        // piece by the rules for lines without a collector (`join::plain_piece`: `… VMM: yes, V` / `RAM:
+        // 24159 MiB`): a line of another source without the collector's prefix (a server's own lines pasted
+        // between journald's, `srv         start: …`) may follow a prefixed line that is as wide as a
+        // terminal by chance.
+        let collector_cut = self
+            .held_collector
+            .is_some_and(|held| row.collector != Some(held) && !held.begins(raw))
             && blanks < MAX_CUT_BLANKS
             && !raw.is_empty()
             && !coloured
             // A Markdown fence closing the paste is the paste's, not the record's.
-            && !(raw.starts_with("```") || raw.starts_with("~~~"));
+            && !(raw.starts_with("```") || raw.starts_with("~~~"))
+            && (row.collector.is_none() && !join::is_record_start(line.trim_start())
+                || self.held_width() == Some(self.wrap_width)
+                || join::plain_piece(&self.pending, raw, line, prefixed) != join::PlainPiece::No);
         let piece = if self.plain {
             if collector_cut || prefixed && self.completes_a_prefix(raw) {
                 join::PlainPiece::Yes
@@ -756,15 +774,7 @@ impl Framer {
             _ if collector_cut => join::has_open_quote(&self.pending),
             _ => join::wrap_piece(&self.pending, raw, line, prefixed)?,
         };
-        let width = match self.wrap {
-            Wrap::No => return None,
-            Wrap::Width(width) => width,
-            Wrap::Unmeasured { prefix_chars } => {
-                let width = prefix_chars + self.pending.chars().count();
-                self.wrap = Wrap::Width(width);
-                width
-            }
-        };
+        let width = self.held_width()?;
         // Exact when it can matter: fewer bytes than `width` is fewer characters, and only the comparison
         // with `width` is used.
         let raw_chars = carets
@@ -792,6 +802,19 @@ impl Framer {
         }
         self.wrap_width = width;
         Some(raw_chars == width)
+    }
+
+    /// The width of the held record's pieces so far (measured once), `None` when it is no hard-wrap candidate.
+    fn held_width(&mut self) -> Option<usize> {
+        match self.wrap {
+            Wrap::No => None,
+            Wrap::Width(width) => Some(width),
+            Wrap::Unmeasured { prefix_chars } => {
+                let width = prefix_chars + self.pending.chars().count();
+                self.wrap = Wrap::Width(width);
+                Some(width)
+            }
+        }
     }
 
     /// The row `text` as the terminal printed it when what was read as its markup (its first `markup` bytes)
@@ -1384,6 +1407,18 @@ mod tests {
         );
     }
 
+    /// `rows` after the rows of a record `collector` prefixed that a terminal `width` wide cut where nothing
+    /// reads like a record: the input is known to be cut at `width`.
+    fn after_a_wrap(collector: &str, width: usize, rows: &[String]) -> Vec<String> {
+        let mut all = terminal(&format!("{collector}{}", "x ".repeat(width)), width);
+        all.extend_from_slice(rows);
+        all
+    }
+
+    fn texts(lines: &[(u64, String)]) -> Vec<&str> {
+        lines.iter().map(|(_, text)| text.as_str()).collect()
+    }
+
     /// corpus 511:21 (`sample-logs/511-docker-cpu-only-driver-too-old-ministral3b-mmproj-bge-m3-2loads.log`).
     const BUILD_511: &str =
         "cmn  common_param: common_params_print_info: build 1 (d222767c7) with GNU 13.3.1 for Linux x86_64";
@@ -1403,12 +1438,20 @@ mod tests {
                 let rows = terminal(&line, width);
                 assert!(rows.len() > 1, "{rows:?}");
                 assert_eq!(
-                    frame_all(&rows),
-                    vec![(1, "common_param: common_params_print_info: build 1 (d222767c7) with GNU 13.3.1 for Linux x86_64".to_string())],
+                    texts(&frame_all(&after_a_wrap(collector, width, &rows))[1..]),
+                    ["common_param: common_params_print_info: build 1 (d222767c7) with GNU 13.3.1 for Linux x86_64"],
                     "{collector:?} at {width}"
                 );
             }
         }
+        // A server's own line after a journald line as wide as a terminal by chance, where nothing showed the
+        // input was cut at that width, is a record (benches/gen.py's mix: corpus 1203-like `srv  ` lines
+        // between journald's).
+        let systemd =
+            "Nov  1 06:06:17 gpuhost systemd[1]: logrotate.service: Deactivated successfully.";
+        assert_eq!(systemd.len(), 80);
+        let srv = "srv         start: binding port with default address family";
+        assert_eq!(frame_all(&[systemd.to_string(), srv.to_string()]).len(), 2);
         // A line another process wrote, as wide as a terminal by chance, is no cut: a bare `ident[pid]: ` is no
         // collector's prefix (a collector stamps a time), and a row a terminal coloured starts a record.
         let other = "dbus-daemon[812]: [system] Successfully activated service 'org.freedesktop.nm_dispatcher' (10.0.0.7)";
@@ -1421,8 +1464,13 @@ mod tests {
         assert_eq!(wide.len(), 80);
         let coloured = format!("\x1b[36m{next}\x1b[0m");
         assert_eq!(frame_all(&[wide.clone(), coloured]).len(), 2);
-        // Without the colour it is the rest.
-        assert_eq!(frame_all(&[wide, next.to_string()]).len(), 1);
+        // Without the colour it is the rest, where the input was seen cut at 80 columns before.
+        let rows = after_a_wrap(
+            "Dec 07 03:14:19 gpu-node ollama[2841]: ",
+            80,
+            &[wide, next.to_string()],
+        );
+        assert_eq!(frame_all(&rows).len(), 2);
     }
 
     /// corpus 1203:60 and 1203:31 (`sample-logs/1203-docker-compose-ollama-llama-server-runner-…-timeout.log`),
@@ -1439,11 +1487,13 @@ mod tests {
         let rows = terminal(&format!("{journald}{GIN_1203}"), 100);
         assert!(rows[1].starts_with("  37.34666911s |"), "{rows:?}");
         let (_, gin) = GIN_1203.split_once("| ").unwrap();
-        assert_eq!(frame_all(&rows), vec![(1, gin.to_string())]);
+        let framed = frame_all(&after_a_wrap(journald, 100, &rows));
+        assert_eq!(texts(&framed[1..]), [gin]);
         // The log's own compose prefix, with no journald before it: the same.
         let rows = terminal(GIN_1203, 80);
         assert!(rows[1].starts_with("16.1.4 | POST"), "{rows:?}");
-        assert_eq!(frame_all(&rows), vec![(1, gin.to_string())]);
+        let framed = frame_all(&after_a_wrap("rag-ollama       | ", 80, &rows));
+        assert_eq!(texts(&framed[1..]), [gin]);
         // `… task 133` / `8 | processing task…`: a line number's shape, where the log's rows have none.
         let rows = terminal(&format!("{journald}{TASK_1203}"), 100);
         assert!(rows[1].starts_with("8 | processing"), "{rows:?}");
@@ -1460,6 +1510,15 @@ mod tests {
         assert_eq!(frame_all(&[full.clone(), next]).len(), 2);
         // So does a Markdown fence closing the paste.
         assert_eq!(frame_all(&[full, "```".to_string()]).len(), 2);
+        // And a line journald wrote whose prefix the stripper does not take whole: the kernel's, without a
+        // pid, after a row of 160 columns (benches/gen.py's journald noise).
+        let wide = format!(
+            "Nov  1 06:48:31 gpuhost ollama[1234]: {}ok",
+            "word ".repeat(24)
+        );
+        assert_eq!(wide.len(), 160);
+        let kernel = "Nov  1 06:48:31 gpuhost kernel: EXT4-fs (nvme0n1p2): mounted filesystem with ordered data mode. Quota mode: none.";
+        assert_eq!(frame_all(&[wide, kernel.to_string()]).len(), 2);
     }
 
     /// `rows` with a paste's markup: `mark(i)` before row `i`.

@@ -203,6 +203,27 @@ pub enum Collector {
     Compose(usize),
 }
 
+impl Collector {
+    /// True when `row` begins as this collector's lines do, whether or not the stripper takes its whole
+    /// prefix: journald writes the kernel's lines without a pid (`Nov  1 06:48:31 gpuhost kernel: …`), which
+    /// is still its time first, so such a row is a line it wrote, not the rest of the one before.
+    pub fn begins(self, row: &str) -> bool {
+        match self {
+            Collector::Journald => {
+                JOURNALD_TIME.is_match(row) || monotonic_stamp(row.as_bytes()).is_some()
+            }
+            Collector::Stamp => DOCKER_TIMESTAMP.is_match(row),
+            Collector::Kubectl => row.starts_with("[pod/"),
+            Collector::Compose(width) => COMPOSE.find(row).is_some_and(|m| m.end() == width),
+        }
+    }
+}
+
+/// The date and time journald and syslog begin a line with, in any locale (what [`JOURNALD`] takes before its
+/// host and identifier).
+static JOURNALD_TIME: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^(?:\S+\s+){1,4}?\d{1,2}:\d{2}:\d{2}(?:\.\d+)?\s").unwrap());
+
 /// What was in front of a line, so the joiner can tell an indented continuation from a record, and the framer
 /// which file of a paste the line comes from.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -225,7 +246,7 @@ pub struct Stripped<'a> {
     /// time or its source, not a bare `ident[pid]: ` or a server's own prefix. A row of a terminal's wrap
     /// after such a line does not begin with it ([`super::Framer`]).
     pub collector: Option<Collector>,
-    /// A server's own logger prefix was stripped (SGLang's time, vLLM's level and source): the line is a
+    /// A server's own logger prefix was stripped whole (SGLang's time, vLLM's level and time): the line is a
     /// record that logger wrote, never the rest of another.
     pub logger: bool,
     /// How many bytes at the start of the line are a paste's markup, outside every other prefix: a Markdown
@@ -365,8 +386,8 @@ pub fn strip_prefixes(mut line: &str) -> (&str, Stripped<'_>) {
         }
         if line.starts_with('[') && line.contains(".py:") {
             if let Some(m) = VLLM_SOURCE.find(line) {
+                // (Not a logger's whole prefix: the rest of one a terminal cut, `[gpu_worker.py:452] `.)
                 line = &line[m.end()..];
-                info.logger = true;
                 break;
             }
         }
