@@ -652,20 +652,23 @@ fn a_window_s_runtime_knows_less_only_as_llama_server_of_an_unknown_launcher_or_
     );
 }
 
-/// The device of clip's buffers in a window of `sample-logs/founding-today-3090-4060-gemma4-31b.log` (lines
-/// `ranges`, 1-based), with the device rows the window reports.
-fn clip_device_in(ranges: &[(usize, usize)]) -> (Vec<vramdiff::model::Device>, Concluded) {
-    let l = only_load(&excerpt("founding-today-3090-", ranges));
-    let clip = l
-        .reconciled
+/// The devices of a load's clip buffers, in the load's order.
+fn clip_devices(l: &Concluded) -> Vec<vramdiff::model::Device> {
+    l.reconciled
         .load
         .actual
         .buffers
         .iter()
         .filter(|b| b.projector)
         .map(|b| b.device.clone())
-        .collect();
-    (clip, l)
+        .collect()
+}
+
+/// The device of clip's buffers in a window of `sample-logs/founding-today-3090-4060-gemma4-31b.log` (lines
+/// `ranges`, 1-based), with the device rows the window reports.
+fn clip_device_in(ranges: &[(usize, usize)]) -> (Vec<vramdiff::model::Device>, Concluded) {
+    let l = only_load(&excerpt("founding-today-3090-", ranges));
+    (clip_devices(&l), l)
 }
 
 #[test]
@@ -736,16 +739,6 @@ fn clip_on_a_machine_without_a_gpu_is_on_the_host_and_a_device_not_known_makes_n
         }
         only_load(&out)
     };
-    let clip = |l: &Concluded| -> Vec<Device> {
-        l.reconciled
-            .load
-            .actual
-            .buffers
-            .iter()
-            .filter(|b| b.projector)
-            .map(|b| b.device.clone())
-            .collect()
-    };
     let severity = |l: &Concluded| {
         l.findings
             .iter()
@@ -757,12 +750,12 @@ fn clip_on_a_machine_without_a_gpu_is_on_the_host_and_a_device_not_known_makes_n
     // then clip's `load_hparams: model size: 802.50 MiB` (237), without `CLIP using CPU backend` (218) and
     // clip's compute buffer (241): with no GPU at all, clip is on the host, as the whole log says.
     let l = window(&[(10, 217), (219, 240)]);
-    assert_eq!(clip(&l), [Device::Host]);
+    assert_eq!(clip_devices(&l), [Device::Host]);
     assert_eq!(severity(&l), Some(vramdiff::model::Severity::Error));
     // The rejection, the text model's host buffers and the size line, but not discovery's CPU line: clip's
     // device is not known, so `gpu-unused` says the GPU was rejected (a warning) but not that nothing ran on a
     // GPU (the error): clip may be on one.
     let l = window(&[(10, 10), (169, 217), (219, 240)]);
-    assert_eq!(clip(&l), [Device::Unknown]);
+    assert_eq!(clip_devices(&l), [Device::Unknown]);
     assert_eq!(severity(&l), Some(vramdiff::model::Severity::Warning));
 }
