@@ -419,10 +419,7 @@ impl Framer {
                 self.hold(number, &prefix::rank_tag(rank, line));
                 self.glue = false;
                 self.plain = true;
-                self.held_collector = stripped.collector;
-                self.held_reset = ends_with_reset(&decoded);
-                self.held_markup.clear();
-                self.held_markup.push_str(&text[..stripped.markup]);
+                self.held_row(&stripped, &text, &decoded);
                 self.wrap = Wrap::Width(printed.chars().count() + carets);
                 return;
             }
@@ -505,15 +502,13 @@ impl Framer {
                     self.pending.push(' ');
                     self.pending.push_str(line);
                     self.joined_lines += 1;
-                    self.continued_by(printed, carets, &text, &stripped);
-                    self.held_reset = ends_with_reset(&decoded);
+                    self.continued_by(printed, carets, &text, &stripped, &decoded);
                     return;
                 }
                 Continuation::Glued => {
                     self.pending.push_str(line);
                     self.joined_lines += 1;
-                    self.continued_by(printed, carets, &text, &stripped);
-                    self.held_reset = ends_with_reset(&decoded);
+                    self.continued_by(printed, carets, &text, &stripped, &decoded);
                     return;
                 }
                 Continuation::Shell => {
@@ -550,10 +545,7 @@ impl Framer {
             // A slog record, which later lines may continue; or any other line as wide as a terminal, the
             // first piece of a hard wrap, perhaps, held only for that (`plain`).
             self.plain = !join::can_be_continued(line);
-            self.held_collector = stripped.collector;
-            self.held_reset = ends_with_reset(&decoded);
-            self.held_markup.clear();
-            self.held_markup.push_str(&text[..stripped.markup]);
+            self.held_row(&stripped, &text, &decoded);
             self.pending.clear();
             self.pending.push_str(line);
             self.pending_line = number;
@@ -581,22 +573,31 @@ impl Framer {
 
     /// The held record was continued by the row `printed` (a paste re-wrapped it): a terminal may have cut
     /// that row too, so when it is as wide as a terminal the next piece of a hard wrap is looked for after it,
-    /// with the collector and markup it began with (`text`, `stripped`).
+    /// with the collector, markup and colour it began and ended with ([`Framer::held_row`]).
     fn continued_by(
         &mut self,
         printed: &str,
         carets: usize,
         text: &str,
         stripped: &prefix::Stripped<'_>,
+        decoded: &str,
     ) {
         self.wrap = if self.terminal_wide(printed, carets) {
-            self.held_collector = stripped.collector;
-            self.held_markup.clear();
-            self.held_markup.push_str(&text[..stripped.markup]);
+            self.held_row(stripped, text, decoded);
             Wrap::Width(join::columns(printed) + carets)
         } else {
             Wrap::No
         };
+    }
+
+    /// Remember what the row the held record's next piece follows began and ended with: its collector's
+    /// prefix and paste markup (`stripped`, `text` as framed), and whether it reset its colour (`decoded`,
+    /// the row as read) — what [`Framer::hard_wrap`] compares the next row with.
+    fn held_row(&mut self, stripped: &prefix::Stripped<'_>, text: &str, decoded: &str) {
+        self.held_collector = stripped.collector;
+        self.held_reset = ends_with_reset(decoded);
+        self.held_markup.clear();
+        self.held_markup.push_str(&text[..stripped.markup]);
     }
 
     /// How `line` (stripped as `stripped` says) continues the held record by the re-wrap rules
